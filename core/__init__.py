@@ -1,0 +1,20 @@
+"""core: a small deep-learning framework in the shape of PyTorch, with hardware as plugins.
+
+``import core`` imports no plugin: backends are discovered through the
+``core.backends`` entry points on first use of a device.
+"""
+
+from __future__ import annotations
+
+from . import config, dtypes
+from .device import device, get_default_device, set_default_device
+from .dtypes import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, finfo, float, float16,
+                    float32, float64, get_default_dtype, half, iinfo, int, int8, int16, int32, int64, long,
+                    promote_types, result_type, set_default_dtype, short, uint8)
+from .dtypes import dtype
+from .ops import *  # noqa: F401,F403
+from .ops import broadcast_shapes
+from .storage import Storage
+from .tensor import Size, Tensor
+
+__version__ = "0.1.0"

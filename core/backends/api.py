@@ -1,0 +1,86 @@
+"""The public plugin API: everything a backend package needs from core, in one module.
+
+A backend plugin imports only this module (and ``core``'s public names). See
+``docs/writing-a-backend.md`` for a tutorial and ``docs/hooks.md`` for the hooks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..device import device
+from ..dispatch import TensorSpec, get_operator
+from ..dispatch.keys import backend_key
+from ..dtypes import dtype, from_numpy_dtype
+from ..plugins.hookspecs import PLUGIN_API_VERSION, hookimpl
+from ..storage import Storage
+from ..tensor import Tensor, contiguous_strides
+
+__all__ = ["hookimpl", "PLUGIN_API_VERSION", "Runtime", "Storage", "Tensor", "TensorSpec", "dtype",
+           "device", "from_numpy_dtype", "contiguous_strides", "make_tensor", "get_operator", "backend_key"]
+
+
+class Runtime:
+    """Base class of a backend's runtime object: allocator, host transfers, device facts.
+
+    The plugin manager sets ``name``, ``device_type`` and ``key`` (the dispatch
+    key) when it loads the backend. Subclasses implement :meth:`allocate`,
+    :meth:`from_host` and :meth:`to_host`; the rest have sensible defaults.
+    """
+
+    name = "?"
+    device_type = "?"
+    key = None
+    supports_float64 = True
+
+    def is_available(self) -> tuple:
+        """``(True, "")``, or ``(False, reason)`` when the hardware or driver is missing."""
+        return True, ""
+
+    def device_count(self) -> int:
+        """How many devices of this type exist."""
+        return 1
+
+    def device_name(self, index: int = 0) -> str:
+        """A human-readable name of device ``index``."""
+        return self.device_type
+
+    def normalize_device(self, dev: device) -> device:
+        """The canonical device object (``cuda`` -> ``cuda:0``); checks the index."""
+        index = 0 if dev.index is None else dev.index
+        count = self.device_count()
+        if index >= count:
+            raise RuntimeError(f"{dev.type}:{index} is not a valid device: {count} {dev.type} device(s) available")
+        return device(dev.type, index)
+
+    def supports_dtype(self, d: dtype) -> bool:
+        """Whether tensors of dtype ``d`` can live on this backend."""
+        return d.name != "float64" or self.supports_float64
+
+    def allocate(self, nbytes: int, dev: device):
+        """An uninitialised buffer of ``nbytes`` bytes on ``dev`` (the Storage's ``data``)."""
+        raise NotImplementedError
+
+    def from_host(self, array: np.ndarray, dev: device):
+        """A buffer on ``dev`` holding a copy of the C-contiguous host ``array``."""
+        raise NotImplementedError
+
+    def to_host(self, tensor: Tensor) -> np.ndarray:
+        """The tensor's elements as a host array of its shape (honouring its strides)."""
+        raise NotImplementedError
+
+    def data_ptr(self, storage: Storage) -> int:
+        """The buffer's address (0 when the backend has no meaningful one)."""
+        return 0
+
+    def synchronize(self, dev: device | None = None) -> None:
+        """Wait for queued work on ``dev`` to finish."""
+
+    def empty_cache(self) -> None:
+        """Return cached, unused memory to the system."""
+
+
+def make_tensor(runtime: Runtime, data, nbytes: int, shape: tuple, d: dtype, dev: device) -> Tensor:
+    """A contiguous tensor over a buffer the backend allocated (``data``)."""
+    storage = Storage(data, nbytes, dev, runtime, runtime.key.mask)
+    return Tensor._make(storage, tuple(shape), contiguous_strides(tuple(shape)), 0, d)

@@ -1,0 +1,1 @@
+"""The built-in NumPy reference backend for the ``cpu`` device."""

@@ -1,0 +1,26 @@
+"""The dispatcher: dispatch keys, the operator table, op declarations."""
+
+from .keys import DispatchKey, backend_key, keys_in, tls
+from .operator import OPERATORS, Operator, get_operator, invalidate_caches, set_debug
+from .spec import TensorSpec
+
+__all__ = ["DispatchKey", "backend_key", "keys_in", "tls", "OPERATORS", "Operator", "get_operator",
+           "invalidate_caches", "set_debug", "TensorSpec", "define"]
+
+
+def define(name: str, *, meta=None, decomposition=None, default=None, primitive: bool = False,
+           inplace: bool = False, doc: str = "") -> Operator:
+    """Declare op ``name`` once: its meta function, decomposition or device-agnostic kernel.
+
+    A *primitive* has a meta function and must be implemented by backends; a
+    *composite* has a decomposition into other ops (which a backend may
+    override with a fused kernel). Declaring a name twice is an error.
+    """
+    if name in OPERATORS:
+        raise RuntimeError(f"op '{name}' is already declared")
+    if primitive and meta is None:
+        raise ValueError(f"primitive op '{name}' needs a meta function")
+    op = Operator(name, meta=meta, decomposition=decomposition, default=default,
+                  primitive=primitive, inplace=inplace, doc=doc)
+    OPERATORS[name] = op
+    return op

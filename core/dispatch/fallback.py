@@ -1,0 +1,72 @@
+"""The CPU fallback: run an op a device lacks on the CPU reference, with copies in and out."""
+
+from __future__ import annotations
+
+from .keys import backend_key
+from .operator import fallback_counts, warn_once
+
+__all__ = ["resolve"]
+
+
+def _implementers(op) -> list[str]:
+    from .keys import key_for_bit
+
+    names = sorted({key_for_bit(b).name for b in op.kernels if key_for_bit(b).is_backend})
+    return names
+
+
+def resolve(op, key):
+    """The kernel for ``op`` on backend ``key`` when the backend has none of its own."""
+    from .. import config
+
+    cpu = backend_key("cpu")
+    has_cpu = cpu.bit in op.kernels
+    if key is cpu or not has_cpu or not config.get("fallback"):
+        who = ", ".join(_implementers(op)) or "none"
+        why = "" if key is cpu or not has_cpu else " and the CPU fallback is disabled (config 'fallback')"
+        message = (f"{op.name}(): no kernel for device type backend {key.name}{why}; "
+                   f"backends implementing it: {who}")
+
+        def missing(*args, **kwargs):
+            raise NotImplementedError(message)
+
+        return missing
+
+    def run_on_cpu(*args, **kwargs):
+        device = next(_tensors(args)).device
+        warn_once(f"{op.name}/{key.name}",
+                  f"{op.name}(): backend {key.name} has no kernel; running on the CPU with copies "
+                  f"(this warning is shown once)")
+        fallback_counts[(op.name, device.type)] += 1
+        cpu_args = [_to_cpu(a) for a in args]
+        out = op.redispatch(cpu.mask, *cpu_args, **kwargs)
+        if op.inplace:
+            args[0].copy_(cpu_args[0])
+            return args[0]
+        return _to_device(out, device)
+
+    return run_on_cpu
+
+
+def _tensors(args):
+    for a in args:
+        if hasattr(a, "_storage"):
+            yield a
+        elif isinstance(a, (list, tuple)):
+            yield from (b for b in a if hasattr(b, "_storage"))
+
+
+def _to_cpu(a):
+    if hasattr(a, "_storage"):
+        return a.detach().to("cpu")
+    if isinstance(a, (list, tuple)):
+        return type(a)(_to_cpu(b) for b in a)
+    return a
+
+
+def _to_device(out, device):
+    if hasattr(out, "_storage"):
+        return out.to(device)
+    if isinstance(out, (list, tuple)):
+        return type(out)(_to_device(o, device) for o in out)
+    return out

@@ -1,0 +1,50 @@
+"""What a meta function returns: the shape and dtype (and device) a kernel must produce."""
+
+from __future__ import annotations
+
+__all__ = ["TensorSpec", "empty_from_spec", "check_outputs"]
+
+
+class TensorSpec:
+    """Shape, dtype and device of one output; ops may attach extra fields (e.g. ``compute_dtype``)."""
+
+    __slots__ = ("shape", "dtype", "device", "compute_dtype", "extra")
+
+    def __init__(self, shape: tuple, dtype, device, compute_dtype=None, extra=None):
+        self.shape = shape
+        self.dtype = dtype
+        self.device = device
+        self.compute_dtype = compute_dtype or dtype
+        self.extra = extra
+
+    def __repr__(self) -> str:
+        return f"TensorSpec(shape={self.shape}, dtype={self.dtype}, device={self.device})"
+
+
+def empty_from_spec(spec, device):
+    """Uninitialised tensor(s) shaped like ``spec`` (a spec or a tuple of specs) on ``device``."""
+    from ..ops.creation import empty
+
+    if isinstance(spec, tuple):
+        return tuple(empty_from_spec(s, device) for s in spec)
+    return empty(spec.shape, dtype=spec.dtype, device=device)
+
+
+def check_outputs(op, spec, out, args) -> None:
+    """Debug mode: the kernel's outputs must match its meta function's spec."""
+    specs = spec if isinstance(spec, tuple) else (spec,)
+    outs = out if isinstance(out, tuple) else (out,)
+    owner = ""
+    for a in args:
+        if hasattr(a, "_storage"):
+            owner = op.owners.get(a._storage.key.bit_length() - 1, "")
+            break
+    if len(specs) != len(outs):
+        raise RuntimeError(f"{owner}: kernel for '{op.name}' returned {len(outs)} outputs, expected {len(specs)}")
+    for s, o in zip(specs, outs):
+        if not hasattr(o, "_shape"):
+            raise RuntimeError(f"{owner}: kernel for '{op.name}' returned {type(o).__name__}, expected a Tensor")
+        if tuple(o._shape) != tuple(s.shape) or o.dtype is not s.dtype or o.device != s.device:
+            raise RuntimeError(
+                f"{owner}: kernel for '{op.name}' returned Tensor[{list(o._shape)}] {o.dtype.name} on "
+                f"{o.device}, expected Tensor[{list(s.shape)}] {s.dtype.name} on {s.device}")

@@ -1,0 +1,32 @@
+"""Every op, declared once: its front-end function, meta, derivative and decomposition.
+
+``core`` re-exports the functions; ``Tensor`` gets them as methods from each
+family's ``METHODS`` table.
+"""
+
+from __future__ import annotations
+
+from ..tensor import _bind_ops, attach_methods
+from ._util import broadcast_shapes, wrap_dim
+from .creation import _rebuild_tensor  # noqa: F401 - used by Tensor.__reduce_ex__
+from .format import format_tensor  # noqa: F401 - used by Tensor.__repr__
+from .creation import *  # noqa: F401,F403
+from .elementwise import *  # noqa: F401,F403
+from .format import *  # noqa: F401,F403
+from .indexing import *  # noqa: F401,F403
+from .linalg import *  # noqa: F401,F403
+from .random import *  # noqa: F401,F403
+from .reduction import *  # noqa: F401,F403
+from .shape import *  # noqa: F401,F403
+from .sorting import *  # noqa: F401,F403
+from .view import *  # noqa: F401,F403
+
+import importlib as _importlib
+
+FAMILIES = ("creation", "elementwise", "view", "reduction", "shape", "indexing", "linalg", "random", "sorting",
+            "format")
+
+for _family in FAMILIES:  # module names, not the star-imported functions of the same name (view, format)
+    attach_methods(_importlib.import_module(f"{__name__}.{_family}").METHODS)
+
+_bind_ops(__import__(__name__, fromlist=["*"]))

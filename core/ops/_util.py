@@ -1,0 +1,124 @@
+"""Helpers every op declaration uses: dims, shapes, broadcasting, device checks, ``out=``."""
+
+from __future__ import annotations
+
+import numbers
+
+from ..errors import op_error
+from ..tensor import Size, Tensor
+
+__all__ = ["wrap_dim", "wrap_dims", "broadcast_shapes", "common_device", "size_args", "is_tensor",
+           "finish_out", "check_int_arg", "numel"]
+
+
+def is_tensor(obj) -> bool:
+    """Whether ``obj`` is a core Tensor (``torch.is_tensor``)."""
+    return isinstance(obj, Tensor)
+
+
+def numel(shape) -> int:
+    """Product of a shape's sizes."""
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def wrap_dim(dim, ndim: int, op: str = "op") -> int:
+    """``dim`` normalised to ``[0, ndim)``; IndexError like PyTorch's otherwise (0-d tensors accept -1/0)."""
+    if not isinstance(dim, numbers.Integral) or isinstance(dim, bool):
+        raise TypeError(f"{op}(): dim must be an int, got {type(dim).__name__}")
+    bound = ndim if ndim > 0 else 1
+    if dim < -bound or dim >= bound:
+        raise IndexError(f"{op}(): Dimension out of range (expected to be in range of "
+                         f"[{-bound}, {bound - 1}], but got {dim})")
+    return dim + bound if dim < 0 else dim
+
+
+def wrap_dims(dims, ndim: int, op: str = "op") -> tuple:
+    """A tuple of distinct normalised dims (``None`` means all dims)."""
+    if dims is None:
+        return tuple(range(ndim))
+    if isinstance(dims, numbers.Integral):
+        dims = (dims,)
+    out = tuple(wrap_dim(d, ndim, op) for d in dims)
+    if len(set(out)) != len(out):
+        raise RuntimeError(f"{op}(): dim {list(dims)} appears multiple times in the list of dims")
+    return out
+
+
+def broadcast_shapes(*shapes, op: str = "broadcast_shapes") -> tuple:
+    """The shape that all ``shapes`` broadcast to; RuntimeError naming them otherwise."""
+    ndim = max(len(s) for s in shapes)
+    result = [1] * ndim
+    for shape in shapes:
+        offset = ndim - len(shape)
+        for i, size in enumerate(shape):
+            current = result[offset + i]
+            if size == current or size == 1:
+                continue
+            if current == 1:
+                result[offset + i] = size
+            else:
+                listed = " and ".join(str(list(s)) for s in shapes)
+                raise RuntimeError(
+                    f"{op}(): shapes {listed} are not broadcastable: the size of dimension {offset + i - ndim} "
+                    f"must match ({current} vs {size})")
+    return tuple(result)
+
+
+def common_device(op: str, tensors) -> object:
+    """The device all tensors share; 0-d CPU tensors may join any device, as in PyTorch."""
+    device = first = None
+    for t in tensors:
+        d = t._storage.device
+        if first is None:
+            first = d
+        if d.type == "cpu" and not t._shape:
+            continue
+        if device is None:
+            device = d
+        elif d is not device and d != device:
+            raise op_error(RuntimeError, op, f"Expected all tensors to be on the same device, but found at "
+                           f"least two devices, {device} and {d}!", *tensors)
+    return device or first
+
+
+def size_args(op: str, size) -> tuple:
+    """``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])`` all mean shape (2, 3); sizes must be non-negative ints."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
+        size = size[0]
+    out = []
+    for s in size:
+        if isinstance(s, Tensor):
+            s = s.__index__()
+        if not isinstance(s, numbers.Integral) or isinstance(s, bool):
+            raise TypeError(f"{op}(): size must be a sequence of ints, but got {type(s).__name__} ({s!r})")
+        if s < 0:
+            raise RuntimeError(f"{op}(): Trying to create tensor with negative dimension {s}: {list(size)}")
+        out.append(int(s))
+    return tuple(out)
+
+
+def check_int_arg(op: str, name: str, value) -> int:
+    """An int argument, TypeError naming it otherwise."""
+    if isinstance(value, Tensor) and value.numel() == 1 and value.dtype.category <= 1:
+        return int(value.item())
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+        raise TypeError(f"{op}(): argument '{name}' must be int, not {type(value).__name__}")
+    return int(value)
+
+
+def finish_out(op: str, result: Tensor, out: Tensor | None) -> Tensor:
+    """Honour ``out=``: resize an empty ``out`` or check its shape, then copy the result in."""
+    if out is None:
+        return result
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if out._shape != result._shape:
+        if out.numel() != 0:
+            raise RuntimeError(f"{op}(): out has shape {list(out._shape)} but the result has shape "
+                               f"{list(result._shape)}")
+        out.resize_(result._shape)
+    out.copy_(result)
+    return out

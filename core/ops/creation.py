@@ -1,0 +1,433 @@
+"""Creating tensors and moving them between devices and dtypes.
+
+``empty`` asks the device's backend runtime for a buffer; ``tensor`` and
+``from_numpy`` go through its host transfer; ``copy_`` and ``fill_`` are the
+primitive writes every other in-place op is built on.
+"""
+
+from __future__ import annotations
+
+import builtins
+import numbers
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..device import as_device, device as _device, get_default_device
+from ..dispatch import TensorSpec, define
+from ..errors import op_error
+from ..plugins.manager import runtime_for
+from ..storage import Storage
+from ..tensor import Size, Tensor, contiguous_strides
+from ._util import broadcast_shapes, size_args
+
+__all__ = ["empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
+           "full_like", "tensor", "as_tensor", "asarray", "from_numpy", "scalar_tensor", "clone", "is_tensor",
+           "numel", "is_floating_point", "is_complex", "is_nonzero"]
+
+_NORMALIZED: dict = {}
+
+
+def resolve_device(dev) -> _device:
+    """The canonical device for ``dev`` (``None`` = default device), checked by its backend."""
+    dev = get_default_device() if dev is None else dev if isinstance(dev, _device) else as_device(dev)
+    norm = _NORMALIZED.get(dev)
+    if norm is None:
+        norm = _NORMALIZED[dev] = runtime_for(dev.type).normalize_device(dev)
+    return norm
+
+
+def _check_dtype(op: str, d) -> dt.dtype:
+    if d is None:
+        return dt.get_default_dtype()
+    if not isinstance(d, dt.dtype):
+        raise TypeError(f"{op}(): argument 'dtype' must be core.dtype, not {type(d).__name__}")
+    return d
+
+
+def _new(shape: tuple, d: dt.dtype, dev: _device, op: str = "empty") -> Tensor:
+    runtime = runtime_for(dev.type)
+    if not runtime.supports_dtype(d):
+        raise TypeError(f"{op}(): device {dev} (backend {runtime.name}) does not support dtype {d.name}")
+    nbytes = d.itemsize
+    for s in shape:
+        nbytes *= s
+    storage = Storage(runtime.allocate(nbytes, dev), nbytes, dev, runtime, runtime.key.mask)
+    return Tensor._make(storage, shape, contiguous_strides(shape), 0, d)
+
+
+def _finish(t: Tensor, requires_grad: bool) -> Tensor:
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, out=None, pin_memory=False,
+          memory_format=None) -> Tensor:
+    """An uninitialised tensor of ``size`` (``torch.empty``)."""
+    shape = size_args("empty", size)
+    t = _new(shape, _check_dtype("empty", dtype), resolve_device(device))
+    return _finish(t, requires_grad)
+
+
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """An uninitialised tensor with the given strides (``torch.empty_strided``)."""
+    shape = size_args("empty_strided", (size,))
+    stride = tuple(int(s) for s in stride)
+    if len(stride) != len(shape):
+        raise RuntimeError(f"empty_strided(): mismatch in length of strides and shape ({len(stride)} vs {len(shape)})")
+    extent = 1 + builtins.sum((s - 1) * st for s, st in zip(shape, stride)) if all(shape) else 0
+    base = _new((extent,), _check_dtype("empty_strided", dtype), resolve_device(device))
+    return _finish(base._alias(shape, stride, 0), requires_grad)
+
+
+def _like(op: str, input: Tensor, dtype, device) -> tuple:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return input._shape, dtype or input.dtype, resolve_device(device) if device is not None else input.device
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
+    """An uninitialised tensor shaped like ``input``."""
+    shape, d, dev = _like("empty_like", input, dtype, device)
+    return _finish(_new(shape, d, dev), requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+    """A tensor of ``size`` filled with ``fill_value``; dtype inferred from the value (``torch.full``)."""
+    shape = size_args("full", (size,))
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    d = dtype if dtype is not None else dt.scalar_dtype(fill_value)
+    t = _new(shape, _check_dtype("full", d), resolve_device(device))
+    fill_(t, fill_value)
+    return _finish(t, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+    """A tensor of zeros (``torch.zeros``)."""
+    t = _new(size_args("zeros", size), _check_dtype("zeros", dtype), resolve_device(device))
+    fill_(t, 0)
+    return _finish(t, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+    """A tensor of ones (``torch.ones``)."""
+    t = _new(size_args("ones", size), _check_dtype("ones", dtype), resolve_device(device))
+    fill_(t, 1)
+    return _finish(t, requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
+    """A tensor shaped like ``input`` filled with ``fill_value``."""
+    shape, d, dev = _like("full_like", input, dtype, device)
+    t = _new(shape, d, dev)
+    fill_(t, fill_value)
+    return _finish(t, requires_grad)
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
+    """Zeros shaped like ``input``."""
+    return full_like(input, 0, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
+    """Ones shaped like ``input``."""
+    return full_like(input, 1, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+# -- from Python data and NumPy ---------------------------------------------------------------
+
+def _infer_array(op: str, data, dtype) -> tuple:
+    """``data`` as a C-contiguous host array and the core dtype it should get."""
+    if isinstance(data, Tensor):
+        array = to_numpy(data, force=True)
+        return array, dtype or data.dtype
+    if isinstance(data, (np.ndarray, np.generic)):
+        array = np.asarray(data)
+        inferred = dt.from_numpy_dtype(array.dtype)
+    else:
+        if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flatten_first(data)):
+            data = _tensors_to_lists(data)
+        try:
+            array = np.asarray(data)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{op}(): could not build a tensor from {type(data).__name__}: {exc}") from None
+        kind = array.dtype.kind
+        if kind == "f":
+            inferred = dt.get_default_dtype()
+        elif kind == "c":
+            inferred = dt.complex128 if dt.get_default_dtype() is dt.float64 else dt.complex64
+        elif kind in "iu":
+            inferred = dt.int64
+        elif kind == "b":
+            inferred = dt.bool
+        elif array.dtype == object or kind in "USV":
+            raise TypeError(f"{op}(): could not infer dtype of {type(_first_leaf(data)).__name__}")
+        else:
+            inferred = dt.from_numpy_dtype(array.dtype)
+    d = _check_dtype(op, dtype) if dtype is not None else inferred
+    if array.dtype != d.numpy:
+        if d.category < 2 and array.dtype.kind == "f" and not np.all(np.isfinite(array)):
+            raise RuntimeError(f"{op}(): cannot convert non-finite values to integral dtype {d.name}")
+        array = array.astype(d.numpy)
+    return np.ascontiguousarray(array), d
+
+
+def _flatten_first(data):
+    while isinstance(data, (list, tuple)) and data:
+        yield from (x for x in data if isinstance(x, Tensor))
+        data = data[0]
+
+
+def _first_leaf(data):
+    while isinstance(data, (list, tuple)) and data:
+        data = data[0]
+    return data
+
+
+def _tensors_to_lists(data):
+    if isinstance(data, Tensor):
+        return data.tolist()
+    if isinstance(data, (list, tuple)):
+        return [_tensors_to_lists(x) for x in data]
+    return data
+
+
+def _from_host(array: np.ndarray, d: dt.dtype, dev: _device) -> Tensor:
+    runtime = runtime_for(dev.type)
+    if not runtime.supports_dtype(d):
+        raise TypeError(f"device {dev} (backend {runtime.name}) does not support dtype {d.name}")
+    shape = array.shape
+    storage = Storage(runtime.from_host(array, dev), array.nbytes, dev, runtime, runtime.key.mask)
+    return Tensor._make(storage, shape, contiguous_strides(shape), 0, d, array if dev.type == "cpu" else None)
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (``torch.tensor``)."""
+    array, d = _infer_array("tensor", data, dtype)
+    if array.base is not None or (isinstance(data, np.ndarray) and array is data):
+        array = array.copy()
+    dev = resolve_device(device) if device is not None else (
+        data.device if isinstance(data, Tensor) else resolve_device(None))
+    return _finish(_from_host(array, d, dev), requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """``data`` as a tensor, sharing memory when it already is one (or a CPU NumPy array) of that dtype/device."""
+    if isinstance(data, Tensor):
+        return data.to(device=device, dtype=dtype) if (device is not None or dtype is not None) else data
+    if isinstance(data, np.ndarray) and (device is None or resolve_device(device).type == "cpu") and \
+            resolve_device(device).type == "cpu":
+        t = from_numpy(data)
+        return t if dtype is None or dtype is t.dtype else t.to(dtype)
+    return tensor(data, dtype=dtype, device=device)
+
+
+asarray = as_tensor
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A CPU tensor sharing memory with ``array`` (``torch.from_numpy``)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy(): expected np.ndarray (got {type(array).__name__})")
+    d = dt.from_numpy_dtype(array.dtype)
+    isz = array.itemsize
+    if any(s < 0 for s in array.strides):
+        raise ValueError("from_numpy(): At least one stride in the given numpy array is negative, and tensors "
+                         "with negative strides are not currently supported. (You can probably work around "
+                         "this by making a copy of your array with array.copy().)")
+    if any(s % isz for s in array.strides):
+        raise ValueError("from_numpy(): given numpy array strides not a multiple of the element byte size. "
+                         "Copy the numpy array to reallocate the memory.")
+    strides = tuple(s // isz for s in array.strides)
+    extent = 1 + builtins.sum((n - 1) * s for n, s in zip(array.shape, strides)) if array.size else 0
+    flat = np.lib.stride_tricks.as_strided(array, shape=(extent,), strides=(isz,)).view(np.uint8) \
+        if extent else np.empty(0, np.uint8)
+    dev = resolve_device("cpu")
+    runtime = runtime_for("cpu")
+    storage = Storage(flat, extent * isz, dev, runtime, runtime.key.mask)
+    return Tensor._make(storage, array.shape, strides, 0, d, array)
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A 0-d tensor holding ``s`` (default dtype, as ``torch.scalar_tensor``)."""
+    return full((), s, dtype=dtype or dt.get_default_dtype(), device=device, requires_grad=requires_grad)
+
+
+def to_numpy(t: Tensor, force: bool = False) -> np.ndarray:
+    """The tensor as a host array: shares memory on the CPU; ``force`` allows copies (and grad tensors)."""
+    if not force:
+        if t.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                               "instead.")
+        if t.device.type != "cpu":
+            raise TypeError(f"can't convert {t.device} device type tensor to numpy. Use Tensor.cpu() to copy "
+                            f"the tensor to host memory first.")
+    return t._storage.backend.to_host(t)
+
+
+def _rebuild_tensor(array, device, requires_grad):
+    return tensor(array, device=device, requires_grad=requires_grad)
+
+
+def is_floating_point(input: Tensor) -> bool:
+    """Whether ``input``'s dtype is floating (``torch.is_floating_point``)."""
+    return input.is_floating_point()
+
+
+def is_complex(input: Tensor) -> bool:
+    """Whether ``input``'s dtype is complex."""
+    return input.is_complex()
+
+
+def is_nonzero(input: Tensor) -> bool:
+    """Whether a single-element tensor is non-zero (``torch.is_nonzero``)."""
+    if input.numel() != 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous" if input.numel()
+                           else "Boolean value of Tensor with no values is ambiguous")
+    return builtins.bool(input.item())
+
+
+def numel(input: Tensor) -> int:
+    """Number of elements (``torch.numel``)."""
+    return input.numel()
+
+
+def is_tensor(obj) -> bool:
+    """Whether ``obj`` is a core Tensor (``torch.is_tensor``)."""
+    return isinstance(obj, Tensor)
+
+
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+               "bfloat16": "BFloat16Tensor", "int8": "CharTensor", "uint8": "ByteTensor", "int16": "ShortTensor",
+               "int32": "IntTensor", "int64": "LongTensor", "bool": "BoolTensor",
+               "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}
+
+
+def type_name(t: Tensor) -> str:
+    """PyTorch's legacy type string: ``core.FloatTensor``, ``core.cuda.FloatTensor``."""
+    prefix = "core." if t.device.type == "cpu" else f"core.{t.device.type}."
+    return prefix + _TYPE_NAMES[t.dtype.name]
+
+
+# -- the primitive writes ------------------------------------------------------------------------
+
+def _fill_meta(self, value):
+    if not isinstance(self, Tensor):
+        raise TypeError(f"fill_(): argument 'self' must be Tensor, not {type(self).__name__}")
+    if isinstance(value, Tensor):
+        if value._shape:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{len(value._shape)} dimensions.")
+    elif not isinstance(value, (numbers.Number, np.generic)):
+        raise TypeError(f"fill_(): argument 'value' must be a number, not {type(value).__name__}")
+    return TensorSpec(self._shape, self.dtype, self.device)
+
+
+fill_op = define("fill_", meta=_fill_meta, primitive=True, inplace=True,
+                 doc="Write one value into every element of self (through views).")
+
+
+def fill_(self: Tensor, value) -> Tensor:
+    """Fill ``self`` with ``value`` in place."""
+    if isinstance(value, Tensor):
+        value = value.item()
+    fill_op(self, value)
+    self._storage.version += 1
+    return self
+
+
+def zero_(self: Tensor) -> Tensor:
+    """Fill ``self`` with zeros in place."""
+    return fill_(self, 0)
+
+
+def _copy_meta(self, src, non_blocking=False):
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+    if src._shape != self._shape:
+        target = broadcast_shapes(self._shape, src._shape, op="copy_")
+        if target != self._shape:
+            raise op_error(RuntimeError, "copy_", f"the source of shape {list(src._shape)} cannot be broadcast "
+                           f"to the destination of shape {list(self._shape)}", self, src)
+    return TensorSpec(self._shape, self.dtype, self.device)
+
+
+copy_op = define("copy_", meta=_copy_meta, primitive=True, inplace=True,
+                 doc="Copy src (same device, broadcastable, any dtype) into self, casting.")
+
+
+def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    """Copy ``src`` into ``self`` in place, broadcasting and casting; ``src`` may be on another device."""
+    if isinstance(src, Tensor) and src._storage.device != self._storage.device:
+        src = _transfer(src, self._storage.device)
+    copy_op(self, src, non_blocking)
+    self._storage.version += 1
+    return self
+
+
+def _transfer(t: Tensor, dev: _device) -> Tensor:
+    """A contiguous copy of ``t`` on another device, through host memory."""
+    host = np.ascontiguousarray(t._storage.backend.to_host(t))
+    if dev.type == "cpu" and t.device.type != "cpu":
+        return _from_host(host, t.dtype, dev)
+    if host.base is not None or dev.type == "cpu":
+        host = host.copy()
+    return _from_host(host, t.dtype, dev)
+
+
+def clone(input: Tensor, *, memory_format=None) -> Tensor:
+    """A copy of ``input`` with its own (contiguous) storage."""
+    out = _new(input._shape, input.dtype, input.device)
+    copy_(out, input)
+    return out
+
+
+def contiguous(input: Tensor, memory_format=None) -> Tensor:
+    """``input`` if it is contiguous, else a contiguous copy."""
+    return input if input.is_contiguous() else clone(input)
+
+
+def to_copy(t: Tensor, device=None, dtype=None, non_blocking=False, copy=False) -> Tensor:
+    """What ``Tensor.to`` does: a converted copy, or ``t`` itself when nothing changes and ``copy`` is false."""
+    dev = t.device if device is None else resolve_device(device)
+    d = t.dtype if dtype is None else _check_dtype("to", dtype)
+    if dev == t.device and d is t.dtype and not copy:
+        return t
+    if dev != t.device:
+        moved = _transfer(t, dev)
+        result = moved if d is moved.dtype else to_copy(moved, dtype=d)
+    else:
+        result = _new(t._shape, d, dev)
+        copy_(result, t)
+    return result
+
+
+def _resize_(self: Tensor, *size) -> Tensor:
+    shape = size_args("resize_", size)
+    n = 1
+    for s in shape:
+        n *= s
+    if n * self.dtype.itemsize + self._offset * self.dtype.itemsize > self._storage.nbytes:
+        fresh = _new(shape, self.dtype, self.device)
+        self._storage, self._offset = fresh._storage, 0
+    self._shape, self._stride, self._np = shape, contiguous_strides(shape), None
+    return self
+
+
+METHODS = {"fill_": fill_, "zero_": zero_, "copy_": copy_, "clone": clone, "contiguous": contiguous,
+           "new_empty": lambda self, *size, dtype=None, device=None, requires_grad=False: empty(
+               *size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad),
+           "new_zeros": lambda self, *size, dtype=None, device=None, requires_grad=False: zeros(
+               *size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad),
+           "new_ones": lambda self, *size, dtype=None, device=None, requires_grad=False: ones(
+               *size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad),
+           "new_full": lambda self, size, fill_value, *, dtype=None, device=None, requires_grad=False: full(
+               size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+               requires_grad=requires_grad),
+           "new_tensor": lambda self, data, *, dtype=None, device=None, requires_grad=False: tensor(
+               data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad),
+           "resize_": _resize_}
+__all__ += ["fill_", "zero_", "copy_", "contiguous", "to_copy", "to_numpy", "type_name", "resolve_device",
+            "Size"]

@@ -1,0 +1,443 @@
+"""Elementwise ops: unary math, binary arithmetic, comparisons, logical and bitwise ops, ternaries.
+
+Each family shares one meta function (broadcasting, PyTorch type promotion
+with Python scalars, device checks), so a backend kernel receives a spec with
+the output shape, the output dtype and the dtype to compute in. In-place
+variants (``add_``, ``exp_``…) are composites: compute, check the result can
+be cast to ``self``'s dtype, ``copy_`` into ``self``.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..dispatch import TensorSpec, define
+from ..errors import op_error
+from ..tensor import Tensor
+from ._util import broadcast_shapes, common_device, finish_out
+
+__all__: list = []
+METHODS: dict = {}
+
+_FLOAT, _INT, _BOOL = 2, 1, 0
+_SCALARS = (numbers.Number, np.generic)
+
+
+def _export(name: str, fn, method: bool = True):
+    fn.__name__ = name
+    globals()[name] = fn
+    __all__.append(name)
+    if method:
+        METHODS[name] = fn
+    return fn
+
+
+# -- meta functions ------------------------------------------------------------------------------
+
+def _check_operand(op: str, x) -> None:
+    if not isinstance(x, (Tensor, *_SCALARS)) or isinstance(x, str):
+        raise TypeError(f"{op}(): expected Tensor or number as operand, got {type(x).__name__}")
+
+
+def _unary_meta(op: str, kind: str):
+    def meta(input):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")
+        d = input.dtype
+        if kind == "float":
+            out = d if d.category >= _FLOAT else dt.get_default_dtype()
+        elif kind == "bool":
+            out = dt.bool
+        elif kind == "int_only":
+            if d.category >= _FLOAT:
+                raise op_error(TypeError, op, f"only integral and bool dtypes are supported", input)
+            out = d
+        elif kind == "no_bool":
+            if d is dt.bool:
+                raise op_error(TypeError, op, "is not supported for bool tensors; use logical_not() instead"
+                               if op == "neg" else "is not supported for bool tensors", input)
+            out = d
+        elif kind == "real":
+            out = d.to_real()
+        else:
+            out = d
+        return TensorSpec(input._shape, out, input._storage.device, out if out.category >= _FLOAT or kind != "bool"
+                          else d)
+
+    return meta
+
+
+def _binary_meta(op: str, kind: str):
+    """Meta of a binary op; ``kind`` picks the dtype rule (arith, true_div, compare, logical, bitwise, float)."""
+
+    def meta(a, b, *extra):
+        a_t = isinstance(a, Tensor)
+        b_t = isinstance(b, Tensor)
+        if a_t and b_t:
+            sa, sb = a._storage, b._storage
+            device = sa.device if sa.device is sb.device else common_device(op, (a, b))
+            shape = a._shape if a._shape == b._shape else broadcast_shapes(a._shape, b._shape, op=op)
+            compute = a.dtype if a.dtype is b.dtype else dt.result_type(a, b)
+        elif a_t or b_t:
+            t, s = (a, b) if a_t else (b, a)
+            _check_operand(op, s)
+            device, shape = t._storage.device, t._shape
+            compute = dt.result_type(t, s)
+        else:
+            raise TypeError(f"{op}(): expected at least one Tensor operand, got {type(a).__name__} and "
+                            f"{type(b).__name__}")
+        if kind == "arith":
+            out = compute
+        elif kind == "compare":
+            out = dt.bool
+        elif kind == "logical":
+            out = dt.bool
+        elif kind in ("true_div", "float"):
+            if compute.category < _FLOAT:
+                compute = dt.get_default_dtype()
+            out = compute
+        elif kind == "bitwise":
+            if compute.category >= _FLOAT:
+                raise op_error(TypeError, op, "only integral and bool dtypes are supported", a, b)
+            out = compute
+        elif kind == "no_bool":  # sub
+            if compute is dt.bool:
+                raise op_error(RuntimeError, op, "Subtraction, the `-` operator, with two bool tensors is not "
+                               "supported. Use the `^` or `logical_xor()` operator instead.", a, b)
+            out = compute
+        else:
+            raise AssertionError(kind)
+        return TensorSpec(shape, out, device, compute)
+
+    return meta
+
+
+# -- unary ops -------------------------------------------------------------------------------------
+
+UNARY_OPS = {
+    # kind "float": integral inputs compute in the default float dtype
+    **{name: "float" for name in (
+        "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "asin",
+        "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "erfc", "erfinv",
+        "reciprocal", "lgamma", "digamma", "i0", "sinc", "deg2rad", "rad2deg")},
+    # kind "same": the output keeps the input dtype
+    **{name: "same" for name in ("abs", "sign", "floor", "ceil", "round", "trunc", "frac", "square",
+                                 "positive", "conj")},
+    "neg": "no_bool",
+    "sgn": "same",
+    "angle": "real",
+    "real": "real",
+    "imag": "real",
+    **{name: "bool" for name in ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit", "isreal",
+                                 "logical_not")},
+    "bitwise_not": "int_only",
+}
+_UNARY_DOCS = {"sigmoid": "1 / (1 + exp(-x))", "rsqrt": "1 / sqrt(x)", "frac": "x - trunc(x)",
+               "sign": "-1, 0 or 1 by the sign of x", "erfinv": "inverse of erf"}
+_NO_INPLACE = {"isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit", "isreal", "positive", "angle",
+               "real", "imag", "conj"}
+
+
+def _make_unary(name: str, kind: str):
+    op = define(name, meta=_unary_meta(name, kind), primitive=True,
+                doc=f"elementwise {name}: {_UNARY_DOCS.get(name, name + '(x)')}")
+
+    def fn(input, *, out=None):
+        return finish_out(name, op(input), out) if out is not None else op(input)
+
+    fn.__doc__ = f"Elementwise ``{name}`` (``torch.{name}``)."
+    _export(name, fn)
+    if name not in _NO_INPLACE:
+        _export(name + "_", _inplace(name, fn))
+
+
+def _inplace(name: str, fn):
+    def inplace(self, *args, **kwargs):
+        result = fn(self, *args, **kwargs)
+        if not dt.can_cast(result.dtype, self.dtype):
+            raise RuntimeError(f"result type {_legacy(result.dtype)} can't be cast to the desired output type "
+                               f"{_legacy(self.dtype)}")
+        if result._shape != self._shape:
+            raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
+                               f"{list(result._shape)}")
+        return self.copy_(result)
+
+    inplace.__doc__ = f"In-place ``{name}``."
+    return inplace
+
+
+def _legacy(d) -> str:
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
+            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[d.name]
+
+
+for _name, _kind in UNARY_OPS.items():
+    _make_unary(_name, _kind)
+
+absolute = _export("absolute", globals()["abs"])
+negative = _export("negative", globals()["neg"])
+arcsin, arccos, arctan = (_export(n, globals()[m]) for n, m in (("arcsin", "asin"), ("arccos", "acos"),
+                                                                   ("arctan", "atan")))
+fix = _export("fix", globals()["trunc"])
+
+
+# -- binary ops ------------------------------------------------------------------------------------
+
+BINARY_OPS = {
+    "add": "arith", "sub": "no_bool", "mul": "arith", "div": "true_div", "floor_divide": "arith",
+    "remainder": "arith", "fmod": "arith", "pow": "arith", "atan2": "float", "maximum": "arith",
+    "minimum": "arith", "fmax": "arith", "fmin": "arith", "hypot": "float", "copysign": "float",
+    "logaddexp": "float", "logaddexp2": "float", "xlogy": "float", "nextafter": "arith",
+    "eq": "compare", "ne": "compare", "lt": "compare", "le": "compare", "gt": "compare", "ge": "compare",
+    "logical_and": "logical", "logical_or": "logical", "logical_xor": "logical",
+    "bitwise_and": "bitwise", "bitwise_or": "bitwise", "bitwise_xor": "bitwise",
+    "bitwise_left_shift": "bitwise", "bitwise_right_shift": "bitwise",
+}
+_BINARY_OPERATORS = {}
+
+
+def _make_binary(name: str, kind: str):
+    op = _BINARY_OPERATORS[name] = define(name, meta=_binary_meta(name, kind), primitive=True,
+                                          doc=f"elementwise {name} of two broadcast operands ({kind} typing)")
+
+    def fn(input, other, *, out=None):
+        result = op(input, other)
+        return finish_out(name, result, out) if out is not None else result
+
+    fn.__doc__ = f"Elementwise ``{name}`` with broadcasting and type promotion (``torch.{name}``)."
+    _export(name, fn)
+    if kind not in ("compare", "logical") or name.startswith("logical"):
+        _export(name + "_", _inplace(name, fn))
+    else:
+        _export(name + "_", _inplace(name, lambda a, b: fn(a, b).to(a.dtype)))
+
+
+for _name, _kind in BINARY_OPS.items():
+    if _name not in ("add", "sub", "div", "pow"):
+        _make_binary(_name, _kind)
+
+_add_op = define("add", meta=_binary_meta("add", "arith"), primitive=True,
+                 doc="input + alpha * other, broadcast; kernels receive alpha as a third argument")
+_sub_op = define("sub", meta=_binary_meta("sub", "no_bool"), primitive=True,
+                 doc="input - alpha * other, broadcast; kernels receive alpha as a third argument")
+_div_op = define("div", meta=_binary_meta("div", "true_div"), primitive=True, doc="true division, broadcast")
+_pow_op = define("pow", meta=_binary_meta("pow", "arith"), primitive=True,
+                 doc="input ** exponent; integral inputs reject negative integral exponents")
+
+
+def _check_alpha(op: str, spec_dtype, alpha):
+    if isinstance(alpha, bool) or alpha == 1:
+        return
+    if spec_dtype.category < _FLOAT and not isinstance(alpha, numbers.Integral):
+        raise RuntimeError(f"{op}(): For integral input tensors, argument alpha must not be a floating point "
+                           f"number.")
+
+
+def add(input, other, *, alpha=1, out=None):
+    """``input + alpha * other`` with broadcasting and type promotion (``torch.add``)."""
+    if alpha == 1:
+        result = _add_op(input, other)
+    else:
+        _check_alpha("add", input.dtype if isinstance(input, Tensor) else other.dtype, alpha)
+        result = _add_op(input, other, alpha)
+    return finish_out("add", result, out) if out is not None else result
+
+
+def sub(input, other, *, alpha=1, out=None):
+    """``input - alpha * other`` (``torch.sub``)."""
+    if alpha == 1:
+        result = _sub_op(input, other)
+    else:
+        _check_alpha("sub", input.dtype if isinstance(input, Tensor) else other.dtype, alpha)
+        result = _sub_op(input, other, alpha)
+    return finish_out("sub", result, out) if out is not None else result
+
+
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input`` (``torch.rsub``)."""
+    return sub(other, input, alpha=alpha)
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    """True division, or ``rounding_mode='trunc'|'floor'`` keeping integer dtypes (``torch.div``)."""
+    if rounding_mode is None:
+        result = _div_op(input, other)
+    elif rounding_mode == "floor":
+        result = floor_divide(input, other)
+    elif rounding_mode == "trunc":
+        result = _div_trunc(input, other)
+    else:
+        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                         f"'{rounding_mode}'")
+    return finish_out("div", result, out) if out is not None else result
+
+
+_div_trunc = define("div_trunc", meta=_binary_meta("div_trunc", "arith"), primitive=True,
+                    doc="division rounded towards zero, keeping integer dtypes")
+
+
+def pow(input, exponent, *, out=None):  # noqa: A001 - torch.pow
+    """``input ** exponent`` with type promotion (``torch.pow``)."""
+    if isinstance(input, Tensor) and input.dtype.category < _FLOAT and isinstance(exponent, numbers.Integral) \
+            and not isinstance(exponent, bool) and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    result = _pow_op(input, exponent)
+    return finish_out("pow", result, out) if out is not None else result
+
+
+for _fn in (add, sub, div, pow):
+    _export(_fn.__name__, _fn)
+    _export(_fn.__name__ + "_", _inplace(_fn.__name__, _fn))
+_export("rsub", rsub, method=False)
+true_divide = _export("true_divide", div)
+_export("true_divide_", _inplace("true_divide", div))
+multiply = _export("multiply", globals()["mul"])
+multiply_ = _export("multiply_", globals()["mul_"])
+divide = _export("divide", div)
+divide_ = _export("divide_", globals()["div_"])
+subtract = _export("subtract", sub)
+subtract_ = _export("subtract_", globals()["sub_"])
+greater, greater_equal, less, less_equal, not_equal = (
+    _export(n, globals()[m]) for n, m in (("greater", "gt"), ("greater_equal", "ge"), ("less", "lt"),
+                                          ("less_equal", "le"), ("not_equal", "ne")))
+arctan2 = _export("arctan2", globals()["atan2"])
+float_power = _export("float_power", lambda input, exponent: pow(
+    input.to(dt.float64) if isinstance(input, Tensor) else input,
+    exponent.to(dt.float64) if isinstance(exponent, Tensor) else exponent))
+
+
+# -- ternary and others ------------------------------------------------------------------------------
+
+def _where_meta(condition, input, other):
+    if not isinstance(condition, Tensor):
+        raise TypeError(f"where(): argument 'condition' must be Tensor, not {type(condition).__name__}")
+    if condition.dtype is not dt.bool and condition.dtype is not dt.uint8:
+        raise op_error(RuntimeError, "where", "expected condition to be a boolean tensor", condition)
+    tensors = [x for x in (condition, input, other) if isinstance(x, Tensor)]
+    for x in (input, other):
+        _check_operand("where", x)
+    device = common_device("where", tensors)
+    shape = broadcast_shapes(*(x._shape for x in tensors), op="where")
+    d = dt.result_type(input, other)
+    return TensorSpec(shape, d, device, d)
+
+
+_where_op = define("where", meta=_where_meta, primitive=True,
+                   doc="elementwise select: input where condition else other, all broadcast")
+
+
+def where(condition, input=None, other=None, *, out=None):
+    """``input`` where ``condition`` else ``other``; ``where(condition)`` is ``nonzero(as_tuple=True)``."""
+    if input is None and other is None:
+        from .indexing import nonzero
+
+        return nonzero(condition, as_tuple=True)
+    result = _where_op(condition, input, other)
+    return finish_out("where", result, out) if out is not None else result
+
+
+_export("where", where, method=False)
+METHODS["where"] = lambda self, condition, other: where(condition, self, other)
+
+
+def _clamp_meta(input, min=None, max=None):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"clamp(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if min is None and max is None:
+        raise RuntimeError("clamp(): At least one of 'min' or 'max' must not be None")
+    tensors = [x for x in (input, min, max) if isinstance(x, Tensor)]
+    device = common_device("clamp", tensors)
+    shape = broadcast_shapes(*(x._shape for x in tensors), op="clamp")
+    d = dt.result_type(*(x for x in (input, min, max) if x is not None))
+    return TensorSpec(shape, d, device, d)
+
+
+_clamp_op = define("clamp", meta=_clamp_meta, primitive=True,
+                   doc="elementwise min(max(input, min), max); min/max are tensors, numbers or None")
+
+
+def clamp(input, min=None, max=None, *, out=None):  # noqa: A002
+    """Clamp into ``[min, max]`` (``torch.clamp``); bounds may be numbers or tensors."""
+    result = _clamp_op(input, min, max)
+    return finish_out("clamp", result, out) if out is not None else result
+
+
+_export("clamp", clamp)
+_export("clamp_", _inplace("clamp", clamp))
+clip = _export("clip", clamp)
+clip_ = _export("clip_", globals()["clamp_"])
+_export("clamp_min", lambda input, min: clamp(input, min=min))
+_export("clamp_max", lambda input, max: clamp(input, max=max))
+_export("clamp_min_", _inplace("clamp_min", globals()["clamp_min"]))
+_export("clamp_max_", _inplace("clamp_max", globals()["clamp_max"]))
+
+
+def lerp(input, end, weight):
+    """``input + weight * (end - input)`` (``torch.lerp``)."""
+    return add(input, mul(weight, sub(end, input)))
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 * tensor2``."""
+    return add(input, mul(tensor1, tensor2), alpha=value)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 / tensor2``."""
+    return add(input, div(tensor1, tensor2), alpha=value)
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    """Replace NaN, +inf and -inf with finite numbers (``torch.nan_to_num``)."""
+    if input.dtype.category < _FLOAT:
+        return input.clone()
+    info = dt.finfo(input.dtype)
+    posinf = info.max if posinf is None else posinf
+    neginf = info.min if neginf is None else neginf
+    result = where(isnan(input), nan, where(isposinf(input), posinf, where(isneginf(input), neginf, input)))
+    return finish_out("nan_to_num", result.to(input.dtype), out) if out is not None else result.to(input.dtype)
+
+
+def heaviside(input, values):
+    """0 where input < 0, ``values`` where input == 0, 1 where input > 0."""
+    return where(eq(input, 0), values, gt(input, 0).to(input.dtype)).to(dt.result_type(input, values))
+
+
+for _fn in (lerp, addcmul, addcdiv, nan_to_num, heaviside):
+    _export(_fn.__name__, _fn)
+    _export(_fn.__name__ + "_", _inplace(_fn.__name__, _fn))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise ``|input - other| <= atol + rtol * |other|`` (``torch.isclose``)."""
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"isclose(): {input.dtype} did not match {other.dtype}")
+    if input.dtype.category < _FLOAT:
+        return eq(input, other)
+    close = le(abs(sub(input, other)), add(mul(abs(other), rtol), atol))
+    close = logical_or(close, eq(input, other))
+    if equal_nan:
+        close = logical_or(close, logical_and(isnan(input), isnan(other)))
+    return close
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """Whether all elements are close (``torch.allclose``)."""
+    from .reduction import all as all_
+
+    return bool(all_(isclose(input, other, rtol, atol, equal_nan)))
+
+
+def equal(input, other) -> bool:
+    """Same shape and all elements equal (``torch.equal``)."""
+    from .reduction import all as all_
+
+    return input._shape == other._shape and bool(all_(eq(input, other)))
+
+
+for _fn in (isclose, allclose, equal):
+    _export(_fn.__name__, _fn)

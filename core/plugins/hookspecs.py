@@ -1,0 +1,36 @@
+"""The plugin contract: every hook a backend package may implement.
+
+Plugins are found through the ``core.backends`` entry-point group; each entry
+point names a module (or object) holding ``@hookimpl`` functions. Hooks take a
+``register`` callback (the llm/datasette style) so the contract can grow
+without breaking old plugins. Keep hooks off the per-op hot path: they run at
+discovery and on a backend's first use only. Every hook here is documented in
+``docs/hooks.md`` (a test checks).
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+PROJECT = "core"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+#: Version of this contract; a plugin may declare ``CORE_PLUGIN_API = (major, minor)``
+#: and is refused (with a clear error) when its major version differs.
+PLUGIN_API_VERSION = (1, 0)
+
+
+@hookspec(historic=True)
+def register_backends(register):
+    """Describe backends, cheaply: ``register(name=, device_type=, runtime="mod:attr", priority=, probe=, install_hint=)``."""
+
+
+@hookspec
+def register_kernels(register, backend):
+    """Register kernels for ``backend`` (called on its first use): ``register(op, fn, dtypes=None, override=False)``."""
+
+
+@hookspec
+def configure(config):
+    """Read plugin settings from the resolved configuration (a :class:`core.config.Config`)."""

@@ -1,0 +1,283 @@
+"""The plugin manager: finds backends, picks one per device type, loads it on first use.
+
+Built-in backends (the NumPy reference for ``cpu`` and the ``meta`` device)
+register through the same hooks as third-party ones. Entry points in the
+``core.backends`` group are scanned once, lazily, each in its own ``try``: a
+plugin that fails to import is recorded with its reason and never breaks
+``import core`` or the other backends.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import threading
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import pluggy
+
+from ..dispatch.keys import backend_key
+from ..dispatch.operator import get_operator
+from . import hookspecs
+
+__all__ = ["BackendInfo", "PluginManager", "get_manager", "BackendUnavailableError"]
+
+ENTRY_POINT_GROUP = "core.backends"
+BUILTIN_PLUGINS = ("core.backends.numpy.plugin", "core.backends.meta")
+
+
+class BackendUnavailableError(RuntimeError):
+    """A device was asked for whose backend is missing, failed to load, or reports itself unavailable."""
+
+
+@dataclass
+class BackendInfo:
+    """What a plugin said about one backend, and what became of it."""
+
+    name: str
+    device_type: str
+    runtime: Any  # "module:attr" (imported lazily) or the object itself
+    plugin: str
+    priority: int = 0
+    probe: Callable[[], tuple] | None = None
+    install_hint: str = ""
+    version: str = ""
+    status: str = "registered"  # registered | loaded | unavailable | failed
+    reason: str = ""
+    instance: Any = None
+    kernels: list = field(default_factory=list)
+
+
+class PluginManager:
+    """Discovers plugins and owns the backend for each device type."""
+
+    def __init__(self):
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+        self.backends: dict[str, BackendInfo] = {}
+        self.failed_plugins: dict[str, str] = {}  # plugin name -> reason
+        self.blocked_plugins: list[str] = []
+        self._scanned = False
+        self._selected: dict[str, BackendInfo] = {}
+        self._lock = threading.RLock()
+        self.pm.hook.register_backends.call_historic(kwargs={"register": self._register_backend_from(None)})
+
+    # -- discovery ----------------------------------------------------------
+    def _register_backend_from(self, plugin_name: str | None) -> Callable:
+        def register(name: str, device_type: str, runtime, priority: int = 0, probe=None,
+                     install_hint: str = "", version: str = "") -> None:
+            owner = plugin_name or self._current_plugin or "?"
+            if name in self.backends and self.backends[name].plugin != owner:
+                raise RuntimeError(f"plugin '{owner}': backend name '{name}' is already registered by "
+                                   f"plugin '{self.backends[name].plugin}'")
+            backend_key(device_type)  # allocate the dispatch key now
+            self.backends[name] = BackendInfo(name=name, device_type=device_type, runtime=runtime,
+                                              plugin=owner, priority=priority, probe=probe,
+                                              install_hint=install_hint, version=version)
+            self._selected.clear()
+
+        return register
+
+    _current_plugin: str | None = None
+
+    def register_plugin(self, obj, name: str) -> None:
+        """Register a plugin object (module) under ``name``, checking its declared API version."""
+        api = getattr(obj, "CORE_PLUGIN_API", None)
+        if api is not None and tuple(api)[0] != hookspecs.PLUGIN_API_VERSION[0]:
+            raise RuntimeError(
+                f"plugin '{name}' was written for plugin API {tuple(api)}, but this core provides "
+                f"{hookspecs.PLUGIN_API_VERSION}; upgrade the plugin or core")
+        self._current_plugin = name
+        try:
+            self.pm.register(obj, name=name)
+        finally:
+            self._current_plugin = None
+
+    def load_builtins(self) -> None:
+        """Register the built-in backends through the same hooks as third-party ones."""
+        for module_name in BUILTIN_PLUGINS:
+            self.register_plugin(importlib.import_module(module_name), name=module_name.rsplit(".", 1)[-1]
+                                 if module_name != "core.backends.numpy.plugin" else "numpy")
+
+    def scan(self) -> None:
+        """Load every ``core.backends`` entry point once, recording failures instead of raising."""
+        with self._lock:
+            if self._scanned:
+                return
+            self._scanned = True
+            from .. import config
+
+            if config.get("disable_plugin_autoload"):
+                return
+            allow = config.get("plugins")
+            block = config.get("block")
+            for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+                if ep.name in self.pm.list_name_plugin() or ep.name in self.failed_plugins:
+                    continue
+                if (allow and ep.name not in allow) or ep.name in block:
+                    self.blocked_plugins.append(ep.name)
+                    continue
+                try:
+                    obj = ep.load()
+                    self.register_plugin(obj, name=ep.name)
+                except Exception as exc:  # a broken plugin must not break core
+                    self.failed_plugins[ep.name] = f"{type(exc).__name__}: {exc}"
+                    self.failed_plugins[ep.name + ":traceback"] = traceback.format_exc()
+            self._selected.clear()
+
+    # -- selection ----------------------------------------------------------
+    def candidates(self, device_type: str) -> list[BackendInfo]:
+        """Backends serving ``device_type``, best first (config choice, then priority)."""
+        self.scan()
+        from .. import config
+
+        found = [b for b in self.backends.values() if b.device_type == device_type]
+        chosen = config.get("backends").get(device_type)
+        found.sort(key=lambda b: (b.name != chosen, -b.priority))
+        return found
+
+    def backend_for(self, device_type: str) -> BackendInfo:
+        """The loaded backend that serves ``device_type``; BackendUnavailableError (cause chained) if none."""
+        info = self._selected.get(device_type)
+        if info is not None:
+            return info
+        with self._lock:
+            from .. import config
+
+            candidates = self.candidates(device_type)
+            chosen = config.get("backends").get(device_type)
+            if chosen and not any(b.name == chosen for b in candidates):
+                raise BackendUnavailableError(
+                    f"config selects backend '{chosen}' for device type '{device_type}', but no such backend "
+                    f"is installed (installed: {', '.join(b.name for b in candidates) or 'none'})")
+            errors = []
+            for info in candidates:
+                try:
+                    self.load(info)
+                except BackendUnavailableError as exc:
+                    errors.append(exc)
+                    if chosen == info.name:
+                        raise
+                    continue
+                self._selected[device_type] = info
+                return info
+            if errors:
+                raise BackendUnavailableError(str(errors[0])) from errors[0]
+            known = sorted({b.device_type for b in self.backends.values()})
+            raise BackendUnavailableError(
+                f"no backend for device type '{device_type}' is installed (device types with a backend: "
+                f"{', '.join(known)}); install a plugin that provides it, e.g. `pip install core-{device_type}`")
+
+    def load(self, info: BackendInfo):
+        """Import, probe and register the kernels of one backend (once)."""
+        if info.status == "loaded":
+            return info.instance
+        if info.status in ("failed", "unavailable"):
+            raise BackendUnavailableError(self._unavailable_message(info)) from getattr(info, "_cause", None)
+        try:
+            if info.probe is not None:
+                ok, reason = info.probe()
+                if not ok:
+                    info.status, info.reason = "unavailable", reason
+                    raise BackendUnavailableError(self._unavailable_message(info))
+            runtime = info.runtime
+            if isinstance(runtime, str):
+                module_name, _, attr = runtime.partition(":")
+                runtime = getattr(importlib.import_module(module_name), attr) if attr else \
+                    importlib.import_module(module_name)
+            if isinstance(runtime, type):
+                runtime = runtime()
+            runtime.name = info.name
+            runtime.device_type = info.device_type
+            runtime.key = backend_key(info.device_type)
+            info.instance = runtime
+            available = getattr(runtime, "is_available", None)
+            if available is not None:
+                ok, reason = available()
+                if not ok:
+                    info.status, info.reason = "unavailable", reason
+                    raise BackendUnavailableError(self._unavailable_message(info))
+            self._register_kernels(info, runtime)
+        except BackendUnavailableError:
+            raise
+        except Exception as exc:
+            info.status, info.reason = "failed", f"{type(exc).__name__}: {exc}"
+            info._cause = exc
+            raise BackendUnavailableError(self._unavailable_message(info)) from exc
+        info.status = "loaded"
+        return runtime
+
+    def _register_kernels(self, info: BackendInfo, runtime) -> None:
+        key = runtime.key
+        registered = info.kernels
+
+        def register(op: str, fn: Callable, dtypes=None, override: bool = False) -> None:
+            try:
+                operator = get_operator(op)
+            except KeyError as exc:
+                raise RuntimeError(f"plugin '{info.plugin}' registers a kernel for undeclared op: {exc.args[0]}") \
+                    from None
+            if dtypes is not None:
+                fn = _dtype_guard(operator, fn, frozenset(dtypes), info.name)
+            operator.register_kernel(key, fn, owner=f"plugin '{info.plugin}' (backend {info.name})",
+                                     override=override)
+            registered.append(op)
+
+        for impl in self.pm.hook.register_kernels.get_hookimpls():
+            if impl.plugin_name != info.plugin:
+                continue
+            try:
+                impl.function(register=register, backend=runtime)
+            except Exception as exc:
+                raise RuntimeError(f"plugin '{info.plugin}': hook register_kernels raised "
+                                   f"{type(exc).__name__}: {exc}") from exc
+
+    def _unavailable_message(self, info: BackendInfo) -> str:
+        hint = f"; {info.install_hint}" if info.install_hint else ""
+        return f"backend '{info.name}' for device type '{info.device_type}' is {info.status}: {info.reason}{hint}"
+
+    def runtime_for(self, device_type: str):
+        """The runtime object that serves ``device_type`` (loading it on first use)."""
+        return self.backend_for(device_type).instance
+
+    def reset_selection(self) -> None:
+        """Forget which backend serves each device type (after a config change)."""
+        self._selected.clear()
+        _RUNTIME_CACHE.clear()
+
+
+def _dtype_guard(operator, fn: Callable, dtypes: frozenset, backend: str) -> Callable:
+    names = sorted(d.name for d in dtypes)
+
+    def guarded(spec, *args, **kwargs):
+        for a in args:
+            d = getattr(a, "dtype", None)
+            if d is not None and hasattr(a, "_storage") and d not in dtypes:
+                raise TypeError(f"{operator.name}(): backend {backend} does not support dtype {d.name} "
+                                f"(supported: {', '.join(names)})")
+        return fn(spec, *args, **kwargs)
+
+    return guarded
+
+
+_MANAGER: list = []
+_RUNTIME_CACHE: dict = {}
+
+
+def get_manager() -> PluginManager:
+    """The process-wide plugin manager, created (with the built-ins registered) on first use."""
+    if not _MANAGER:
+        manager = PluginManager()
+        _MANAGER.append(manager)
+        manager.load_builtins()
+    return _MANAGER[0]
+
+
+def runtime_for(device_type: str):
+    """Fast path: the runtime serving ``device_type``."""
+    runtime = _RUNTIME_CACHE.get(device_type)
+    if runtime is None:
+        runtime = _RUNTIME_CACHE[device_type] = get_manager().runtime_for(device_type)
+    return runtime

@@ -1,0 +1,569 @@
+"""Tensor: a Storage seen through shape, strides (in elements), a storage offset and a dtype.
+
+Views share the Storage and copy nothing; only kernels touch data. Every op
+method here forwards to a function in ``core.ops`` (bound at import time), so
+an op is defined in exactly one place.
+"""
+
+from __future__ import annotations
+
+import builtins
+import numbers
+
+from . import dtypes as _dtype
+from .device import device as _device
+
+__all__ = ["Tensor", "Size", "contiguous_strides"]
+
+_F = None  # core.ops, bound by core/__init__ once the op modules are imported
+
+
+def _bind_ops(module) -> None:
+    global _F
+    _F = module
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple of ints (``torch.Size``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"core.Size([{', '.join(map(str, self))}])"
+
+    def numel(self) -> int:
+        """Number of elements a tensor of this shape holds."""
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, item):
+        result = tuple.__getitem__(self, item)
+        return Size(result) if isinstance(item, slice) else result
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+
+_STRIDES: dict = {}
+
+
+def contiguous_strides(shape: tuple) -> tuple:
+    """Row-major strides (in elements) of ``shape``, as PyTorch computes them."""
+    strides = _STRIDES.get(shape)
+    if strides is None:
+        acc, out = 1, []
+        for s in reversed(shape):
+            out.append(acc)
+            acc *= s if s > 1 else 1
+        strides = tuple(reversed(out))
+        if len(_STRIDES) < 4096:
+            _STRIDES[shape] = strides
+    return strides
+
+
+class Tensor:
+    """A multi-dimensional array on a device, with autograd fields (``torch.Tensor``)."""
+
+    __slots__ = ("_storage", "_shape", "_stride", "_offset", "dtype", "_np", "requires_grad",
+                 "__dict__", "__weakref__")
+
+    # Autograd fields live in __dict__ with class defaults: most tensors never set them.
+    grad = None
+    grad_fn = None
+    _base = None
+    _retains_grad = False
+    _backward_hooks = None
+    _is_param = False
+    __array_priority__ = 1000  # make numpy defer to our reflected operators
+
+    def __new__(cls, *args, **kwargs):
+        """``Tensor(data)`` / ``Tensor(*sizes)``: the legacy constructor, float32 by default."""
+        if cls is Tensor and not args and not kwargs:
+            return _F.empty(0)
+        if cls is Tensor:
+            if len(args) == 1 and not isinstance(args[0], numbers.Integral):
+                return _F.tensor(args[0], dtype=_dtype.get_default_dtype(), **kwargs)
+            return _F.empty(*args, **kwargs)
+        return object.__new__(cls)
+
+    @staticmethod
+    def _make(storage, shape: tuple, stride: tuple, offset: int, dtype, array=None) -> "Tensor":
+        t = object.__new__(Tensor)
+        t._storage = storage
+        t._shape = shape
+        t._stride = stride
+        t._offset = offset
+        t.dtype = dtype
+        t._np = array
+        t.requires_grad = False
+        return t
+
+    def _alias(self, shape: tuple, stride: tuple, offset: int) -> "Tensor":
+        """A view of the same storage with new geometry (no kernel, no copy)."""
+        t = object.__new__(Tensor)
+        t._storage = self._storage
+        t._shape = shape
+        t._stride = stride
+        t._offset = offset
+        t.dtype = self.dtype
+        t._np = None
+        t.requires_grad = False
+        return t
+
+    # -- metadata -------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._shape)
+
+    def size(self, dim: int | None = None):
+        """The shape, or the size of one dimension."""
+        if dim is None:
+            return Size(self._shape)
+        return self._shape[_F.wrap_dim(dim, len(self._shape), "size")]
+
+    def stride(self, dim: int | None = None):
+        """Strides in elements, or the stride of one dimension."""
+        if dim is None:
+            return self._stride
+        return self._stride[_F.wrap_dim(dim, len(self._shape), "stride")]
+
+    def storage_offset(self) -> int:
+        """Offset of the first element in the storage, in elements."""
+        return self._offset
+
+    def untyped_storage(self):
+        """The Storage shared by this tensor and all its views."""
+        return self._storage
+
+    def data_ptr(self) -> int:
+        """Address of the first element."""
+        return self._storage.data_ptr() + self._offset * self.dtype.itemsize
+
+    @property
+    def device(self) -> _device:
+        return self._storage.device
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._storage.device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._storage.device.type == "cpu"
+
+    @property
+    def is_meta(self) -> bool:
+        return self._storage.device.type == "meta"
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    def dim(self) -> int:
+        """Number of dimensions."""
+        return len(self._shape)
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        """Number of elements."""
+        n = 1
+        for s in self._shape:
+            n *= s
+        return n
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * self.dtype.itemsize
+
+    def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating type."""
+        return self.dtype.category == 2
+
+    def is_complex(self) -> bool:
+        """Whether the dtype is complex."""
+        return self.dtype.category == 3
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        """Whether the elements are laid out row-major with no gaps (size-1 dims ignored)."""
+        expected = 1
+        for size, stride in zip(reversed(self._shape), reversed(self._stride)):
+            if size == 1:
+                continue
+            if size == 0:
+                return True
+            if stride != expected:
+                return False
+            expected *= size
+        return True
+
+    @property
+    def _version(self) -> int:
+        return self._storage.version
+
+    def requires_grad_(self, requires_grad: builtins.bool = True) -> "Tensor":
+        """Set ``requires_grad`` in place; only floating and complex tensors can require gradients."""
+        if requires_grad and self.dtype.category < 2:
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        self.requires_grad = requires_grad
+        return self
+
+    def detach(self) -> "Tensor":
+        """A view of the same data that is cut from the autograd graph."""
+        return self._alias(self._shape, self._stride, self._offset)
+
+    def detach_(self) -> "Tensor":
+        """Cut this tensor from the autograd graph in place."""
+        self.grad_fn = None
+        self.requires_grad = False
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def data(self) -> "Tensor":
+        return self.detach()
+
+    @data.setter
+    def data(self, other: "Tensor") -> None:
+        self._storage, self._shape, self._stride = other._storage, other._shape, other._stride
+        self._offset, self.dtype, self._np = other._offset, other.dtype, other._np
+
+    @property
+    def layout(self) -> str:
+        return "strided"
+
+    @property
+    def T(self) -> "Tensor":
+        return _F.permute(self, tuple(range(len(self._shape) - 1, -1, -1)))
+
+    @property
+    def mT(self) -> "Tensor":
+        return _F.transpose(self, -2, -1)
+
+    @property
+    def H(self) -> "Tensor":
+        return _F.conj(self.T) if self.is_complex() else self.T
+
+    @property
+    def mH(self) -> "Tensor":
+        return _F.conj(self.mT) if self.is_complex() else self.mT
+
+    @property
+    def real(self) -> "Tensor":
+        return _F.real(self)
+
+    @property
+    def imag(self) -> "Tensor":
+        return _F.imag(self)
+
+    # -- conversion -----------------------------------------------------------
+    def to(self, *args, non_blocking: bool = False, copy: bool = False, **kwargs) -> "Tensor":
+        """``to(dtype)``, ``to(device, dtype=None)``, ``to(other)``: a converted tensor (self if nothing changes)."""
+        device = kwargs.pop("device", None)
+        dtype = kwargs.pop("dtype", None)
+        kwargs.pop("memory_format", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, _dtype.dtype):
+                dtype = a
+            elif isinstance(a, Tensor):
+                device, dtype = a.device, a.dtype
+            elif isinstance(a, (str, _device, int)) and not isinstance(a, builtins.bool):
+                device = a
+            elif isinstance(a, builtins.bool):
+                non_blocking = a
+            else:
+                raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
+        return _F.to_copy(self, device=device, dtype=dtype, non_blocking=non_blocking, copy=copy)
+
+    def cpu(self) -> "Tensor":
+        """A copy on the CPU (self if already there)."""
+        return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking: bool = False) -> "Tensor":
+        """A copy on a CUDA device."""
+        return self.to(_device("cuda") if device is None else _device("cuda", device)
+                       if isinstance(device, int) else device, non_blocking=non_blocking)
+
+    def type(self, dtype=None):
+        """The type name (``'core.FloatTensor'``), or a copy cast to ``dtype``."""
+        if dtype is None:
+            return _F.type_name(self)
+        return self.to(dtype)
+
+    def float(self) -> "Tensor":
+        return self.to(_dtype.float32)
+
+    def double(self) -> "Tensor":
+        return self.to(_dtype.float64)
+
+    def half(self) -> "Tensor":
+        return self.to(_dtype.float16)
+
+    def bfloat16(self) -> "Tensor":
+        return self.to(_dtype.bfloat16)
+
+    def int(self) -> "Tensor":
+        return self.to(_dtype.int32)
+
+    def long(self) -> "Tensor":
+        return self.to(_dtype.int64)
+
+    def short(self) -> "Tensor":
+        return self.to(_dtype.int16)
+
+    def char(self) -> "Tensor":
+        return self.to(_dtype.int8)
+
+    def byte(self) -> "Tensor":
+        return self.to(_dtype.uint8)
+
+    def bool(self) -> "Tensor":
+        return self.to(_dtype.bool)
+
+    def cfloat(self) -> "Tensor":
+        return self.to(_dtype.complex64)
+
+    def numpy(self, *, force: bool = False):
+        """A NumPy array; shares memory with a CPU tensor (``torch.Tensor.numpy``)."""
+        return _F.to_numpy(self, force=force)
+
+    def __array__(self, dtype=None, copy=None):
+        array = _F.to_numpy(self, force=True)
+        return array.astype(dtype) if dtype is not None else array
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        return _F.to_numpy(self, force=True).reshape(()).item()
+
+    def tolist(self):
+        """The elements as (nested) Python lists of numbers."""
+        array = _F.to_numpy(self, force=True)
+        if self.dtype is _dtype.bfloat16 or self.dtype is _dtype.float16:
+            array = array.astype("float32")
+        return array.tolist()
+
+    def __bool__(self) -> builtins.bool:
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return builtins.bool(self.item())
+
+    def __int__(self) -> builtins.int:
+        return builtins.int(self.item())
+
+    def __float__(self) -> builtins.float:
+        return builtins.float(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __index__(self) -> builtins.int:
+        if self.dtype.category > 1 or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return builtins.int(self.item())
+
+    def __len__(self) -> builtins.int:
+        if not self._shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(_F.unbind(self, 0))
+
+    def __contains__(self, element) -> builtins.bool:
+        return builtins.bool(_F.any(_F.eq(self, element)))
+
+    def __hash__(self) -> builtins.int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        return _F.format_tensor(self)
+
+    def __format__(self, spec: str) -> str:
+        if self.dim() == 0 and spec:
+            return format(self.item(), spec)
+        return repr(self)
+
+    def __reduce_ex__(self, protocol):
+        return (_F._rebuild_tensor, (self.detach().cpu().numpy().copy(), str(self.device), self.requires_grad))
+
+    def __deepcopy__(self, memo):
+        result = _F.clone(self.detach())
+        result.requires_grad = self.requires_grad
+        if self.grad is not None:
+            result.grad = _F.clone(self.grad)
+        memo[id(self)] = result
+        return result
+
+    # -- indexing -------------------------------------------------------------
+    def __getitem__(self, index) -> "Tensor":
+        return _F.getitem(self, index)
+
+    def __setitem__(self, index, value) -> None:
+        _F.setitem(self, index, value)
+
+    # -- operators ------------------------------------------------------------
+    def __add__(self, other):
+        return _F.add(self, other)
+
+    def __radd__(self, other):
+        return _F.add(other, self)
+
+    def __iadd__(self, other):
+        return _F.add_(self, other)
+
+    def __sub__(self, other):
+        return _F.sub(self, other)
+
+    def __rsub__(self, other):
+        return _F.sub(other, self)
+
+    def __isub__(self, other):
+        return _F.sub_(self, other)
+
+    def __mul__(self, other):
+        return _F.mul(self, other)
+
+    def __rmul__(self, other):
+        return _F.mul(other, self)
+
+    def __imul__(self, other):
+        return _F.mul_(self, other)
+
+    def __truediv__(self, other):
+        return _F.div(self, other)
+
+    def __rtruediv__(self, other):
+        return _F.div(other, self)
+
+    def __itruediv__(self, other):
+        return _F.div_(self, other)
+
+    def __floordiv__(self, other):
+        return _F.floor_divide(self, other)
+
+    def __rfloordiv__(self, other):
+        return _F.floor_divide(other, self)
+
+    def __ifloordiv__(self, other):
+        return _F.floor_divide_(self, other)
+
+    def __mod__(self, other):
+        return _F.remainder(self, other)
+
+    def __rmod__(self, other):
+        return _F.remainder(other, self)
+
+    def __imod__(self, other):
+        return _F.remainder_(self, other)
+
+    def __pow__(self, other):
+        return _F.pow(self, other)
+
+    def __rpow__(self, other):
+        return _F.pow(other, self)
+
+    def __ipow__(self, other):
+        return _F.pow_(self, other)
+
+    def __matmul__(self, other):
+        return _F.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _F.matmul(other, self)
+
+    def __and__(self, other):
+        return _F.bitwise_and(self, other)
+
+    def __rand__(self, other):
+        return _F.bitwise_and(other, self)
+
+    def __iand__(self, other):
+        return _F.bitwise_and_(self, other)
+
+    def __or__(self, other):
+        return _F.bitwise_or(self, other)
+
+    def __ror__(self, other):
+        return _F.bitwise_or(other, self)
+
+    def __ior__(self, other):
+        return _F.bitwise_or_(self, other)
+
+    def __xor__(self, other):
+        return _F.bitwise_xor(self, other)
+
+    def __rxor__(self, other):
+        return _F.bitwise_xor(other, self)
+
+    def __ixor__(self, other):
+        return _F.bitwise_xor_(self, other)
+
+    def __lshift__(self, other):
+        return _F.bitwise_left_shift(self, other)
+
+    def __rlshift__(self, other):
+        return _F.bitwise_left_shift(other, self)
+
+    def __rshift__(self, other):
+        return _F.bitwise_right_shift(self, other)
+
+    def __rrshift__(self, other):
+        return _F.bitwise_right_shift(other, self)
+
+    def __invert__(self):
+        return _F.bitwise_not(self)
+
+    def __neg__(self):
+        return _F.neg(self)
+
+    def __pos__(self):
+        return _F.positive(self)
+
+    def __abs__(self):
+        return _F.abs(self)
+
+    def __eq__(self, other):
+        return _F.eq(self, other)
+
+    def __ne__(self, other):
+        return _F.ne(self, other)
+
+    def __lt__(self, other):
+        return _F.lt(self, other)
+
+    def __le__(self, other):
+        return _F.le(self, other)
+
+    def __gt__(self, other):
+        return _F.gt(self, other)
+
+    def __ge__(self, other):
+        return _F.ge(self, other)
+
+
+def attach_methods(names_to_functions: dict) -> None:
+    """Make op functions Tensor methods (``x.exp()`` calls ``core.exp(x)``)."""
+    for name, fn in names_to_functions.items():
+        if name not in Tensor.__dict__:
+            setattr(Tensor, name, fn)
