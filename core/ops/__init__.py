@@ -16,6 +16,7 @@ from .format import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .random import *  # noqa: F401,F403
+from .ranges import *  # noqa: F401,F403
 from .reduction import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
@@ -24,7 +25,7 @@ from .view import *  # noqa: F401,F403
 import importlib as _importlib
 
 FAMILIES = ("creation", "elementwise", "view", "reduction", "shape", "indexing", "linalg", "random", "sorting",
-            "format")
+            "ranges", "format")
 
 for _family in FAMILIES:  # module names, not the star-imported functions of the same name (view, format)
     attach_methods(_importlib.import_module(f"{__name__}.{_family}").METHODS)

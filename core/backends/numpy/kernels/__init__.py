@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import importlib
 
-FAMILIES = ("elementwise", "reduction", "shape", "indexing", "linalg", "creation", "random", "sorting")
+FAMILIES = ("elementwise", "reduction", "shape", "indexing", "linalg", "creation", "random", "sorting",
+            "ranges")
 
 
 def all_kernels() -> dict:

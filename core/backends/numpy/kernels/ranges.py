@@ -1,0 +1,5 @@
+"""NumPy kernels of the ranges family."""
+
+from __future__ import annotations
+
+KERNELS: dict = {}

@@ -1,0 +1,6 @@
+"""Ops of the ranges family."""
+
+from __future__ import annotations
+
+__all__: list = []
+METHODS: dict = {}
