@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import numbers
+import types
 
 from . import dtypes as _dtype
 from .device import device as _device
@@ -565,5 +566,17 @@ class Tensor:
 def attach_methods(names_to_functions: dict) -> None:
     """Make op functions Tensor methods (``x.exp()`` calls ``core.exp(x)``)."""
     for name, fn in names_to_functions.items():
-        if name not in Tensor.__dict__:
-            setattr(Tensor, name, fn)
+        if name in Tensor.__dict__:
+            continue
+        if not isinstance(fn, types.FunctionType):  # an Operator object does not bind self by itself
+            fn = _method_of(fn)
+        setattr(Tensor, name, fn)
+
+
+def _method_of(op):
+    def method(self, *args, **kwargs):
+        return op(self, *args, **kwargs)
+
+    method.__name__ = getattr(op, "name", getattr(op, "__name__", "method"))
+    method.__doc__ = getattr(op, "doc", None) or getattr(op, "__doc__", None)
+    return method

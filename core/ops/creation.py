@@ -171,7 +171,7 @@ def _infer_array(op: str, data, dtype) -> tuple:
         if d.category < 2 and array.dtype.kind == "f" and not np.all(np.isfinite(array)):
             raise RuntimeError(f"{op}(): cannot convert non-finite values to integral dtype {d.name}")
         array = array.astype(d.numpy)
-    return np.ascontiguousarray(array), d
+    return np.asarray(array, order="C"), d
 
 
 def _flatten_first(data):
@@ -369,7 +369,7 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
 
 def _transfer(t: Tensor, dev: _device) -> Tensor:
     """A contiguous copy of ``t`` on another device, through host memory."""
-    host = np.ascontiguousarray(t._storage.backend.to_host(t))
+    host = np.asarray(t._storage.backend.to_host(t), order="C")
     if dev.type == "cpu" and t.device.type != "cpu":
         return _from_host(host, t.dtype, dev)
     if host.base is not None or dev.type == "cpu":

@@ -73,7 +73,7 @@ def wrap(a, dtype) -> Tensor:
     if a.dtype != dtype.numpy:
         a = a.astype(dtype.numpy)
     elif not a.flags.c_contiguous:
-        a = np.ascontiguousarray(a)
+        a = a.copy()
     shape = a.shape
     storage = Storage(a, a.nbytes, CPU, RUNTIME, _KEY[0])
     return Tensor._make(storage, shape, contiguous_strides(shape), 0, dtype, a)

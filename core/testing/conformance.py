@@ -1,0 +1,232 @@
+"""The op-conformance suite: every op against a NumPy reference, on any device.
+
+``OP_DB`` lists :class:`OpInfo` entries (the op, its NumPy reference, the
+dtypes it accepts, how to draw inputs). :func:`check_op` runs one entry on one
+device and dtype over a set of shapes (0-d, empty, broadcast) and layouts
+(contiguous, transposed, strided, expanded); :func:`run_conformance` runs the
+whole table for a plugin author, honouring an expected-failures list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import scipy.special
+
+import core
+
+from . import assert_close
+
+__all__ = ["OpInfo", "OP_DB", "LAYOUTS", "make_input", "check_op", "run_conformance", "ops_named"]
+
+FLOATS = ("float32", "float64", "float16", "bfloat16")
+INTS = ("int64", "int32", "int16", "int8", "uint8")
+ALL = FLOATS + INTS + ("bool",)
+LAYOUTS = ("contiguous", "transposed", "strided", "expanded")
+UNARY_SHAPES = ((), (0,), (5,), (3, 4), (2, 3, 4), (1, 4))
+BINARY_SHAPES = (((), ()), ((4,), ()), ((), (3,)), ((3, 4), (3, 4)), ((3, 1), (1, 4)), ((2, 3, 4), (4,)),
+                 ((0, 3), (1, 3)), ((5,), (5,)))
+
+
+@dataclass
+class OpInfo:
+    """One op of the suite: how to call it, its reference, its dtypes and its input domain."""
+
+    name: str
+    op: Callable
+    ref: Callable
+    arity: int = 1
+    dtypes: tuple = FLOATS
+    domain: tuple = (-3.0, 3.0)
+    out: str = "same"  # same | float | bool | given (result_type of inputs)
+    rtol: float | None = None
+    atol: float | None = None
+    shapes: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+
+    def sample_shapes(self) -> tuple:
+        return self.shapes or (UNARY_SHAPES if self.arity == 1 else BINARY_SHAPES)
+
+    def __repr__(self) -> str:
+        return f"OpInfo({self.name})"
+
+
+def _values(rng: np.random.Generator, shape: tuple, dtype: str, domain: tuple) -> np.ndarray:
+    lo, hi = domain
+    if dtype == "bool":
+        return rng.random(shape) > 0.5
+    if dtype in INTS:
+        lo = max(lo, 0) if dtype == "uint8" else lo
+        return rng.integers(int(np.floor(lo)), int(np.ceil(hi)) + 1, size=shape).astype(dtype)
+    values = rng.uniform(lo, hi, size=shape)
+    return values.astype(core.dtypes._BY_NAME[dtype].numpy)
+
+
+def make_input(values: np.ndarray, device: str, layout: str):
+    """A tensor on ``device`` holding ``values`` in ``layout``, and the array it should equal."""
+    d = core.dtypes.from_numpy_dtype(values.dtype)
+    if layout == "transposed" and values.ndim >= 2:
+        base = core.tensor(np.ascontiguousarray(np.swapaxes(values, -1, -2)), dtype=d, device=device)
+        return base.transpose(-1, -2), values
+    if layout == "strided" and values.ndim >= 1:
+        padded = np.stack([values, np.zeros_like(values)], axis=-1)  # every other element along the last dim
+        base = core.tensor(padded, dtype=d, device=device)
+        return base.select(-1, 0), values
+    if layout == "expanded" and values.ndim >= 1 and values.shape[0] > 0:
+        first = values[:1]
+        base = core.tensor(np.ascontiguousarray(first), dtype=d, device=device)
+        return base.expand(values.shape), np.broadcast_to(first, values.shape)
+    return core.tensor(values, dtype=d, device=device), values
+
+
+def _reference_dtype(info: OpInfo, dtype: str) -> str:
+    if info.out == "bool":
+        return "bool"
+    if info.out == "float" and dtype not in FLOATS:
+        return core.get_default_dtype().name
+    return dtype
+
+
+def _half_safe(array: np.ndarray) -> np.ndarray:
+    return array.astype(np.float32) if array.dtype.name in ("float16", "bfloat16") else array
+
+
+def check_op(info: OpInfo, device: str, dtype: str, layout: str = "contiguous", seed: int = 0,
+             shapes: tuple | None = None) -> None:
+    """Run one op on ``device`` in ``dtype``/``layout`` over its sample shapes; AssertionError on mismatch."""
+    rng = np.random.default_rng(seed)
+    for shape in shapes or info.sample_shapes():
+        shape_list = shape if info.arity > 1 else (shape,)
+        inputs, arrays = [], []
+        for s in shape_list:
+            t, a = make_input(_values(rng, s, dtype, info.domain), device, layout)
+            inputs.append(t)
+            arrays.append(a)
+        result = info.op(*inputs, **info.kwargs)
+        expected_dtype = _reference_dtype(info, dtype)
+        ref_inputs = [_half_safe(a) for a in arrays]
+        if info.out == "float" and dtype not in FLOATS:  # integral inputs compute in the default float dtype
+            ref_inputs = [a.astype(_half_safe(np.empty(0, core.dtypes._BY_NAME[expected_dtype].numpy)).dtype)
+                          for a in ref_inputs]
+        with np.errstate(all="ignore"):
+            expected = np.asarray(info.ref(*ref_inputs, **info.kwargs))
+        expected = expected.astype(core.dtypes._BY_NAME[expected_dtype].numpy)
+        where = f"{info.name} on {device}, {dtype}, {layout}, shapes {shape_list}"
+        assert result.device.type == core.device(device).type, f"{where}: result on {result.device}"
+        assert_close(result, expected, rtol=info.rtol, atol=info.atol, check_dtype=False, msg=where)
+        assert result.dtype.name == expected_dtype, f"{where}: dtype {result.dtype.name} != {expected_dtype}"
+
+
+def _unary(name, ref, dtypes=FLOATS, domain=(-3.0, 3.0), out="same", **kw) -> OpInfo:
+    return OpInfo(name, getattr(core, name), ref, 1, dtypes, domain, out, **kw)
+
+
+def _binary(name, ref, dtypes=ALL, domain=(-3.0, 3.0), out="same", **kw) -> OpInfo:
+    return OpInfo(name, getattr(core, name), ref, 2, dtypes, domain, out, **kw)
+
+
+_FLOAT_INT = FLOATS + ("int64", "int32", "uint8")
+OP_DB: list = [
+    _unary("exp", np.exp, _FLOAT_INT, out="float"),
+    _unary("exp2", np.exp2, _FLOAT_INT, out="float"),
+    _unary("expm1", np.expm1, _FLOAT_INT, out="float"),
+    _unary("log", np.log, _FLOAT_INT, domain=(0.1, 5.0), out="float"),
+    _unary("log2", np.log2, FLOATS, domain=(0.1, 5.0), out="float"),
+    _unary("log10", np.log10, FLOATS, domain=(0.1, 5.0), out="float"),
+    _unary("log1p", np.log1p, FLOATS, domain=(-0.5, 5.0), out="float"),
+    _unary("sqrt", np.sqrt, _FLOAT_INT, domain=(0.0, 5.0), out="float"),
+    _unary("rsqrt", lambda a: 1 / np.sqrt(a), FLOATS, domain=(0.2, 5.0), out="float"),
+    _unary("sin", np.sin, _FLOAT_INT, out="float"),
+    _unary("cos", np.cos, FLOATS, out="float"),
+    _unary("tan", np.tan, FLOATS, domain=(-1.2, 1.2), out="float"),
+    _unary("asin", np.arcsin, FLOATS, domain=(-0.95, 0.95), out="float"),
+    _unary("acos", np.arccos, FLOATS, domain=(-0.95, 0.95), out="float"),
+    _unary("atan", np.arctan, FLOATS, out="float"),
+    _unary("sinh", np.sinh, FLOATS, out="float"),
+    _unary("cosh", np.cosh, FLOATS, out="float"),
+    _unary("tanh", np.tanh, _FLOAT_INT, out="float"),
+    _unary("asinh", np.arcsinh, FLOATS, out="float"),
+    _unary("acosh", np.arccosh, FLOATS, domain=(1.1, 4.0), out="float"),
+    _unary("atanh", np.arctanh, FLOATS, domain=(-0.9, 0.9), out="float"),
+    _unary("sigmoid", scipy.special.expit, _FLOAT_INT, out="float"),
+    _unary("erf", scipy.special.erf, FLOATS, out="float"),
+    _unary("erfc", scipy.special.erfc, FLOATS, out="float"),
+    _unary("erfinv", scipy.special.erfinv, ("float32", "float64"), domain=(-0.9, 0.9), out="float"),
+    _unary("reciprocal", lambda a: 1 / a, FLOATS, domain=(0.5, 3.0), out="float"),
+    _unary("abs", np.abs, FLOATS + ("int64", "int32", "int8")),
+    _unary("neg", np.negative, FLOATS + ("int64", "int32", "int16")),
+    _unary("sign", np.sign, FLOATS + ("int64", "int32")),
+    _unary("floor", np.floor, FLOATS + ("int64",)),
+    _unary("ceil", np.ceil, FLOATS + ("int64",)),
+    _unary("round", np.round, ("float32", "float64")),
+    _unary("trunc", np.trunc, FLOATS + ("int64",)),
+    _unary("frac", lambda a: a - np.trunc(a), ("float32", "float64")),
+    _unary("square", np.square, FLOATS + ("int64",)),
+    _unary("isnan", np.isnan, ALL, out="bool"),
+    _unary("isinf", np.isinf, ALL, out="bool"),
+    _unary("isfinite", np.isfinite, ALL, out="bool"),
+    _unary("signbit", np.signbit, FLOATS + ("int64",), out="bool"),
+    _unary("logical_not", np.logical_not, ALL, out="bool"),
+    _unary("bitwise_not", np.invert, INTS + ("bool",)),
+    _binary("add", np.add, ALL, out="same"),
+    _binary("sub", np.subtract, FLOATS + INTS),
+    _binary("mul", np.multiply, ALL),
+    _binary("div", np.true_divide, FLOATS + ("int64", "int32"), domain=(0.5, 4.0), out="float"),
+    _binary("floor_divide", np.floor_divide, FLOATS + ("int64", "int32"), domain=(1.0, 7.0)),
+    _binary("remainder", np.remainder, FLOATS + ("int64", "int32"), domain=(1.0, 7.0)),
+    _binary("fmod", np.fmod, FLOATS + ("int64",), domain=(1.0, 7.0)),
+    _binary("pow", np.power, ("float32", "float64", "int64"), domain=(0.5, 3.0)),
+    _binary("atan2", np.arctan2, FLOATS, out="float"),
+    _binary("maximum", np.maximum, ALL),
+    _binary("minimum", np.minimum, ALL),
+    _binary("hypot", np.hypot, ("float32", "float64"), out="float"),
+    _binary("copysign", np.copysign, ("float32", "float64"), out="float"),
+    _binary("logaddexp", np.logaddexp, ("float32", "float64"), out="float"),
+    _binary("eq", np.equal, ALL, out="bool"),
+    _binary("ne", np.not_equal, ALL, out="bool"),
+    _binary("lt", np.less, ALL, out="bool"),
+    _binary("le", np.less_equal, ALL, out="bool"),
+    _binary("gt", np.greater, ALL, out="bool"),
+    _binary("ge", np.greater_equal, ALL, out="bool"),
+    _binary("logical_and", np.logical_and, ALL, out="bool"),
+    _binary("logical_or", np.logical_or, ALL, out="bool"),
+    _binary("logical_xor", np.logical_xor, ALL, out="bool"),
+    _binary("bitwise_and", np.bitwise_and, INTS + ("bool",)),
+    _binary("bitwise_or", np.bitwise_or, INTS + ("bool",)),
+    _binary("bitwise_xor", np.bitwise_xor, INTS + ("bool",)),
+    OpInfo("where", lambda c, a, b: core.where(c > 0, a, b), lambda c, a, b: np.where(c > 0, a, b), 3, ALL,
+           shapes=(((3, 4), (3, 4), (3, 4)), ((3, 1), (1, 4), ()), ((0,), (0,), (1,)), ((), (), ()))),
+    OpInfo("clamp", lambda a: core.clamp(a, -1, 2), lambda a: np.clip(a, -1, 2), 1, FLOATS + ("int64",)),
+    OpInfo("lerp", lambda a, b: core.lerp(a, b, 0.25), lambda a, b: a + 0.25 * (b - a), 2, ("float32", "float64")),
+]
+
+
+def ops_named(*names: str) -> list:
+    """The OP_DB entries with these names (all when none are given)."""
+    return [info for info in OP_DB if not names or info.name in names]
+
+
+def run_conformance(device: str, expected_failures=(), dtypes=None, layouts=LAYOUTS) -> dict:
+    """Run the whole suite on ``device``: ``{"passed": [...], "failed": {case: error}, "xfailed": [...]}``.
+
+    ``dtypes`` restricts the run to those dtype names; ``expected_failures`` names ops (or ``"op:dtype"``) a plugin has not written yet; an unexpected pass
+    of one is reported under ``"xpassed"`` so the list shrinks as the plugin grows.
+    """
+    report = {"passed": [], "failed": {}, "xfailed": [], "xpassed": []}
+    for info in OP_DB:
+        for dtype in (d for d in info.dtypes if dtypes is None or d in dtypes):
+            case = f"{info.name}:{dtype}"
+            expected_fail = info.name in expected_failures or case in expected_failures
+            try:
+                for layout in layouts:
+                    check_op(info, device, dtype, layout)
+            except Exception as exc:  # noqa: BLE001 - a report collects every failure
+                if expected_fail:
+                    report["xfailed"].append(case)
+                else:
+                    report["failed"][case] = f"{type(exc).__name__}: {exc}"
+                continue
+            report["xpassed" if expected_fail else "passed"].append(case)
+    return report
