@@ -14,6 +14,7 @@ from .dtypes import (bfloat16, bool, cdouble, cfloat, complex64, complex128, dou
 from .dtypes import dtype
 from .ops import *  # noqa: F401,F403
 from .ops import broadcast_shapes
+from .ops.reduction import return_types
 from .storage import Storage
 from .tensor import Size, Tensor
 

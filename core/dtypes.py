@@ -195,6 +195,16 @@ def result_type(*operands) -> dtype:
     return result
 
 
+_LEGACY_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+                 "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+                 "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def legacy_name(d: dtype) -> str:
+    """PyTorch's scalar-type name used in error messages: ``Float``, ``Long``, ``Bool``…"""
+    return _LEGACY_NAMES[d.name]
+
+
 def can_cast(from_: dtype, to: dtype) -> bool:
     """Whether PyTorch allows casting ``from_`` to ``to`` in in-place ops (no category demotion)."""
     return from_.category <= to.category

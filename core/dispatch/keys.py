@@ -3,8 +3,8 @@
 A key set is a Python int used as a bit set: higher bit = higher priority, so
 the key that runs first is ``mask.bit_length() - 1``. Functionality keys sit at
 fixed high bits; backend keys are allocated at run time, one per device type,
-between them and ``Meta`` (bit 0), so any number of third-party devices can
-coexist.
+below them (``CPU`` is bit 0, ``Meta`` bit 1), so any number of third-party
+devices can coexist.
 """
 
 from __future__ import annotations
@@ -48,7 +48,10 @@ Profiler = _make("Profiler", 99, False)
 Autocast = _make("Autocast", 98, False)
 Autograd = _make("Autograd", 97, False)
 FUNCTIONALITY_KEYS = (Tracer, Profiler, Autocast, Autograd)
-Meta = _make("Meta", 0, True)
+# CPU is the lowest backend key so that, when 0-d CPU tensors join tensors of another device (allowed, as in
+# PyTorch), the other device's kernel runs. Meta comes next; other device types are allocated above them.
+CPU = _make("CPU", 0, True)
+Meta = _make("Meta", 1, True)
 BACKEND_KEYS_MASK = (1 << (_MAX_BACKEND_BIT + 1)) - 1
 
 

@@ -18,7 +18,7 @@ import warnings
 from collections import Counter
 from typing import Callable
 
-from .keys import Autograd, Meta, _BY_BIT, tls
+from .keys import CPU, Autograd, Meta, _BY_BIT, tls
 
 __all__ = ["Operator", "OPERATORS", "get_operator", "fallback_counts", "invalidate_caches"]
 
@@ -112,6 +112,8 @@ class Operator:
                 remaining = below  # fallthrough
                 continue
             kernel = self._backend_kernel(key)
+            if key is not CPU and remaining & CPU.mask:
+                kernel = _moving_cpu_scalars(kernel)
             break
         if kernel is None:
             raise RuntimeError(f"{self.name}(): no tensor arguments to dispatch on and no default device kernel")
@@ -144,6 +146,33 @@ def set_functionality_fallback(key, fn: Callable | None) -> None:
     else:
         _FUNCTIONALITY_FALLBACKS[key.bit] = fn
     invalidate_caches()
+
+
+def _moving_cpu_scalars(kernel: Callable) -> Callable:
+    """Run ``kernel`` after moving 0-d CPU tensors to the device of the other operands."""
+
+    def run(*args, **kwargs):
+        device = next(a.device for a in _flat_tensors(args) if a.device.type != "cpu")
+        args = [_moved(a, device) for a in args]
+        return kernel(*args, **kwargs)
+
+    return run
+
+
+def _flat_tensors(args):
+    for a in args:
+        if hasattr(a, "_storage"):
+            yield a
+        elif a.__class__ is list or a.__class__ is tuple:
+            yield from (b for b in a if hasattr(b, "_storage"))
+
+
+def _moved(a, device):
+    if hasattr(a, "_storage"):
+        return a.to(device) if a._storage.device.type == "cpu" and not a._shape else a
+    if a.__class__ is list or a.__class__ is tuple:
+        return type(a)(_moved(b, device) for b in a)
+    return a
 
 
 def _bind_functionality(op: Operator, fn: Callable, below: int) -> Callable:

@@ -61,9 +61,10 @@ def broadcast_shapes(*shapes, op: str = "broadcast_shapes") -> tuple:
                 result[offset + i] = size
             else:
                 listed = " and ".join(str(list(s)) for s in shapes)
+                dim = offset + i
                 raise RuntimeError(
-                    f"{op}(): shapes {listed} are not broadcastable: the size of dimension {offset + i - ndim} "
-                    f"must match ({current} vs {size})")
+                    f"{op}(): The size of tensor a ({current}) must match the size of tensor b ({size}) at "
+                    f"non-singleton dimension {dim} (shapes {listed} are not broadcastable)")
     return tuple(result)
 
 

@@ -158,8 +158,8 @@ def _inplace(name: str, fn):
     def inplace(self, *args, **kwargs):
         result = fn(self, *args, **kwargs)
         if not dt.can_cast(result.dtype, self.dtype):
-            raise RuntimeError(f"result type {_legacy(result.dtype)} can't be cast to the desired output type "
-                               f"{_legacy(self.dtype)}")
+            raise RuntimeError(f"result type {dt.legacy_name(result.dtype)} can't be cast to the desired output type "
+                               f"{dt.legacy_name(self.dtype)}")
         if result._shape != self._shape:
             raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
                                f"{list(result._shape)}")
@@ -169,10 +169,7 @@ def _inplace(name: str, fn):
     return inplace
 
 
-def _legacy(d) -> str:
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[d.name]
+_legacy = dt.legacy_name  # TEMP alias until indexing.py imports dt.legacy_name directly
 
 
 for _name, _kind in UNARY_OPS.items():

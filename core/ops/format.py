@@ -174,6 +174,8 @@ def _host_values(t, summarize: bool) -> tuple:
         if not summarized[dim]:
             return fetch(part, dim + 1)
         n = part.shape[dim]
+        if not edge:  # nothing of this dimension is shown; skip fetching empty views
+            return np.empty(part.shape[:dim] + (0,) + part.shape[dim + 1:], part.dtype.numpy)
         pieces = [fetch(part.narrow(dim, 0, edge), dim + 1), fetch(part.narrow(dim, n - edge, edge), dim + 1)]
         return np.concatenate(pieces, axis=dim)
 

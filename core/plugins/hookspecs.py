@@ -33,4 +33,4 @@ def register_kernels(register, backend):
 
 @hookspec
 def configure(config):
-    """Read plugin settings from the resolved configuration (a :class:`core.config.Config`)."""
+    """Read plugin settings (``config.get("plugin").get(NAME, {})``) before the plugin's kernels are registered."""

@@ -225,14 +225,18 @@ class PluginManager:
                                      override=override)
             registered.append(op)
 
-        for impl in self.pm.hook.register_kernels.get_hookimpls():
-            if impl.plugin_name != info.plugin:
-                continue
-            try:
-                impl.function(register=register, backend=runtime)
-            except Exception as exc:
-                raise RuntimeError(f"plugin '{info.plugin}': hook register_kernels raised "
-                                   f"{type(exc).__name__}: {exc}") from exc
+        from .. import config
+
+        calls = (("configure", {"config": config}), ("register_kernels", {"register": register, "backend": runtime}))
+        for hook_name, kwargs in calls:
+            for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
+                if impl.plugin_name != info.plugin:
+                    continue
+                try:
+                    impl.function(**kwargs)
+                except Exception as exc:
+                    raise RuntimeError(f"plugin '{info.plugin}': hook {hook_name} raised "
+                                       f"{type(exc).__name__}: {exc}") from exc
 
     def _unavailable_message(self, info: BackendInfo) -> str:
         hint = f"; {info.install_hint}" if info.install_hint else ""

@@ -60,6 +60,9 @@ def array(t: Tensor) -> np.ndarray:
     """The NumPy view of a CPU tensor (shares memory; cached on the tensor)."""
     a = t._np
     if a is None:
+        if 0 in t._shape:  # NumPy rejects zero-element views at offsets past the buffer's end
+            a = t._np = np.empty(t._shape, t.dtype.numpy)
+            return a
         isz = t.dtype.itemsize
         a = t._np = np.ndarray(t._shape, t.dtype.numpy, _flat_bytes(t._storage), t._offset * isz,
                                tuple(s * isz for s in t._stride))

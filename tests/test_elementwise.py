@@ -1,0 +1,138 @@
+"""Elementwise ops beyond the conformance table: arguments, in-place variants, out=, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import core
+from core.testing import assert_close
+
+
+def test_add_sub_alpha_and_reflected_scalars(device):
+    a = core.tensor([1.0, 2.0], device=device)
+    b = core.tensor([10.0, 20.0], device=device)
+    assert_close(core.add(a, b, alpha=2), np.array([21.0, 42.0], np.float32))
+    assert_close(core.sub(a, b, alpha=0.5), np.array([-4.0, -8.0], np.float32))
+    assert_close(1 - a, np.array([0.0, -1.0], np.float32))
+    assert_close(2 / a, np.array([2.0, 1.0], np.float32))
+    assert_close(2 ** a, np.array([2.0, 4.0], np.float32))
+    assert_close(7 // a, np.array([7.0, 3.0], np.float32))
+    assert_close(5 % a, np.array([0.0, 1.0], np.float32))
+    with pytest.raises(RuntimeError, match="alpha must not be a floating point"):
+        core.add(core.ones(2, dtype=core.int64, device=device), core.ones(2, dtype=core.int64, device=device),
+                 alpha=0.5)
+
+
+def test_inplace_ops_write_through_and_check_casting(device):
+    a = core.zeros(2, 3, device=device)
+    row = a.select(0, 1)
+    row.add_(1).mul_(3).sub_(1)
+    a.T.select(0, 0).fill_(-1)
+    assert_close(a, np.array([[-1, 0, 0], [-1, 2, 2]], np.float32))
+    i = core.ones(3, dtype=core.int64, device=device)
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        i.add_(0.5)
+    i += 2
+    assert i.tolist() == [3, 3, 3]
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        core.ones(3, device=device).add_(core.ones(2, 3, device=device))
+    x = core.tensor([0.25, 4.0], device=device)
+    assert x.sqrt_() is x and x.tolist() == [0.5, 2.0]
+    x.clamp_(max=1.0)
+    assert x.tolist() == [0.5, 1.0]
+
+
+def test_out_argument(device):
+    out = core.empty(0, device=device)
+    core.mul(core.ones(2, device=device), 3, out=out)
+    assert out.tolist() == [3.0, 3.0]
+    with pytest.raises(RuntimeError, match="out has shape"):
+        core.exp(core.ones(2, device=device), out=core.empty(3, device=device))
+
+
+def test_division_rounding_modes(device):
+    a = core.tensor([-7, 7, -8], device=device)
+    b = core.tensor([2, -2, 3], device=device)
+    assert core.div(a, b).dtype is core.float32
+    assert core.div(a, b, rounding_mode="trunc").tolist() == [-3, -3, -2]
+    assert core.div(a, b, rounding_mode="floor").tolist() == [-4, -4, -3]
+    assert core.div(a.float(), b.float(), rounding_mode="trunc").tolist() == [-3.0, -3.0, -2.0]
+    assert core.remainder(a, b).tolist() == [1, -1, 1]
+    assert core.fmod(a, b).tolist() == [-1, 1, -2]
+    with pytest.raises(ValueError, match="rounding_mode"):
+        core.div(a, b, rounding_mode="round")
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        core.floor_divide(a, core.zeros(3, dtype=core.int64, device=device))
+
+
+def test_type_errors_follow_pytorch(device):
+    f = core.ones(2, device=device)
+    b = core.ones(2, dtype=core.bool, device=device)
+    with pytest.raises(TypeError, match="bitwise_and.*integral and bool"):
+        f & f
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with two bool tensors"):
+        b - b
+    with pytest.raises(TypeError, match="neg.*bool"):
+        -b
+    with pytest.raises(RuntimeError, match="Integers to negative integer powers"):
+        core.ones(2, dtype=core.int64, device=device) ** -1
+    with pytest.raises(TypeError, match="expected Tensor or number"):
+        f + "a"
+    with pytest.raises(RuntimeError, match=r"not broadcastable"):
+        f + core.ones(3, device=device)
+    with pytest.raises(RuntimeError, match="must match the size of tensor b"):
+        f * core.ones(3, device=device)
+
+
+def test_where_clamp_and_friends(device):
+    x = core.tensor([-2.0, 0.5, 3.0], device=device)
+    assert core.where(x > 0, x, 0.0).tolist() == [0.0, 0.5, 3.0]
+    assert core.where(x > 0, 1, 0).dtype is core.int64
+    assert x.where(x < 1, core.tensor(9.0, device=device)).tolist() == [-2.0, 0.5, 9.0]
+    lo = core.tensor([-1.0, 1.0, 0.0], device=device)
+    assert core.clamp(x, min=lo, max=2.0).tolist() == [-1.0, 1.0, 2.0]
+    assert core.clamp(core.tensor([float("nan")], device=device), 0, 1).isnan().tolist() == [True]
+    with pytest.raises(RuntimeError, match="At least one of 'min' or 'max'"):
+        core.clamp(x)
+    with pytest.raises(RuntimeError, match="condition to be a boolean"):
+        core.where(x, x, x)
+    assert_close(core.lerp(x, core.zeros(3, device=device), 0.5), np.array([-1.0, 0.25, 1.5], np.float32))
+    assert_close(core.addcmul(x, x, x, value=2), np.array([6.0, 1.0, 21.0], np.float32))
+    nan = core.tensor([float("nan"), float("inf"), -float("inf"), 1.0], device=device)
+    assert core.nan_to_num(nan, posinf=5.0, neginf=-5.0).tolist() == [0.0, 5.0, -5.0, 1.0]
+    assert core.isclose(x, x + 1e-7).all().item()
+    assert core.allclose(x, x.clone())
+    assert core.equal(x, x.clone()) and not core.equal(x, x + 1)
+
+
+def test_comparison_operators_and_shifts(device):
+    a = core.tensor([1, 2, 3], device=device)
+    assert (a == 2).tolist() == [False, True, False] and (a != 2).dtype is core.bool
+    assert (a >= core.tensor([3, 2, 1], device=device)).tolist() == [False, True, True]
+    assert (a << 2).tolist() == [4, 8, 12] and (a >> 1).tolist() == [0, 1, 1]
+    assert (~core.tensor([True, False], device=device)).tolist() == [False, True]
+    assert (a ^ 3).tolist() == [2, 1, 0] and (a | 4).tolist() == [5, 6, 7]
+
+
+def test_half_precision_computes_in_float32(device):
+    x = core.tensor([1000.0, 0.001], dtype=core.float16, device=device)
+    y = (x * 3).float()
+    assert_close(y, np.array([1000.0, 0.001], np.float16).astype(np.float32) * 3, rtol=1e-3, atol=0)
+    b = core.tensor([1.5, 2.25], dtype=core.bfloat16, device=device)
+    assert (b + b).dtype is core.bfloat16 and (b + b).tolist() == [3.0, 4.5]
+
+
+def test_matches_torch_on_mixed_promotion(device):
+    torch = pytest.importorskip("torch")
+    for dtype in ("int32", "uint8", "float16", "bool"):
+        ours = core.ones(3, dtype=getattr(core, dtype), device=device)
+        theirs = torch.ones(3, dtype=getattr(torch, dtype))
+        for scalar in (2, 2.5, True):
+            for fn in ("add", "mul", "div", "maximum"):
+                if fn == "maximum":
+                    continue
+                o = getattr(core, fn)(ours, scalar)
+                t = getattr(torch, fn)(theirs, scalar)
+                assert o.dtype.name == str(t.dtype).split(".")[1], (dtype, scalar, fn)
+                np.testing.assert_allclose(o.float().cpu().numpy(), t.float().numpy(), rtol=1e-3)
