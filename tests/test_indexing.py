@@ -76,16 +76,17 @@ BASIC = [1, -1, slice(1, 3), (slice(None), 2), (Ellipsis, 1), (None, 0), (slice(
 def test_basic_index_is_a_view_with_numpy_geometry(index, layout, device):
     a = _array((3, 4, 5), "float64")
     x = _make(a, device, layout)
-    host = x.cpu().numpy() if x.device.type == "cpu" else None
+    host = x.numpy() if x.device.type == "cpu" else None
     y = x[index]
     assert y.untyped_storage() is x.untyped_storage()
     assert_close(y, a[index])
-    if host is not None:  # NumPy's view of the same memory has the same strides and start
+    item = a.itemsize
+    assert y.storage_offset() - x.storage_offset() == (y.data_ptr() - x.data_ptr()) // item
+    if host is not None:  # NumPy's view of the same memory has the same strides (where they matter) and start
         expected = host[index]
-        item = host.itemsize
-        assert y.stride() == tuple(s // item for s in expected.strides) or expected.size <= 1
+        assert [st for st, n in zip(y.stride(), y.shape) if n > 1] == \
+            [st // item for st, n in zip(expected.strides, expected.shape) if n > 1]
         assert y.data_ptr() == expected.__array_interface__["data"][0] or expected.size == 0
-        assert y.storage_offset() - x.storage_offset() == (y.data_ptr() - x.data_ptr()) // item
 
 
 def test_basic_index_geometry_matches_torch(device):
@@ -100,8 +101,7 @@ def test_basic_index_geometry_matches_torch(device):
 
 
 def test_zero_d_integer_tensor_and_python_bools_are_views(device):
-    x = core.arange(12, device=device).reshape(3, 4) if hasattr(core, "arange") else \
-        core.tensor(np.arange(12).reshape(3, 4), device=device)
+    x = core.tensor(np.arange(12).reshape(3, 4), device=device)
     y = x[core.tensor(1, device=device)]
     assert y.untyped_storage() is x.untyped_storage() and y.tolist() == [4, 5, 6, 7]
     assert x[True].shape == (1, 3, 4) and x[True].untyped_storage() is x.untyped_storage()
@@ -173,7 +173,7 @@ def test_advanced_index_matches_numpy_with_torch_rules(index, device):
     a = _array((3, 4, 5), "float32")
     x = core.tensor(a, device=device)
     expected = _numpy_getitem(a, _as_index(index))
-    assert_close(x[_as_index(index) if not isinstance(index, list) else index], expected)
+    assert_close(x[_as_index(index)], expected)
     y = x[_core_index(_as_index(index), device)]
     assert_close(y, expected)
     assert y.untyped_storage() is not x.untyped_storage()
@@ -247,22 +247,22 @@ def test_non_tuple_sequence_is_a_tuple_with_a_warning(device):
 def _index_entries(shape):
     """A strategy for indices into ``shape``: ints, slices, None, one Ellipsis, int arrays and bool masks."""
     @st.composite
-    def draw(data):
+    def index(draw):
         entries, dim = [], 0
-        array_shape = data.draw(st.sampled_from([(2,), (1,), (0,), (2, 1), (1, 3)]), label="array shape")
+        array_shape = draw(st.sampled_from([(2,), (1,), (0,), (2, 1), (1, 3)]))
         ellipsis = False
-        while dim < len(shape) and data.draw(st.booleans()):
+        while dim < len(shape) and draw(st.booleans()):
             size = shape[dim]
             kinds = ["slice", "none", "array"] + (["int"] if size else []) + (["ellipsis"] if not ellipsis else []) \
                 + ["mask"]
-            kind = data.draw(st.sampled_from(kinds))
+            kind = draw(st.sampled_from(kinds))
             if kind == "int":
-                entries.append(data.draw(st.integers(-size, size - 1)))
+                entries.append(draw(st.integers(-size, size - 1)))
                 dim += 1
             elif kind == "slice":
-                start = data.draw(st.none() | st.integers(-5, 5))
-                stop = data.draw(st.none() | st.integers(-5, 5))
-                step = data.draw(st.none() | st.integers(1, 3))
+                start = draw(st.none() | st.integers(-5, 5))
+                stop = draw(st.none() | st.integers(-5, 5))
+                step = draw(st.none() | st.integers(1, 3))
                 entries.append(slice(start, stop, step))
                 dim += 1
             elif kind == "none":
@@ -275,18 +275,18 @@ def _index_entries(shape):
                 count = int(np.prod(array_shape))
                 if size == 0 and count:
                     continue
-                values = data.draw(st.lists(st.integers(-size, size - 1), min_size=count, max_size=count)) \
+                values = draw(st.lists(st.integers(-size, size - 1), min_size=count, max_size=count)) \
                     if size else []
                 entries.append(np.array(values, dtype=np.int64).reshape(array_shape))
                 dim += 1
             else:
-                k = data.draw(st.integers(1, len(shape) - dim))
-                bits = data.draw(st.lists(st.booleans(), min_size=int(np.prod(shape[dim:dim + k])),
+                k = draw(st.integers(1, len(shape) - dim))
+                bits = draw(st.lists(st.booleans(), min_size=int(np.prod(shape[dim:dim + k])),
                                           max_size=int(np.prod(shape[dim:dim + k]))))
                 entries.append(np.array(bits, dtype=bool).reshape(shape[dim:dim + k]))
                 dim += k
         return tuple(entries)
-    return draw()
+    return index()
 
 
 @settings(max_examples=60, deadline=None)
@@ -307,18 +307,13 @@ def test_drawn_indices_match_numpy(data, device):
     assert_close(y, expected)
     if not arrays:
         assert y.untyped_storage() is x.untyped_storage()
-    # the same index assigns what NumPy assigns
+    # the same index assigns what NumPy assigns (duplicates: the last write wins in both)
     value = np.arange(expected.size, dtype=np.int64).reshape(expected.shape) + 1000
     first, rest = _torch_order(index)
     target = a.copy()
-    view = target[first]
-    view[rest] = value
-    if not arrays or all(e.dtype == bool or len(np.unique(e)) == e.size for e in arrays if e.ndim):
-        x[_core_index(index, device)] = core.tensor(value, device=device)
-        if len({tuple(e.shape) for e in arrays}) <= 1 and all(e.dtype == bool or e.ndim == 0 or
-                                                              len(np.unique(e % max(1, e.size))) == e.size
-                                                              for e in arrays):
-            assert_close(x, target)
+    target[first][rest] = value
+    x[_core_index(index, device)] = core.tensor(value, device=device)
+    assert_close(x, target)
 
 
 # -- setitem with tensor indices ------------------------------------------------------------------
@@ -380,8 +375,8 @@ def test_index_errors(device):
         (5, IndexError, "index 5 is out of bounds for dimension 0 with size 3"),
         ((slice(None), -5), IndexError, "index -5 is out of bounds for dimension 1 with size 4"),
         (core.tensor([5], device=device), IndexError, "index 5 is out of bounds for dimension 0 with size 3"),
-        ((slice(None), core.tensor([-5], device=device)), IndexError,
-         "index -5 is out of bounds for dimension 1 with size 4"),
+        ((slice(None), core.tensor([-5], device=device)), IndexError,  # PyTorch counts index tensors here
+         "index -5 is out of bounds for dimension 0 with size 4"),
         ((0, [4]), IndexError, "index 4 is out of bounds for dimension 0 with size 4"),
         (core.tensor([1.0], device=device), IndexError,
          "tensors used as indices must be long, int, byte or bool tensors"),
@@ -411,7 +406,7 @@ def test_index_errors(device):
 def test_messages_match_torch(device):
     torch = pytest.importorskip("torch")
     x, t = core.zeros(3, 4, device=device), torch.zeros(3, 4)
-    for index in [5, (slice(None), -5), [[0], [7]], (slice(None), [4])]:
+    for index in [5, (slice(None), -5), ([0], [7]), (slice(None), [4]), (slice(None), [0], [-9])]:
         with pytest.raises(IndexError) as ours:
             x[index]
         with pytest.raises(IndexError) as theirs:
@@ -466,8 +461,8 @@ def _np_scatter(a, dim, idx, src, fn=None):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "float16", "bfloat16"])
 def test_scatter_family(dtype, device):
-    a = _array((3, 5), dtype)
-    src = _array((2, 5), dtype, seed=1)
+    a = _array((3, 5), dtype) % 5  # small values: products stay exact in half precision
+    src = _array((2, 5), dtype, seed=1) % 5
     idx = np.array([[0, 1, 2, 0, 1], [2, 0, 1, 1, 0]])  # unique per column: assignment is deterministic
     x, s, i = (core.tensor(v, device=device) for v in (a, src, idx))
     assert_close(core.scatter(x, 0, i, s), _np_scatter(a, 0, idx, src))
@@ -525,9 +520,7 @@ def test_take_along_dim(device):
     x = core.tensor(a, device=device)
     idx = np.argsort(a, axis=1)
     assert_close(core.take_along_dim(x, core.tensor(idx, device=device), 1), np.take_along_axis(a, idx, 1))
-    col = np.array([[0], [1], [2]])
-    assert_close(x.take_along_dim(core.tensor(col[:1], device=device), 1), np.take_along_axis(a, col[:1], 1)
-                 .repeat(1, 0)[:1].repeat(3, 0) * 0 + a[:, :1])  # indices broadcast over dim 0
+    assert_close(x.take_along_dim(core.tensor([[0]], device=device), 1), a[:, [0]])  # indices broadcast
     assert_close(core.take_along_dim(x, core.tensor([0, 11], device=device)), a.reshape(-1)[[0, 11]])
     with pytest.raises(RuntimeError, match="dtype of indices should be Long but got Int"):
         core.take_along_dim(x, core.tensor([[0]], dtype=core.int32, device=device), 1)
@@ -574,9 +567,10 @@ def test_index_add_copy_fill(dtype, device):
     expected = a.copy()
     np.add.at(expected, idx, src * 2)
     assert_close(core.index_add(x, 0, i, s, alpha=2), expected)
+    src2 = _array((4, 3), dtype, seed=3)
     expected = a.T.copy()
-    np.add.at(expected, idx, src.T)
-    assert_close(x.T.index_add(0, i, s.T), expected)  # non-contiguous self and source
+    np.add.at(expected, idx, src2.T)
+    assert_close(x.T.index_add(0, i, core.tensor(src2, device=device).T), expected)  # non-contiguous operands
     uniq = np.array([3, 0, 1])
     u = core.tensor(uniq, device=device)
     expected = a.copy()
@@ -627,8 +621,7 @@ def test_masked_ops(dtype, device):
     assert_close(x.T.masked_fill(mask.T, value), np.where(m, np.array(value, a.dtype), a).T)
     assert_close(core.masked_select(x, mask), a[m])
     row = m[0]
-    assert_close(core.masked_select(x, core.tensor(row, device=device)), np.broadcast_to(a, (3, 4))[:, row].ravel()
-                 if False else a[np.broadcast_to(row, (3, 4))])
+    assert_close(core.masked_select(x, core.tensor(row, device=device)), a[np.broadcast_to(row, (3, 4))])
     src = _array((12,), dtype, seed=9)
     expected = a.copy()
     expected[m] = src[:m.sum()]
@@ -665,8 +658,8 @@ def test_masked_fill_broadcast_casts_and_errors(device):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_nonzero_and_argwhere(dtype, device):
-    a = _array((3, 4), dtype) * (_array((3, 4), "bool", seed=4))
-    a = a.astype(core.dtypes._BY_NAME[dtype].numpy)
+    a = _array((3, 4), dtype)
+    a = np.where(_array((3, 4), "bool", seed=4), a, np.zeros((), a.dtype))
     x = core.tensor(a, device=device)
     assert_close(core.nonzero(x), np.argwhere(a))
     assert_close(core.argwhere(x.T), np.argwhere(a.T))

@@ -18,6 +18,7 @@ import warnings
 from collections import Counter
 from typing import Callable
 
+from ..tensor import Tensor
 from .keys import CPU, Autograd, Meta, _BY_BIT, tls
 
 __all__ = ["Operator", "OPERATORS", "get_operator", "fallback_counts", "invalidate_caches"]
@@ -72,16 +73,14 @@ class Operator:
     def __call__(self, *args, **kwargs):
         mask = 0
         for a in args:
-            storage = getattr(a, "_storage", None)
-            if storage is not None:
-                mask |= storage.key
+            if isinstance(a, Tensor):
+                mask |= a._storage.key
                 if a.requires_grad:
                     mask |= _AUTOGRAD_MASK
             elif a.__class__ is list or a.__class__ is tuple:
                 for b in a:
-                    storage = getattr(b, "_storage", None)
-                    if storage is not None:
-                        mask |= storage.key
+                    if isinstance(b, Tensor):
+                        mask |= b._storage.key
                         if b.requires_grad:
                             mask |= _AUTOGRAD_MASK
         mask = (mask | tls.include) & ~tls.exclude
@@ -184,15 +183,19 @@ def _bind_functionality(op: Operator, fn: Callable, below: int) -> Callable:
 
 def _with_meta(op: Operator, fn: Callable) -> Callable:
     meta = op.meta
+    if _DEBUG[0]:  # chosen at resolution time; set_debug() clears the caches
+        from .spec import check_outputs
+
+        def checked(*args, **kwargs):
+            spec = meta(*args, **kwargs)
+            out = fn(spec, *args, **kwargs)
+            check_outputs(op, spec, out, args)
+            return out
+
+        return checked
 
     def run(*args, **kwargs):
-        spec = meta(*args, **kwargs)
-        out = fn(spec, *args, **kwargs)
-        if _DEBUG[0]:
-            from .spec import check_outputs
-
-            check_outputs(op, spec, out, args)
-        return out
+        return fn(meta(*args, **kwargs), *args, **kwargs)
 
     return run
 

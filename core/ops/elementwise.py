@@ -24,6 +24,7 @@ METHODS: dict = {}
 
 _FLOAT, _INT, _BOOL = 2, 1, 0
 _SCALARS = (numbers.Number, np.generic)
+_SCALAR_CATEGORY = {bool: 0, int: 1, float: 2}
 
 
 def _export(name: str, fn, method: bool = True):
@@ -83,9 +84,13 @@ def _binary_meta(op: str, kind: str):
             compute = a.dtype if a.dtype is b.dtype else dt.result_type(a, b)
         elif a_t or b_t:
             t, s = (a, b) if a_t else (b, a)
-            _check_operand(op, s)
             device, shape = t._storage.device, t._shape
-            compute = dt.result_type(t, s)
+            category = _SCALAR_CATEGORY.get(s.__class__)
+            if category is not None and category <= t.dtype.category:
+                compute = t.dtype  # a Python scalar of a lower or equal category never changes the dtype
+            else:
+                _check_operand(op, s)
+                compute = dt.result_type(t, s)
         else:
             raise TypeError(f"{op}(): expected at least one Tensor operand, got {type(a).__name__} and "
                             f"{type(b).__name__}")

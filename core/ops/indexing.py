@@ -105,7 +105,7 @@ def _indexed_shape(op: str, input: Tensor, indices) -> tuple:
         size = input._shape[d]
         if size == 0 and index.numel():
             raise IndexError("index is out of bounds for dimension with size 0")
-        _check_dim_index(index, size, d)
+        _check_dim_index(index, size, len(positions))  # PyTorch numbers the index tensors, not the dims
         positions.append(d)
     if not positions:
         raise IndexError(f"{op}(): expected at least one index tensor")

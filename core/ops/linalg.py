@@ -100,7 +100,7 @@ def matmul(input, other, *, out=None):
         if input._shape[-1] != k_other:
             shown_b = other._shape if db == 2 else (k_other,)
             raise _mismatch("matmul", input._shape if da > 1 else (1,) + input._shape, shown_b)
-        rows = reshape(input, (-1, k_other))
+        rows = reshape(input, (numel(input._shape[:-1]), k_other))
         columns = other if db == 2 else unsqueeze(other, 1)
         result = reshape(batched_matmul(rows, columns), input._shape[:-1] + other._shape[1:])
     else:

@@ -68,10 +68,15 @@ def _means_all(dim) -> bool:
     return dim is None or (isinstance(dim, (tuple, list)) and not dim)
 
 
+_ALL_DIMS = tuple(tuple(range(n)) for n in range(9))
+
+
 def _dims(op: str, input, dim) -> tuple:
     """Normalised reduction dims: None or ``()`` mean all; 0-d tensors accept 0/-1 and reduce nothing."""
     _check_tensor(op, input)
     ndim = len(input._shape)
+    if dim is None:
+        return _ALL_DIMS[ndim] if ndim < len(_ALL_DIMS) else tuple(range(ndim))
     if _means_all(dim):
         return tuple(range(ndim))
     dims = wrap_dims(dim, ndim, op)
@@ -85,6 +90,8 @@ def _dim(op: str, input, dim) -> int:
 
 
 def _reduced_shape(shape: tuple, dims: tuple, keepdim: bool) -> tuple:
+    if not keepdim and len(dims) == len(shape):
+        return ()
     if keepdim:
         return tuple(1 if i in dims else s for i, s in enumerate(shape))
     return tuple(s for i, s in enumerate(shape) if i not in dims)
@@ -231,7 +238,8 @@ _cummin = define("cummin", meta=_scan_pair_meta("cummin"), primitive=True,
 
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001 - torch.sum
     """Sum over ``dim`` (all dims when None); integral and bool inputs sum in int64 (``torch.sum``)."""
-    return finish_out("sum", _sum(input, _dims("sum", input, dim), keepdim, dtype), out)
+    result = _sum(input, _dims("sum", input, dim), keepdim, dtype)
+    return result if out is None else finish_out("sum", result, out)
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):

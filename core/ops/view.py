@@ -82,6 +82,8 @@ def compute_view_strides(old_shape: tuple, old_stride: tuple, new_shape: tuple):
 def _view_geometry(input, shape):
     """View as ``shape`` (one dim may be -1); RuntimeError if the strides do not allow it."""
     shape = _infer_size("view", shape, input.numel())
+    if input._stride == contiguous_strides(input._shape):  # the common case needs no stride search
+        return shape, contiguous_strides(shape), input._offset
     strides = compute_view_strides(input._shape, input._stride, shape)
     if strides is None:
         raise RuntimeError(

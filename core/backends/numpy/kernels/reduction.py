@@ -7,8 +7,10 @@ import numpy as np
 from ._common import compute_np, operand, wrap
 
 
-def _fresh(result, source):
+def _fresh(result, source, dims):
     """A result never aliases an input's memory (reductions over no dims can hand the input back)."""
+    if dims:
+        return result
     result = np.asarray(result)
     return result.copy() if np.may_share_memory(result, source) else result
 
@@ -17,14 +19,13 @@ def _reduce_kernel(fn, accumulate: bool):
     """Kernel of sum/prod (``accumulate``: NumPy accumulates in the compute dtype) or amax/amin/any/all."""
 
     def kernel(spec, input, dims, keepdim=False, dtype=None):
-        cd = compute_np(spec.compute_dtype)
         a = operand(input, compute_np(input.dtype))
-        with np.errstate(all="ignore"):
-            if accumulate:
-                result = fn(a, axis=dims, keepdims=keepdim, dtype=cd)
-            else:
+        if accumulate:  # the ufunc's own reduce skips np.sum's Python-level dispatch (the hot path of x.sum())
+            result = fn.reduce(a, axis=dims, keepdims=keepdim, dtype=compute_np(spec.compute_dtype))
+        else:
+            with np.errstate(all="ignore"):
                 result = fn(a, axis=dims, keepdims=keepdim)
-        return wrap(_fresh(result, a), spec.dtype)
+        return wrap(_fresh(result, a, dims), spec.dtype)
 
     return kernel
 
@@ -70,7 +71,7 @@ def _cumulative_extremum(ufunc):
 
 
 KERNELS = {
-    "sum": _reduce_kernel(np.sum, True), "prod": _reduce_kernel(np.prod, True),
+    "sum": _reduce_kernel(np.add, True), "prod": _reduce_kernel(np.multiply, True),
     "amax": _reduce_kernel(np.amax, False), "amin": _reduce_kernel(np.amin, False),
     "any": _reduce_kernel(np.any, False), "all": _reduce_kernel(np.all, False),
     "argmax": _arg_kernel(np.argmax), "argmin": _arg_kernel(np.argmin),
