@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import core
 from core.testing import assert_close
@@ -311,7 +312,7 @@ def test_drawn_indices_match_numpy(data, device):
     value = np.arange(expected.size, dtype=np.int64).reshape(expected.shape) + 1000
     first, rest = _torch_order(index)
     target = a.copy()
-    target[first][rest] = value
+    target[first if any(e is Ellipsis for e in first) else first + (Ellipsis,)][rest] = value
     x[_core_index(index, device)] = core.tensor(value, device=device)
     assert_close(x, target)
 
@@ -389,8 +390,8 @@ def test_index_errors(device):
         ((Ellipsis, Ellipsis), IndexError, "an index can only have a single ellipsis"),
         (slice(None, None, -1), ValueError, "step must be greater than zero"),
         (core.ones(3, 5, dtype=core.bool, device=device), IndexError,
-         "The shape of the mask \\[3, 5\\] at index 1 does not match the shape of the indexed tensor \\[3, 4\\] at "
-         "index 1"),
+         ("The shape of the mask \\[3, 5\\] at index 1 does not match the shape of the indexed tensor \\[3, 4\\] "
+          "at index 1")),
         ((core.tensor([0, 1], device=device), core.tensor([0, 1, 2], device=device)), IndexError,
          "shape mismatch: indexing tensors could not be broadcast together with shapes \\[2\\], \\[3\\]"),
     ]
@@ -543,6 +544,10 @@ def test_index_select(dtype, layout, device):
     assert_close(x.index_select(1, core.tensor(1, device=device)), a[:, [1]])
     s = core.tensor(a[0, 0], device=device)
     assert_close(s.index_select(0, core.tensor([0], device=device)), a[0, 0])
+    one = core.tensor(5.0, device=device)
+    assert core.index_add(one, 0, core.tensor([0], device=device), core.tensor(1.0, device=device)).tolist() == 6.0
+    assert core.index_fill(one, 0, core.tensor([0], device=device), 1.0).tolist() == 1.0
+    assert core.index_copy(one, 0, core.tensor([0], device=device), core.tensor(2.0, device=device)).tolist() == 2.0
 
 
 def test_index_select_errors(device):

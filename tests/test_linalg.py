@@ -11,7 +11,7 @@ import core
 from core.testing import assert_close
 
 RNG = np.random.default_rng(0)
-TOL = {"float16": dict(rtol=2e-3, atol=2e-3), "float32": dict(rtol=1e-5, atol=1e-5), "float64": {}, "int64": {}}
+TOL = {"float16": {"rtol": 2e-3, "atol": 2e-3}, "float32": {"rtol": 1e-5, "atol": 1e-5}, "float64": {}, "int64": {}}
 
 
 def _array(shape, dtype="float32"):
@@ -127,7 +127,7 @@ def test_matmul_errors(device):
 
 
 def test_mm_bmm_mv_dot_argument_checks(device):
-    ones = lambda *s, dtype=core.float32: core.ones(*s, dtype=dtype, device=device)  # noqa: E731
+    ones = lambda *s, dtype=core.float32: core.ones(*s, dtype=dtype, device=device)
     with pytest.raises(RuntimeError, match="mat2 must be a matrix"):
         core.mm(ones(2, 3), ones(3))
     with pytest.raises(RuntimeError, match="self must be a matrix"):
@@ -193,7 +193,7 @@ def test_inner_tensordot_kron(device):
 
 def test_add_products(device):
     inp, m1, m2 = _array((4,), "float64"), _array((2, 3), "float64"), _array((3, 4), "float64")
-    t = lambda x: core.tensor(x, device=device)  # noqa: E731
+    t = lambda x: core.tensor(x, device=device)
     assert_close(core.addmm(t(inp), t(m1), t(m2), beta=0.5, alpha=2), 0.5 * inp + 2 * (m1 @ m2))
     nan = core.full((2, 4), float("nan"), dtype=core.float64, device=device)
     assert_close(core.addmm(nan, t(m1), t(m2), beta=0), m1 @ m2)  # beta=0 ignores input, NaNs included
@@ -291,12 +291,12 @@ def test_einsum_forms_and_broadcasting(device):
     ("ij", [(2, 2), (2, 2)], "more operands were provided than specified in the equation"),
     ("ij,jk->ik", [(2, 2)], "fewer operands were provided than specified in the equation"),
     ("ii", [(2, 3)], "subscript i is repeated for operand 0 but the sizes don't match, 3 != 2"),
-    ("ij,jk", [(2, 3), (4, 4)], "subscript j has size 4 for operand 1 which does not broadcast with previously "
-                                "seen size 3"),
+    ("ij,jk", [(2, 3), (4, 4)], ("subscript j has size 4 for operand 1 which does not broadcast with previously "
+                                "seen size 3")),
     ("ij->k", [(2, 3)], "output subscript k does not appear in the equation for any input operand"),
     ("ij->ii", [(2, 3)], "output subscript i appears more than once in the output"),
-    ("ijk", [(2, 3)], "the number of subscripts in the equation \\(3\\) does not match the number of dimensions "
-                      "\\(2\\) for operand 0 and no ellipsis was given"),
+    ("ijk", [(2, 3)], ("the number of subscripts in the equation \\(3\\) does not match the number of dimensions "
+                      "\\(2\\) for operand 0 and no ellipsis was given")),
     ("...ij", [(2,)], "is more than the number of dimensions \\(1\\) for operand 0"),
     ("i.j", [(2, 2)], "found '.' for operand 0 that is not part of any ellipsis"),
     ("i...j...", [(2, 2)], "for which an ellipsis was already found"),

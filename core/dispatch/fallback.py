@@ -24,8 +24,8 @@ def resolve(op, key):
     if key is cpu or not has_cpu or not config.get("fallback"):
         who = ", ".join(_implementers(op)) or "none"
         why = "" if key is cpu or not has_cpu else " and the CPU fallback is disabled (config 'fallback')"
-        message = (f"{op.name}(): no kernel for device type backend {key.name}{why}; "
-                   f"backends implementing it: {who}")
+        message = (f"{op.name}(): the backend of device type '{_device_type(key)}' has no kernel for this op{why}; "
+                   f"dispatch keys with a kernel: {who}")
 
         def missing(*args, **kwargs):
             raise NotImplementedError(message)
@@ -35,8 +35,8 @@ def resolve(op, key):
     def run_on_cpu(*args, **kwargs):
         device = next(_tensors(args)).device
         warn_once(f"{op.name}/{key.name}",
-                  f"{op.name}(): backend {key.name} has no kernel; running on the CPU with copies "
-                  f"(this warning is shown once)")
+                  f"{op.name}(): the backend of device '{device}' has no kernel for this op; running on the "
+                  f"CPU with copies (this warning is shown once)")
         fallback_counts[(op.name, device.type)] += 1
         cpu_args = [_to_cpu(a) for a in args]
         out = op.redispatch(cpu.mask, *cpu_args, **kwargs)
@@ -46,6 +46,13 @@ def resolve(op, key):
         return _to_device(out, device)
 
     return run_on_cpu
+
+
+def _device_type(key) -> str:
+    from ..plugins.manager import get_manager
+
+    types = {b.device_type for b in get_manager().backends.values() if b.instance is not None and b.instance.key is key}
+    return types.pop() if types else key.name.lower()
 
 
 def _tensors(args):

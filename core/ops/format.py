@@ -180,7 +180,7 @@ def _host_values(t, summarize: bool) -> tuple:
         return np.concatenate(pieces, axis=dim)
 
     values = fetch(t.detach(), 0)
-    if values.dtype.kind == "V" or t.dtype is dt.bfloat16:  # ml_dtypes' bfloat16: formatted via float32 (exact)
+    if t.dtype is dt.bfloat16:  # ml_dtypes' bfloat16 formats through float32, which holds it exactly
         values = values.astype(np.float32)
     return values, summarized
 

@@ -193,8 +193,8 @@ def _to_index_tensor(entry, device) -> Tensor:
 
 
 def _classify(t: Tensor, entries: tuple) -> tuple:
-    """Each entry as (kind, value) with lists/arrays made tensors; and whether any index is advanced."""
-    items, consumed, advanced, seen_ellipsis = [], 0, False, False
+    """Each entry as (kind, value), lists/arrays made tensors; the dims they consume; whether any is advanced."""
+    items, consumed, advanced, seen_ellipsis, bools = [], 0, False, False, 0
     for entry in entries:
         if entry is None:
             items.append(("none", None))
@@ -205,6 +205,7 @@ def _classify(t: Tensor, entries: tuple) -> tuple:
             items.append(("ellipsis", None))
         elif isinstance(entry, (bool, np.bool_)):
             items.append(("bool", bool(entry)))
+            bools += 1
         elif isinstance(entry, slice):
             items.append(("slice", entry))
             consumed += 1
@@ -245,7 +246,8 @@ def _classify(t: Tensor, entries: tuple) -> tuple:
             raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python to convert a 0-dim "
                              "tensor to a number")
         raise IndexError(f"too many indices for tensor of dimension {t.dim()}")
-    return items, consumed, advanced
+    # a lone Python bool is a view; several broadcast together as indices, as PyTorch's do
+    return items, consumed, advanced or bools > 1
 
 
 def _bool_index(value: bool, device) -> Tensor:
@@ -479,7 +481,7 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     if _out_of_range(index, 0, size) is not None:
         raise IndexError("index out of range in self")
     if input.dim() == 0:
-        result = reshape(_index_op(reshape(input, (1,)), _dim_index(input, 0, index)), index._shape)
+        result = reshape(_index_op(reshape(input, (1,)), _dim_index(input, 0, index)), ())
     else:
         result = _index_op(input, _dim_index(input, dim, index))
     return finish_out("index_select", result, out)
@@ -573,8 +575,8 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
 
 def _check_gather_shapes(op: str, input: Tensor, dim: int, index: Tensor, src: Tensor | None) -> None:
     if _ensure_dim(index.dim()) != _ensure_dim(input.dim()):
-        raise RuntimeError(f"Index tensor must have the same number of dimensions as {'input' if src is None else 'self'}"
-                           f" tensor")
+        name = "input" if src is None else "self"
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as {name} tensor")
     if src is not None and _ensure_dim(src.dim()) != _ensure_dim(index.dim()):
         raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
     for d in range(index.dim()):
@@ -757,7 +759,7 @@ def masked_select(input: Tensor, mask: Tensor, *, out=None) -> Tensor:
 
 
 def masked_scatter_(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
-    """Copy ``source``'s leading elements into ``input`` where ``mask`` is true, in order (``Tensor.masked_scatter_``)."""
+    """Copy ``source``'s leading elements into ``input`` where ``mask`` is true (``Tensor.masked_scatter_``)."""
     if not isinstance(mask, Tensor) or mask.dtype is not dt.bool:
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
                            f"{_legacy(mask.dtype) if isinstance(mask, Tensor) else type(mask).__name__}")

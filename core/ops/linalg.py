@@ -18,12 +18,31 @@ from ..errors import op_error
 from ..tensor import Tensor
 from ._util import broadcast_shapes, common_device, finish_out, numel, wrap_dim, wrap_dims
 from .creation import empty
-from .elementwise import _legacy, abs, add, conj, maximum, mul, ne, pow, sqrt, sub
+from .elementwise import abs, add, conj, mul, ne, pow, sqrt, sub
 from .reduction import sum
 from .view import diagonal, expand, permute, reshape, select, squeeze, unsqueeze
 
-__all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addbmm",
-           "baddbmm", "einsum", "tensordot", "kron", "trace", "cross", "cdist"]
+__all__ = [
+    "addbmm",
+    "addmm",
+    "addmv",
+    "baddbmm",
+    "bmm",
+    "cdist",
+    "cross",
+    "dot",
+    "einsum",
+    "ger",
+    "inner",
+    "kron",
+    "matmul",
+    "mm",
+    "mv",
+    "outer",
+    "tensordot",
+    "trace",
+    "vdot",
+]
 
 # PyTorch names C++ scalar types in some matmul messages ("float != double"); keep its wording.
 _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
@@ -94,6 +113,10 @@ def matmul(input, other, *, out=None):
         result = dot(input, other)
     elif da == 2 and db == 1:
         result = mv(input, other)
+    elif da == 2 and db == 2:
+        if input._shape[1] != other._shape[0]:
+            raise _mismatch("matmul", input._shape, other._shape)
+        result = batched_matmul(input, other)
     elif db <= 2:
         # (..., n, k) @ (k, m) or (k,): fold the batch into the rows of one matrix product
         k_other = other._shape[0]
@@ -170,7 +193,7 @@ def _check_vectors(op: str, input, other) -> None:
         raise op_error(RuntimeError, op, f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
     if input.dtype is not other.dtype:
         raise op_error(RuntimeError, op, f"expected both vectors to have same dtype, but found "
-                       f"{_legacy(input.dtype)} and {_legacy(other.dtype)}")
+                       f"{dt.legacy_name(input.dtype)} and {dt.legacy_name(other.dtype)}")
     _check_bool(op, input)
     if input._shape[0] != other._shape[0]:
         n, m = input._shape[0], other._shape[0]
@@ -225,7 +248,7 @@ def _add_scaled(op: str, input, product, beta, alpha, out):
     _check_tensors(op, input=input)
     if input.dtype is not product.dtype:
         raise op_error(RuntimeError, op, f"self and mat2 must have the same dtype, but got "
-                       f"{_legacy(input.dtype)} and {_legacy(product.dtype)}")
+                       f"{dt.legacy_name(input.dtype)} and {dt.legacy_name(product.dtype)}")
     if broadcast_shapes(input._shape, product._shape, op=op) != product._shape:
         raise op_error(RuntimeError, op, f"input of shape {list(input._shape)} cannot be broadcast to the "
                        f"product's shape {list(product._shape)}")
@@ -378,7 +401,7 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     for name, t in (("X1", x1), ("X2", x2)):
         if t.dtype.category != 2:
             raise op_error(RuntimeError, "cdist", f"cdist only supports floating-point dtypes, {name} got: "
-                           f"{_legacy(t.dtype)}")
+                           f"{dt.legacy_name(t.dtype)}")
         if t.ndim < 2:
             raise op_error(RuntimeError, "cdist", f"cdist only supports at least 2D tensors, {name} got: "
                            f"{t.ndim}D")
@@ -583,7 +606,7 @@ def _contract_pair(a: Tensor, la: list, b: Tensor, lb: list, keep: set, sizes: d
     summed = [x for x in shared if x not in keep]
     a_only = [x for x in la if x not in lb]
     b_only = [x for x in lb if x not in la]
-    shape_of = lambda labels: tuple(sizes[x] for x in labels)  # noqa: E731
+    shape_of = lambda labels: tuple(sizes[x] for x in labels)
     left = expand(permute(a, [la.index(x) for x in batch + a_only + summed]), shape_of(batch + a_only + summed))
     right = expand(permute(b, [lb.index(x) for x in batch + summed + b_only]), shape_of(batch + summed + b_only))
     n_batch, n_a, n_k, n_b = (numel(shape_of(x)) for x in (batch, a_only, summed, b_only))

@@ -21,12 +21,28 @@ from ..errors import op_error
 from ..tensor import Tensor
 from ._util import broadcast_shapes, check_int_arg, common_device, finish_out, size_args
 from .creation import _check_dtype, _finish, _new, empty, empty_like, resolve_device, tensor
-from .elementwise import _legacy, add, ceil, clamp, div, exp, log1p, lt, mul, tan
+from .elementwise import add, ceil, clamp, div, exp, log1p, lt, mul, tan
 from .reduction import any as _any
 
-__all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
-           "set_rng_state", "rand", "rand_like", "randn", "randn_like", "randint", "randint_like", "randperm",
-           "normal", "bernoulli", "multinomial"]
+__all__ = [
+    "Generator",
+    "bernoulli",
+    "default_generator",
+    "get_rng_state",
+    "initial_seed",
+    "manual_seed",
+    "multinomial",
+    "normal",
+    "rand",
+    "rand_like",
+    "randint",
+    "randint_like",
+    "randn",
+    "randn_like",
+    "randperm",
+    "seed",
+    "set_rng_state",
+]
 
 _FLOAT = 2
 _DEFAULT_SEED = 67280421310721  # PyTorch's seed of a new Generator
@@ -38,7 +54,7 @@ def _check_seed(seed) -> int:
     if isinstance(seed, Tensor):
         seed = seed.item()
     if not isinstance(seed, numbers.Integral):
-        raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
+        raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")  # noqa: TRY004 - PyTorch's type
     seed = int(seed)
     if not -2 ** 63 <= seed < 2 ** 64:
         raise ValueError("Overflow when unpacking long long")
@@ -66,7 +82,7 @@ class Generator:
     def __repr__(self) -> str:
         return f"<core.Generator device={self.device} initial_seed={self._seed}>"
 
-    def manual_seed(self, seed) -> "Generator":
+    def manual_seed(self, seed) -> Generator:
         """Reset to ``seed``: the same seed gives the same numbers on the same backend."""
         self._seed = _check_seed(seed)
         self._states.clear()
@@ -106,7 +122,7 @@ class Generator:
         payload = json.dumps({"seed": self._seed, "states": states}, sort_keys=True).encode()
         return tensor(list(_STATE_HEADER + payload), dtype=dt.uint8, device="cpu")
 
-    def set_state(self, new_state) -> "Generator":
+    def set_state(self, new_state) -> Generator:
         """Restore a state from :meth:`get_state` (a uint8 tensor, or its bytes)."""
         if isinstance(new_state, Tensor):
             if new_state.dtype is not dt.uint8:
@@ -201,7 +217,7 @@ def _generator(op: str, generator, device) -> Generator:
 # -- the primitives --------------------------------------------------------------------------------
 
 def _not_implemented(op: str, d) -> Exception:
-    return NotImplementedError(f"{op}(): \"{op}\" not implemented for '{_legacy(d)}'")
+    return NotImplementedError(f"{op}(): \"{op}\" not implemented for '{dt.legacy_name(d)}'")
 
 
 def _fill_meta(op: str, kinds: str, check=None):
@@ -276,7 +292,7 @@ def _multinomial_meta(input, num_samples, replacement, generator):
         raise TypeError(f"multinomial(): argument 'input' must be Tensor, not {type(input).__name__}")
     if input.dtype.category != _FLOAT:
         raise op_error(RuntimeError, "multinomial", f"multinomial only supports floating-point dtypes for input, "
-                       f"got: {_legacy(input.dtype)}")
+                       f"got: {dt.legacy_name(input.dtype)}")
     if input.ndim not in (1, 2):
         raise op_error(RuntimeError, "multinomial", "prob_dist must be 1 or 2 dim")
     categories = input._shape[-1]

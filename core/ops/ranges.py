@@ -21,10 +21,9 @@ from ..errors import op_error
 from ..tensor import Tensor
 from ._util import check_int_arg, finish_out
 from .creation import _check_dtype, _finish, _new, fill_, resolve_device, tensor, zeros
-from .elementwise import _legacy
 from .view import diagonal
 
-__all__ = ["arange", "range", "linspace", "logspace", "eye", "tril_indices", "triu_indices"]
+__all__ = ["arange", "eye", "linspace", "logspace", "range", "tril_indices", "triu_indices"]
 METHODS: dict = {}
 
 _FLOAT = 2
@@ -37,7 +36,7 @@ def _fill_meta(op: str, *, complex_ok: bool):
         if not isinstance(self, Tensor) or self.ndim != 1:
             raise op_error(RuntimeError, op, "expected a 1-D tensor to fill", self)
         if self.dtype is dt.bool or (self.dtype.category > _FLOAT and not complex_ok):
-            raise NotImplementedError(f"{op}(): \"{op}\" not implemented for '{_legacy(self.dtype)}'")
+            raise NotImplementedError(f"{op}(): \"{op}\" not implemented for '{dt.legacy_name(self.dtype)}'")
         return TensorSpec(self._shape, self.dtype, self.device)
 
     return meta
@@ -130,7 +129,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     return finish_out("arange", _finish(result, requires_grad), out)
 
 
-def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,  # noqa: A001
+def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
           requires_grad=False) -> Tensor:
     """Values from ``start`` to ``end`` INCLUSIVE, default dtype (deprecated ``torch.range``)."""
     warnings.warn("core.range is deprecated and will be removed in a future release because its behavior is "
@@ -165,7 +164,10 @@ def _space_args(op: str, start, end, steps, dtype) -> tuple:
     if dtype is None:
         is_complex = isinstance(start, complex) or isinstance(end, complex)
         dtype = dt.scalar_dtype(1j) if is_complex else dt.get_default_dtype()
-    return start, end, steps, _check_dtype(op, dtype)
+    d = _check_dtype(op, dtype)
+    if d.category < _FLOAT and not isinstance(start, complex) and not isinstance(end, complex):
+        start, end = _accumulated(d, start, end)  # PyTorch converts the ends to the integral dtype first
+    return start, end, steps, d
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
@@ -205,7 +207,7 @@ def _triangle_indices(op: str, numpy_fn, row, col, offset, dtype, device) -> Ten
             raise op_error(RuntimeError, op, f"{name} must be non-negative, got {value}")
     d = dt.int64 if dtype is None else _check_dtype(op, dtype)
     if d.category != 1:
-        raise NotImplementedError(f"{op}(): \"{op}\" not implemented for '{_legacy(d)}'")
+        raise NotImplementedError(f"{op}(): \"{op}\" not implemented for '{dt.legacy_name(d)}'")
     # row-major order, as PyTorch; small enough to compute on the host and copy once
     rows, cols = numpy_fn(row, offset, col)
     return tensor(np.stack([rows, cols]).reshape(2, -1), dtype=d, device=device)

@@ -367,7 +367,7 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
 
 
 def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
-    """Rotate by 90 degrees ``k`` times in the plane of ``dims``, from the first towards the second (``torch.rot90``)."""
+    """Rotate ``k`` quarter turns in the plane of ``dims``, from the first dim towards the second (``torch.rot90``)."""
     dims = tuple(dims)
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")

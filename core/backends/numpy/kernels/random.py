@@ -18,22 +18,29 @@ def _store(self, values):
     return self
 
 
-def uniform_(spec, self, low, high, generator):
+def _draw_floats(self, draw, scale, shift):
+    """``draw(shape, dtype, out) * scale + shift`` into self, in place when self's array can take it directly."""
     cd = compute_np(self.dtype)
-    u = _rng(generator).random(self._shape, dtype=cd)
-    return _store(self, u * cd.type(high - low) + cd.type(low))
+    a = array(self)
+    direct = a.dtype == cd and a.flags.c_contiguous
+    values = draw(self._shape, dtype=cd, out=a if direct else None)
+    if scale != 1:
+        values *= cd.type(scale)
+    if shift != 0:
+        values += cd.type(shift)
+    return self if direct else _store(self, values)
+
+
+def uniform_(spec, self, low, high, generator):
+    return _draw_floats(self, _rng(generator).random, high - low, low)
 
 
 def normal_(spec, self, mean, std, generator):
-    cd = compute_np(self.dtype)
-    z = _rng(generator).standard_normal(self._shape, dtype=cd)
-    return _store(self, z * cd.type(std) + cd.type(mean))
+    return _draw_floats(self, _rng(generator).standard_normal, std, mean)
 
 
 def exponential_(spec, self, lambd, generator):
-    cd = compute_np(self.dtype)
-    e = _rng(generator).standard_exponential(self._shape, dtype=cd)
-    return _store(self, e / cd.type(lambd))
+    return _draw_floats(self, _rng(generator).standard_exponential, 1 / lambd, 0)
 
 
 def random_(spec, self, low, high, generator):
