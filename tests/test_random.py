@@ -276,7 +276,7 @@ def test_multinomial_rejects_integer_probabilities(device):
 
 
 @pytest.mark.parametrize("call,exc,message", [
-    (lambda d: core.rand(2, dtype=core.int64, device=d), NotImplementedError, "\"uniform_\" not implemented for 'Long'"),
+    (lambda d: core.rand(2, dtype=core.int64, device=d), NotImplementedError, "uniform_\" not implemented for 'Long'"),
     (lambda d: core.randn(2, dtype=core.int64, device=d), NotImplementedError, "not implemented for 'Long'"),
     (lambda d: core.empty(2, device=d).uniform_(2, 1), RuntimeError, "uniform_ expects to return a \\[from, to\\)"),
     (lambda d: core.empty(2, device=d).normal_(0, -1), RuntimeError, "normal expects std >= 0.0"),

@@ -22,27 +22,8 @@ from .elementwise import abs, add, conj, mul, ne, pow, sqrt, sub
 from .reduction import sum
 from .view import diagonal, expand, permute, reshape, select, squeeze, unsqueeze
 
-__all__ = [
-    "addbmm",
-    "addmm",
-    "addmv",
-    "baddbmm",
-    "bmm",
-    "cdist",
-    "cross",
-    "dot",
-    "einsum",
-    "ger",
-    "inner",
-    "kron",
-    "matmul",
-    "mm",
-    "mv",
-    "outer",
-    "tensordot",
-    "trace",
-    "vdot",
-]
+__all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "cdist", "cross", "dot", "einsum", "ger", "inner", "kron",
+           "matmul", "mm", "mv", "outer", "tensordot", "trace", "vdot"]
 
 # PyTorch names C++ scalar types in some matmul messages ("float != double"); keep its wording.
 _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",

@@ -24,25 +24,9 @@ from .creation import _check_dtype, _finish, _new, empty, empty_like, resolve_de
 from .elementwise import add, ceil, clamp, div, exp, log1p, lt, mul, tan
 from .reduction import any as _any
 
-__all__ = [
-    "Generator",
-    "bernoulli",
-    "default_generator",
-    "get_rng_state",
-    "initial_seed",
-    "manual_seed",
-    "multinomial",
-    "normal",
-    "rand",
-    "rand_like",
-    "randint",
-    "randint_like",
-    "randn",
-    "randn_like",
-    "randperm",
-    "seed",
-    "set_rng_state",
-]
+__all__ = ["Generator", "bernoulli", "default_generator", "get_rng_state", "initial_seed", "manual_seed",
+           "multinomial", "normal", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm",
+           "seed", "set_rng_state"]
 
 _FLOAT = 2
 _DEFAULT_SEED = 67280421310721  # PyTorch's seed of a new Generator
@@ -54,7 +38,8 @@ def _check_seed(seed) -> int:
     if isinstance(seed, Tensor):
         seed = seed.item()
     if not isinstance(seed, numbers.Integral):
-        raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")  # noqa: TRY004 - PyTorch's type
+        # PyTorch raises RuntimeError here, not TypeError
+        raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")  # noqa: TRY004
     seed = int(seed)
     if not -2 ** 63 <= seed < 2 ** 64:
         raise ValueError("Overflow when unpacking long long")

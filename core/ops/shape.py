@@ -15,7 +15,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..dispatch import TensorSpec, define
 from ..tensor import Tensor
-from ._util import broadcast_shapes, common_device, finish_out, wrap_dim, wrap_dims
+from ._util import broadcast_shapes, common_device, finish_out, wrap_dim
 from .creation import clone, copy_, tensor, to_numpy, zeros
 from .elementwise import where
 from .view import _shape_arg, expand, flatten, narrow, reshape, transpose, unsqueeze, view
@@ -80,6 +80,8 @@ _cat_op = define("cat", meta=_cat_meta, primitive=True, doc=(
 def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
     """Concatenate tensors along an existing dim, promoting dtypes (``torch.cat``)."""
     tensors = _tensor_list("cat", tensors)
+    if not tensors:
+        raise ValueError("cat(): expected a non-empty list of Tensors")
     ref = next((t for t in tensors if not _legacy_empty(t) and t._shape), None)
     if ref is not None and isinstance(dim, numbers.Integral):
         dim = wrap_dim(dim, ref.dim(), "cat")  # kernels get a non-negative dim
@@ -311,10 +313,19 @@ def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, ou
 
 # -- flip / roll / rot90 --------------------------------------------------------------------------
 
+def _distinct_dims(op: str, dims, ndim: int) -> tuple:
+    """``dims`` wrapped to [0, ndim); PyTorch's RuntimeError naming the first repeated dim."""
+    wrapped = tuple(wrap_dim(d, ndim, op) for d in dims)
+    for i, d in enumerate(wrapped):
+        if d in wrapped[:i]:
+            raise RuntimeError(f"{op}(): dim {d} appears multiple times in the list of dims")
+    return wrapped
+
+
 def _flip_meta(input, dims):
     if not isinstance(input, Tensor):
         raise TypeError(f"flip(): argument 'input' must be Tensor, not {type(input).__name__}")
-    wrap_dims(dims, input.dim(), "flip")
+    _distinct_dims("flip", dims, input.dim())
     return TensorSpec(input._shape, input.dtype, input._storage.device)
 
 
@@ -329,7 +340,7 @@ def flip(input: Tensor, *args, dims=None) -> Tensor:
         dims = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
     elif isinstance(dims, numbers.Integral):
         dims = (dims,)
-    return _flip_op(input, wrap_dims(tuple(dims), input.dim(), "flip"))
+    return _flip_op(input, _distinct_dims("flip", dims, input.dim()))
 
 
 def fliplr(input: Tensor) -> Tensor:

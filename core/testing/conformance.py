@@ -40,7 +40,7 @@ class OpInfo:
     arity: int = 1
     dtypes: tuple = FLOATS
     domain: tuple = (-3.0, 3.0)
-    out: str = "same"  # same | float | bool | given (result_type of inputs)
+    out: object = "same"  # same | float | bool, or a function of the input dtype name
     rtol: float | None = None
     atol: float | None = None
     shapes: tuple = ()
@@ -82,6 +82,8 @@ def make_input(values: np.ndarray, device: str, layout: str):
 
 
 def _reference_dtype(info: OpInfo, dtype: str) -> str:
+    if callable(info.out):
+        return info.out(dtype)
     if info.out == "bool":
         return "bool"
     if info.out == "float" and dtype not in FLOATS:
@@ -200,6 +202,52 @@ OP_DB: list = [
            shapes=(((3, 4), (3, 4), (3, 4)), ((3, 1), (1, 4), ()), ((0,), (0,), (1,)), ((), (), ()))),
     OpInfo("clamp", lambda a: core.clamp(a, -1, 2), lambda a: np.clip(a, -1, 2), 1, FLOATS + ("int64",)),
     OpInfo("lerp", lambda a, b: core.lerp(a, b, 0.25), lambda a, b: a + 0.25 * (b - a), 2, ("float32", "float64")),
+]
+
+
+def _sum_dtype(dtype: str) -> str:
+    return "int64" if dtype in INTS or dtype == "bool" else dtype
+
+
+def _logical_dtype(dtype: str) -> str:
+    return "uint8" if dtype == "uint8" else "bool"  # PyTorch keeps uint8 for any/all
+
+
+def _reduction(name, fn, ref, dtypes=FLOATS, out="same", domain=(-3.0, 3.0), **kw) -> list:
+    """One entry per dim form: all dims, one negative dim with keepdim, a tuple of dims."""
+    forms = (("all", {}, {}), ("dim-1-keepdim", {"dim": -1, "keepdim": True}, {"axis": -1, "keepdims": True}),
+             ("dims01", {"dim": (0, 1)}, {"axis": (0, 1)}))
+    shapes = ((3, 4), (2, 3, 4), (1, 5))
+    return [OpInfo(f"{name}[{form}]", lambda a, _k=ck, _f=fn: _f(a, **_k), lambda a, _k=nk, _r=ref: _r(a, **_k),
+                   1, dtypes, domain, out, shapes=shapes, **kw) for form, ck, nk in forms]
+
+
+def _scan(name, fn, ref, dtypes, out) -> OpInfo:
+    return OpInfo(name, lambda a: fn(a, dim=-1), lambda a: ref(a, axis=-1), 1, dtypes, (-2.0, 2.0), out,
+                  shapes=((5,), (3, 4), (2, 0, 3)))
+
+
+OP_DB += [
+    *_reduction("sum", core.sum, np.sum, FLOATS + ("int64", "int32", "bool"), _sum_dtype, rtol=1e-5, atol=1e-5),
+    *_reduction("prod", core.prod, np.prod, ("float32", "float64", "int64"), _sum_dtype, domain=(0.5, 1.5))[:2],
+    *_reduction("mean", core.mean, np.mean, FLOATS, rtol=1e-5, atol=1e-5),
+    *_reduction("amax", core.amax, np.amax, FLOATS + ("int64", "int32", "bool")),
+    *_reduction("amin", core.amin, np.amin, FLOATS + ("int64", "uint8")),
+    *_reduction("var", core.var, lambda a, **k: np.var(a, ddof=1, **k), ("float32", "float64"), rtol=1e-4,
+                atol=1e-5),
+    *_reduction("std", core.std, lambda a, **k: np.std(a, ddof=1, **k), ("float32", "float64"), rtol=1e-4,
+                atol=1e-5),
+    *_reduction("logsumexp", lambda a, **k: core.logsumexp(a, dim=k.pop("dim", (0, 1)), **k),
+                lambda a, **k: scipy.special.logsumexp(a, axis=k.pop("axis", (0, 1)), **k), ("float32", "float64"),
+                rtol=1e-5, atol=1e-5),
+    *_reduction("any", core.any, np.any, ALL, _logical_dtype)[:2],
+    *_reduction("all", core.all, np.all, ALL, _logical_dtype)[:2],
+    OpInfo("argmax", lambda a: core.argmax(a, dim=-1), lambda a: np.argmax(a, axis=-1), 1,
+           ("float32", "float64", "int64"), out=lambda d: "int64", shapes=((5,), (3, 4), (2, 3, 4))),
+    OpInfo("argmin", lambda a: core.argmin(a), lambda a: np.argmin(a), 1, ("float32", "int32"),
+           out=lambda d: "int64", shapes=((5,), (3, 4), (2, 3, 4))),
+    _scan("cumsum", core.cumsum, np.cumsum, ("float32", "float64", "int64", "int32", "bool"), _sum_dtype),
+    _scan("cumprod", core.cumprod, np.cumprod, ("float32", "float64", "int64"), _sum_dtype),
 ]
 
 
