@@ -719,3 +719,30 @@ def test_index_primitive_validates_direct_calls(device):
     scatter_ = get_operator("scatter_")
     with pytest.raises(RuntimeError, match="index 4 is out of bounds for dimension 1 with size 4"):
         scatter_(x, 1, core.tensor([[4]], device=device), core.ones(1, 1, device=device))
+
+
+def test_inplace_ops_write_through_non_contiguous_views(device):
+    a = _array((4, 3), "float32")
+    base = core.tensor(a, device=device)
+    t = base.T  # (3, 4), non-contiguous
+    expected = a.T.copy()
+    version = base._version
+    t.index_put_((core.tensor([0, 2], device=device), core.tensor([1, 3], device=device)),
+                 core.tensor([1.0, 2.0], device=device), accumulate=True)
+    expected[[0, 2], [1, 3]] += [1.0, 2.0]
+    assert base._version > version
+    t.scatter_(1, core.tensor([[0], [1], [2]], device=device), core.tensor([[5.0], [6.0], [7.0]], device=device))
+    expected[[0, 1, 2], [0, 1, 2]] = [5.0, 6.0, 7.0]
+    t.scatter_reduce_(0, core.tensor([[2, 2, 2, 2]], device=device), core.ones(1, 4, device=device), "prod",
+                      include_self=False)
+    expected[2] = 1.0
+    t.index_add_(1, core.tensor([3], device=device), core.ones(3, 1, device=device), alpha=-2)
+    expected[:, 3] -= 2
+    t.index_fill_(0, core.tensor([1], device=device), -3.0)
+    expected[1] = -3.0
+    t.masked_fill_(core.tensor([True, False, False, False], device=device), 9.0)
+    expected[:, 0] = 9.0
+    t[:, core.tensor([2], device=device)] = core.tensor([[4.0], [5.0], [6.0]], device=device)
+    expected[:, [2]] = [[4.0], [5.0], [6.0]]
+    assert_close(t, expected)
+    assert_close(base, expected.T)

@@ -234,6 +234,8 @@ def test_trace_cross_cdist(device):
     assert_close(core.cdist(t1, t2), np.sqrt((diff ** 2).sum(-1)))
     assert_close(core.cdist(t1, t2, p=1), np.abs(diff).sum(-1))
     assert_close(core.cdist(t1, t2, p=3), (np.abs(diff) ** 3).sum(-1) ** (1 / 3))
+    assert_close(core.cdist(t1, t2, p=float("inf")), np.abs(diff).max(-1))
+    assert_close(core.cdist(t1, t2, p=0), (diff != 0).sum(-1).astype(np.float64))
     with pytest.raises(RuntimeError, match="X1 and X2 must have the same number of columns"):
         core.cdist(t1, core.ones(4, 2, dtype=core.float64, device=device))
 

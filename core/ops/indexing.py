@@ -795,6 +795,8 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
 def _nonzero_meta(input):
     if not isinstance(input, Tensor):
         raise TypeError(f"nonzero(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if input._storage.device.type == "meta":
+        raise NotImplementedError("nonzero(): the output's size depends on the data, which meta tensors lack")
     return TensorSpec((None, input.dim()), dt.int64, input._storage.device)
 
 

@@ -19,7 +19,7 @@ from ..tensor import Tensor
 from ._util import broadcast_shapes, common_device, finish_out, numel, wrap_dim, wrap_dims
 from .creation import empty
 from .elementwise import abs, add, conj, mul, ne, pow, sqrt, sub
-from .reduction import sum
+from .reduction import amax, sum
 from .view import diagonal, expand, permute, reshape, select, squeeze, unsqueeze
 
 __all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "cdist", "cross", "dot", "einsum", "ger", "inner", "kron",
@@ -398,8 +398,6 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     if p == 0:
         return sum(ne(diff, 0), -1).to(x1.dtype)
     if math.isinf(p):
-        from .reduction import amax
-
         return amax(diff, -1) if diff._shape[-1] else sum(diff, -1)
     if p == 1:
         return sum(diff, -1)

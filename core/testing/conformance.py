@@ -248,6 +248,14 @@ OP_DB += [
            out=lambda d: "int64", shapes=((5,), (3, 4), (2, 3, 4))),
     _scan("cumsum", core.cumsum, np.cumsum, ("float32", "float64", "int64", "int32", "bool"), _sum_dtype),
     _scan("cumprod", core.cumprod, np.cumprod, ("float32", "float64", "int64"), _sum_dtype),
+    OpInfo("matmul", core.matmul, np.matmul, 2, ("float32", "float64", "float16", "int64"), (-2.0, 2.0),
+           rtol=1e-4, atol=1e-4, shapes=(((3, 4), (4, 5)), ((2, 1, 3, 4), (5, 4, 2)), ((4,), (4, 3)), ((3, 4), (4,)),
+                                         ((4,), (4,)), ((0, 4), (4, 2)), ((2, 3, 0), (2, 0, 4)))),
+    OpInfo("einsum[bij,bjk->bik]", lambda a, b: core.einsum("bij,bjk->bik", a, b),
+           lambda a, b: np.einsum("bij,bjk->bik", a, b), 2, ("float32", "float64"), rtol=1e-4, atol=1e-4,
+           shapes=(((2, 3, 4), (2, 4, 5)), ((1, 2, 2), (1, 2, 3)))),
+    OpInfo("einsum[ii->i]", lambda a: core.einsum("ii->i", a), lambda a: np.einsum("ii->i", a), 1,
+           ("float32", "int64"), shapes=((3, 3), (1, 1))),
 ]
 
 
