@@ -9,28 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import core
-from core.testing import assert_close
+from core.testing import assert_close, sample_array, with_layout
 
 DTYPES = ["float32", "float64", "int64", "int32", "bool", "float16", "bfloat16", "uint8"]
 
 
-def _array(shape, dtype="float32", seed=0) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    values = rng.integers(-50, 50, size=shape)
-    if dtype == "bool":
-        return values > 0
-    if dtype == "uint8":
-        return np.abs(values).astype(np.uint8)
-    return values.astype(core.dtypes._BY_NAME[dtype].numpy)
-
-
-def _make(a: np.ndarray, device, layout="contiguous") -> core.Tensor:
-    """``a`` as a tensor with the given memory layout (same values)."""
-    if layout == "transposed" and a.ndim >= 2:
-        return core.tensor(np.ascontiguousarray(a.T), device=device).T
-    if layout == "strided" and a.ndim >= 1:
-        return core.tensor(np.repeat(a, 2, axis=-1), device=device)[..., ::2]
-    return core.tensor(a, device=device)
+_array = sample_array
+_make = with_layout
 
 
 def _torch_order(index) -> tuple:

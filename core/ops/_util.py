@@ -43,7 +43,8 @@ def wrap_dims(dims, ndim: int, op: str = "op") -> tuple:
         dims = (dims,)
     out = tuple(wrap_dim(d, ndim, op) for d in dims)
     if len(set(out)) != len(out):
-        raise RuntimeError(f"{op}(): dim {list(dims)} appears multiple times in the list of dims")
+        repeated = next(d for i, d in enumerate(out) if d in out[:i])
+        raise RuntimeError(f"{op}(): dim {repeated} appears multiple times in the list of dims")
     return out
 
 

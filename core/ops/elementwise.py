@@ -174,9 +174,6 @@ def _inplace(name: str, fn):
     return inplace
 
 
-_legacy = dt.legacy_name  # TEMP alias until indexing.py imports dt.legacy_name directly
-
-
 for _name, _kind in UNARY_OPS.items():
     _make_unary(_name, _kind)
 

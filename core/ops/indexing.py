@@ -25,7 +25,7 @@ from ..errors import op_error
 from ..tensor import Tensor
 from ._util import broadcast_shapes, finish_out, wrap_dim
 from .creation import clone, copy_, fill_, full, tensor, to_numpy
-from .elementwise import _legacy, clamp, div, floor_divide, mul, where
+from .elementwise import clamp, div, floor_divide, mul, where
 from .view import _view_kernel, alias, expand, reshape, select, squeeze, unbind, unsqueeze
 
 __all__ = ["getitem", "setitem", "index_put", "index_put_", "gather", "scatter", "scatter_add", "scatter_reduce",
@@ -140,7 +140,7 @@ def _index_put_meta(self, indices, values, accumulate=False):
         raise TypeError(f"index_put_(): argument 'values' must be Tensor, not {type(values).__name__}")
     if values.dtype is not self.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{_legacy(self.dtype)} for the destination and {_legacy(values.dtype)} for the source.")
+                           f"{dt.legacy_name(self.dtype)} for the destination and {dt.legacy_name(values.dtype)} for the source.")
     if values._storage.device != self._storage.device:
         raise op_error(RuntimeError, "index_put_", "values must be on the device of self", self, values)
     if values._shape != shape:
@@ -370,14 +370,14 @@ def setitem(input: Tensor, index, value) -> None:
     """``input[index] = value`` (``Tensor.__setitem__``): copy into the view, or ``index_put_`` for tensor indices."""
     target, indices = _apply_index(input, index)
     if indices is None:
-        if isinstance(value, _SCALARS) and not isinstance(value, np.ndarray):
+        if isinstance(value, _SCALARS):
             fill_(target, value)
         elif isinstance(value, Tensor):
             copy_(target, _strip_leading_ones(value))
         else:
             copy_(target, _value_tensor(value, input))
         return
-    if isinstance(value, _SCALARS) and not isinstance(value, np.ndarray):
+    if isinstance(value, _SCALARS):
         values = full((), value, dtype=input.dtype, device=input._storage.device)
     else:
         values = _strip_leading_ones(_value_tensor(value, input))
@@ -425,7 +425,7 @@ def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) 
 
 def _check_take_index(op: str, input: Tensor, index) -> None:
     _check_index_dtype(op, index, (dt.int64,), what=f"{op}(): Expected a long tensor for index, but got "
-                       f"{_legacy(index.dtype) if isinstance(index, Tensor) else ''}")
+                       f"{dt.legacy_name(index.dtype) if isinstance(index, Tensor) else ''}")
     n = input.numel()
     bad = _out_of_range(index, -n, n)
     if bad is not None:
@@ -470,7 +470,7 @@ def _vector_index(op: str, index: Tensor, allowed) -> None:
     _check_index_dtype(op, index, allowed)
     if index.dim() > 1:
         raise IndexError(f"{op}(): Index is supposed to be a vector, but got dim: {index.dim()} with type: "
-                         f"{_legacy(index.dtype)} and size: {list(index._shape)}")
+                         f"{dt.legacy_name(index.dtype)} and size: {list(index._shape)}")
 
 
 def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
@@ -500,7 +500,7 @@ def _check_source(op: str, input: Tensor, dim: int, index: Tensor, source: Tenso
             raise RuntimeError(f"{op}(): source {list(source._shape)} and self {list(input._shape)} must have the "
                                f"same size apart from dimension {dim}")
     if source.dtype is not input.dtype:
-        raise RuntimeError(f"{op}(): self ({_legacy(input.dtype)}) and source ({_legacy(source.dtype)}) must have "
+        raise RuntimeError(f"{op}(): self ({dt.legacy_name(input.dtype)}) and source ({dt.legacy_name(source.dtype)}) must have "
                            f"the same scalar type")
 
 
@@ -532,7 +532,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
 def index_copy_(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """Copy ``source``'s slices into ``input`` along ``dim`` at ``index``, in place (``Tensor.index_copy_``)."""
     _check_index_dtype("index_copy_", index, (dt.int64,), what=f"index_copy_(): Expected a long tensor for index, "
-                       f"but got {_legacy(index.dtype) if isinstance(index, Tensor) else ''}")
+                       f"but got {dt.legacy_name(index.dtype) if isinstance(index, Tensor) else ''}")
     _vector_index("index_copy_", index, (dt.int64,))
     dim = wrap_dim(dim, input.dim(), "index_copy_")
     _check_source("index_copy_", input, dim, index, source)
@@ -708,7 +708,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim=None, *, out=None) -> Ten
     """``gather`` with ``input`` and ``indices`` broadcast apart from ``dim`` (``torch.take_along_dim``)."""
     if not isinstance(indices, Tensor) or indices.dtype is not dt.int64:
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
-                           f"{_legacy(indices.dtype) if isinstance(indices, Tensor) else type(indices).__name__}")
+                           f"{dt.legacy_name(indices.dtype) if isinstance(indices, Tensor) else type(indices).__name__}")
     if dim is None:
         return finish_out("take_along_dim", gather(reshape(input, (-1,)), 0, reshape(indices, (-1,))), out)
     if input.dim() != indices.dim():
@@ -762,10 +762,10 @@ def masked_scatter_(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """Copy ``source``'s leading elements into ``input`` where ``mask`` is true (``Tensor.masked_scatter_``)."""
     if not isinstance(mask, Tensor) or mask.dtype is not dt.bool:
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
-                           f"{_legacy(mask.dtype) if isinstance(mask, Tensor) else type(mask).__name__}")
+                           f"{dt.legacy_name(mask.dtype) if isinstance(mask, Tensor) else type(mask).__name__}")
     if source.dtype is not input.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got "
-                           f"{_legacy(input.dtype)} and {_legacy(source.dtype)}")
+                           f"{dt.legacy_name(input.dtype)} and {dt.legacy_name(source.dtype)}")
     mask = expand(mask.to(input._storage.device), input._shape)
     positions = reshape(nonzero(reshape(mask, (-1,))), (-1,))
     n = positions.numel()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["available_devices", "assert_close", "to_numpy"]
+__all__ = ["available_devices", "assert_close", "to_numpy", "sample_array", "with_layout"]
 
 
 def available_devices() -> list:
@@ -54,3 +54,22 @@ def assert_close(actual, expected, rtol=None, atol=None, check_dtype=True, equal
     default = {"float16": (1e-3, 1e-3), "bfloat16": (1.6e-2, 1e-2), "float32": (1.3e-6, 1e-5)}.get(name, (1e-7, 1e-7))
     np.testing.assert_allclose(a64, e64, rtol=rtol if rtol is not None else default[0],
                                atol=atol if atol is not None else default[1], equal_nan=equal_nan, err_msg=msg)
+
+
+def sample_array(shape, dtype: str = "float32", seed: int = 0) -> np.ndarray:
+    """Small integer-valued test data of ``dtype`` (exact in every dtype, so comparisons are exact)."""
+    from ..dtypes import _BY_NAME
+
+    values = np.random.default_rng(seed).integers(-20, 20, size=shape)
+    if dtype == "bool":
+        return values > 0
+    if dtype == "uint8":
+        return np.abs(values).astype(np.uint8)
+    return values.astype(_BY_NAME[dtype].numpy)
+
+
+def with_layout(values: np.ndarray, device: str, layout: str = "contiguous"):
+    """``values`` as a tensor on ``device`` laid out ``contiguous``, ``transposed``, ``strided`` or ``expanded``."""
+    from .conformance import make_input
+
+    return make_input(values, device, layout)[0]
