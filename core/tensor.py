@@ -364,7 +364,7 @@ class Tensor:
 
     def __bool__(self) -> builtins.bool:
         if self.numel() != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return builtins.bool(self.item())
 
     def __int__(self) -> builtins.int:

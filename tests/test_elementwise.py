@@ -72,9 +72,9 @@ def test_type_errors_follow_pytorch(device):
     with pytest.raises(TypeError, match="bitwise_and.*integral and bool"):
         f & f
     with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with two bool tensors"):
-        b - b
+        _ = b - b
     with pytest.raises(TypeError, match="neg.*bool"):
-        -b
+        _ = -b
     with pytest.raises(RuntimeError, match="Integers to negative integer powers"):
         core.ones(2, dtype=core.int64, device=device) ** -1
     with pytest.raises(TypeError, match="expected Tensor or number"):

@@ -54,7 +54,7 @@ def _unary_meta(op: str, kind: str):
             out = dt.bool
         elif kind == "int_only":
             if d.category >= _FLOAT:
-                raise op_error(TypeError, op, f"only integral and bool dtypes are supported", input)
+                raise op_error(TypeError, op, "only integral and bool dtypes are supported", input)
             out = d
         elif kind == "no_bool":
             if d is dt.bool:

@@ -140,7 +140,8 @@ def _index_put_meta(self, indices, values, accumulate=False):
         raise TypeError(f"index_put_(): argument 'values' must be Tensor, not {type(values).__name__}")
     if values.dtype is not self.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{dt.legacy_name(self.dtype)} for the destination and {dt.legacy_name(values.dtype)} for the source.")
+                           f"{dt.legacy_name(self.dtype)} for the destination and "
+                           f"{dt.legacy_name(values.dtype)} for the source.")
     if values._storage.device != self._storage.device:
         raise op_error(RuntimeError, "index_put_", "values must be on the device of self", self, values)
     if values._shape != shape:
@@ -500,8 +501,8 @@ def _check_source(op: str, input: Tensor, dim: int, index: Tensor, source: Tenso
             raise RuntimeError(f"{op}(): source {list(source._shape)} and self {list(input._shape)} must have the "
                                f"same size apart from dimension {dim}")
     if source.dtype is not input.dtype:
-        raise RuntimeError(f"{op}(): self ({dt.legacy_name(input.dtype)}) and source ({dt.legacy_name(source.dtype)}) must have "
-                           f"the same scalar type")
+        raise RuntimeError(f"{op}(): self ({dt.legacy_name(input.dtype)}) and source "
+                           f"({dt.legacy_name(source.dtype)}) must have the same scalar type")
 
 
 def _put_along(input: Tensor, dim: int, index: Tensor, values: Tensor, accumulate: bool) -> Tensor:
@@ -707,12 +708,12 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
 def take_along_dim(input: Tensor, indices: Tensor, dim=None, *, out=None) -> Tensor:
     """``gather`` with ``input`` and ``indices`` broadcast apart from ``dim`` (``torch.take_along_dim``)."""
     if not isinstance(indices, Tensor) or indices.dtype is not dt.int64:
-        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
-                           f"{dt.legacy_name(indices.dtype) if isinstance(indices, Tensor) else type(indices).__name__}")
+        got = dt.legacy_name(indices.dtype) if isinstance(indices, Tensor) else type(indices).__name__
+        raise RuntimeError(f"take_along_dim(): dtype of indices should be Long but got {got}")
     if dim is None:
         return finish_out("take_along_dim", gather(reshape(input, (-1,)), 0, reshape(indices, (-1,))), out)
     if input.dim() != indices.dim():
-        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, "
+        raise RuntimeError(f"core.take_along_dim(): input and indices should have the same number of dimensions, "
                            f"but got {input.dim()} dimensions for input, and {indices.dim()} dimensions for indices")
     dim = wrap_dim(dim, input.dim(), "take_along_dim")
     shape_in, shape_ix = list(input._shape), list(indices._shape)

@@ -585,7 +585,10 @@ def _contract_pair(a: Tensor, la: list, b: Tensor, lb: list, keep: set, sizes: d
     summed = [x for x in shared if x not in keep]
     a_only = [x for x in la if x not in lb]
     b_only = [x for x in lb if x not in la]
-    shape_of = lambda labels: tuple(sizes[x] for x in labels)
+
+    def shape_of(labels):
+        return tuple(sizes[x] for x in labels)
+
     left = expand(permute(a, [la.index(x) for x in batch + a_only + summed]), shape_of(batch + a_only + summed))
     right = expand(permute(b, [lb.index(x) for x in batch + summed + b_only]), shape_of(batch + summed + b_only))
     n_batch, n_a, n_k, n_b = (numel(shape_of(x)) for x in (batch, a_only, summed, b_only))

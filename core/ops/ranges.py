@@ -149,7 +149,7 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
 # -- linspace, logspace --------------------------------------------------------------------------------
 
 def _space_args(op: str, start, end, steps, dtype) -> tuple:
-    for name, value in (("start", start), ("end", end)):
+    for value in (start, end):
         if isinstance(value, Tensor) and value.ndim != 0:
             raise op_error(RuntimeError, op, f"{op} only supports 0-dimensional start and end tensors, but got "
                            f"start with {getattr(start, 'ndim', 0)} dimension(s) and end with "

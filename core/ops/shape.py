@@ -145,7 +145,7 @@ def block_diag(*tensors) -> Tensor:
     blocks = []
     for i, t in enumerate(_tensor_list("block_diag", tensors)):
         if t.dim() > 2:
-            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+            raise RuntimeError(f"core.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
                                f"{t.dim()} dimensions")
         blocks.append(reshape(t, (1, t.numel())) if t.dim() < 2 else t)
     if not blocks:
@@ -214,16 +214,16 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing is None:
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+        warnings.warn("core.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
                       UserWarning, stacklevel=2)
         indexing = "ij"
     if indexing not in ("ij", "xy"):
-        raise ValueError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+        raise ValueError(f"core.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
     if not tensors:
         raise RuntimeError("meshgrid expects a non-empty TensorList")
     for t in tensors:
         if t.dim() > 1:
-            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got a tensor of "
+            raise RuntimeError(f"core.meshgrid: Expected 0D or 1D tensor in the tensor list but got a tensor of "
                                f"shape {list(t._shape)}")
         if t.dtype is not tensors[0].dtype:
             raise RuntimeError("meshgrid expects all tensors to have the same dtype")
@@ -256,7 +256,7 @@ def repeat(input: Tensor, *sizes) -> Tensor:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")
     shape = (1,) * (len(sizes) - n) + input._shape
-    for s, r in zip(shape, sizes):
+    for r in sizes:
         if r < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {r}: "
                                f"{[a * b for a, b in zip(shape, sizes)]}")

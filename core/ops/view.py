@@ -361,7 +361,7 @@ def _as_strided_geometry(input, size, stride, storage_offset=None):
     """Any geometry over the storage; checked against the storage's size."""
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape")
+        raise RuntimeError("mismatch in length of strides and shape")
     offset = input._offset if storage_offset is None else int(storage_offset)
     if any(s < 0 for s in stride) or offset < 0:
         raise RuntimeError("as_strided: Negative strides and offsets are not supported")

@@ -23,7 +23,7 @@ PLUGIN_API_VERSION = (1, 0)
 
 @hookspec(historic=True)
 def register_backends(register):
-    """Describe backends, cheaply: ``register(name=, device_type=, runtime="mod:attr", priority=, probe=, install_hint=)``."""
+    """Describe backends cheaply: ``register(name=, device_type=, runtime="mod:attr", priority=, probe=, ...)``."""
 
 
 @hookspec

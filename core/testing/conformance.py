@@ -284,8 +284,9 @@ def ops_named(*names: str) -> list:
 def run_conformance(device: str, expected_failures=(), dtypes=None, layouts=LAYOUTS) -> dict:
     """Run the whole suite on ``device``: ``{"passed": [...], "failed": {case: error}, "xfailed": [...]}``.
 
-    ``dtypes`` restricts the run to those dtype names; ``expected_failures`` names ops (or ``"op:dtype"``) a plugin has not written yet; an unexpected pass
-    of one is reported under ``"xpassed"`` so the list shrinks as the plugin grows.
+    ``dtypes`` restricts the run to those dtype names; ``expected_failures`` names ops (or ``"op:dtype"``)
+    a plugin has not written yet; an unexpected pass of one is reported under ``"xpassed"`` so the list
+    shrinks as the plugin grows.
     """
     report = {"passed": [], "failed": {}, "xfailed": [], "xpassed": []}
     for info in OP_DB:
