@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
-from . import config, dtypes, library
+from . import autograd, config, dtypes, library
+from .autograd import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, \
+    set_grad_enabled
 from .device import device, get_default_device, set_default_device
 from .dtypes import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, finfo, float, float16,
                     float32, float64, get_default_dtype, half, iinfo, int, int8, int16, int32, int64, long,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import numbers
 import types
+import weakref
 
 from . import dtypes as _dtype
 from .device import device as _device
@@ -230,6 +231,42 @@ class Tensor:
         self.grad_fn = None
         self.requires_grad = False
         return self
+
+    def backward(self, gradient=None, retain_graph=None, create_graph: builtins.bool = False, inputs=None) -> None:
+        """Accumulate this tensor's gradient into the graph's leaves (``torch.Tensor.backward``)."""
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs)
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is None:
+            hooks = self.__dict__.setdefault("_leaf_hooks", [])
+        else:
+            per_output = self.grad_fn.metadata.setdefault("tensor_hooks", {})
+            hooks = per_output.setdefault(self.__dict__.get("_output_nr", 0), [])
+        hooks.append(hook)
+        from .autograd.graph import _Handle
+
+        return _Handle(hooks, hook)
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        self._retains_grad = True
+        ref = weakref.ref(self)
+
+        def keep(grad):
+            t = ref()
+            if t is not None:
+                t.grad = grad.detach().clone() if t.grad is None else t.grad + grad.detach()
+
+        self.register_hook(keep)
 
     @property
     def is_leaf(self) -> bool:

@@ -30,4 +30,6 @@ FAMILIES = ("creation", "elementwise", "view", "reduction", "shape", "indexing",
 for _family in FAMILIES:  # module names, not the star-imported functions of the same name (view, format)
     attach_methods(_importlib.import_module(f"{__name__}.{_family}").METHODS)
 
+from . import derivatives  # noqa: E402,F401 - attaches derivative formulas to the ops declared above
+
 _bind_ops(__import__(__name__, fromlist=["*"]))

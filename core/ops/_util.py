@@ -8,7 +8,7 @@ from ..errors import op_error
 from ..tensor import Size, Tensor
 
 __all__ = ["wrap_dim", "wrap_dims", "broadcast_shapes", "common_device", "size_args", "is_tensor",
-           "finish_out", "check_int_arg", "numel"]
+           "finish_out", "check_int_arg", "numel", "sum_to_shape"]
 
 
 def is_tensor(obj) -> bool:
@@ -124,3 +124,17 @@ def finish_out(op: str, result: Tensor, out: Tensor | None) -> Tensor:
         out.resize_(result._shape)
     out.copy_(result)
     return out
+
+
+def sum_to_shape(grad: Tensor, shape: tuple) -> Tensor:
+    """Sum a broadcast gradient back to ``shape`` (the inverse of broadcasting, for derivative formulas)."""
+    if grad._shape == tuple(shape):
+        return grad
+    from .reduction import sum as sum_
+
+    lead = len(grad._shape) - len(shape)
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and grad._shape[lead + i] != 1)
+    result = sum_(grad, dims, keepdim=True) if dims else grad
+    if lead:
+        result = result.reshape(shape)
+    return result

@@ -1,0 +1,128 @@
+"""The engine: dependency counting from the roots, then a walk in topological order.
+
+Gradients arriving at a node are summed per output; a node runs when every
+node that feeds it has run. Leaves accumulate (``+=``) into ``.grad``;
+``autograd.grad`` captures the gradients at the requested inputs instead.
+Without ``retain_graph`` each node frees its saved tensors after it runs.
+"""
+
+from __future__ import annotations
+
+from .graph import AccumulateGrad, edge_of
+from .grad_mode import enable_grad, no_grad
+
+__all__ = ["run_backward"]
+
+
+def _dependencies(roots) -> dict:
+    counts: dict = {}
+    stack = [node for node, _ in roots if node is not None]
+    seen = set(id(n) for n in stack)
+    while stack:
+        node = stack.pop()
+        for child, _ in node.next_functions:
+            if child is None:
+                continue
+            counts[child] = counts.get(child, 0) + 1
+            if id(child) not in seen:
+                seen.add(id(child))
+                stack.append(child)
+    return counts
+
+
+def _add(a, b):
+    return b if a is None else a + b
+
+
+def _call_tensor_hooks(node, index: int, grad):
+    hooks = node.metadata.get("tensor_hooks", {}).get(index)
+    for hook in hooks or ():
+        result = hook(grad)
+        if result is not None:
+            grad = result
+    return grad
+
+
+def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, inputs=None,
+                 allow_unused: bool = False, accumulate: bool = True):
+    """Backpropagate ``grad_tensors`` from ``tensors``; returns captured grads of ``inputs`` when not accumulating."""
+    roots = [edge_of(t) for t in tensors]
+    for t, (node, _) in zip(tensors, roots):
+        if node is None:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+    capture = {}
+    if inputs is not None:
+        for i, t in enumerate(inputs):
+            edge = edge_of(t)
+            if edge[0] is None:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            capture.setdefault((edge[0], edge[1]), []).append(i)
+    captured = [None] * (len(inputs) if inputs is not None else 0)
+    counts = _dependencies(roots)
+    buffers: dict = {}
+    for (node, nr), g in zip(roots, grad_tensors):
+        slot = buffers.setdefault(node, [None] * node.num_outputs)
+        slot[nr] = _add(slot[nr], g)
+    ready = [node for node, _ in roots if counts.get(node, 0) == 0]
+    ready = list(dict.fromkeys(ready))
+    mode = enable_grad() if create_graph else no_grad()
+    from .anomaly import check_nan, is_anomaly_enabled
+
+    with mode:
+        while ready:
+            node = ready.pop()
+            grads = buffers.pop(node, None) or [None] * node.num_outputs
+            for i in range(len(grads)):
+                if grads[i] is not None:
+                    grads[i] = _call_tensor_hooks(node, i, grads[i])
+            for pre in node._pre_hooks or ():
+                result = pre(tuple(grads))
+                if result is not None:
+                    grads = list(result)
+            for i, g in enumerate(grads):
+                for position in capture.get((node, i), ()):
+                    captured[position] = g
+            if isinstance(node, AccumulateGrad):
+                if accumulate and (inputs is None or (node, 0) in capture) and grads[0] is not None:
+                    _accumulate(node.variable, grads[0], create_graph)
+                continue
+            input_grads = node.apply(grads)
+            if is_anomaly_enabled():
+                check_nan(node, input_grads)
+            for hook in node._hooks or ():
+                result = hook(input_grads, tuple(grads))
+                if result is not None:
+                    input_grads = tuple(result)
+            if not retain_graph:
+                node.release()
+            for (child, nr), g in zip(node.next_functions, input_grads):
+                if child is None:
+                    continue
+                if g is not None:
+                    slot = buffers.setdefault(child, [None] * child.num_outputs)
+                    slot[nr] = _add(slot[nr], g)
+                counts[child] -= 1
+                if counts[child] == 0:
+                    ready.append(child)
+    if inputs is not None and not accumulate:
+        for i, g in enumerate(captured):
+            if g is None and not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
+                                   "Set allow_unused=True if this is the desired behavior.")
+        return tuple(captured)
+    return None
+
+
+def _accumulate(variable, grad, create_graph: bool) -> None:
+    for hook in variable.__dict__.get("_leaf_hooks", ()):
+        result = hook(grad)
+        if result is not None:
+            grad = result
+    if grad._shape != variable._shape:
+        grad = grad.expand(variable._shape) if grad.numel() == 1 else grad
+    if variable.grad is None:  # a copy: the incoming gradient may be the caller's tensor or shared by other edges
+        variable.grad = grad.clone() if create_graph else grad.detach().clone()
+    elif create_graph:
+        variable.grad = variable.grad + grad
+    else:
+        variable.grad.add_(grad.detach())

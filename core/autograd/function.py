@@ -1,0 +1,111 @@
+"""Custom differentiable functions: subclass :class:`Function`, write ``forward``/``backward``, call ``apply``."""
+
+from __future__ import annotations
+
+from .grad_mode import is_grad_enabled, no_grad
+from .graph import Node, edge_of
+
+__all__ = ["Function", "FunctionCtx"]
+
+
+class FunctionCtx:
+    """The ``ctx`` of a custom Function: saved tensors and flags shared by forward and backward."""
+
+    def __init__(self):
+        self.saved_tensors_ = ()
+        self._versions = ()
+        self.needs_input_grad = ()
+        self.dirty = ()
+        self.non_differentiable = ()
+        self.materialize_grads = True
+        self._released = False
+
+    def save_for_backward(self, *tensors) -> None:
+        """Keep tensors for backward (checked against in-place changes)."""
+        self.saved_tensors_ = tensors
+        self._versions = tuple(t._storage.version if t is not None else None for t in tensors)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        from .graph import _RELEASED, _version_error
+
+        if self._released:
+            raise RuntimeError(_RELEASED)
+        for t, v in zip(self.saved_tensors_, self._versions):
+            if t is not None and t._storage.version != v:
+                raise _version_error(t, v, "a custom Function")
+        return self.saved_tensors_
+
+    def mark_dirty(self, *tensors) -> None:
+        """Declare inputs that forward modified in place."""
+        self.dirty = tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        """Declare outputs that have no gradient."""
+        self.non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """Whether missing output gradients reach backward as zeros (True) or None."""
+        self.materialize_grads = value
+
+
+class _FunctionNode(Node):
+    __slots__ = ("function_ctx", "cls")
+
+    def name(self) -> str:
+        return f"{self.cls.__name__}Backward"
+
+    def release(self) -> None:
+        self.function_ctx._released = True
+
+
+class Function:
+    """Base class of custom autograd functions (``torch.autograd.Function``)."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        """Compute the outputs; save what backward needs on ``ctx``."""
+        raise NotImplementedError("a Function subclass must implement forward(ctx, ...)")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        """Return one gradient per forward input (None for non-tensor or non-differentiable inputs)."""
+        raise NotImplementedError("a Function subclass must implement backward(ctx, ...)")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Run forward without recording its inside, then record one node whose backward is ``cls.backward``."""
+        ctx = FunctionCtx()
+        tensor_positions = [i for i, a in enumerate(args) if hasattr(a, "_storage")]
+        ctx.needs_input_grad = tuple(hasattr(a, "_storage") and a.requires_grad for a in args)
+        with no_grad():
+            out = cls.forward(ctx, *args, **kwargs)
+        if not (is_grad_enabled() and any(ctx.needs_input_grad)):
+            return out
+        outs = out if isinstance(out, tuple) else (out,)
+        edges = tuple(edge_of(args[i]) if args[i].requires_grad else (None, 0) for i in tensor_positions)
+        meta = tuple((o._shape, o.dtype, o.device) if hasattr(o, "_storage") else ((), None, None) for o in outs)
+
+        def formula(_ctx, *grads):
+            if not ctx.materialize_grads:
+                grads = tuple(grads)
+            result = cls.backward(ctx, *grads)
+            result = result if isinstance(result, tuple) else (result,)
+            if len(result) != len(args):
+                raise RuntimeError(f"function {cls.__name__}Backward returned an incorrect number of gradients "
+                                   f"(expected {len(args)}, got {len(result)})")
+            return tuple(result[i] for i in tensor_positions)
+
+        node = _FunctionNode(formula, None, edges, meta, cls.__name__)
+        node.function_ctx = ctx
+        node.cls = cls
+        non_diff = {id(t) for t in ctx.non_differentiable}
+        for i, o in enumerate(outs):
+            if hasattr(o, "_storage") and o.dtype.category >= 2 and id(o) not in non_diff:
+                if any(o is a for a in args) and not any(o is d for d in ctx.dirty):
+                    o = o.view_as(o)  # an input returned as is becomes a new tensor of the graph
+                    outs = outs[:i] + (o,) + outs[i + 1:]
+                o.requires_grad = True
+                o.grad_fn = node
+                o.__dict__["_output_nr"] = i
+        return outs if isinstance(out, tuple) else outs[0]

@@ -1,0 +1,104 @@
+"""Grad modes: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``.
+
+Grad mode is the Autograd key in the thread-local *exclude* set: with it
+excluded, ops dispatch straight to the backends and record nothing. Being
+thread-local, one thread's mode never leaks into another.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+
+from ..dispatch.keys import Autograd, tls
+
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled"]
+
+_MASK = Autograd.mask
+
+
+def is_grad_enabled() -> bool:
+    """Whether ops record the autograd graph in this thread (``torch.is_grad_enabled``)."""
+    return not tls.exclude & _MASK
+
+
+def _set(enabled: bool) -> None:
+    if enabled:
+        tls.exclude &= ~_MASK
+    else:
+        tls.exclude |= _MASK
+
+
+class _Mode:
+    """Base of the grad-mode context managers; each also works as a decorator."""
+
+    enabled = True
+
+    def __enter__(self):
+        self._previous = is_grad_enabled()
+        _set(self.enabled)
+        return self
+
+    def __exit__(self, *exc):
+        _set(self._previous)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with copy.copy(self):  # a fresh copy per call: re-entrant and thread-safe
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class no_grad(_Mode):
+    """Disable gradient recording in the block or decorated function (``torch.no_grad``)."""
+
+    enabled = False
+
+
+class enable_grad(_Mode):
+    """Enable gradient recording in the block or decorated function (``torch.enable_grad``)."""
+
+    enabled = True
+
+
+class set_grad_enabled(_Mode):
+    """Turn recording on or off: as a function call, a context manager or a decorator."""
+
+    def __init__(self, mode: bool):
+        self.enabled = bool(mode)
+        self._previous = is_grad_enabled()
+        _set(self.enabled)  # set_grad_enabled(False) as a plain call takes effect at once, like PyTorch
+
+    def __enter__(self):
+        return self
+
+
+class inference_mode(_Mode):
+    """Like ``no_grad``, for inference (``torch.inference_mode``); ``inference_mode(False)`` is a no-op block."""
+
+    enabled = False
+
+    def __init__(self, mode: bool = True):
+        self.mode = bool(mode)
+
+    def __enter__(self):
+        self._previous_inference = getattr(tls, "inference", False)
+        self._previous = is_grad_enabled()
+        if self.mode:
+            tls.inference = True
+            _set(False)
+        return self
+
+    def __exit__(self, *exc):
+        tls.inference = self._previous_inference
+        _set(self._previous)
+        return False
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether an ``inference_mode()`` block is active in this thread."""
+    return getattr(tls, "inference", False)

@@ -1,0 +1,192 @@
+"""The recorded graph: one :class:`Node` per differentiable op call, edges to the nodes of its inputs.
+
+A node keeps what its derivative needs in a :class:`SavedContext`; saved
+tensors remember their version and refuse to be used after an in-place change,
+with PyTorch's message. Outputs are saved as detached aliases (no reference
+back to the node), so the graph has no reference cycles and is freed as soon
+as the last output tensor goes.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+__all__ = ["Node", "AccumulateGrad", "SavedContext", "node_class", "edge_of"]
+
+_RELEASED = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
+             "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+             "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time "
+             "or if you need to access saved tensors after calling backward.")
+
+
+def _version_error(t, saved_version: int, node_name: str) -> RuntimeError:
+    return RuntimeError(
+        f"one of the variables needed for gradient computation has been modified by an inplace operation: "
+        f"[core.{type(t).__name__}[{', '.join(map(str, t._shape))}] {t.dtype.name}], which is output 0 of "
+        f"{node_name}, is at version {t._storage.version}; expected version {saved_version} instead. Hint: "
+        f"enable anomaly detection to find the operation that failed to compute its gradient, with "
+        f"core.autograd.set_detect_anomaly(True).")
+
+
+class SavedContext:
+    """The arguments and outputs of one op call, as its derivative formula sees them."""
+
+    __slots__ = ("args", "kwargs", "_versions", "_outputs", "_out_versions", "node", "released", "extra")
+
+    def __init__(self, args: tuple, kwargs: dict, outputs: tuple):
+        self.args = args
+        self.kwargs = kwargs
+        self._versions = tuple(a._storage.version if hasattr(a, "_storage") else None for a in args)
+        self._outputs = tuple(o.detach() if hasattr(o, "_storage") else o for o in outputs)
+        self._out_versions = tuple(o._storage.version if hasattr(o, "_storage") else None for o in outputs)
+        self.node = None
+        self.released = False
+        self.extra = None
+
+    def input(self, i: int):
+        """Tensor argument ``i``, checked against in-place changes since the forward."""
+        if self.released:
+            raise RuntimeError(_RELEASED)
+        t = self.args[i]
+        if hasattr(t, "_storage") and t._storage.version != self._versions[i]:
+            raise _version_error(t, self._versions[i], self._node_name())
+        return t
+
+    def arg(self, i: int, default=None):
+        """Non-tensor argument ``i`` (``default`` when it was not passed)."""
+        return self.args[i] if i < len(self.args) else default
+
+    def output(self, i: int = 0):
+        """Output ``i`` of the forward, checked against in-place changes; part of the graph when recording."""
+        if self.released:
+            raise RuntimeError(_RELEASED)
+        o = self._outputs[i]
+        if o._storage.version != self._out_versions[i]:
+            raise _version_error(o, self._out_versions[i], self._node_name())
+        from .grad_mode import is_grad_enabled
+
+        node = self.node() if self.node is not None else None
+        if is_grad_enabled() and node is not None:  # create_graph: the output's grad_fn is this node
+            o = o._alias(o._shape, o._stride, o._offset)
+            o.requires_grad = True
+            o.grad_fn = node
+            o.__dict__["_output_nr"] = i
+        return o
+
+    def _node_name(self) -> str:
+        node = self.node() if self.node is not None else None
+        return node.name() if node is not None else "?"
+
+    def release(self) -> None:
+        self.args = self.kwargs = self._outputs = None
+        self.released = True
+
+
+_CLASSES: dict = {}
+
+
+def node_class(op_name: str) -> type:
+    """The Node subclass named like PyTorch's (``mul`` -> ``MulBackward0``)."""
+    cls = _CLASSES.get(op_name)
+    if cls is None:
+        base = op_name.split("::")[-1].replace(".", "_").rstrip("_")
+        name = "".join(part.capitalize() for part in base.split("_")) + "Backward0"
+        cls = _CLASSES[op_name] = type(name, (Node,), {"__slots__": ()})
+    return cls
+
+
+class Node:
+    """A backward function (``grad_fn``): applies a derivative formula to output gradients."""
+
+    __slots__ = ("next_functions", "ctx", "formula", "num_outputs", "op_name", "_hooks", "_pre_hooks",
+                 "_output_meta", "metadata", "__weakref__")
+
+    def __init__(self, formula, ctx, next_functions: tuple, output_meta: tuple, op_name: str):
+        self.formula = formula
+        self.ctx = ctx
+        self.next_functions = next_functions
+        self.num_outputs = len(output_meta)
+        self._output_meta = output_meta  # (shape, dtype, device) per output: zeros for missing grads
+        self.op_name = op_name
+        self._hooks = None
+        self._pre_hooks = None
+        self.metadata = {}
+        if ctx is not None:
+            ctx.node = weakref.ref(self)  # weak: the node owns the context, not the other way round
+
+    def name(self) -> str:
+        """The node's class name, e.g. ``MulBackward0``."""
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    def register_hook(self, hook):
+        """``hook(grad_inputs, grad_outputs)`` after the node runs; may return replacement grad_inputs."""
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        return _Handle(self._hooks, hook)
+
+    def register_prehook(self, hook):
+        """``hook(grad_outputs)`` before the node runs; may return replacement grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = []
+        self._pre_hooks.append(hook)
+        return _Handle(self._pre_hooks, hook)
+
+    def apply(self, grads: list) -> tuple:
+        """Input gradients for the output gradients ``grads`` (None entries become zeros)."""
+        if self.ctx is not None and self.ctx.released:
+            raise RuntimeError(_RELEASED)
+        from ..ops.creation import zeros
+
+        filled = [g if g is not None else zeros(meta[0], dtype=meta[1], device=meta[2])
+                  for g, meta in zip(grads, self._output_meta)]
+        result = self.formula(self.ctx, *filled)
+        if not isinstance(result, tuple):
+            result = (result,)
+        return result
+
+    def release(self) -> None:
+        if self.ctx is not None:
+            self.ctx.release()
+
+
+class AccumulateGrad(Node):
+    """The sink of a leaf tensor's gradient: adds into ``variable.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        super().__init__(None, None, (), ((variable._shape, variable.dtype, variable.device),), "AccumulateGrad")
+        self.variable = variable
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+
+class _Handle:
+    """What ``register_hook`` returns: ``handle.remove()`` unregisters."""
+
+    def __init__(self, hooks: list, hook):
+        self._hooks = hooks
+        self._hook = hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+def edge_of(t):
+    """``(node, output_nr)`` through which gradient flows into ``t``; ``(None, 0)`` if it needs none."""
+    if t.grad_fn is not None:
+        return (t.grad_fn, t.__dict__.get("_output_nr", 0))
+    if not t.requires_grad:
+        return (None, 0)
+    ref = t.__dict__.get("_accumulator")
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(t)
+        t.__dict__["_accumulator"] = weakref.ref(node)
+    return (node, 0)

@@ -1,0 +1,162 @@
+"""The Autograd dispatch key's kernel, shared by every op: run below, then record a Node.
+
+An op with a derivative formula (``op.derivative``) runs its backend kernel
+with Autograd excluded and, when an input requires grad, gets a Node whose
+formula is that derivative. A composite op without a formula runs its
+decomposition with Autograd still on, so its parts record themselves. Views
+remember their base; in-place ops check the leaf rules and re-point
+``grad_fn`` of the tensor they wrote.
+"""
+
+from __future__ import annotations
+
+from ..dispatch.keys import Autograd, tls
+from ..dispatch.operator import set_functionality_fallback
+from .anomaly import is_anomaly_enabled, record_forward
+from .graph import SavedContext, edge_of, node_class
+
+__all__ = ["autograd_kernel", "install"]
+
+_MASK = Autograd.mask
+
+
+def _tensor_inputs(args) -> list:
+    found = []
+    for a in args:
+        if hasattr(a, "_storage"):
+            found.append(a)
+        elif a.__class__ is list or a.__class__ is tuple:
+            found.extend(b for b in a if hasattr(b, "_storage"))
+    return found
+
+
+def _not_implemented(op_name: str):
+    def formula(ctx, *grads):
+        raise RuntimeError(f"the derivative for '{op_name}' is not implemented")
+
+    return formula
+
+
+_WRAPPED: dict = {}
+
+
+def _per_tensor_input(formula):
+    """Adapt a formula's per-argument gradients to the node's edges: tensor inputs only, each summed back to
+    its input's shape (undoing broadcasting) and cast to its dtype."""
+    wrapped = _WRAPPED.get(formula)
+    if wrapped is not None:
+        return wrapped
+
+    def run(ctx, *grads):
+        per_arg = formula(ctx, *grads)
+        flat = []
+        for i, arg in enumerate(ctx.args):
+            g = per_arg[i] if i < len(per_arg) else None
+            if hasattr(arg, "_storage"):
+                flat.append(_fit(g, arg))
+            elif arg.__class__ is list or arg.__class__ is tuple:
+                parts = g if g is not None else [None] * len(arg)
+                flat.extend(_fit(p, a) for p, a in zip(parts, arg) if hasattr(a, "_storage"))
+        return tuple(flat)
+
+    _WRAPPED[formula] = run
+    return run
+
+
+def _fit(g, like):
+    if g is None or like.dtype.category < 2:
+        return None
+    if g._shape != like._shape:
+        from ..ops._util import sum_to_shape
+
+        g = sum_to_shape(g, like._shape)
+    if g.dtype is not like.dtype:
+        g = g.to(like.dtype)
+    return g
+
+
+def autograd_kernel(op, below: int, *args, **kwargs):
+    """Record ``op`` in the graph when an input requires grad, then return the outputs."""
+    formula = op.derivative
+    if formula is None and op.decomposition is not None and op.default is None:
+        return op.decomposition(*args, **kwargs)  # the parts record themselves
+    inputs = _tensor_inputs(args)
+    if op.inplace:
+        _check_inplace(inputs[0])
+    previous = tls.exclude
+    tls.exclude = previous | _MASK
+    try:
+        out = op.redispatch(below, *args, **kwargs)
+    finally:
+        tls.exclude = previous
+    if not getattr(op, "differentiable", True):
+        return out
+    outs = out if isinstance(out, tuple) else (out,)
+    differentiable = [o for o in outs if hasattr(o, "_storage") and o.dtype.category >= 2]
+    if not differentiable:
+        return out
+    formula = _per_tensor_input(formula or _not_implemented(op.name))
+    ctx = SavedContext(args, kwargs, outs)
+    edges = tuple(edge_of(t) if t.requires_grad else (None, 0) for t in inputs)
+    meta = tuple((o._shape, o.dtype, o.device) if hasattr(o, "_storage") else ((), None, None) for o in outs)
+    node = node_class(op.name)(formula, ctx, edges, meta, op.name)
+    if is_anomaly_enabled():
+        record_forward(node)
+    is_view = op.default is not None and not op.inplace
+    for i, o in enumerate(outs):
+        if hasattr(o, "_storage") and o.dtype.category >= 2:
+            o.requires_grad = True
+            o.grad_fn = node
+            o.__dict__["_output_nr"] = i
+            if is_view:
+                base = inputs[0]
+                o._base = base._base if base._base is not None else base
+    if op.inplace and inputs[0]._base is not None:
+        _rebase_view(inputs[0], node)
+    return out
+
+
+def _rebase_view(view, node) -> None:
+    """After an in-place write into ``view``, its base's gradient flows through the write (PyTorch's CopySlices)."""
+    base = view._base
+    size, stride, offset = view._shape, view._stride, view._offset - base._offset
+    inner_edges = node.next_functions[1:]
+    edges = (edge_of(base) if base.requires_grad else (None, 0),) + inner_edges
+
+    def copy_slices(ctx, grad):
+        from ..ops.creation import empty_strided
+
+        g = empty_strided(base._shape, base._stride, dtype=grad.dtype, device=grad.device)
+        g.copy_(grad)
+        region = g.as_strided(size, stride, offset)
+        inner = node.formula(node.ctx, region.clone())
+        if inner[0] is None:
+            region.zero_()
+        else:
+            region.copy_(inner[0])
+        return (g,) + tuple(inner[1:])
+
+    slices = node_class("copy_slices")(copy_slices, None, edges, ((base._shape, base.dtype, base.device),),
+                                       node.op_name)
+    slices.metadata["inner"] = node
+    base.requires_grad = True
+    base.grad_fn = slices
+    base.__dict__["_output_nr"] = 0
+    # the view now reads its gradient out of the base's new history (we run with grad mode on here)
+    fresh = base.as_strided(size, view._stride, view._offset)
+    view.grad_fn = fresh.grad_fn
+    view.__dict__["_output_nr"] = 0
+
+
+def _check_inplace(target) -> None:
+    if target.requires_grad and target.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    base = target._base
+    if base is not None and base.requires_grad and base.grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def install() -> None:
+    """Make :func:`autograd_kernel` the Autograd key's kernel for every op."""
+    set_functionality_fallback(Autograd, autograd_kernel)
+

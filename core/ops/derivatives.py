@@ -1,0 +1,375 @@
+"""Derivative formulas of the primitive and view ops, written in Tensor ops.
+
+Each formula is ``formula(ctx, *output_grads)`` and returns one gradient per
+positional argument of the op (``None`` where there is none; a sequence for a
+list argument such as ``cat``'s tensors). The autograd kernel then keeps the
+entries of tensor arguments, sums broadcast gradients back to each input's
+shape and casts them to its dtype — so formulas never do that themselves.
+Because formulas are Tensor ops, they run on every device and, under
+``create_graph=True``, are themselves recorded: higher-order gradients come
+for free.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import dtypes as dt
+from ..dispatch import get_operator
+from ..tensor import Tensor
+import importlib
+
+# the package namespace holds the star-imported functions `view`, ...: fetch the modules themselves
+creation, E, R, V = (importlib.import_module(f"{__package__}.{name}")
+                     for name in ("creation", "elementwise", "reduction", "view"))
+from ._util import sum_to_shape
+
+__all__: list = []
+METHODS: dict = {}
+
+
+def derivative(*names: str):
+    """Attach the decorated formula to ops ``names``."""
+
+    def attach(formula):
+        for name in names:
+            get_operator(name).derivative = formula
+        return formula
+
+    return attach
+
+
+def _x(ctx, i=0):
+    return ctx.input(i)
+
+
+def _is_tensor(a) -> bool:
+    return isinstance(a, Tensor)
+
+
+# -- elementwise unary ----------------------------------------------------------------------------------
+
+_UNARY = {
+    "exp": lambda ctx, g: g * ctx.output(),
+    "exp2": lambda ctx, g: g * ctx.output() * math.log(2.0),
+    "expm1": lambda ctx, g: g * (ctx.output() + 1),
+    "log": lambda ctx, g: g / _x(ctx),
+    "log2": lambda ctx, g: g / (_x(ctx) * math.log(2.0)),
+    "log10": lambda ctx, g: g / (_x(ctx) * math.log(10.0)),
+    "log1p": lambda ctx, g: g / (_x(ctx) + 1),
+    "sqrt": lambda ctx, g: g / (2 * ctx.output()),
+    "rsqrt": lambda ctx, g: -0.5 * g * ctx.output() ** 3,
+    "sin": lambda ctx, g: g * E.cos(_x(ctx)),
+    "cos": lambda ctx, g: -g * E.sin(_x(ctx)),
+    "tan": lambda ctx, g: g * (1 + ctx.output() ** 2),
+    "asin": lambda ctx, g: g / E.sqrt(1 - _x(ctx) ** 2),
+    "acos": lambda ctx, g: -g / E.sqrt(1 - _x(ctx) ** 2),
+    "atan": lambda ctx, g: g / (1 + _x(ctx) ** 2),
+    "sinh": lambda ctx, g: g * E.cosh(_x(ctx)),
+    "cosh": lambda ctx, g: g * E.sinh(_x(ctx)),
+    "tanh": lambda ctx, g: g * (1 - ctx.output() ** 2),
+    "asinh": lambda ctx, g: g / E.sqrt(_x(ctx) ** 2 + 1),
+    "acosh": lambda ctx, g: g / E.sqrt(_x(ctx) ** 2 - 1),
+    "atanh": lambda ctx, g: g / (1 - _x(ctx) ** 2),
+    "sigmoid": lambda ctx, g: g * ctx.output() * (1 - ctx.output()),
+    "erf": lambda ctx, g: g * (2 / math.sqrt(math.pi)) * E.exp(-_x(ctx) ** 2),
+    "erfc": lambda ctx, g: -g * (2 / math.sqrt(math.pi)) * E.exp(-_x(ctx) ** 2),
+    "erfinv": lambda ctx, g: g * (math.sqrt(math.pi) / 2) * E.exp(ctx.output() ** 2),
+    "reciprocal": lambda ctx, g: -g * ctx.output() ** 2,
+    "lgamma": lambda ctx, g: g * E.digamma(_x(ctx)),
+    "deg2rad": lambda ctx, g: g * (math.pi / 180),
+    "rad2deg": lambda ctx, g: g * (180 / math.pi),
+    "abs": lambda ctx, g: g * E.sign(_x(ctx)),
+    "square": lambda ctx, g: 2 * g * _x(ctx),
+    "neg": lambda ctx, g: -g,
+    "positive": lambda ctx, g: g,
+    "frac": lambda ctx, g: g,
+    "conj": lambda ctx, g: g,
+    "real": lambda ctx, g: g,
+}
+for _name, _formula in _UNARY.items():
+    get_operator(_name).derivative = (lambda f: lambda ctx, g: (f(ctx, g),))(_formula)
+
+# piecewise-constant functions: zero gradient almost everywhere, as in PyTorch
+derivative("sign", "floor", "ceil", "round", "trunc", "angle")(lambda ctx, g: (E.mul(g, 0),))
+
+
+# -- elementwise binary ------------------------------------------------------------------------------
+
+@derivative("add")
+def _add(ctx, g):
+    alpha = ctx.arg(2, 1)
+    return g, (g if alpha == 1 else g * alpha)
+
+
+@derivative("sub")
+def _sub(ctx, g):
+    alpha = ctx.arg(2, 1)
+    return g, (-g if alpha == 1 else g * -alpha)
+
+
+@derivative("mul")
+def _mul(ctx, g):
+    a, b = ctx.args[0], ctx.args[1]
+    return (g * _x(ctx, 1) if _is_tensor(b) else g * b) if _is_tensor(a) else None, \
+        (g * _x(ctx, 0) if _is_tensor(a) else g * a) if _is_tensor(b) else None
+
+
+@derivative("div")
+def _div(ctx, g):
+    a, b = ctx.args[0], ctx.args[1]
+    b_value = _x(ctx, 1) if _is_tensor(b) else b
+    grad_a = g / b_value if _is_tensor(a) else None
+    grad_b = -g * ctx.output() / b_value if _is_tensor(b) else None
+    return grad_a, grad_b
+
+
+@derivative("pow")
+def _pow(ctx, g):
+    a, b = ctx.args[0], ctx.args[1]
+    base = _x(ctx, 0) if _is_tensor(a) else a
+    exponent = _x(ctx, 1) if _is_tensor(b) else b
+    grad_a = None
+    if _is_tensor(a):
+        grad_a = E.where(E.eq(exponent, 0), 0.0, g * exponent * base ** (exponent - 1)) if _is_tensor(b) \
+            else (g * 0 if exponent == 0 else g * exponent * base ** (exponent - 1))
+    grad_b = None
+    if _is_tensor(b):
+        log_base = E.log(base) if _is_tensor(base) else math.log(base) if base > 0 else float("nan")
+        grad_b = g * ctx.output() * log_base
+        if _is_tensor(base):  # 0 ** b with b >= 0 has a zero gradient in b, as PyTorch defines it
+            grad_b = E.where(E.logical_and(E.eq(base, 0), E.ge(exponent, 0)), 0.0, grad_b)
+    return grad_a, grad_b
+
+
+def _minmax(pick_first):
+    def formula(ctx, g):
+        a, b = ctx.args[0], ctx.args[1]
+        av = _x(ctx, 0) if _is_tensor(a) else a
+        bv = _x(ctx, 1) if _is_tensor(b) else b
+        first = pick_first(av, bv).to(g.dtype) + E.eq(av, bv).to(g.dtype) * 0.5  # ties share the gradient
+        return (g * first if _is_tensor(a) else None), (g * (1 - first) if _is_tensor(b) else None)
+
+    return formula
+
+
+derivative("maximum", "fmax")(_minmax(E.gt))
+derivative("minimum", "fmin")(_minmax(E.lt))
+
+
+@derivative("atan2")
+def _atan2(ctx, g):
+    a, b = _x(ctx, 0), _x(ctx, 1)
+    denominator = a * a + b * b
+    return g * b / denominator, -g * a / denominator
+
+
+@derivative("hypot")
+def _hypot(ctx, g):
+    return g * _x(ctx, 0) / ctx.output(), g * _x(ctx, 1) / ctx.output()
+
+
+@derivative("fmod")
+def _fmod(ctx, g):
+    return g, (-g * E.trunc(E.div(_x(ctx, 0), _x(ctx, 1))) if _is_tensor(ctx.args[1]) else None)
+
+
+@derivative("remainder")
+def _remainder(ctx, g):
+    return g, (-g * E.floor(E.div(ctx.args[0], _x(ctx, 1))) if _is_tensor(ctx.args[1]) else None)
+
+
+@derivative("logaddexp")
+def _logaddexp(ctx, g):
+    return g * E.exp(ctx.args[0] - ctx.output()), g * E.exp(ctx.args[1] - ctx.output())
+
+
+@derivative("xlogy")
+def _xlogy(ctx, g):
+    a, b = ctx.args[0], ctx.args[1]
+    grad_a = E.where(E.eq(a, 0), 0.0, g * E.log(b)) if _is_tensor(a) else None
+    return grad_a, (g * a / b if _is_tensor(b) else None)
+
+
+derivative("floor_divide", "div_trunc")(lambda ctx, g: (E.mul(g, 0), E.mul(g, 0)))
+
+
+@derivative("where")
+def _where(ctx, g):
+    condition = ctx.args[0]
+    return None, E.where(condition, g, 0.0), E.where(condition, 0.0, g)
+
+
+@derivative("clamp")
+def _clamp(ctx, g):
+    x = _x(ctx)
+    low, high = ctx.arg(1), ctx.arg(2)
+    inside = creation.ones_like(x, dtype=dt.bool)
+    if low is not None:
+        inside = E.logical_and(inside, E.ge(x, low))
+    if high is not None:
+        inside = E.logical_and(inside, E.le(x, high))
+    grad_low = E.where(E.lt(x, low), g, 0.0) if _is_tensor(low) else None
+    grad_high = E.where(E.gt(x, high), g, 0.0) if _is_tensor(high) else None
+    return E.where(inside, g, 0.0), grad_low, grad_high
+
+
+# -- writes --------------------------------------------------------------------------------------------
+
+derivative("copy_")(lambda ctx, g: (None, g))
+derivative("fill_")(lambda ctx, g: (None,))
+
+
+# -- reductions and scans ------------------------------------------------------------------------------
+
+def _unreduce(g, ctx):
+    """``g`` with the reduced dims put back (size 1), ready to broadcast against the input."""
+    x, dims, keepdim = ctx.args[0], ctx.args[1], ctx.arg(2, False)
+    if not keepdim:
+        for d in sorted(dims):
+            g = V.unsqueeze(g, d)
+    return g.expand(x._shape) if x._shape else g
+
+
+@derivative("sum")
+def _sum(ctx, g):
+    return (_unreduce(g, ctx),)
+
+
+@derivative("prod")
+def _prod(ctx, g):
+    return (_unreduce(g, ctx) * _unreduce(ctx.output(), ctx) / _x(ctx),)
+
+
+def _extremum(ctx, g):
+    x = _x(ctx)
+    hit = E.eq(x, _unreduce(ctx.output(), ctx)).to(g.dtype)
+    count = R.sum(hit, ctx.args[1], keepdim=True) if ctx.args[1] else hit
+    return (_unreduce(g, ctx) * hit / count,)
+
+
+derivative("amax", "amin")(_extremum)
+
+
+@derivative("cumsum")
+def _cumsum(ctx, g):
+    dim = ctx.args[1]
+    return (get_operator("flip")(R.cumsum(get_operator("flip")(g, (dim,)), dim), (dim,)),)
+
+
+@derivative("cumprod")
+def _cumprod(ctx, g):
+    dim = ctx.args[1]
+    flip = get_operator("flip")
+    return (flip(R.cumsum(flip(g * ctx.output(), (dim,)), dim), (dim,)) / _x(ctx),)
+
+
+def _scatter_into_zeros(x, dim, index, g):
+    zeros = creation.zeros(x._shape, dtype=g.dtype, device=g.device)
+    return get_operator("scatter_")(zeros, dim, index, g, "sum", True)
+
+
+derivative("cummax", "cummin")(lambda ctx, g, _gi: (_scatter_into_zeros(ctx.args[0], ctx.args[1],
+                                                                          ctx.output(1), g),))
+derivative("sort")(lambda ctx, g, _gi: (_scatter_into_zeros(ctx.args[0], ctx.args[1], ctx.output(1), g),))
+
+
+# -- products, shape and indexing ----------------------------------------------------------------------
+
+@derivative("batched_matmul")
+def _batched_matmul(ctx, g):
+    matmul = get_operator("batched_matmul")
+    return matmul(g, V.transpose(_x(ctx, 1), -1, -2)), matmul(V.transpose(_x(ctx, 0), -1, -2), g)
+
+
+@derivative("cat")
+def _cat(ctx, g):
+    tensors, dim = ctx.args[0], ctx.args[1]
+    grads, start = [], 0
+    for t in tensors:
+        if t._shape == (0,) and g.dim() != 1:  # legacy empty inputs take no part
+            grads.append(None)
+            continue
+        length = t._shape[dim]
+        grads.append(V.narrow(g, dim, start, length))
+        start += length
+    return grads, None
+
+
+derivative("flip")(lambda ctx, g: (get_operator("flip")(g, ctx.args[1]),))
+
+
+@derivative("index")
+def _index(ctx, g):
+    x, indices = ctx.args[0], ctx.args[1]
+    zeros = creation.zeros(x._shape, dtype=g.dtype, device=g.device)
+    return get_operator("index_put_")(zeros, indices, g, True), None
+
+
+@derivative("index_put_")
+def _index_put(ctx, g):
+    indices, values, accumulate = ctx.args[1], ctx.args[2], ctx.arg(3, False)
+    grad_values = get_operator("index")(g, indices) if _is_tensor(values) else None
+    if accumulate:
+        return g, None, grad_values
+    kept = get_operator("index_put_")(g.clone(), indices, creation.zeros((), dtype=g.dtype, device=g.device), False)
+    return kept, None, grad_values
+
+
+@derivative("gather")
+def _gather(ctx, g):
+    return _scatter_into_zeros(ctx.args[0], ctx.args[1], ctx.args[2], g), None, None
+
+
+@derivative("scatter_")
+def _scatter(ctx, g):
+    dim, index, reduce = ctx.args[1], ctx.args[2], ctx.arg(4)
+    gather = get_operator("gather")
+    if reduce is None:
+        zeros = creation.zeros(index._shape, dtype=g.dtype, device=g.device)
+        return get_operator("scatter_")(g.clone(), dim, index, zeros, None, True), None, None, gather(g, dim, index)
+    if reduce == "sum":
+        return g, None, None, gather(g, dim, index)
+    raise RuntimeError(f"the derivative of scatter with reduce='{reduce}' is not implemented")
+
+
+# -- views ---------------------------------------------------------------------------------------------
+
+derivative("view", "view.dtype")(lambda ctx, g: (g.reshape(ctx.args[0]._shape),))
+derivative("transpose")(lambda ctx, g: (V.transpose(g, ctx.args[1], ctx.args[2]),))
+derivative("expand")(lambda ctx, g: (sum_to_shape(g, ctx.args[0]._shape),))
+derivative("squeeze", "unsqueeze")(lambda ctx, g: (g.reshape(ctx.args[0]._shape),))
+
+
+@derivative("permute")
+def _permute(ctx, g):
+    dims = [d % max(g.dim(), 1) for d in ctx.args[1]]
+    inverse = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inverse[d] = i
+    return (V.permute(g, inverse),)
+
+
+def _region(ctx, g):
+    """Views that pick a region (select, narrow, slice, diagonal): scatter the gradient into zeros."""
+    x = ctx.args[0]
+    grad = creation.zeros(x._shape, dtype=g.dtype, device=g.device)
+    view_op = get_operator(ctx.node().op_name)
+    view_op(grad, *ctx.args[1:]).copy_(g)
+    return (grad,)
+
+
+derivative("select", "narrow", "slice", "diagonal")(_region)
+
+
+@derivative("as_strided")
+def _as_strided(ctx, g):
+    x, size, stride = ctx.args[0], ctx.args[1], ctx.args[2]
+    offset = ctx.arg(3)
+    offset = x._offset if offset is None else offset
+    grad = creation.zeros(x._shape, dtype=g.dtype, device=g.device)
+    # as_strided addresses the storage: lay the zeros out like the input so offsets mean the same elements
+    laid_out = creation.empty_strided(x._shape, x._stride, dtype=g.dtype, device=g.device).zero_()
+    get_operator("as_strided")(laid_out, size, stride, offset - x._offset).copy_(g)
+    grad.copy_(laid_out)
+    return (grad,)
