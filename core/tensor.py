@@ -12,6 +12,8 @@ import numbers
 import types
 import weakref
 
+import numpy as np
+
 from . import dtypes as _dtype
 from .device import device as _device
 
@@ -582,9 +584,13 @@ class Tensor:
         return _F.abs(self)
 
     def __eq__(self, other):
+        if not isinstance(other, (Tensor, numbers.Number, np.generic)):
+            return NotImplemented  # `t == None` is False, as in PyTorch
         return _F.eq(self, other)
 
     def __ne__(self, other):
+        if not isinstance(other, (Tensor, numbers.Number, np.generic)):
+            return NotImplemented
         return _F.ne(self, other)
 
     def __lt__(self, other):

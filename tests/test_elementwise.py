@@ -47,8 +47,34 @@ def test_out_argument(device):
     out = core.empty(0, device=device)
     core.mul(core.ones(2, device=device), 3, out=out)
     assert out.tolist() == [3.0, 3.0]
-    with pytest.raises(RuntimeError, match="out has shape"):
-        core.exp(core.ones(2, device=device), out=core.empty(3, device=device))
+    with pytest.warns(UserWarning, match="was resized"):
+        resized = core.exp(core.ones(2, device=device), out=core.empty(3, device=device))
+    assert resized.shape == (2,)
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        core.add(core.ones(2, device=device), 1, out=core.zeros(2, dtype=core.int64, device=device))
+
+
+def test_review_regressions(device):
+    assert core.zeros(3, device=device)._version == 0
+    x = core.ones(3, device=device) * 2
+    y = core.tensor(x)
+    y[0] = 5
+    assert x.tolist() == [2.0, 2.0, 2.0]
+    with pytest.raises(RuntimeError, match="without overflow"):
+        core.zeros(2, dtype=core.uint8, device=device).fill_(300)
+    with pytest.raises(RuntimeError, match="with a bool tensor is not supported"):
+        core.tensor([True], device=device) - 1
+    assert core.add(core.tensor([5], device=device), core.tensor([1.0], device=device), alpha=2.5).tolist() == [7.5]
+    assert (core.tensor([2, 1, -1, -1], device=device) ** core.tensor([-1, -2, -3, -2], device=device)).tolist() \
+        == [0, 1, -1, 1]
+    assert (core.tensor(1.0, device=device) == None) is False  # noqa: E711 - the point of the test
+    assert core.tensor(3.0, device=device).transpose(0, -1).item() == 3.0
+    assert core.tensor(3.0, device=device).flip(0).item() == 3.0
+    with pytest.raises(IndexError, match="no dimensions"):
+        core.tensor(3.0, device=device).unbind(0)
+    z = core.zeros(3, dtype=core.int64, device=device)
+    with pytest.raises(RuntimeError, match="dtypes match"):
+        z[[0, 2]] = core.tensor([1.7, 2.2], device=device)
 
 
 def test_division_rounding_modes(device):

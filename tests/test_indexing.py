@@ -313,7 +313,7 @@ def test_setitem_advanced(device):
     a[:, [0]] = 5
     x[x > 4] = -x[x > 4]
     a[a > 4] = -a[a > 4]
-    x[core.tensor([True, False, True], device=device), 2] = core.tensor([7, 8], dtype=core.int64, device=device)
+    x[core.tensor([True, False, True], device=device), 2] = core.tensor([7.0, 8.0], device=device)
     a[[0, 2], 2] = [7, 8]
     x[1, [-1]] = [[[9.0]]]
     a[1, [-1]] = 9.0

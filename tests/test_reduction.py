@@ -569,7 +569,7 @@ def test_out_arguments(device):
     out = core.empty(0, device=device)
     assert core.sum(x, 1, out=out) is out
     assert_close(out, np.array([6.0, 5.0], np.float32))
-    with pytest.raises(RuntimeError, match="out has shape"):
+    with pytest.warns(UserWarning, match="was resized"):  # PyTorch resizes a mis-shaped out, with a warning
         core.mean(x, 0, out=core.empty(5, device=device))
     values, indices = core.empty(0, device=device), core.empty(0, dtype=core.int64, device=device)
     result = core.max(x, 1, out=(values, indices))

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import numbers
+import warnings
+
+from .. import dtypes
 
 from ..errors import op_error
 from ..tensor import Size, Tensor
@@ -117,10 +120,14 @@ def finish_out(op: str, result: Tensor, out: Tensor | None) -> Tensor:
         return result
     if not isinstance(out, Tensor):
         raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if result.dtype is not out.dtype and not dtypes.can_cast(result.dtype, out.dtype):
+        raise RuntimeError(f"{op}(): result type {dtypes.legacy_name(result.dtype)} can't be cast to the desired "
+                           f"output type {dtypes.legacy_name(out.dtype)}")
     if out._shape != result._shape:
         if out.numel() != 0:
-            raise RuntimeError(f"{op}(): out has shape {list(out._shape)} but the result has shape "
-                               f"{list(result._shape)}")
+            warnings.warn(f"{op}(): An output with one or more elements was resized since it had shape "
+                          f"{list(out._shape)}, which does not match the required output shape "
+                          f"{list(result._shape)}.", UserWarning, stacklevel=3)
         out.resize_(result._shape)
     out.copy_(result)
     return out

@@ -8,6 +8,7 @@ primitive writes every other in-place op is built on.
 from __future__ import annotations
 
 import builtins
+import math
 import numbers
 
 import numpy as np
@@ -100,21 +101,21 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
         fill_value = fill_value.item()
     d = dtype if dtype is not None else dt.scalar_dtype(fill_value)
     t = _new(shape, _check_dtype("full", d), resolve_device(device))
-    fill_(t, fill_value)
+    _fill_fresh(t, fill_value)
     return _finish(t, requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
     """A tensor of zeros (``torch.zeros``)."""
     t = _new(size_args("zeros", size), _check_dtype("zeros", dtype), resolve_device(device))
-    fill_(t, 0)
+    _fill_fresh(t, 0)
     return _finish(t, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
     """A tensor of ones (``torch.ones``)."""
     t = _new(size_args("ones", size), _check_dtype("ones", dtype), resolve_device(device))
-    fill_(t, 1)
+    _fill_fresh(t, 1)
     return _finish(t, requires_grad)
 
 
@@ -122,7 +123,7 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     """A tensor shaped like ``input`` filled with ``fill_value``."""
     shape, d, dev = _like("full_like", input, dtype, device)
     t = _new(shape, d, dev)
-    fill_(t, fill_value)
+    _fill_fresh(t, fill_value)
     return _finish(t, requires_grad)
 
 
@@ -206,8 +207,8 @@ def _from_host(array: np.ndarray, d: dt.dtype, dev: _device) -> Tensor:
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
     """A new tensor holding a copy of ``data`` (``torch.tensor``)."""
     array, d = _infer_array("tensor", data, dtype)
-    if array.base is not None or (isinstance(data, np.ndarray) and array is data):
-        array = array.copy()
+    if isinstance(data, (Tensor, np.ndarray, np.generic)) or not array.flags.owndata:
+        array = array.copy()  # torch.tensor always copies; np.asarray may have returned the caller's memory
     dev = resolve_device(device) if device is not None else (
         data.device if isinstance(data, Tensor) else resolve_device(None))
     return _finish(_from_host(array, d, dev), requires_grad)
@@ -331,11 +332,32 @@ fill_op = define("fill_", meta=_fill_meta, primitive=True, inplace=True,
 
 def fill_(self: Tensor, value) -> Tensor:
     """Fill ``self`` with ``value`` in place."""
-    if isinstance(value, Tensor):
-        value = value.item()
-    fill_op(self, value)
+    _fill_fresh(self, value)
     self._storage.version += 1
     return self
+
+
+def _fill_fresh(self: Tensor, value) -> Tensor:
+    """Fill a tensor nobody has seen yet (factories): no version bump, so new tensors start at version 0."""
+    if isinstance(value, Tensor):
+        if value._shape:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{len(value._shape)} dimensions.")
+        value = value.item()
+    _check_fits("fill_", value, self.dtype)
+    fill_op(self, value)
+    return self
+
+
+def _check_fits(op: str, value, d) -> None:
+    """PyTorch refuses scalars that overflow the destination dtype."""
+    if d.category == 1 and isinstance(value, numbers.Real) and not isinstance(value, builtins.bool):
+        info = np.iinfo(d.numpy)
+        if math.isfinite(value) and not info.min <= int(value) <= info.max or not math.isfinite(value):
+            raise RuntimeError(f"{op}(): value cannot be converted to type {d.name} without overflow")
+    elif d.category == 2 and isinstance(value, numbers.Real) and math.isfinite(value) and \
+            abs(value) > dt.finfo(d).max:
+        raise RuntimeError(f"{op}(): value cannot be converted to type {d.name} without overflow")
 
 
 def zero_(self: Tensor) -> Tensor:
@@ -380,7 +402,7 @@ def _transfer(t: Tensor, dev: _device) -> Tensor:
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
     """A copy of ``input`` with its own (contiguous) storage."""
     out = _new(input._shape, input.dtype, input.device)
-    copy_(out, input)
+    copy_op(out, input, False)  # a fresh tensor: no version bump
     return out
 
 
@@ -400,7 +422,7 @@ def to_copy(t: Tensor, device=None, dtype=None, non_blocking=False, copy=False) 
         result = moved if d is moved.dtype else to_copy(moved, dtype=d)
     else:
         result = _new(t._shape, d, dev)
-        copy_(result, t)
+        copy_op(result, t, False)
     return result
 
 

@@ -112,6 +112,10 @@ def _binary_meta(op: str, kind: str):
             if compute is dt.bool:
                 raise op_error(RuntimeError, op, "Subtraction, the `-` operator, with two bool tensors is not "
                                "supported. Use the `^` or `logical_xor()` operator instead.", a, b)
+            if (a_t and a.dtype is dt.bool) or (b_t and b.dtype is dt.bool):
+                raise op_error(RuntimeError, op, "Subtraction, the `-` operator, with a bool tensor is not "
+                               "supported. If you are trying to invert a mask, use the `~` or `logical_not()` "
+                               "operator instead.", a, b)
             out = compute
         else:
             raise AssertionError(kind)
@@ -241,7 +245,7 @@ def add(input, other, *, alpha=1, out=None):
     if alpha == 1:
         result = _add_op(input, other)
     else:
-        _check_alpha("add", input.dtype if isinstance(input, Tensor) else other.dtype, alpha)
+        _check_alpha("add", dt.result_type(input, other), alpha)
         result = _add_op(input, other, alpha)
     return finish_out("add", result, out) if out is not None else result
 
@@ -251,7 +255,7 @@ def sub(input, other, *, alpha=1, out=None):
     if alpha == 1:
         result = _sub_op(input, other)
     else:
-        _check_alpha("sub", input.dtype if isinstance(input, Tensor) else other.dtype, alpha)
+        _check_alpha("sub", dt.result_type(input, other), alpha)
         result = _sub_op(input, other, alpha)
     return finish_out("sub", result, out) if out is not None else result
 

@@ -381,6 +381,10 @@ def setitem(input: Tensor, index, value) -> None:
     if isinstance(value, _SCALARS):
         values = full((), value, dtype=input.dtype, device=input._storage.device)
     else:
+        if isinstance(value, Tensor) and value.dtype is not input.dtype:
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                               f"{dt.legacy_name(input.dtype)} for the destination and "
+                               f"{dt.legacy_name(value.dtype)} for the source.")
         values = _strip_leading_ones(_value_tensor(value, input))
     _index_put_op(target, indices, values, False)
     input._storage.version += 1

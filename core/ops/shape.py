@@ -340,7 +340,8 @@ def flip(input: Tensor, *args, dims=None) -> Tensor:
         dims = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
     elif isinstance(dims, numbers.Integral):
         dims = (dims,)
-    return _flip_op(input, _distinct_dims("flip", dims, input.dim()))
+    dims = _distinct_dims("flip", dims, input.dim())
+    return input.clone() if input.dim() == 0 else _flip_op(input, dims)
 
 
 def fliplr(input: Tensor) -> Tensor:
@@ -360,6 +361,8 @@ def flipud(input: Tensor) -> Tensor:
 def roll(input: Tensor, shifts, dims=None) -> Tensor:
     """Shift elements cyclically along ``dims`` (the flattened tensor when None; ``torch.roll``)."""
     shifts = (shifts,) if isinstance(shifts, numbers.Integral) else tuple(shifts)
+    if input.dim() == 0:
+        return input.clone()
     if dims is None:
         if len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")

@@ -160,6 +160,8 @@ def _transpose_geometry(input, dim0, dim1):
     """Swap two dims."""
     n = len(input._shape)
     d0, d1 = wrap_dim(dim0, n, "transpose"), wrap_dim(dim1, n, "transpose")
+    if n == 0:  # a 0-d tensor accepts dims 0/-1 and stays as it is
+        return input._shape, input._stride, input._offset
     shape, stride = list(input._shape), list(input._stride)
     shape[d0], shape[d1] = shape[d1], shape[d0]
     stride[d0], stride[d1] = stride[d1], stride[d0]
@@ -405,6 +407,8 @@ diagonal = _view_kernel("diagonal", _diagonal_geometry)
 def split(input: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Views of consecutive pieces along ``dim``: equal pieces of a size, or the given sizes."""
     n = input.dim()
+    if n == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     dim = wrap_dim(dim, n, "split")
     length = input._shape[dim]
     if isinstance(split_size_or_sections, numbers.Integral):
@@ -426,6 +430,8 @@ def split(input: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
 
 def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
     """Split into ``n`` nearly equal pieces, or at the given indices (``torch.tensor_split``)."""
+    if input.dim() == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
     dim = wrap_dim(dim, input.dim(), "tensor_split")
     length = input._shape[dim]
     if isinstance(indices_or_sections, numbers.Integral):
@@ -444,6 +450,8 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     """At most ``chunks`` views of equal size (the last may be smaller) along ``dim``."""
+    if input.dim() == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     dim = wrap_dim(dim, input.dim(), "chunk")
@@ -454,6 +462,8 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
 
 def unbind(input: Tensor, dim: int = 0) -> tuple:
     """Views of every slice along ``dim``, with ``dim`` removed."""
+    if input.dim() == 0:
+        raise IndexError("unbind(): Dimension specified as 0 but tensor has no dimensions")
     dim = wrap_dim(dim, input.dim(), "unbind")
     return tuple(select(input, dim, i) for i in range(input._shape[dim]))
 
@@ -466,6 +476,8 @@ def movedim(input: Tensor, source, destination) -> Tensor:
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should "
                            f"contain the same number of dims as destination ({list(dst)} dims)")
+    if n == 0:
+        return alias(input)
     order = [None] * n
     for s, d in zip(src, dst):
         order[d] = s

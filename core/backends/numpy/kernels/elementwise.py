@@ -78,6 +78,12 @@ def _trunc_divide(a, b):
 def _pow(a, b):
     if a.dtype.kind == "b":
         return np.power(a.astype(np.int8), np.asarray(b).astype(np.int8)).astype(bool)
+    if a.dtype.kind in "iu" and np.any(np.asarray(b) < 0):  # PyTorch: 1 -> 1, -1 -> +-1, others -> 0
+        b = np.asarray(b)
+        positive = np.power(a, np.maximum(b, 0))
+        odd = np.remainder(b, 2) == 1
+        negative = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0)).astype(a.dtype)
+        return np.where(b < 0, negative, positive)
     return np.power(a, b)
 
 
