@@ -384,9 +384,28 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     """Copy ``src`` into ``self`` in place, broadcasting and casting; ``src`` may be on another device."""
     if isinstance(src, Tensor) and src._storage.device != self._storage.device:
         src = _transfer(src, self._storage.device)
+    _check_overlap(self, src)
     copy_op(self, src, non_blocking)
     self._storage.version += 1
     return self
+
+
+def _check_overlap(dst: Tensor, src) -> None:
+    """PyTorch refuses writes where one memory location is written twice or read after being overwritten."""
+    if any(st == 0 and n > 1 for n, st in zip(dst._shape, dst._stride)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
+                           "memory location. Please clone() the tensor before performing the operation.")
+    if not isinstance(src, Tensor) or src._storage is not dst._storage or not dst.numel() or not src.numel():
+        return
+    if (src._offset, src._shape, src._stride) == (dst._offset, dst._shape, dst._stride):
+        return  # the same elements: copying onto itself is harmless
+    if dst.is_contiguous() and src.is_contiguous():
+        d0, d1 = dst._offset, dst._offset + dst.numel()
+        s0, s1 = src._offset, src._offset + src.numel()
+        if d0 < s1 and s0 < d1:
+            raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
+                               "refer to a single memory location. Please clone() the tensor before performing the "
+                               "operation.")
 
 
 def _transfer(t: Tensor, dev: _device) -> Tensor:
