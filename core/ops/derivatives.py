@@ -373,3 +373,10 @@ def _as_strided(ctx, g):
     get_operator("as_strided")(laid_out, size, stride, offset - x._offset).copy_(g)
     grad.copy_(laid_out)
     return (grad,)
+
+
+# -- not differentiable: fills whose result does not depend on the previous values ------------------------
+
+for _name in ("uniform_", "normal_", "random_", "bernoulli_", "exponential_", "randperm_fill_", "multinomial",
+              "arange_fill_", "linspace_fill_", "logspace_fill_"):
+    get_operator(_name).differentiable = False

@@ -1,0 +1,1 @@
+"""Utilities: ``core.utils.checkpoint`` (and, later, ``core.utils.data``)."""
