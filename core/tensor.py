@@ -221,6 +221,10 @@ class Tensor:
         """Set ``requires_grad`` in place; only floating and complex tensors can require gradients."""
         if requires_grad and self.dtype.category < 2:
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        if not requires_grad and self.grad_fn is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
+                               "computed variable in a subgraph that doesn't require differentiation use "
+                               "var_no_grad = var.detach().")
         self.requires_grad = requires_grad
         return self
 

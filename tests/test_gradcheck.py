@@ -80,7 +80,7 @@ def _draw(info, shapes: tuple, rng: np.random.Generator) -> list:
     raise AssertionError(f"could not draw inputs for {info.name} away from its non-differentiable points")
 
 
-def _leaf_and_layout(values: np.ndarray, layout: str, device: str):
+def _leaf_and_layout(values: np.ndarray, layout: str):
     """A contiguous leaf and the core view op that turns it into ``values`` laid out as ``layout``.
 
     Mirrors core.testing.conformance.make_input, but keeps the view in the checked function so the leaf gets
@@ -101,7 +101,7 @@ def _prepare(info, layout: str, device: str, shapes: tuple, seed: int):
     rng = np.random.default_rng(seed)
     leaves, views = [], []
     for values in _draw(info, shapes, rng):
-        leaf, to_layout = _leaf_and_layout(values, layout, device)
+        leaf, to_layout = _leaf_and_layout(values, layout)
         leaves.append(core.tensor(leaf, dtype=core.float64, device=device).requires_grad_())
         views.append(to_layout)
 
@@ -118,11 +118,7 @@ def _needs_float64(device: str) -> None:
         pytest.skip(f"{device} has no float64")
 
 
-_MISSING_DERIVATIVES = {
-    "copysign": "derivative of copysign is not declared in core/ops/derivatives.py",
-}
-GRAD_CASES = [pytest.param(info, id=info.name, marks=pytest.mark.xfail(strict=True, reason=_MISSING_DERIVATIVES[
-    info.name]) if info.name in _MISSING_DERIVATIVES else ()) for info in OP_DB if _is_differentiable(info)]
+GRAD_CASES = [pytest.param(info, id=info.name) for info in OP_DB if _is_differentiable(info)]
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -141,17 +137,11 @@ _SMOOTH = ("exp", "tanh", "sigmoid", "sin", "cos", "sqrt", "erf", "atan", "mul",
            "tril", "gather", "index_select", "getitem[advanced]", "cumsum", "cumprod", "sum[all]",
            "sum[dim-1-keepdim]", "sum[dims01]", "mean[all]", "mean[dim-1-keepdim]", "mean[dims01]",
            "prod[dim-1-keepdim]", "var[dim-1-keepdim]", "std[all]", "logsumexp[dims01]")
-_SECOND_ORDER_BUGS = {
-    "roll": "an in-place write into a view of a tensor that does not require grad (narrow's derivative: "
-            "zeros.narrow(...).copy_(g)) does not make the base require grad, so the first derivative is cut "
-            "from grad_outputs",
-}
-GRADGRAD_CASES = [pytest.param(info, id=info.name) for info in OP_DB if info.name in _SMOOTH] + [
-    pytest.param(info, id=info.name, marks=pytest.mark.xfail(strict=True, reason=_SECOND_ORDER_BUGS[info.name]))
-    for info in OP_DB if info.name in _SECOND_ORDER_BUGS]
+GRADGRAD_CASES = [pytest.param(info, id=info.name) for info in OP_DB if info.name in _SMOOTH + ("roll",)]
+GRADGRAD_LAYOUTS = LAYOUTS
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("layout", GRADGRAD_LAYOUTS)
 @pytest.mark.parametrize("info", GRADGRAD_CASES)
 def test_gradgradcheck(info, layout, device):
     _needs_float64(device)

@@ -14,14 +14,40 @@ from .grad_mode import enable_grad, no_grad
 __all__ = ["run_backward"]
 
 
-def _dependencies(roots) -> dict:
+def _reaching(roots, targets: set) -> set:
+    """Nodes from which some node in ``targets`` can be reached (``autograd.grad`` runs only those)."""
+    memo: dict = {}
+    for root, _ in roots:
+        stack = [(root, iter(root.next_functions))]
+        memo.setdefault(root, root in targets)
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                if stack and memo[node]:
+                    memo[stack[-1][0]] = True
+                continue
+            child = child[0]
+            if child is None:
+                continue
+            if child in memo:
+                if memo[child]:
+                    memo[node] = True
+                continue
+            memo[child] = child in targets
+            stack.append((child, iter(child.next_functions)))
+    return {node for node, reaches in memo.items() if reaches}
+
+
+def _dependencies(roots, keep=None) -> dict:
     counts: dict = {}
-    stack = [node for node, _ in roots if node is not None]
+    stack = [node for node, _ in roots if node is not None and (keep is None or node in keep)]
     seen = set(id(n) for n in stack)
     while stack:
         node = stack.pop()
         for child, _ in node.next_functions:
-            if child is None:
+            if child is None or (keep is not None and child not in keep):
                 continue
             counts[child] = counts.get(child, 0) + 1
             if id(child) not in seen:
@@ -58,12 +84,13 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
             capture.setdefault((edge[0], edge[1]), []).append(i)
     captured = [None] * (len(inputs) if inputs is not None else 0)
-    counts = _dependencies(roots)
+    keep = _reaching(roots, {node for node, _ in capture}) if inputs is not None and not accumulate else None
+    counts = _dependencies(roots, keep)
     buffers: dict = {}
     for (node, nr), g in zip(roots, grad_tensors):
         slot = buffers.setdefault(node, [None] * node.num_outputs)
         slot[nr] = _add(slot[nr], g)
-    ready = [node for node, _ in roots if counts.get(node, 0) == 0]
+    ready = [node for node, _ in roots if counts.get(node, 0) == 0 and (keep is None or node in keep)]
     ready = list(dict.fromkeys(ready))
     mode = enable_grad() if create_graph else no_grad()
     from .anomaly import check_nan, is_anomaly_enabled
@@ -79,6 +106,8 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
                 result = pre(tuple(grads))
                 if result is not None:
                     grads = list(result)
+            if isinstance(node, AccumulateGrad) and grads[0] is not None:
+                grads[0] = _leaf_hooks(node.variable, grads[0])
             for i, g in enumerate(grads):
                 for position in capture.get((node, i), ()):
                     captured[position] = g
@@ -86,6 +115,8 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
                 if accumulate and (inputs is None or (node, 0) in capture) and grads[0] is not None:
                     _accumulate(node.variable, grads[0], create_graph)
                 continue
+            if keep is not None and not any(child in keep for child, _ in node.next_functions):
+                continue  # a requested input's own node: its gradient is captured, nothing below is needed
             input_grads = node.apply(grads)
             if is_anomaly_enabled():
                 check_nan(node, input_grads)
@@ -96,7 +127,7 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
             if not retain_graph:
                 node.release()
             for (child, nr), g in zip(node.next_functions, input_grads):
-                if child is None:
+                if child is None or (keep is not None and child not in keep):
                     continue
                 if g is not None:
                     slot = buffers.setdefault(child, [None] * child.num_outputs)
@@ -113,11 +144,15 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
     return None
 
 
-def _accumulate(variable, grad, create_graph: bool) -> None:
+def _leaf_hooks(variable, grad):
     for hook in variable.__dict__.get("_leaf_hooks", ()):
         result = hook(grad)
         if result is not None:
             grad = result
+    return grad
+
+
+def _accumulate(variable, grad, create_graph: bool) -> None:
     if grad._shape != variable._shape:
         grad = grad.expand(variable._shape) if grad.numel() == 1 else grad
     if variable.grad is None:  # a copy: the incoming gradient may be the caller's tensor or shared by other edges

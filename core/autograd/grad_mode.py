@@ -53,13 +53,26 @@ class _Mode:
         return wrapper
 
 
-class no_grad(_Mode):
+class _BareDecorator(_Mode):
+    """Modes usable as ``@no_grad`` as well as ``@no_grad()``."""
+
+    def __new__(cls, func=None):
+        self = super().__new__(cls)
+        if callable(func):
+            return self(func)
+        return self
+
+    def __init__(self, func=None):
+        pass
+
+
+class no_grad(_BareDecorator):
     """Disable gradient recording in the block or decorated function (``torch.no_grad``)."""
 
     enabled = False
 
 
-class enable_grad(_Mode):
+class enable_grad(_BareDecorator):
     """Enable gradient recording in the block or decorated function (``torch.enable_grad``)."""
 
     enabled = True
@@ -71,10 +84,20 @@ class set_grad_enabled(_Mode):
     def __init__(self, mode: bool):
         self.enabled = bool(mode)
         self._previous = is_grad_enabled()
+        self._switched_by_init = True
         _set(self.enabled)  # set_grad_enabled(False) as a plain call takes effect at once, like PyTorch
 
     def __enter__(self):
+        if not self._switched_by_init:
+            self._previous = is_grad_enabled()
+        self._switched_by_init = False
+        _set(self.enabled)
         return self
+
+    def __call__(self, fn):
+        _set(self._previous)  # as a decorator it changes nothing where the function is defined
+        self._switched_by_init = False
+        return super().__call__(fn)
 
 
 class inference_mode(_Mode):
@@ -82,8 +105,15 @@ class inference_mode(_Mode):
 
     enabled = False
 
+    def __new__(cls, mode=True):
+        self = super().__new__(cls)
+        if callable(mode):  # @inference_mode without parentheses
+            self.mode = True
+            return self(mode)
+        return self
+
     def __init__(self, mode: bool = True):
-        self.mode = bool(mode)
+        self.mode = True if callable(mode) else bool(mode)
 
     def __enter__(self):
         self._previous_inference = getattr(tls, "inference", False)
@@ -91,6 +121,9 @@ class inference_mode(_Mode):
         if self.mode:
             tls.inference = True
             _set(False)
+        elif self._previous_inference:  # leaving an enclosing inference_mode: normal recording again
+            tls.inference = False
+            _set(True)
         return self
 
     def __exit__(self, *exc):

@@ -102,15 +102,11 @@ def autograd_kernel(op, below: int, *args, **kwargs):
     node = node_class(op.name)(formula, ctx, edges, meta, op.name)
     if is_anomaly_enabled():
         record_forward(node)
-    is_view = op.default is not None and not op.inplace
     for i, o in enumerate(outs):
         if hasattr(o, "_storage") and o.dtype.category >= 2:
             o.requires_grad = True
             o.grad_fn = node
             o.__dict__["_output_nr"] = i
-            if is_view:
-                base = inputs[0]
-                o._base = base._base if base._base is not None else base
     if op.inplace and inputs[0]._base is not None:
         _rebase_view(inputs[0], node)
     return out

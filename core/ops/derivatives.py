@@ -179,6 +179,12 @@ def _remainder(ctx, g):
     return g, (-g * E.floor(E.div(ctx.args[0], _x(ctx, 1))) if _is_tensor(ctx.args[1]) else None)
 
 
+@derivative("copysign")
+def _copysign(ctx, g):
+    a = _x(ctx, 0)
+    return E.where(E.eq(a, 0), 0.0, g * ctx.output() / a), (E.mul(g, 0) if _is_tensor(ctx.args[1]) else None)
+
+
 @derivative("logaddexp")
 def _logaddexp(ctx, g):
     return g * E.exp(ctx.args[0] - ctx.output()), g * E.exp(ctx.args[1] - ctx.output())

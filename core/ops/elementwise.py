@@ -14,6 +14,7 @@ import numbers
 import numpy as np
 
 from .. import dtypes as dt
+from ..autograd.grad_mode import is_grad_enabled
 from ..dispatch import TensorSpec, define
 from ..errors import op_error
 from ..tensor import Tensor
@@ -163,9 +164,18 @@ def _make_unary(name: str, kind: str):
         _export(name + "_", _inplace(name, fn))
 
 
+def _recording(self, args) -> bool:
+    if not is_grad_enabled():
+        return False
+    return self.requires_grad or any(isinstance(a, Tensor) and a.requires_grad for a in args)
+
+
 def _inplace(name: str, fn):
     def inplace(self, *args, **kwargs):
-        result = fn(self, *args, **kwargs)
+        # When recording, compute from a copy: the formula must see self as it was before the write (PyTorch
+        # saves the original self); without that, the write would trip the saved tensor's version check.
+        source = self.clone() if _recording(self, args) else self
+        result = fn(source, *args, **kwargs)
         if not dt.can_cast(result.dtype, self.dtype):
             raise RuntimeError(f"result type {dt.legacy_name(result.dtype)} can't be cast to the desired output type "
                                f"{dt.legacy_name(self.dtype)}")

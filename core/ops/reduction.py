@@ -357,8 +357,16 @@ def _extremum(op: str, value_op, index_op, pair_type, binary, input, dim, keepdi
     _check_nonempty(op, input, dims)
     # bool has no argmax of its own (PyTorch refuses it); uint8 orders False < True the same way
     keyed = input.to(dt.uint8) if input.dtype is dt.bool else input
-    result = pair_type(value_op(input, dims, keepdim), index_op(keyed, d if input._shape else None, keepdim))
-    return _finish_pair(op, result, out)
+    if not input._shape:
+        return _finish_pair(op, pair_type(value_op(input, dims, keepdim), index_op(keyed, None, keepdim)), out)
+    indices = index_op(keyed, d, True)
+    # values read at the returned indices: on ties the whole gradient goes to that element, as in PyTorch
+    from .indexing import gather
+
+    values = gather(input, d, indices)
+    if not keepdim:
+        values, indices = values.squeeze(d), indices.squeeze(d)
+    return _finish_pair(op, pair_type(values, indices), out)
 
 
 def max(input, dim=None, keepdim=False, *, out=None):  # noqa: A001 - torch.max

@@ -24,7 +24,9 @@ def _view_kernel(name: str, geometry):
     """Declare op ``name`` whose device-agnostic kernel is ``input._alias(*geometry(input, ...))``."""
 
     def kernel(input, *args):
-        return input._alias(*geometry(input, *args))
+        out = input._alias(*geometry(input, *args))
+        out._base = input if input._base is None else input._base  # in-place writes through views rebase it
+        return out
 
     kernel.__name__ = name
     return define(name, default=kernel, doc=geometry.__doc__ or "")
@@ -135,6 +137,7 @@ def _view_dtype_kernel(input, d):
     shape, stride, offset = _view_dtype_geometry(input, d)
     out = input._alias(shape, stride, offset)
     out.dtype = d
+    out._base = input if input._base is None else input._base
     return out
 
 
