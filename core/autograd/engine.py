@@ -8,8 +8,10 @@ Without ``retain_graph`` each node frees its saved tensors after it runs.
 
 from __future__ import annotations
 
+from ..dispatch import get_operator
+from ..dispatch.keys import Autograd, tls
+from .anomaly import check_nan, is_anomaly_enabled
 from .graph import AccumulateGrad, edge_of
-from .grad_mode import enable_grad, no_grad
 
 __all__ = ["run_backward"]
 
@@ -92,10 +94,9 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
         slot[nr] = _add(slot[nr], g)
     ready = [node for node, _ in roots if counts.get(node, 0) == 0 and (keep is None or node in keep)]
     ready = list(dict.fromkeys(ready))
-    mode = enable_grad() if create_graph else no_grad()
-    from .anomaly import check_nan, is_anomaly_enabled
-
-    with mode:
+    previous = tls.exclude
+    tls.exclude = previous & ~Autograd.mask if create_graph else previous | Autograd.mask
+    try:
         while ready:
             node = ready.pop()
             grads = buffers.pop(node, None) or [None] * node.num_outputs
@@ -135,6 +136,8 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
                 counts[child] -= 1
                 if counts[child] == 0:
                     ready.append(child)
+    finally:
+        tls.exclude = previous
     if inputs is not None and not accumulate:
         for i, g in enumerate(captured):
             if g is None and not allow_unused:
@@ -159,5 +162,7 @@ def _accumulate(variable, grad, create_graph: bool) -> None:
         variable.grad = grad.clone() if create_graph else grad.detach().clone()
     elif create_graph:
         variable.grad = variable.grad + grad
-    else:
-        variable.grad.add_(grad.detach())
+    else:  # in place, as PyTorch accumulates; straight to the ops (grad mode is off here)
+        target = variable.grad
+        get_operator("copy_")(target, get_operator("add")(target, grad), False)
+        target._storage.version += 1

@@ -36,9 +36,9 @@ class SavedContext:
     def __init__(self, args: tuple, kwargs: dict, outputs: tuple):
         self.args = args
         self.kwargs = kwargs
-        self._versions = tuple(a._storage.version if hasattr(a, "_storage") else None for a in args)
-        self._outputs = tuple(o.detach() if hasattr(o, "_storage") else o for o in outputs)
-        self._out_versions = tuple(o._storage.version if hasattr(o, "_storage") else None for o in outputs)
+        self._versions = [a._storage.version if hasattr(a, "_storage") else None for a in args]
+        self._outputs = [o._alias(o._shape, o._stride, o._offset) if hasattr(o, "_storage") else o for o in outputs]
+        self._out_versions = [o._storage.version if hasattr(o, "_storage") else None for o in outputs]
         self.node = None
         self.released = False
         self.extra = None

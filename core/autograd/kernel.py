@@ -11,6 +11,7 @@ remember their base; in-place ops check the leaf rules and re-point
 from __future__ import annotations
 
 from ..dispatch.keys import Autograd, tls
+from ..tensor import Tensor
 from ..dispatch.operator import set_functionality_fallback
 from .anomaly import is_anomaly_enabled, record_forward
 from .graph import SavedContext, edge_of, node_class
@@ -38,6 +39,8 @@ def _not_implemented(op_name: str):
 
 
 _WRAPPED: dict = {}
+_PREPARED: dict = {}  # op name -> (wrapped formula, Node class); formulas are attached once, at import
+_NO_EDGE = (None, 0)
 
 
 def _per_tensor_input(formula):
@@ -89,24 +92,32 @@ def autograd_kernel(op, below: int, *args, **kwargs):
         out = op.redispatch(below, *args, **kwargs)
     finally:
         tls.exclude = previous
-    if not getattr(op, "differentiable", True):
-        return out
-    outs = out if isinstance(out, tuple) else (out,)
-    differentiable = [o for o in outs if hasattr(o, "_storage") and o.dtype.category >= 2]
-    if not differentiable:
-        return out
-    formula = _per_tensor_input(formula or _not_implemented(op.name))
+    if out.__class__ is Tensor:  # the common single-output case, without the generic loops below
+        if out.dtype.category < 2 or not getattr(op, "differentiable", True):
+            return out
+        outs = (out,)
+        meta = ((out._shape, out.dtype, out._storage.device),)
+    else:
+        if not getattr(op, "differentiable", True):
+            return out
+        outs = out if isinstance(out, tuple) else (out,)
+        if not any(hasattr(o, "_storage") and o.dtype.category >= 2 for o in outs):
+            return out
+        meta = tuple((o._shape, o.dtype, o.device) if hasattr(o, "_storage") else ((), None, None) for o in outs)
+    prepared = _PREPARED.get(op.name)
+    if prepared is None:
+        prepared = _PREPARED[op.name] = (_per_tensor_input(formula or _not_implemented(op.name)), node_class(op.name))
     ctx = SavedContext(args, kwargs, outs)
-    edges = tuple(edge_of(t) if t.requires_grad else (None, 0) for t in inputs)
-    meta = tuple((o._shape, o.dtype, o.device) if hasattr(o, "_storage") else ((), None, None) for o in outs)
-    node = node_class(op.name)(formula, ctx, edges, meta, op.name)
+    edges = tuple([edge_of(t) if t.requires_grad else _NO_EDGE for t in inputs])
+    node = prepared[1](prepared[0], ctx, edges, meta, op.name)
     if is_anomaly_enabled():
         record_forward(node)
     for i, o in enumerate(outs):
         if hasattr(o, "_storage") and o.dtype.category >= 2:
             o.requires_grad = True
             o.grad_fn = node
-            o.__dict__["_output_nr"] = i
+            if i:
+                o.__dict__["_output_nr"] = i
     if op.inplace and inputs[0]._base is not None:
         _rebase_view(inputs[0], node)
     return out

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from .. import dtypes as dt
-from ..dispatch import get_operator
+from ..dispatch import define, get_operator
 from ..tensor import Tensor
 import importlib
 
@@ -49,6 +49,13 @@ def _is_tensor(a) -> bool:
 
 # -- elementwise unary ----------------------------------------------------------------------------------
 
+# Backward helpers of the commonest activations: composites (any backend runs them as their parts, and they
+# stay differentiable for create_graph) that a backend may override with one fused kernel, as the NumPy one does.
+tanh_backward = define("tanh_backward", decomposition=lambda g, y: g * (1 - y * y),
+                       doc="g * (1 - y * y): the gradient of tanh from its output y")
+sigmoid_backward = define("sigmoid_backward", decomposition=lambda g, y: g * y * (1 - y),
+                          doc="g * y * (1 - y): the gradient of sigmoid from its output y")
+
 _UNARY = {
     "exp": lambda ctx, g: g * ctx.output(),
     "exp2": lambda ctx, g: g * ctx.output() * math.log(2.0),
@@ -67,11 +74,11 @@ _UNARY = {
     "atan": lambda ctx, g: g / (1 + _x(ctx) ** 2),
     "sinh": lambda ctx, g: g * E.cosh(_x(ctx)),
     "cosh": lambda ctx, g: g * E.sinh(_x(ctx)),
-    "tanh": lambda ctx, g: g * (1 - ctx.output() ** 2),
+    "tanh": lambda ctx, g: tanh_backward(g, ctx.output()),
     "asinh": lambda ctx, g: g / E.sqrt(_x(ctx) ** 2 + 1),
     "acosh": lambda ctx, g: g / E.sqrt(_x(ctx) ** 2 - 1),
     "atanh": lambda ctx, g: g / (1 - _x(ctx) ** 2),
-    "sigmoid": lambda ctx, g: g * ctx.output() * (1 - ctx.output()),
+    "sigmoid": lambda ctx, g: sigmoid_backward(g, ctx.output()),
     "erf": lambda ctx, g: g * (2 / math.sqrt(math.pi)) * E.exp(-_x(ctx) ** 2),
     "erfc": lambda ctx, g: -g * (2 / math.sqrt(math.pi)) * E.exp(-_x(ctx) ** 2),
     "erfinv": lambda ctx, g: g * (math.sqrt(math.pi) / 2) * E.exp(ctx.output() ** 2),
@@ -231,6 +238,8 @@ derivative("fill_")(lambda ctx, g: (None,))
 def _unreduce(g, ctx):
     """``g`` with the reduced dims put back (size 1), ready to broadcast against the input."""
     x, dims, keepdim = ctx.args[0], ctx.args[1], ctx.arg(2, False)
+    if not g._shape:  # a full reduction: a 0-d gradient expands to any shape directly
+        return g.expand(x._shape) if x._shape else g
     if not keepdim:
         for d in sorted(dims):
             g = V.unsqueeze(g, d)

@@ -159,6 +159,18 @@ def clamp(spec, input, min=None, max=None):
     return wrap(x, spec.dtype)
 
 
+def _activation_backward(fn):
+    """Fused kernels of the composites tanh_backward / sigmoid_backward (no meta: they get (g, y))."""
+
+    def kernel(g, y):
+        cd = compute_np(g.dtype)
+        return wrap(fn(operand(g, cd), operand(y, cd)), g.dtype)
+
+    return kernel
+
+
 KERNELS = {name: _unary_kernel(fn) for name, fn in UNARY.items()}
+KERNELS["tanh_backward"] = _activation_backward(lambda g, y: g * (1 - y * y))
+KERNELS["sigmoid_backward"] = _activation_backward(lambda g, y: g * y * (1 - y))
 KERNELS.update({name: _binary_kernel(fn) for name, fn in BINARY.items()})
 KERNELS.update(add=add, sub=sub, where=where, clamp=clamp)
