@@ -96,30 +96,34 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
     ready = list(dict.fromkeys(ready))
     previous = tls.exclude
     tls.exclude = previous & ~Autograd.mask if create_graph else previous | Autograd.mask
+    anomaly = is_anomaly_enabled()
     try:
         while ready:
             node = ready.pop()
             grads = buffers.pop(node, None) or [None] * node.num_outputs
-            for i in range(len(grads)):
-                if grads[i] is not None:
-                    grads[i] = _call_tensor_hooks(node, i, grads[i])
+            if node.metadata and "tensor_hooks" in node.metadata:
+                for i in range(len(grads)):
+                    if grads[i] is not None:
+                        grads[i] = _call_tensor_hooks(node, i, grads[i])
             for pre in node._pre_hooks or ():
                 result = pre(tuple(grads))
                 if result is not None:
                     grads = list(result)
-            if isinstance(node, AccumulateGrad) and grads[0] is not None:
+            is_leaf = node.__class__ is AccumulateGrad
+            if is_leaf and grads[0] is not None:
                 grads[0] = _leaf_hooks(node.variable, grads[0])
-            for i, g in enumerate(grads):
-                for position in capture.get((node, i), ()):
-                    captured[position] = g
-            if isinstance(node, AccumulateGrad):
+            if capture:
+                for i, g in enumerate(grads):
+                    for position in capture.get((node, i), ()):
+                        captured[position] = g
+            if is_leaf:
                 if accumulate and (inputs is None or (node, 0) in capture) and grads[0] is not None:
                     _accumulate(node.variable, grads[0], create_graph)
                 continue
             if keep is not None and not any(child in keep for child, _ in node.next_functions):
                 continue  # a requested input's own node: its gradient is captured, nothing below is needed
             input_grads = node.apply(grads)
-            if is_anomaly_enabled():
+            if anomaly:
                 check_nan(node, input_grads)
             for hook in node._hooks or ():
                 result = hook(input_grads, tuple(grads))
@@ -131,8 +135,10 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
                 if child is None or (keep is not None and child not in keep):
                     continue
                 if g is not None:
-                    slot = buffers.setdefault(child, [None] * child.num_outputs)
-                    slot[nr] = _add(slot[nr], g)
+                    slot = buffers.get(child)
+                    if slot is None:
+                        slot = buffers[child] = [None] * child.num_outputs
+                    slot[nr] = g if slot[nr] is None else slot[nr] + g
                 counts[child] -= 1
                 if counts[child] == 0:
                     ready.append(child)
@@ -148,7 +154,7 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
 
 
 def _leaf_hooks(variable, grad):
-    for hook in variable.__dict__.get("_leaf_hooks", ()):
+    for hook in variable.__dict__.get("_leaf_hooks", ()):  # registered with Tensor.register_hook on a leaf
         result = hook(grad)
         if result is not None:
             grad = result

@@ -97,6 +97,17 @@ _UNARY = {
 for _name, _formula in _UNARY.items():
     get_operator(_name).derivative = (lambda f: lambda ctx, g: (f(ctx, g),))(_formula)
 
+@derivative("sinc")
+def _sinc(ctx, g):
+    x = _x(ctx)
+    px = x * math.pi
+    slope = (E.cos(px) * px - E.sin(px)) / (px * x)
+    return (g * E.where(E.eq(x, 0), 0.0, slope),)
+
+
+derivative("sgn")(lambda ctx, g: (E.mul(g, 0),))
+
+
 # piecewise-constant functions: zero gradient almost everywhere, as in PyTorch
 derivative("sign", "floor", "ceil", "round", "trunc", "angle")(lambda ctx, g: (E.mul(g, 0),))
 
@@ -195,6 +206,11 @@ def _copysign(ctx, g):
 @derivative("logaddexp")
 def _logaddexp(ctx, g):
     return g * E.exp(ctx.args[0] - ctx.output()), g * E.exp(ctx.args[1] - ctx.output())
+
+
+@derivative("logaddexp2")
+def _logaddexp2(ctx, g):
+    return g * E.exp2(ctx.args[0] - ctx.output()), g * E.exp2(ctx.args[1] - ctx.output())
 
 
 @derivative("xlogy")
@@ -375,6 +391,24 @@ def _region(ctx, g):
 
 
 derivative("select", "narrow", "slice", "diagonal")(_region)
+
+
+@derivative("unfold")
+def _unfold(ctx, g):
+    """Windows may overlap: add every window's gradient back at the positions it read."""
+    from .indexing import index_add
+    from .ranges import arange
+
+    x, dimension, size, step = ctx.args[0], ctx.args[1], ctx.args[2], ctx.args[3]
+    grad = creation.zeros(x._shape, dtype=g.dtype, device=g.device)
+    if not x._shape:
+        return (g.reshape(()),)
+    dim = dimension % x.dim()
+    count = g._shape[dim]
+    positions = (arange(count, device=g.device) * step).unsqueeze(1) + arange(size, device=g.device).unsqueeze(0)
+    windows = V.movedim(g, -1, dim + 1)  # (..., count, size, ...)
+    flat = windows.reshape(x._shape[:dim] + (count * size,) + x._shape[dim + 1:])
+    return (index_add(grad, dim, positions.reshape(-1), flat),)
 
 
 @derivative("as_strided")
