@@ -35,7 +35,7 @@ UNARY = {
     "trunc": lambda a: np.trunc(a) if a.dtype.kind in "fc" else a.copy(), "frac": _frac,
     "square": np.square, "positive": np.copy, "conj": np.conj, "neg": np.negative,
     "sgn": lambda a: np.where(a == 0, 0, a / np.abs(a)) if a.dtype.kind == "c" else _sign(a),
-    "angle": np.angle, "real": np.real, "imag": np.imag,
+    "angle": np.angle, "real": lambda a: np.real(a).copy(), "imag": lambda a: np.imag(a).copy(),  # views otherwise
     "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite, "isposinf": np.isposinf,
     "isneginf": np.isneginf, "signbit": np.signbit, "isreal": np.isreal, "logical_not": np.logical_not,
     "bitwise_not": np.invert,
