@@ -20,4 +20,6 @@ from .ops.reduction import return_types
 from .storage import Storage
 from .tensor import Size, Tensor
 
+from . import nn, utils  # noqa: E402 - nn is built on the ops above
+
 __version__ = "0.1.0"

@@ -1,0 +1,8 @@
+"""``core.nn.functional``: the stateless form of every layer and loss."""
+
+from .activation import *  # noqa: F401,F403
+from .attention import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
+from .linear import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403
+from .norm import *  # noqa: F401,F403

@@ -1,0 +1,3 @@
+"""``core.nn.utils``: gradient clipping and parameter/vector conversion."""
+
+__all__: list = []

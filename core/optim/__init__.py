@@ -1,0 +1,1 @@
+"""``core.optim``: optimizers and learning-rate schedulers."""

@@ -1,0 +1,1 @@
+"""``core.utils.data``: datasets, samplers and the DataLoader."""
