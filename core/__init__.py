@@ -20,6 +20,7 @@ from .ops.reduction import return_types
 from .storage import Storage
 from .tensor import Size, Tensor
 
-from . import nn, utils  # noqa: E402 - nn is built on the ops above
+from . import nn, optim, utils  # noqa: E402 - nn and optim are built on the ops above
+from .serialization import load, save  # noqa: E402
 
 __version__ = "0.1.0"

@@ -1,1 +1,1 @@
-"""Utilities: ``core.utils.checkpoint`` (and, later, ``core.utils.data``)."""
+"""Utilities: ``checkpoint`` (activation checkpointing), ``data`` (datasets, DataLoader), ``safetensors``."""
