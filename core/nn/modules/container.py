@@ -114,6 +114,20 @@ class ModuleList(Module):
     def __iter__(self):
         return iter(self._modules.values())
 
+    def __repr__(self) -> str:
+        """Like PyTorch's: runs of children with the same repr collapse to ``(i-j): n x Child(...)``."""
+        children = [repr(m) for m in self._modules.values()]
+        if not children:
+            return "ModuleList()"
+        lines, start = [], 0
+        for end in range(1, len(children) + 1):
+            if end == len(children) or children[end] != children[start]:
+                text = children[start].replace("\n", "\n  ")
+                label = f"({start})" if end - start == 1 else f"({start}-{end - 1}): {end - start} x"
+                lines.append(f"{label}: {text}" if end - start == 1 else f"{label} {text}")
+                start = end
+        return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
+
     def __iadd__(self, modules) -> "ModuleList":
         return self.extend(modules)
 
