@@ -108,6 +108,9 @@ def _sinc(ctx, g):
 derivative("sgn")(lambda ctx, g: (E.mul(g, 0),))
 
 
+derivative("relu")(lambda ctx, g: (E.where(E.gt(_x(ctx), 0), g, 0.0),))
+
+
 # piecewise-constant functions: zero gradient almost everywhere, as in PyTorch
 derivative("sign", "floor", "ceil", "round", "trunc", "angle")(lambda ctx, g: (E.mul(g, 0),))
 

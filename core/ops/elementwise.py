@@ -389,6 +389,20 @@ _export("clamp_min_", _inplace("clamp_min", globals()["clamp_min"]))
 _export("clamp_max_", _inplace("clamp_max", globals()["clamp_max"]))
 
 
+_relu_op = define("relu", decomposition=lambda input: clamp(input, min=0),
+                  doc="max(x, 0); a composite (clamp) with its own derivative (zero gradient at 0, as PyTorch's) "
+                      "that backends may override with one kernel")
+
+
+def relu(input):
+    """max(x, 0) (``torch.relu``)."""
+    return _relu_op(input)
+
+
+_export("relu", relu)
+_export("relu_", _inplace("relu", relu))
+
+
 def lerp(input, end, weight):
     """``input + weight * (end - input)`` (``torch.lerp``)."""
     return add(input, mul(weight, sub(end, input)))

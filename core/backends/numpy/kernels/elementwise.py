@@ -171,6 +171,7 @@ def _activation_backward(fn):
 
 KERNELS = {name: _unary_kernel(fn) for name, fn in UNARY.items()}
 KERNELS["tanh_backward"] = _activation_backward(lambda g, y: g * (1 - y * y))
+KERNELS["relu"] = lambda x: wrap(np.maximum(operand(x, x.dtype.numpy), 0), x.dtype)  # composite: no spec
 KERNELS["sigmoid_backward"] = _activation_backward(lambda g, y: g * y * (1 - y))
 KERNELS.update({name: _binary_kernel(fn) for name, fn in BINARY.items()})
 KERNELS.update(add=add, sub=sub, where=where, clamp=clamp)
