@@ -2,36 +2,17 @@
 
 from __future__ import annotations
 
-import itertools
 from collections import OrderedDict, namedtuple
 from typing import Callable, Iterator
 
 from ...autograd import Function, no_grad
 from ...tensor import Tensor
+from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter
 
 __all__ = ["Module"]
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
-
-
-class _RemovableHandle:
-    """What hook registration returns: ``handle.remove()`` unregisters the hook."""
-
-    _ids = itertools.count()
-
-    def __init__(self, registry: dict):
-        self.registry = registry
-        self.id = next(self._ids)
-
-    def remove(self) -> None:
-        self.registry.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 class Module:
@@ -431,7 +412,7 @@ class Module:
     # -- hooks and calling ---------------------------------------------------------------------------------
     def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False):
         """``hook(module, args)`` before forward; may return replacement args."""
-        handle = _RemovableHandle(self._forward_pre_hooks)
+        handle = RemovableHandle(self._forward_pre_hooks)
         self._forward_pre_hooks[handle.id] = (hook, with_kwargs)
         if prepend:
             self._forward_pre_hooks.move_to_end(handle.id, last=False)
@@ -439,7 +420,7 @@ class Module:
 
     def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False):
         """``hook(module, args, output)`` after forward; may return a replacement output."""
-        handle = _RemovableHandle(self._forward_hooks)
+        handle = RemovableHandle(self._forward_hooks)
         self._forward_hooks[handle.id] = (hook, with_kwargs)
         if prepend:
             self._forward_hooks.move_to_end(handle.id, last=False)
@@ -447,7 +428,7 @@ class Module:
 
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False):
         """``hook(module, grad_input, grad_output)`` when the gradients of the module's inputs are computed."""
-        handle = _RemovableHandle(self._backward_hooks)
+        handle = RemovableHandle(self._backward_hooks)
         self._backward_hooks[handle.id] = hook
         if prepend:
             self._backward_hooks.move_to_end(handle.id, last=False)

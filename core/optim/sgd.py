@@ -1,0 +1,44 @@
+"""``SGD``: stochastic gradient descent with momentum, dampening, Nesterov and weight decay (``torch.optim.SGD``)."""
+
+from __future__ import annotations
+
+from .optimizer import Optimizer, _check_hyper, _check_unsupported, _scalar
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent, optionally with momentum (``torch.optim.SGD``'s documented algorithm)."""
+
+    def __init__(self, params, lr=1e-3, momentum: float = 0, dampening: float = 0, weight_decay: float = 0,
+                 nesterov: bool = False, *, maximize: bool = False, foreach: bool | None = None,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
+        _check_hyper(_scalar(lr) >= 0.0, f"Invalid learning rate: {lr}")
+        _check_hyper(momentum >= 0.0, f"Invalid momentum value: {momentum}")
+        _check_hyper(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        _check_unsupported(differentiable)
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
+                        maximize=maximize, foreach=foreach, differentiable=differentiable, fused=fused)
+        _check_hyper(not nesterov or (momentum > 0 and dampening == 0),
+                     "Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("nesterov", False)
+            group.setdefault("maximize", False)
+
+    def _update(self, p, grad, group) -> None:
+        weight_decay, momentum = group["weight_decay"], group["momentum"]
+        if weight_decay != 0:
+            grad = grad.add(p, alpha=weight_decay)
+        if momentum != 0:
+            state = self.state[p]
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = grad.detach().clone()
+            else:
+                buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
+            grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
+        p.add_(grad, alpha=-_scalar(group["lr"]))
