@@ -46,7 +46,7 @@ def _fans(tensor) -> tuple:
 
 def _fan(tensor, mode: str) -> int:
     if mode not in ("fan_in", "fan_out"):
-        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+        raise ValueError(f"Mode {mode} not supported, please use one of ['fan_in', 'fan_out']")
     fan_in, fan_out = _fans(tensor)
     return fan_in if mode == "fan_in" else fan_out
 
@@ -93,6 +93,8 @@ def dirac_(tensor, groups: int = 1):
     """Fill a 3-5-d conv weight with the Dirac delta (identity convolution)."""
     if tensor.dim() not in (3, 4, 5):
         raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    if tensor.shape[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
     out_per_group = tensor.shape[0] // groups
     with no_grad():
         tensor.zero_()
@@ -152,6 +154,8 @@ def orthogonal_(tensor, gain: float = 1.0, generator=None):
 
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor  # nothing to fill
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
     from ..dtypes import float64

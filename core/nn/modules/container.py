@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import operator
 from collections import OrderedDict
-from itertools import islice
 
 from ..parameter import Parameter
 from .module import Module
@@ -64,9 +63,17 @@ class Sequential(Module):
         self.add_module(str(len(self)), module)
         return self
 
+    def pop(self, key: int) -> Module:
+        """Remove and return the module at ``key``."""
+        value = self[key]
+        del self[key]
+        return value
+
     def insert(self, index: int, module: Module) -> "Sequential":
         """Insert ``module`` before position ``index``."""
         modules = list(self._modules.values())
+        if not -len(modules) <= index <= len(modules):
+            raise IndexError(f"Index out of range: {index}")
         modules.insert(index if index >= 0 else len(modules) + index, module)
         self._modules.clear()
         for i, m in enumerate(modules):
@@ -211,7 +218,7 @@ class ParameterList(Module):
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
-            return ParameterList(list(islice(self, *idx.indices(len(self)))))
+            return ParameterList([getattr(self, str(i)) for i in range(*idx.indices(len(self)))])
         return getattr(self, str(_index(len(self), idx, "ParameterList")))
 
     def __setitem__(self, idx: int, param) -> None:
@@ -235,9 +242,10 @@ class ParameterList(Module):
             self.append(value)
         return self
 
-    def extra_repr(self) -> str:
-        return "\n".join(f"({i}): Parameter containing: [{p.type()} of size {'x'.join(map(str, p.shape))}]"
-                         for i, p in enumerate(self))
+    def __repr__(self) -> str:
+        lines = [f"    ({i}): Parameter containing: [{p.dtype} of size {'x'.join(map(str, p.shape))}]"
+                 for i, p in enumerate(self)]
+        return "ParameterList(" + ("\n" + "\n".join(lines) + "\n" if lines else "") + ")"
 
 
 class ParameterDict(Module):
@@ -274,6 +282,10 @@ class ParameterDict(Module):
 
     def values(self):
         return self._parameters.values()
+
+    def extra_repr(self) -> str:
+        return "\n".join(f"  ({k}): Parameter containing: [{p.type()} of size {'x'.join(map(str, p.shape))}]"
+                         for k, p in self._parameters.items())
 
     def update(self, parameters) -> None:
         """Add parameters from a mapping or an iterable of (key, value) pairs."""

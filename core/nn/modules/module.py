@@ -43,7 +43,7 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._remove_from(name)
+            self._remove_from(name, keep="_parameters")  # re-assigning keeps its place in the order
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -53,7 +53,7 @@ class Module:
         elif isinstance(value, Module):
             if self.__dict__.get("_modules") is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self._remove_from(name)
+            self._remove_from(name, keep="_modules")
             self._modules[name] = value
         elif self.__dict__.get("_modules") is not None and name in self._modules:
             if value is not None:
@@ -71,10 +71,13 @@ class Module:
         else:
             super().__setattr__(name, value)
 
-    def _remove_from(self, name: str) -> None:
-        for registry in (self.__dict__, self._parameters, self._buffers, self._modules):
-            registry.pop(name, None)
-        self._non_persistent_buffers_set.discard(name)
+    def _remove_from(self, name: str, keep: str | None = None) -> None:
+        self.__dict__.pop(name, None)
+        for registry in ("_parameters", "_buffers", "_modules"):
+            if registry != keep:
+                getattr(self, registry).pop(name, None)
+        if keep != "_buffers":
+            self._non_persistent_buffers_set.discard(name)
 
     def __getattr__(self, name: str):
         d = self.__dict__
@@ -236,8 +239,9 @@ class Module:
         """Set training mode (dropout active, batch norm updating its statistics) on self and children."""
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
-        for module in self.modules():
-            object.__setattr__(module, "training", mode)
+        object.__setattr__(self, "training", mode)
+        for module in self.children():  # through train(), so subclasses that override it take part
+            module.train(mode)
         return self
 
     def eval(self) -> "Module":
@@ -489,21 +493,23 @@ class Module:
 class _BackwardHookState:
     """Identity nodes around a module call so full backward hooks see grad_input and grad_output together."""
 
-    def __init__(self, module: Module, n_inputs: int):
+    def __init__(self, module: Module, tensor_count: int, grad_slots: list):
         self.module = module
         self.grad_outputs = None
-        self.n_inputs = n_inputs
+        self.tensor_count = tensor_count  # grad_input has one entry per tensor argument, as in PyTorch
+        self.grad_slots = grad_slots  # which of those entries receive a gradient
 
     @classmethod
     def wrap_inputs(cls, module: Module, args: tuple):
-        state = cls(module, len(args))
-        positions = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
-        if not positions:
+        tensor_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        grad_positions = [i for i in tensor_positions if args[i].requires_grad]
+        state = cls(module, len(tensor_positions), [tensor_positions.index(i) for i in grad_positions])
+        if not grad_positions:
             return args, state
-        wrapped = _InputHook.apply(state, *[args[i] for i in positions])
+        wrapped = _InputHook.apply(state, *[args[i] for i in grad_positions])
         wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
         args = list(args)
-        for i, t in zip(positions, wrapped):
+        for i, t in zip(grad_positions, wrapped):
             args[i] = t
         return tuple(args), state
 
@@ -519,6 +525,17 @@ class _BackwardHookState:
             outputs[i] = t
         return tuple(outputs) if isinstance(output, tuple) else outputs[0]
 
+    def call_hooks(self, grads: tuple) -> tuple:
+        """Run the hooks with one grad_input entry per tensor argument; returns the (possibly replaced) grads."""
+        grad_input = [None] * self.tensor_count
+        for slot, g in zip(self.grad_slots, grads):
+            grad_input[slot] = g
+        for hook in list(self.module._backward_hooks.values()):
+            result = hook(self.module, tuple(grad_input), self.grad_outputs)
+            if result is not None:
+                grad_input = list(result)
+        return tuple(grad_input[slot] for slot in self.grad_slots)
+
 
 class _OutputHook(Function):
     @staticmethod
@@ -528,7 +545,10 @@ class _OutputHook(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        ctx.state.grad_outputs = grads
+        state = ctx.state
+        state.grad_outputs = grads
+        if not state.grad_slots:  # no input needs a gradient: the hooks run now, with grad_input all None
+            state.call_hooks(())
         return (None, *grads)
 
 
@@ -540,9 +560,4 @@ class _InputHook(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        state = ctx.state
-        for hook in list(state.module._backward_hooks.values()):
-            result = hook(state.module, grads, state.grad_outputs)
-            if result is not None:
-                grads = tuple(result)
-        return (None, *grads)
+        return (None, *ctx.state.call_hooks(grads))

@@ -1,5 +1,173 @@
-"""Modules of the pooling family."""
+"""Pooling layers: max, average and adaptive pooling over 1, 2 or 3 spatial dims (``torch.nn.MaxPool2d`` …)."""
 
 from __future__ import annotations
 
-__all__: list = []
+from .. import functional as F
+from .module import Module
+
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
+           "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"]
+
+
+class _MaxPoolNd(Module):
+    """Max over sliding windows; ``stride`` defaults to ``kernel_size``."""
+
+    _functional = None
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
+                 ceil_mode: bool = False):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, input):
+        return type(self)._functional(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                                      ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool1d(_MaxPoolNd):
+    """1-D max pooling (``torch.nn.MaxPool1d``)."""
+
+    _functional = staticmethod(F.max_pool1d)
+
+
+class MaxPool2d(_MaxPoolNd):
+    """2-D max pooling (``torch.nn.MaxPool2d``)."""
+
+    _functional = staticmethod(F.max_pool2d)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """3-D max pooling (``torch.nn.MaxPool3d``)."""
+
+    _functional = staticmethod(F.max_pool3d)
+
+
+class _AvgPoolNd(Module):
+    """Shared repr of the average pooling layers."""
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(_AvgPoolNd):
+    """1-D average pooling (``torch.nn.AvgPool1d``); stores its sizes as 1-tuples, like PyTorch."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True):
+        super().__init__()
+        self.kernel_size = _single(kernel_size)
+        self.stride = _single(stride if stride is not None else kernel_size)
+        self.padding = _single(padding)
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+
+    def forward(self, input):
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+
+class _AvgPool(_AvgPoolNd):
+    """2-D / 3-D average pooling with ``divisor_override``."""
+
+    _functional = None
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
+                 divisor_override=None):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def forward(self, input):
+        return type(self)._functional(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                                      self.count_include_pad, self.divisor_override)
+
+
+class AvgPool2d(_AvgPool):
+    """2-D average pooling (``torch.nn.AvgPool2d``)."""
+
+    _functional = staticmethod(F.avg_pool2d)
+
+
+class AvgPool3d(_AvgPool):
+    """3-D average pooling (``torch.nn.AvgPool3d``)."""
+
+    _functional = staticmethod(F.avg_pool3d)
+
+
+def _single(value) -> tuple:
+    return tuple(value) if isinstance(value, (list, tuple)) else (value,)
+
+
+class _AdaptiveAvgPoolNd(Module):
+    """Average over adaptive windows that give ``output_size`` (None keeps an input size)."""
+
+    _functional = None
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input):
+        return type(self)._functional(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
+    """1-D adaptive average pooling (``torch.nn.AdaptiveAvgPool1d``)."""
+
+    _functional = staticmethod(F.adaptive_avg_pool1d)
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
+    """2-D adaptive average pooling (``torch.nn.AdaptiveAvgPool2d``)."""
+
+    _functional = staticmethod(F.adaptive_avg_pool2d)
+
+
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    """3-D adaptive average pooling (``torch.nn.AdaptiveAvgPool3d``)."""
+
+    _functional = staticmethod(F.adaptive_avg_pool3d)
+
+
+class _AdaptiveMaxPoolNd(Module):
+    """Max over adaptive windows that give ``output_size``; optionally returns the indices too."""
+
+    _functional = None
+
+    def __init__(self, output_size, return_indices: bool = False):
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input):
+        return type(self)._functional(input, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """1-D adaptive max pooling (``torch.nn.AdaptiveMaxPool1d``)."""
+
+    _functional = staticmethod(F.adaptive_max_pool1d)
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """2-D adaptive max pooling (``torch.nn.AdaptiveMaxPool2d``)."""
+
+    _functional = staticmethod(F.adaptive_max_pool2d)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """3-D adaptive max pooling (``torch.nn.AdaptiveMaxPool3d``)."""
+
+    _functional = staticmethod(F.adaptive_max_pool3d)

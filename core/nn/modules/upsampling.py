@@ -1,5 +1,46 @@
-"""Modules of the upsampling family."""
+"""Resizing layers: ``Upsample``, ``UpsamplingNearest2d``, ``UpsamplingBilinear2d`` (``torch.nn.Upsample`` …)."""
 
 from __future__ import annotations
 
-__all__: list = []
+from .. import functional as F
+from .module import Module
+
+__all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
+
+
+class Upsample(Module):
+    """Resize by ``size`` or ``scale_factor`` with :func:`core.nn.functional.interpolate`."""
+
+    def __init__(self, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
+                 recompute_scale_factor=None):
+        super().__init__()
+        self.name = type(self).__name__
+        self.size = size
+        if isinstance(scale_factor, tuple):
+            self.scale_factor = tuple(float(factor) for factor in scale_factor)
+        else:
+            self.scale_factor = float(scale_factor) if scale_factor else None
+        self.mode, self.align_corners = mode, align_corners
+        self.recompute_scale_factor = recompute_scale_factor
+
+    def forward(self, input):
+        return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
+                             recompute_scale_factor=self.recompute_scale_factor)
+
+    def extra_repr(self) -> str:
+        info = f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None else f"size={self.size!r}"
+        return f"{info}, mode={self.mode!r}"
+
+
+class UpsamplingNearest2d(Upsample):
+    """Nearest-neighbour 2-D upsampling (``torch.nn.UpsamplingNearest2d``)."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Bilinear 2-D upsampling with ``align_corners=True`` (``torch.nn.UpsamplingBilinear2d``)."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
