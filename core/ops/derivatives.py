@@ -398,33 +398,38 @@ derivative("select", "narrow", "slice", "diagonal")(_region)
 
 @derivative("unfold")
 def _unfold(ctx, g):
-    """Windows may overlap: add every window's gradient back at the positions it read."""
-    from .indexing import index_add
-    from .ranges import arange
-
+    """Windows may overlap: add each window position's gradient into a strided slice of the input's gradient."""
     x, dimension, size, step = ctx.args[0], ctx.args[1], ctx.args[2], ctx.args[3]
-    grad = creation.zeros(x._shape, dtype=g.dtype, device=g.device)
     if not x._shape:
         return (g.reshape(()),)
+    grad = creation.zeros(x._shape, dtype=g.dtype, device=g.device)
     dim = dimension % x.dim()
     count = g._shape[dim]
-    positions = (arange(count, device=g.device) * step).unsqueeze(1) + arange(size, device=g.device).unsqueeze(0)
-    windows = V.movedim(g, -1, dim + 1)  # (..., count, size, ...)
-    flat = windows.reshape(x._shape[:dim] + (count * size,) + x._shape[dim + 1:])
-    return (index_add(grad, dim, positions.reshape(-1), flat),)
+    for j in range(size):  # one strided add per offset inside the window (cheap: size is small)
+        index = (slice(None),) * dim + (slice(j, j + step * (count - 1) + 1, step),)
+        grad[index] += g.select(-1, j)
+    return (grad,)
 
 
 @derivative("as_strided")
 def _as_strided(ctx, g):
-    x, size, stride = ctx.args[0], ctx.args[1], ctx.args[2]
+    """Accumulate through storage positions, so overlapping views (several outputs per element) add up."""
+    from .indexing import index_add
+    from .ranges import arange
+
+    x, size, stride = ctx.args[0], tuple(ctx.args[1]), tuple(ctx.args[2])
     offset = ctx.arg(3)
     offset = x._offset if offset is None else offset
-    grad = creation.zeros(x._shape, dtype=g.dtype, device=g.device)
-    # as_strided addresses the storage: lay the zeros out like the input so offsets mean the same elements
-    laid_out = creation.empty_strided(x._shape, x._stride, dtype=g.dtype, device=g.device).zero_()
-    get_operator("as_strided")(laid_out, size, stride, offset - x._offset).copy_(g)
-    grad.copy_(laid_out)
-    return (grad,)
+    positions = creation.full((), offset, dtype=dt.int64, device=g.device)
+    for d, (n, st) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[d] = n
+        positions = positions + (arange(n, device=g.device) * st).reshape(shape)
+    extent = x._storage.nbytes // x.dtype.itemsize
+    buffer = creation.zeros(extent, dtype=g.dtype, device=g.device)
+    buffer = index_add(buffer, 0, positions.expand(size).reshape(-1), g.reshape(-1))
+    return (V.as_strided(buffer, x._shape, x._stride, x._offset),)
+
 
 
 # -- not differentiable: fills whose result does not depend on the previous values ------------------------

@@ -513,8 +513,9 @@ def _gather_max(x, candidates, table, out, return_indices: bool):
 
 
 def _max_pool(op, nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
-    x, batched = _batch(input, nd, lambda: f"{op}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional "
-                                           f"0 dim batch size for input, but got:{list(input.shape)}")
+    x, batched = _batch(input, nd, lambda: f"{op}: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch "
+                                           f"size for input, but got:{list(input.shape)}" if nd == 1 else
+                        f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input")
     kernel, stride, padding, dilation, out = _pool_geometry(op, nd, x, kernel_size, stride, padding, dilation,
                                                             ceil_mode)
     spatial = tuple(x.shape[2:])
