@@ -397,7 +397,7 @@ def _check_overlap(dst: Tensor, src) -> None:
                            "memory location. Please clone() the tensor before performing the operation.")
     if not isinstance(src, Tensor) or src._storage is not dst._storage or not dst.numel() or not src.numel():
         return
-    if (src._offset, src._shape, src._stride) == (dst._offset, dst._shape, dst._stride):
+    if _same_elements(src, dst):
         return  # the same elements: copying onto itself is harmless
     if dst.is_contiguous() and src.is_contiguous():
         d0, d1 = dst._offset, dst._offset + dst.numel()
@@ -406,6 +406,13 @@ def _check_overlap(dst: Tensor, src) -> None:
             raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
                                "refer to a single memory location. Please clone() the tensor before performing the "
                                "operation.")
+
+
+def _same_elements(a: Tensor, b: Tensor) -> bool:
+    """Whether two views of one storage address the same elements (strides of size-1 dims do not matter)."""
+    if a._offset != b._offset or a._shape != b._shape:
+        return False
+    return all(sa == sb for n, sa, sb in zip(a._shape, a._stride, b._stride) if n > 1)
 
 
 def _transfer(t: Tensor, dev: _device) -> Tensor:

@@ -407,7 +407,7 @@ def _unfold(ctx, g):
     count = g._shape[dim]
     for j in range(size):  # one strided add per offset inside the window (cheap: size is small)
         index = (slice(None),) * dim + (slice(j, j + step * (count - 1) + 1, step),)
-        grad[index] += g.select(-1, j)
+        grad[index].add_(g.select(-1, j))
     return (grad,)
 
 

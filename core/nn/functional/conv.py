@@ -509,6 +509,10 @@ def _gather_max(x, candidates, table, out, return_indices: bool):
         position = candidates.argmax(-1, keepdim=True)
         flat = ops.gather(table.expand(n, c, table.shape[0], table.shape[1]), 3, position).reshape(n, c, table.shape[0])
     values = ops.gather(x.reshape(n, c, _prod(x.shape[2:])), 2, flat)  # the gradient reaches one element per window
+    with no_grad():  # a window that lies wholly in the padding holds only the lowest value, as in PyTorch
+        lowest = _lowest(x.dtype)
+        empty = (candidates.amax(-1) == lowest).reshape(n, c, table.shape[0])
+    values = ops.where(empty, lowest, values) if bool(empty.any()) else values
     return values.reshape((n, c) + out), flat.reshape((n, c) + out)
 
 
