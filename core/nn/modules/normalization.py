@@ -166,6 +166,21 @@ def _shape_tuple(normalized_shape) -> tuple:
     return tuple(normalized_shape)
 
 
+def _affine_parameters(module: Module, shape: tuple, affine: bool, bias: bool, device, dtype) -> None:
+    """Register ``weight`` (and ``bias`` unless ``bias=False``) of ``shape``, or None for both without affine."""
+    module.register_parameter("weight", Parameter(ops.empty(shape, device=device, dtype=dtype)) if affine else None)
+    module.register_parameter("bias", Parameter(ops.empty(shape, device=device, dtype=dtype))
+                              if affine and bias else None)
+
+
+def _reset_affine(module: Module) -> None:
+    """Weight to ones, bias to zeros (whichever exist)."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class LayerNorm(Module):
     """Normalisation over the trailing ``normalized_shape`` dims with an elementwise affine (``torch.nn.LayerNorm``)."""
 
@@ -175,23 +190,12 @@ class LayerNorm(Module):
         self.normalized_shape = _shape_tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(ops.empty(self.normalized_shape, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(ops.empty(self.normalized_shape, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Weight to ones, bias to zeros."""
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -213,23 +217,12 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(ops.empty(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(ops.empty(num_channels, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_channels,), affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Weight to ones, bias to zeros."""
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
