@@ -418,3 +418,54 @@ def test_blocking_an_installed_plugin(plugin_venv, tmp_path):
     assert result.returncode == 0, result.stderr
     assert sorted(eval(result.stdout.splitlines()[0])) == ["broken", "testdev"]
     assert "refused: no backend for device type 'testdev'" in result.stdout
+
+
+def test_a_backend_can_extend_another_of_the_same_device_type(manager):
+    """cpu_c's pattern: the base backend's kernels go in first, the extending backend replaces some of them."""
+    from core.backends.api import Runtime, hookimpl
+
+    class HostRuntime(Runtime):
+        def allocate(self, nbytes, dev):
+            return np.empty(nbytes, np.uint8)
+
+        def from_host(self, array, dev):
+            return array.copy()
+
+        def to_host(self, tensor):
+            from core.backends.numpy.runtime import array
+
+            return array(tensor)
+
+    def kernel(result):
+        def run(spec, *args):
+            out = core.empty(spec.shape, dtype=spec.dtype, device=spec.device)
+            out._storage.data[:] = np.frombuffer(np.full(spec.shape, result, spec.dtype.numpy).tobytes(), np.uint8)
+            return out
+
+        return run
+
+    class Base:
+        @hookimpl
+        def register_backends(self, register):
+            register(name="layer_base", device_type="layerdev", runtime=HostRuntime, priority=0)
+
+        @hookimpl
+        def register_kernels(self, register, backend):
+            register("add", kernel(1.0))
+            register("mul", kernel(2.0))
+
+    class Top:
+        @hookimpl
+        def register_backends(self, register):
+            register(name="layer_top", device_type="layerdev", runtime=HostRuntime, priority=10, extends="layer_base")
+
+        @hookimpl
+        def register_kernels(self, register, backend):
+            register("add", kernel(3.0))  # replaces the base's add without override=True
+
+    manager.register_plugin(Base(), name="layer_base_plugin")
+    manager.register_plugin(Top(), name="layer_top_plugin")
+    x = core.tensor([0.0, 0.0], device="layerdev")
+    assert manager.backend_for("layerdev").name == "layer_top"
+    assert (x + x).cpu().tolist() == [3.0, 3.0]  # the extending backend's kernel
+    assert (x * x).cpu().tolist() == [2.0, 2.0]  # the base's kernel, kept

@@ -44,6 +44,7 @@ class BackendInfo:
     probe: Callable[[], tuple] | None = None
     install_hint: str = ""
     version: str = ""
+    extends: str | None = None  # a backend of the same device type whose kernels this one builds on
     status: str = "registered"  # registered | loaded | unavailable | failed
     reason: str = ""
     instance: Any = None
@@ -67,7 +68,7 @@ class PluginManager:
     # -- discovery ----------------------------------------------------------
     def _register_backend_from(self, plugin_name: str | None) -> Callable:
         def register(name: str, device_type: str, runtime, priority: int = 0, probe=None,
-                     install_hint: str = "", version: str = "") -> None:
+                     install_hint: str = "", version: str = "", extends: str | None = None) -> None:
             owner = plugin_name or self._current_plugin or "?"
             if name in self.backends and self.backends[name].plugin != owner:
                 raise RuntimeError(f"plugin '{owner}': backend name '{name}' is already registered by "
@@ -75,7 +76,7 @@ class PluginManager:
             backend_key(device_type)  # allocate the dispatch key now
             self.backends[name] = BackendInfo(name=name, device_type=device_type, runtime=runtime,
                                               plugin=owner, priority=priority, probe=probe,
-                                              install_hint=install_hint, version=version)
+                                              install_hint=install_hint, version=version, extends=extends)
             self._selected.clear()
 
         return register
@@ -199,7 +200,8 @@ class PluginManager:
                 if not ok:
                     info.status, info.reason = "unavailable", reason
                     raise BackendUnavailableError(self._unavailable_message(info))
-            self._register_kernels(info, runtime)
+            base = self._load_base(info)
+            self._register_kernels(info, runtime, base)
         except BackendUnavailableError:
             raise
         except Exception as exc:
@@ -209,9 +211,21 @@ class PluginManager:
         info.status = "loaded"
         return runtime
 
-    def _register_kernels(self, info: BackendInfo, runtime) -> None:
+    def _load_base(self, info: BackendInfo) -> BackendInfo | None:
+        """Load the backend ``info`` extends (its kernels go in first; ``info``'s then replace them)."""
+        if info.extends is None:
+            return None
+        base = self.backends.get(info.extends)
+        if base is None or base.device_type != info.device_type:
+            raise RuntimeError(f"backend '{info.name}' extends '{info.extends}', which is not an installed backend "
+                               f"of device type '{info.device_type}'")
+        self.load(base)
+        return base
+
+    def _register_kernels(self, info: BackendInfo, runtime, base: BackendInfo | None = None) -> None:
         key = runtime.key
         registered = info.kernels
+        base_owner = f"plugin '{base.plugin}' (backend {base.name})" if base is not None else None
 
         def register(op: str, fn: Callable, dtypes=None, override: bool = False) -> None:
             try:
@@ -221,8 +235,9 @@ class PluginManager:
                     from None
             if dtypes is not None:
                 fn = _dtype_guard(operator, fn, frozenset(dtypes), info.name)
+            replaces_base = base_owner is not None and operator.owners.get(key.bit) == base_owner
             operator.register_kernel(key, fn, owner=f"plugin '{info.plugin}' (backend {info.name})",
-                                     override=override)
+                                     override=override or replaces_base)
             registered.append(op)
 
         from .. import config
