@@ -24,3 +24,19 @@ from . import nn, optim, utils  # noqa: E402 - nn and optim are built on the ops
 from .serialization import load, save  # noqa: E402
 
 __version__ = "0.1.0"
+
+_DEVICE_MODULES: dict = {}
+
+
+def __getattr__(name: str):
+    """``core.cuda``, ``core.opencl``, ...: device helpers for any device type a backend may provide."""
+    if name.startswith("_") or not name.isidentifier():
+        raise AttributeError(f"module 'core' has no attribute '{name}'")
+    from .plugins.manager import get_manager
+
+    known = {b.device_type for b in get_manager().backends.values()} | {"cuda", "opencl"}
+    if name not in known:
+        raise AttributeError(f"module 'core' has no attribute '{name}'")
+    from .device_module import DeviceModule
+
+    return _DEVICE_MODULES.setdefault(name, DeviceModule(name))
