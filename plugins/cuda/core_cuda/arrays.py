@@ -1,0 +1,68 @@
+"""What the cuda kernels need from a runtime, written once over an array module ``xp`` (CuPy, or NumPy in tests).
+
+A Storage's ``data`` is a flat ``uint8`` array of the array module; a tensor's elements are an
+``xp.ndarray`` view of it (shape, strides and offset honoured), cached on the tensor. The kernels in
+``core_cuda.kernels`` only call :meth:`DeviceArrays.array`, :meth:`DeviceArrays.wrap` and ``xp``, so the very
+same kernel code runs on the GPU through CuPy and on the host through NumPy (the ``cudasim`` test device).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from core.backends.api import Storage, Tensor, contiguous_strides
+
+__all__ = ["DeviceArrays"]
+
+
+class DeviceArrays:
+    """Tensor <-> array-module glue shared by the CUDA runtime and its host-simulated twin."""
+
+    xp = np  # the array module (cupy on the GPU)
+    special = None  # scipy.special or cupyx.scipy.special
+    raw = None  # a RawElementwise launcher of rendered CUDA kernels, or None (use xp's ufuncs)
+
+    def _view(self, flat, shape: tuple, np_dtype, offset: int, strides: tuple):
+        """An ``xp.ndarray`` over the flat byte buffer ``flat`` (offset and strides in bytes)."""
+        raise NotImplementedError
+
+    def scope(self, dev):
+        """A context in which kernels run on ``dev`` (the current device)."""
+        return contextlib.nullcontext()
+
+    def _note_peak(self, index) -> None:
+        """Record peak memory use (the CUDA runtime samples its pool; nothing to do elsewhere)."""
+
+    def errstate(self):
+        """A context silencing floating-point warnings (NumPy warns on 0/0; CuPy never does)."""
+        return contextlib.nullcontext()
+
+    def array(self, t: Tensor):
+        """The array-module view of a tensor of this backend (shares memory; cached on the tensor)."""
+        a = t._np
+        if a is None:
+            np_dtype = t.dtype.numpy
+            if 0 in t._shape:  # zero-element views may sit at offsets past the buffer's end
+                a = t._np = self.xp.empty(t._shape, np_dtype)
+                return a
+            isz = t.dtype.itemsize
+            a = t._np = self._view(t._storage.data, t._shape, np_dtype, t._offset * isz,
+                                   tuple(s * isz for s in t._stride))
+        return a
+
+    def wrap(self, a, spec) -> Tensor:
+        """A tensor on ``spec.device`` owning the freshly computed array ``a`` (cast to ``spec.dtype`` if needed)."""
+        xp = self.xp
+        np_dtype = spec.dtype.numpy
+        if not isinstance(a, xp.ndarray):
+            a = xp.asarray(a)
+        if a.dtype != np_dtype:
+            a = a.astype(np_dtype)
+        elif not a.flags.c_contiguous:
+            a = xp.ascontiguousarray(a)
+        shape = tuple(a.shape)
+        self._note_peak(spec.device.index or 0)
+        storage = Storage(a.reshape(-1).view(np.uint8), a.nbytes, spec.device, self, self.key.mask)
+        return Tensor._make(storage, shape, contiguous_strides(shape), 0, spec.dtype, a)
