@@ -9,10 +9,11 @@ __all__ = ["resolve"]
 
 
 def _implementers(op) -> list[str]:
-    from .keys import key_for_bit
+    """The loaded backends with a kernel of ``op``, as ``name (device type)``."""
+    from ..plugins.manager import get_manager
 
-    names = sorted({key_for_bit(b).name for b in op.kernels if key_for_bit(b).is_backend})
-    return names
+    return sorted(f"{b.name} ({b.device_type})" for b in get_manager().backends.values()
+                  if b.instance is not None and b.instance.key.bit in op.kernels)
 
 
 def resolve(op, key):
@@ -20,12 +21,16 @@ def resolve(op, key):
     from .. import config
 
     cpu = backend_key("cpu")
+    if key is not cpu:
+        from ..plugins.manager import runtime_for
+
+        runtime_for("cpu")  # the CPU backend loads on first use, and its kernels are the fallback's
     has_cpu = cpu.bit in op.kernels
     if key is cpu or not has_cpu or not config.get("fallback"):
         who = ", ".join(_implementers(op)) or "none"
         why = "" if key is cpu or not has_cpu else " and the CPU fallback is disabled (config 'fallback')"
         message = (f"{op.name}(): the backend of device type '{_device_type(key)}' has no kernel for this op{why}; "
-                   f"dispatch keys with a kernel: {who}")
+                   f"backends with a kernel: {who}")
 
         def missing(*args, **kwargs):
             raise NotImplementedError(message)

@@ -93,8 +93,31 @@ class PluginManager:
         self._current_plugin = name
         try:
             self.pm.register(obj, name=name)
+        except pluggy.PluginValidationError as exc:
+            self._forget_plugin(name)
+            raise RuntimeError(f"plugin '{name}' does not match the hook specs: {' '.join(str(exc).split())}") \
+                from exc
+        except Exception as exc:  # the historic register_backends hook raised: undo the half-done registration
+            self._forget_plugin(name)
+            raise RuntimeError(f"plugin '{name}': hook register_backends raised {type(exc).__name__}: {exc}") \
+                from exc
         finally:
             self._current_plugin = None
+        unknown = [caller.name for caller in self.pm.get_hookcallers(obj) or () if caller.spec is None and not any(
+            impl.optionalhook for impl in caller.get_hookimpls() if impl.plugin is obj)]
+        if unknown:  # a misspelt hook would otherwise never be called; optionalhook=True marks a newer core's hook
+            self._forget_plugin(name)
+            known = sorted(hook for hook, caller in vars(self.pm.hook).items() if caller.has_spec())
+            raise RuntimeError(f"plugin '{name}' implements unknown hook(s) {', '.join(unknown)}; the hooks are "
+                               f"{', '.join(known)} (see docs/hooks.md)")
+
+    def _forget_plugin(self, name: str) -> None:
+        """Unregister plugin ``name`` and drop the backends it described."""
+        if self.pm.get_plugin(name) is not None:
+            self.pm.unregister(name=name)
+        for backend in [b for b, info in self.backends.items() if info.plugin == name]:
+            del self.backends[backend]
+        self._selected.clear()
 
     def load_builtins(self) -> None:
         """Register the built-in backends through the same hooks as third-party ones."""

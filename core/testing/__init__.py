@@ -1,14 +1,18 @@
-"""Test helpers for core and for plugin authors: available devices, comparison against NumPy.
+"""Test helpers for core and for plugin authors: available devices, comparison against NumPy, backend checks.
 
-``pytest --core-backend NAME`` (the pytest plugin in ``core.testing.pytest_plugin``)
-restricts the suites to one device type.
+A plugin author checks a device with one call, ``core.testing.check_backend("toy",
+expected_failures=(...))`` (the op-conformance suite and gradcheck, see
+``core.testing.backend_check``), or with pytest: ``pytest --core-backend NAME`` (the pytest
+plugin in ``core.testing.pytest_plugin``) restricts device-parametrised tests (the
+``core_device`` fixture; core's own ``device`` fixture) to one device type.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["available_devices", "assert_close", "to_numpy", "sample_array", "with_layout"]
+__all__ = ["available_devices", "selected_devices", "assert_close", "to_numpy", "sample_array", "with_layout",
+           "check_backend", "BackendReport", "BackendCheckError"]
 
 
 def available_devices() -> list:
@@ -27,6 +31,12 @@ def available_devices() -> list:
             continue
         devices.append(device_type)
     return sorted(devices, key=lambda d: d != "cpu")
+
+
+def selected_devices(selected: str | None = None) -> list:
+    """The device types a device-parametrised test runs on: ``[selected]`` when given (even if it does not load,
+    so the test reports why), else every available one."""
+    return [selected] if selected else available_devices()
 
 
 def to_numpy(x):
@@ -73,3 +83,19 @@ def with_layout(values: np.ndarray, device: str, layout: str = "contiguous"):
     from .conformance import make_input
 
     return make_input(values, device, layout)[0]
+
+
+def check_backend(device: str, expected_failures=(), **options):
+    """Run the op-conformance suite and gradient checks against ``device``; see ``core.testing.backend_check``."""
+    from .backend_check import check_backend as run
+
+    return run(device, expected_failures, **options)
+
+
+def __getattr__(name: str):
+    # The suites import scipy: loaded on first use, so the pytest plugin (in every session) stays cheap.
+    if name in ("BackendReport", "BackendCheckError"):
+        from . import backend_check
+
+        return getattr(backend_check, name)
+    raise AttributeError(f"module 'core.testing' has no attribute '{name}'")
