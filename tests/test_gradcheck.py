@@ -8,107 +8,17 @@ expand), so gradients flow through the views back to the leaves, as PyTorch's Op
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import core
 from core.autograd import gradcheck, gradgradcheck
-from core.testing.conformance import LAYOUTS, OP_DB, _values
+from core.testing.conformance import LAYOUTS, OP_DB
+from core.testing.gradients import grad_shapes, is_differentiable, prepare
 
-_DEFAULT_SHAPES = {1: ((2, 3), ()), 2: (((2, 3), (2, 3)), ((2, 1), (1, 3)), ((2, 3), ()))}
-_MAX_NUMEL = 24  # finite differences cost two forwards per input element: keep inputs small
-
-
-def _is_differentiable(info) -> bool:
-    """Entries with a float64 variant whose output is floating (comparisons and argmax/argmin are not)."""
-    if "float64" not in info.dtypes or info.out == "bool":
-        return False
-    return not callable(info.out) or info.out("float64") in ("float32", "float64")
-
-
-def _distance_to_integer(a: np.ndarray) -> np.ndarray:
-    return np.abs(a - np.round(a))
-
-
-def _smallest_gap(a: np.ndarray) -> float:
-    flat = np.sort(a.ravel())
-    return float(np.diff(flat).min()) if flat.size > 1 else np.inf
-
-
-# Where each op is not differentiable, as a distance from its inputs (broadcast against each other) to the
-# nearest such point; inputs are redrawn until every distance exceeds _MARGIN.
-_KINKS = {
-    "abs": lambda a: np.abs(a),
-    "sign": lambda a: np.abs(a),
-    "floor": _distance_to_integer,
-    "ceil": _distance_to_integer,
-    "trunc": _distance_to_integer,
-    "frac": _distance_to_integer,
-    "round": lambda a: _distance_to_integer(a - 0.5),
-    "clamp": lambda a: np.minimum(np.abs(a + 1), np.abs(a - 2)),
-    "maximum": lambda a, b: np.abs(a - b),
-    "minimum": lambda a, b: np.abs(a - b),
-    "floor_divide": lambda a, b: _distance_to_integer(a / b),
-    "remainder": lambda a, b: _distance_to_integer(a / b),
-    "fmod": lambda a, b: _distance_to_integer(a / b),
-    "where": lambda c, a, b: np.abs(c),
-    "getitem[mask]": lambda a: np.abs(a),
-    "cumprod": lambda a: np.abs(a),  # the formula divides by the input
-    **{f"{name}[{form}]": _smallest_gap for name in ("amax", "amin") for form in ("all", "dim-1-keepdim", "dims01")},
-}
-_MARGIN = 1e-2
-
-
-def _shapes(info) -> list:
-    """Up to three small, non-empty sample shapes (as a tuple of input shapes) of ``info``."""
-    candidates = info.shapes or _DEFAULT_SHAPES[info.arity]
-    picked = []
-    for shape in candidates:
-        shapes = tuple(shape) if info.arity > 1 else (shape,)
-        if all(0 < int(np.prod(s)) <= _MAX_NUMEL for s in shapes):
-            picked.append(shapes)
-    return picked[:3]
-
-
-def _draw(info, shapes: tuple, rng: np.random.Generator) -> list:
-    """Float64 inputs inside the op's domain and away from its non-differentiable points."""
-    kink = _KINKS.get(info.name)
-    for _ in range(200):
-        arrays = [_values(rng, s, "float64", info.domain) for s in shapes]
-        if kink is None or np.all(kink(*np.broadcast_arrays(*arrays)) > _MARGIN):
-            return arrays
-    raise AssertionError(f"could not draw inputs for {info.name} away from its non-differentiable points")
-
-
-def _leaf_and_layout(values: np.ndarray, layout: str):
-    """A contiguous leaf and the core view op that turns it into ``values`` laid out as ``layout``.
-
-    Mirrors core.testing.conformance.make_input, but keeps the view in the checked function so the leaf gets
-    the gradient.
-    """
-    if layout == "transposed" and values.ndim >= 2:
-        leaf = np.ascontiguousarray(np.swapaxes(values, -1, -2))
-        return leaf, lambda t: t.transpose(-1, -2)
-    if layout == "strided" and values.ndim >= 1:
-        leaf = np.stack([values, np.zeros_like(values)], axis=-1)  # every other element along the last dim
-        return leaf, lambda t: t.select(-1, 0)
-    if layout == "expanded" and values.ndim >= 1:
-        return np.ascontiguousarray(values[:1]), lambda t: t.expand(values.shape)
-    return values, lambda t: t
-
-
-def _prepare(info, layout: str, device: str, shapes: tuple, seed: int):
-    rng = np.random.default_rng(seed)
-    leaves, views = [], []
-    for values in _draw(info, shapes, rng):
-        leaf, to_layout = _leaf_and_layout(values, layout)
-        leaves.append(core.tensor(leaf, dtype=core.float64, device=device).requires_grad_())
-        views.append(to_layout)
-
-    def func(*xs):
-        return info.op(*(view(x) for view, x in zip(views, xs)), **info.kwargs)
-
-    return func, tuple(leaves)
+# the gradient-check machinery is core.testing's (plugin authors run it through check_backend)
+_is_differentiable = is_differentiable
+_shapes = grad_shapes
+_prepare = prepare
 
 
 def _needs_float64(device: str) -> None:
