@@ -161,7 +161,7 @@ def test_vector_products(device):
     with pytest.raises(RuntimeError, match="Expected 1-D argument self, but got 2-D"):
         core.outer(core.ones(2, 2, device=device), tb)
     c = core.tensor([1 + 2j, 3 - 1j], device=device)
-    assert_close(core.vdot(c, c), np.vdot(c.numpy(), c.numpy()).astype(np.complex64))
+    assert_close(core.vdot(c, c), np.vdot(c.cpu().numpy(), c.cpu().numpy()).astype(np.complex64))
     m = _array((3, 4), "float64")
     assert_close(core.tensor(m, device=device).mv(ta), m @ a)
     assert_close(core.dot(core.tensor([2, 3], device=device), core.tensor([4, 5], device=device)), np.int64(23))
@@ -320,10 +320,10 @@ def test_einsum_argument_errors(device):
 def test_matches_torch_on_mixed_cases():
     torch = pytest.importorskip("torch")
     a, b = _array((3, 1, 2, 4), "float32"), _array((5, 4, 3), "float32")
-    assert_close(core.tensor(a) @ core.tensor(b), (torch.from_numpy(a) @ torch.from_numpy(b)).numpy())
+    assert_close(core.tensor(a) @ core.tensor(b), (torch.from_numpy(a) @ torch.from_numpy(b)).cpu().numpy())
     for eq, shapes in EINSUM_CASES:
         arrays = [_array(s, "float32") for s in shapes]
-        expected = torch.einsum(eq, *[torch.from_numpy(x) for x in arrays]).numpy()
+        expected = torch.einsum(eq, *[torch.from_numpy(x) for x in arrays]).cpu().numpy()
         assert_close(core.einsum(eq, *[core.tensor(x) for x in arrays]), expected, rtol=1e-5, atol=1e-5)
 
 

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import core
+import core.testing
 import core.nn as nn
 import core.nn.functional as F
 from core.autograd import gradcheck
@@ -26,7 +27,7 @@ def _randn(*shape):
 
 
 def _np(t):
-    return core.to_numpy(t.detach())
+    return core.testing.to_numpy(t.detach())
 
 
 def _t(a, device, dtype=core.float64, requires_grad=False):
@@ -599,12 +600,12 @@ def test_conv_functionals_and_gradients_match_torch(device):
         theirs = [torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)]
         out = getattr(F, name)(*ours, **kwargs)
         expected = getattr(torch.nn.functional, name)(*theirs, **kwargs)
-        assert_close(out, expected.detach().numpy(), msg=name)
+        assert_close(out, expected.detach().cpu().numpy(), msg=name)
         g = _randn(*expected.shape)
         (out * _t(g, device)).sum().backward()
         (expected * torch.tensor(g)).sum().backward()
         for a, b in zip(ours, theirs):
-            assert_close(a.grad, b.grad.numpy(), msg=name)
+            assert_close(a.grad, b.grad.cpu().numpy(), msg=name)
 
 
 def test_conv_modules_load_torch_state_dicts(device):
@@ -618,11 +619,11 @@ def test_conv_modules_load_torch_state_dicts(device):
     for name, args, kwargs, shape in specs:
         theirs = getattr(torch.nn, name)(*args, **kwargs).double()
         ours = getattr(nn, name)(*args, **kwargs).to(device).double()
-        ours.load_state_dict({k: core.tensor(v.detach().numpy(), device=device)
+        ours.load_state_dict({k: core.tensor(v.detach().cpu().numpy(), device=device)
                               for k, v in theirs.state_dict().items()})
         assert repr(ours) == repr(theirs)
         x = _randn(*shape)
-        assert_close(ours(_t(x, device)), theirs(torch.tensor(x)).detach().numpy(), msg=name)
+        assert_close(ours(_t(x, device)), theirs(torch.tensor(x)).detach().cpu().numpy(), msg=name)
 
 
 def test_pad_matches_torch(device):
@@ -630,5 +631,5 @@ def test_pad_matches_torch(device):
     x = _randn(2, 3, 5, 4)
     for mode, pad in [("constant", (1, -1, 2, 0, 1, 1)), ("reflect", (3, 1, 0, 4)), ("replicate", (2, 5, 3, 0)),
                       ("circular", (4, 1, -2, 3))]:
-        assert_close(F.pad(_t(x, device), pad, mode), torch.nn.functional.pad(torch.tensor(x), pad, mode).numpy(),
+        assert_close(F.pad(_t(x, device), pad, mode), torch.nn.functional.pad(torch.tensor(x), pad, mode).cpu().numpy(),
                      msg=mode)

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import core
+import core.testing
 import core.nn as nn
 import core.nn.functional as F
 from core.autograd import gradcheck
@@ -191,7 +192,7 @@ def test_max_pool_dtypes_nan_and_infinities(device):
     assert_close(indices, expected[1])
     half = _t(_randn(1, 2, 4, 4), device, core.float16)
     assert F.max_pool2d(half, 2).dtype == core.float16
-    assert_close(F.max_pool2d(half, 2), ref_max_pool(core.to_numpy(half), 2)[0])
+    assert_close(F.max_pool2d(half, 2), ref_max_pool(core.testing.to_numpy(half), 2)[0])
     x = _randn(1, 1, 4, 4)
     x[0, 0, 1, 0] = np.nan
     x[0, 0, 2:, 2:] = -np.inf
@@ -231,7 +232,7 @@ def test_max_pool2d_random_shapes(h, w, k, s, p, d, ceil_mode, device):
     expected = ref_max_pool(x, k, s, p, d, ceil_mode)
     assert_close(values, expected[0])
     meaningful = expected[1] >= 0
-    np.testing.assert_array_equal(indices.numpy()[meaningful], expected[1][meaningful])
+    np.testing.assert_array_equal(indices.cpu().numpy()[meaningful], expected[1][meaningful])
 
 
 def test_max_pool_gradient_reaches_one_element_per_window(device):
@@ -277,8 +278,8 @@ def test_avg_pool1d_and_3d_match_numpy(kernel, stride, padding, ceil_mode, count
 def test_avg_pool_documented_divisors(device):
     """PyTorch's examples: ceil_mode windows past the padding do not count, count_include_pad=False drops pads."""
     ones = core.ones(1, 1, 6, dtype=core.float64, device=device)
-    assert core.to_numpy(F.avg_pool1d(ones, 3, 2, 1, ceil_mode=True)).tolist() == [[[2 / 3, 1.0, 1.0, 0.5]]]
-    assert core.to_numpy(F.avg_pool1d(ones, 3, 2, 1, ceil_mode=True, count_include_pad=False)).tolist() == \
+    assert core.testing.to_numpy(F.avg_pool1d(ones, 3, 2, 1, ceil_mode=True)).tolist() == [[[2 / 3, 1.0, 1.0, 0.5]]]
+    assert core.testing.to_numpy(F.avg_pool1d(ones, 3, 2, 1, ceil_mode=True, count_include_pad=False)).tolist() == \
         [[[1.0, 1.0, 1.0, 1.0]]]
 
 
@@ -287,7 +288,7 @@ def test_avg_pool_dtypes(device):
     for dtype, tol in ((core.float32, 1e-6), (core.float16, 2e-3), (core.bfloat16, 2e-2)):
         actual = F.avg_pool2d(_t(x, device, dtype), 2)
         assert actual.dtype == dtype
-        np.testing.assert_allclose(core.to_numpy(actual.double()), ref_avg_pool(core.to_numpy(_t(x, device, dtype)
+        np.testing.assert_allclose(core.testing.to_numpy(actual.double()), ref_avg_pool(core.testing.to_numpy(_t(x, device, dtype)
                                                                                               .double()), 2),
                                    rtol=tol, atol=tol)
     ints = RNG.integers(-20, 20, (1, 2, 4, 4))
@@ -306,8 +307,8 @@ def test_adaptive_pool2d_matches_numpy(output_size, device):
     values, indices = F.adaptive_max_pool2d(_t(x, device), output_size, return_indices=True)
     assert_close(values, ref_adaptive_pool(x, output_size, lambda w: w.max(-1)))
     plane = x.reshape(2, 3, -1)
-    assert_close(np.take_along_axis(plane, core.to_numpy(indices).reshape(2, 3, -1), -1).reshape(values.shape),
-                 core.to_numpy(values))
+    assert_close(np.take_along_axis(plane, core.testing.to_numpy(indices).reshape(2, 3, -1), -1).reshape(values.shape),
+                 core.testing.to_numpy(values))
 
 
 @pytest.mark.parametrize("output_size", [1, 3, 4, 11])
@@ -351,9 +352,9 @@ def test_interpolate_scale_factor(device):
     assert_close(F.interpolate(_t(x, device), scale_factor=(1.5, 2.5), mode="bilinear",
                                recompute_scale_factor=True), ref_bilinear(x, (6, 12), False))
     ints = core.arange(10, device=device).reshape(1, 1, 10)
-    assert core.to_numpy(F.interpolate(ints, scale_factor=0.35)).tolist() == [[[0, 2, 5]]]
-    assert core.to_numpy(F.interpolate(ints, size=3)).tolist() == [[[0, 3, 6]]]
-    assert core.to_numpy(F.interpolate(ints, size=3, mode="nearest-exact")).tolist() == [[[1, 5, 8]]]
+    assert core.testing.to_numpy(F.interpolate(ints, scale_factor=0.35)).tolist() == [[[0, 2, 5]]]
+    assert core.testing.to_numpy(F.interpolate(ints, size=3)).tolist() == [[[0, 3, 6]]]
+    assert core.testing.to_numpy(F.interpolate(ints, size=3, mode="nearest-exact")).tolist() == [[[1, 5, 8]]]
 
 
 def test_interpolate_linear_area_and_3d(device):
@@ -373,10 +374,10 @@ def test_upsample_aliases_warn(device):
     x = _t(_randn(1, 1, 2, 2), device)
     with pytest.warns(UserWarning, match="deprecated"):
         out = F.upsample(x, scale_factor=2)
-    assert_close(out, ref_nearest(core.to_numpy(x), (4, 4)))
+    assert_close(out, ref_nearest(core.testing.to_numpy(x), (4, 4)))
     with pytest.warns(UserWarning, match="deprecated"):
         out = F.upsample_bilinear(x, size=3)
-    assert_close(out, ref_bilinear(core.to_numpy(x), (3, 3), True))
+    assert_close(out, ref_bilinear(core.testing.to_numpy(x), (3, 3), True))
 
 
 # -- pixel shuffle -----------------------------------------------------------------------------------------------------
@@ -502,15 +503,15 @@ def test_pooling_modules_forward_and_state(device):
     x = _t(_randn(2, 3, 7, 6), device)
     pool = nn.MaxPool2d(3, 2, 1, return_indices=True, ceil_mode=True)
     values, indices = pool(x)
-    expected = ref_max_pool(core.to_numpy(x), 3, 2, 1, 1, True)
+    expected = ref_max_pool(core.testing.to_numpy(x), 3, 2, 1, 1, True)
     assert_close(values, expected[0])
     assert_close(indices, expected[1])
     assert_close(nn.AvgPool2d(2, count_include_pad=False, padding=1)(x),
-                 ref_avg_pool(core.to_numpy(x), 2, None, 1, False, False))
-    assert_close(nn.AvgPool1d(3, 2)(x[0]), ref_avg_pool(core.to_numpy(x[0]), 3, 2))
-    assert_close(nn.AdaptiveAvgPool2d((None, 4))(x), ref_adaptive_pool(core.to_numpy(x), (None, 4),
+                 ref_avg_pool(core.testing.to_numpy(x), 2, None, 1, False, False))
+    assert_close(nn.AvgPool1d(3, 2)(x[0]), ref_avg_pool(core.testing.to_numpy(x[0]), 3, 2))
+    assert_close(nn.AdaptiveAvgPool2d((None, 4))(x), ref_adaptive_pool(core.testing.to_numpy(x), (None, 4),
                                                                       lambda w: w.mean(-1)))
-    assert_close(nn.AdaptiveMaxPool1d(4)(x[0]), ref_adaptive_pool(core.to_numpy(x[0]), 4, lambda w: w.max(-1)))
+    assert_close(nn.AdaptiveMaxPool1d(4)(x[0]), ref_adaptive_pool(core.testing.to_numpy(x[0]), 4, lambda w: w.max(-1)))
     for module in (pool, nn.AvgPool2d(2), nn.AdaptiveMaxPool2d(2), nn.Upsample(scale_factor=2), nn.PixelShuffle(2)):
         assert dict(module.state_dict()) == {}  # no parameters or buffers, like PyTorch
         assert list(module.parameters()) == []
@@ -518,11 +519,11 @@ def test_pooling_modules_forward_and_state(device):
 
 def test_resize_modules_forward(device):
     x = _t(_randn(1, 4, 3, 4), device)
-    assert_close(nn.Upsample(scale_factor=2)(x), ref_nearest(core.to_numpy(x), (6, 8)))
-    assert_close(nn.Upsample(size=(5, 7), mode="bilinear")(x), ref_bilinear(core.to_numpy(x), (5, 7), False))
-    assert_close(nn.UpsamplingBilinear2d(scale_factor=2)(x), ref_bilinear(core.to_numpy(x), (6, 8), True))
-    assert_close(nn.UpsamplingNearest2d(size=(6, 2))(x), ref_nearest(core.to_numpy(x), (6, 2)))
-    assert_close(nn.PixelShuffle(2)(x), ref_pixel_shuffle(core.to_numpy(x), 2))
+    assert_close(nn.Upsample(scale_factor=2)(x), ref_nearest(core.testing.to_numpy(x), (6, 8)))
+    assert_close(nn.Upsample(size=(5, 7), mode="bilinear")(x), ref_bilinear(core.testing.to_numpy(x), (5, 7), False))
+    assert_close(nn.UpsamplingBilinear2d(scale_factor=2)(x), ref_bilinear(core.testing.to_numpy(x), (6, 8), True))
+    assert_close(nn.UpsamplingNearest2d(size=(6, 2))(x), ref_nearest(core.testing.to_numpy(x), (6, 2)))
+    assert_close(nn.PixelShuffle(2)(x), ref_pixel_shuffle(core.testing.to_numpy(x), 2))
     assert_close(nn.PixelUnshuffle(2)(nn.PixelShuffle(2)(x)), x)
 
 
@@ -571,15 +572,15 @@ def test_pooling_values_indices_and_gradients_match_torch(device):
         theirs = torch.tensor(x, requires_grad=True)
         out = getattr(F, name)(ours, **kwargs)
         expected = getattr(tf, name)(theirs, **kwargs)
-        assert_close(out, expected.detach().numpy(), msg=f"{name} {kwargs}")
+        assert_close(out, expected.detach().cpu().numpy(), msg=f"{name} {kwargs}")
         g = _randn(*expected.shape)
         (out * _t(g, device)).sum().backward()
         (expected * torch.tensor(g)).sum().backward()
-        assert_close(ours.grad, theirs.grad.numpy(), msg=f"{name} {kwargs}")
+        assert_close(ours.grad, theirs.grad.cpu().numpy(), msg=f"{name} {kwargs}")
     for name in ("max_pool2d", "adaptive_max_pool2d"):
         args = (3, 2, 1) if name == "max_pool2d" else ((4, 3),)
         indices = getattr(F, name)(_t(x, device), *args, return_indices=True)[1]
-        assert_close(indices, getattr(tf, name)(torch.tensor(x), *args, return_indices=True)[1].numpy())
+        assert_close(indices, getattr(tf, name)(torch.tensor(x), *args, return_indices=True)[1].cpu().numpy())
 
 
 def test_pooling_module_reprs_match_torch():

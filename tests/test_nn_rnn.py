@@ -62,7 +62,7 @@ def np_recurrent(mode, params, x, h0, c0, num_layers, bidirectional):
 
 
 def _params(module):
-    return {k: v.numpy().astype(np.float64) for k, v in module.state_dict().items()}
+    return {k: v.cpu().numpy().astype(np.float64) for k, v in module.state_dict().items()}
 
 
 def _split(mode, result):
@@ -85,7 +85,7 @@ def test_parameter_names_shapes_and_init(mode, device):
     assert list(m.state_dict())[:4] == ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"]
     bound = 1 / np.sqrt(5)
     for p in m.parameters():
-        assert p.requires_grad and np.abs(p.detach().numpy()).max() <= bound
+        assert p.requires_grad and np.abs(p.detach().cpu().numpy()).max() <= bound
     assert len(m.all_weights) == 4 and m.all_weights[1][0] is m.weight_ih_l0_reverse
     assert [n for n, _ in nn.GRU(3, 5, bias=False).named_parameters()] == ["weight_ih_l0", "weight_hh_l0"]
     assert tuple(nn.LSTM(3, 5, proj_size=2).weight_hr_l0.shape) == (2, 5)
@@ -214,7 +214,7 @@ def test_dropout_between_layers_only_while_training(device):
     m.train()
     core.manual_seed(1)
     a = m(x)[0]
-    assert not np.allclose(a.detach().numpy(), plain(x)[0].detach().numpy())
+    assert not np.allclose(a.detach().cpu().numpy(), plain(x)[0].detach().cpu().numpy())
     with pytest.warns(UserWarning, match="non-zero dropout expects num_layers greater than 1"):
         nn.LSTM(3, 4, dropout=0.2)
 
@@ -308,21 +308,21 @@ def test_matches_torch(mode, kwargs, device):
     m = getattr(nn, mode)(3, 5, **kwargs, device=device, dtype=core.float64)
     assert list(m.state_dict()) == list(t_module.state_dict())
     assert repr(m) == repr(t_module)
-    m.load_state_dict({k: core.tensor(v.numpy(), device=device) for k, v in t_module.state_dict().items()})
+    m.load_state_dict({k: core.tensor(v.cpu().numpy(), device=device) for k, v in t_module.state_dict().items()})
     x = np.random.default_rng(2).standard_normal((2, 4, 3) if kwargs.get("batch_first") else (4, 2, 3))
     t_out, t_h, t_c = _split(mode, t_module(torch.tensor(x, requires_grad=True)))
     xc = core.tensor(x, device=device, requires_grad=True)
     out, h, c = _split(mode, m(xc))
-    assert_close(out, t_out.detach().numpy())
-    assert_close(h, t_h.detach().numpy())
+    assert_close(out, t_out.detach().cpu().numpy())
+    assert_close(h, t_h.detach().cpu().numpy())
     if mode == "LSTM":
-        assert_close(c, t_c.detach().numpy())
+        assert_close(c, t_c.detach().cpu().numpy())
     t_x = torch.tensor(x, requires_grad=True)
     t_out = _split(mode, t_module(t_x))[0]
     (t_out * t_out).sum().backward()
     (out * out).sum().backward()
-    assert_close(xc.grad, t_x.grad.numpy())
-    t_grads = {n: p.grad.numpy() for n, p in t_module.named_parameters()}
+    assert_close(xc.grad, t_x.grad.cpu().numpy())
+    t_grads = {n: p.grad.cpu().numpy() for n, p in t_module.named_parameters()}
     for name, p in m.named_parameters():
         assert_close(p.grad, t_grads[name])
 
@@ -333,11 +333,11 @@ def test_cells_match_torch(cls, device):
     t_cell = getattr(torch.nn, cls)(3, 4).double()
     cell = getattr(nn, cls)(3, 4, device=device, dtype=core.float64)
     assert list(cell.state_dict()) == list(t_cell.state_dict()) and repr(cell) == repr(t_cell)
-    cell.load_state_dict({k: core.tensor(v.numpy(), device=device) for k, v in t_cell.state_dict().items()})
+    cell.load_state_dict({k: core.tensor(v.cpu().numpy(), device=device) for k, v in t_cell.state_dict().items()})
     x = np.random.default_rng(3).standard_normal((2, 3))
     t_out, out = t_cell(torch.tensor(x)), cell(core.tensor(x, device=device))
     if cls == "LSTMCell":
-        assert_close(out[0], t_out[0].detach().numpy())
-        assert_close(out[1], t_out[1].detach().numpy())
+        assert_close(out[0], t_out[0].detach().cpu().numpy())
+        assert_close(out[1], t_out[1].detach().cpu().numpy())
     else:
-        assert_close(out, t_out.detach().numpy())
+        assert_close(out, t_out.detach().cpu().numpy())

@@ -65,7 +65,7 @@ def np_layer_norm(x, w, b, eps=1e-5):
 
 
 def _params(module):
-    return {k: v.numpy().astype(np.float64) for k, v in module.state_dict().items()}
+    return {k: v.cpu().numpy().astype(np.float64) for k, v in module.state_dict().items()}
 
 
 def _t(array, device, **kwargs):
@@ -87,7 +87,7 @@ def test_sdpa_matches_numpy(dtype, device):
     mask[1] = False  # a row where nothing is attended: 0, not NaN
     out = F.scaled_dot_product_attention(Q, K, V, attn_mask=_t(mask, device))
     assert_close(out, np_sdpa(q, k, v, mask), **close)
-    assert not np.isnan(out.numpy()).any()
+    assert not np.isnan(out.cpu().numpy()).any()
     float_mask = rng.standard_normal((3, 1, 6))  # broadcast over batch and queries
     assert_close(F.scaled_dot_product_attention(Q, K, V, attn_mask=_t(float_mask, device, dtype=dtype)),
                  np_sdpa(q, k, v, float_mask), **close)
@@ -124,7 +124,7 @@ def test_sdpa_dropout(device):
     assert_close(F.scaled_dot_product_attention(q, q, q, dropout_p=1.0), np.zeros((2, 4, 3), np.float32))
     core.manual_seed(0)
     a = F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
-    assert not np.allclose(a.numpy(), F.scaled_dot_product_attention(q, q, q).numpy())
+    assert not np.allclose(a.cpu().numpy(), F.scaled_dot_product_attention(q, q, q).cpu().numpy())
 
 
 def test_sdpa_errors(device):
@@ -155,7 +155,7 @@ def test_mha_parameters_init_and_repr(device):
     m = nn.MultiheadAttention(8, 2, device=device)
     assert {k: tuple(v.shape) for k, v in m.state_dict().items()} == {
         "in_proj_weight": (24, 8), "in_proj_bias": (24,), "out_proj.weight": (8, 8), "out_proj.bias": (8,)}
-    assert np.all(m.in_proj_bias.detach().numpy() == 0) and np.all(m.out_proj.bias.detach().numpy() == 0)
+    assert np.all(m.in_proj_bias.detach().cpu().numpy() == 0) and np.all(m.out_proj.bias.detach().cpu().numpy() == 0)
     assert m.head_dim == 4 and m._qkv_same_embed_dim
     assert repr(m) == ("MultiheadAttention(\n  (out_proj): NonDynamicallyQuantizableLinear(in_features=8, "
                        "out_features=8, bias=True)\n)")
@@ -218,7 +218,7 @@ def test_mha_fully_masked_rows(device):
     # PyTorch: the explicit weights path gives NaN, the SDPA path gives 0 attention (output = out_proj bias)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's note on -inf - -inf
-        assert np.isnan(m(x, x, x, key_padding_mask=kpm)[0][:, 1].detach().numpy()).all()
+        assert np.isnan(m(x, x, x, key_padding_mask=kpm)[0][:, 1].detach().cpu().numpy()).all()
     out = m(x, x, x, key_padding_mask=kpm, need_weights=False)[0]
     assert_close(out[:, 1], np.zeros((3, 4), np.float32))
 
@@ -230,7 +230,7 @@ def test_mha_dropout_train_eval(device):
     assert_close(m(x, x, x)[0], m(x, x, x)[0])
     m.train()
     core.manual_seed(0)
-    outs = [m(x, x, x)[0].detach().numpy() for _ in range(2)]
+    outs = [m(x, x, x)[0].detach().cpu().numpy() for _ in range(2)]
     assert not np.allclose(outs[0], outs[1])
 
 
@@ -377,7 +377,7 @@ def test_encoder_train_eval(device):
     assert_close(encoder(x), encoder(x))
     encoder.train()
     core.manual_seed(0)
-    assert not np.allclose(encoder(x).detach().numpy(), encoder(x).detach().numpy())
+    assert not np.allclose(encoder(x).detach().cpu().numpy(), encoder(x).detach().cpu().numpy())
 
 
 def test_encoder_layer_gradcheck(device):
@@ -389,7 +389,7 @@ def test_encoder_layer_gradcheck(device):
 # -- against PyTorch ------------------------------------------------------------------------------------------------
 def _load_from_torch(module, t_module, device):
     assert list(module.state_dict()) == list(t_module.state_dict())
-    module.load_state_dict({k: core.tensor(v.detach().numpy(), device=device)
+    module.load_state_dict({k: core.tensor(v.detach().cpu().numpy(), device=device)
                             for k, v in t_module.state_dict().items()})
 
 
@@ -416,14 +416,14 @@ def test_mha_matches_torch(kwargs, need_weights, device):
                      need_weights=need_weights, average_attn_weights=False)
     out, w = m(*args, key_padding_mask=_t(kpm, device), attn_mask=_t(am, device), need_weights=need_weights,
                average_attn_weights=False)
-    assert_close(out, t_out.detach().numpy())
+    assert_close(out, t_out.detach().cpu().numpy())
     if need_weights:
-        assert_close(w, t_w.detach().numpy())
+        assert_close(w, t_w.detach().cpu().numpy())
     t_out.pow(2).sum().backward()
     out.pow(2).sum().backward()
     for a, t_a in zip(args, t_args):
-        assert_close(a.grad, t_a.grad.numpy())
-    t_grads = {n: p.grad.numpy() for n, p in t_m.named_parameters()}
+        assert_close(a.grad, t_a.grad.cpu().numpy())
+    t_grads = {n: p.grad.cpu().numpy() for n, p in t_m.named_parameters()}
     for name, p in m.named_parameters():
         assert_close(p.grad, t_grads[name])
 
@@ -449,5 +449,5 @@ def test_encoder_matches_torch(kwargs, device):
     t_x = torch.tensor(x, requires_grad=True)  # requires_grad keeps PyTorch off its inference-only fast path
     t_out = t_enc(t_x, mask=torch.tensor(mask), src_key_padding_mask=torch.tensor(kpm))
     out = enc(_t(x, device), mask=_t(mask, device), src_key_padding_mask=_t(kpm, device))
-    assert_close(out, t_out.detach().numpy())
-    assert_close(enc(_t(x, device)), t_enc(t_x).detach().numpy())
+    assert_close(out, t_out.detach().cpu().numpy())
+    assert_close(enc(_t(x, device)), t_enc(t_x).detach().cpu().numpy())

@@ -36,7 +36,7 @@ def test_manual_seed_reproduces(device):
     for a, b in zip(first, second):
         assert_close(a, b, rtol=0, atol=0)
     core.manual_seed(4321)
-    assert not np.array_equal(core.rand(3, device=device).numpy(), first[0].numpy())
+    assert not np.array_equal(core.rand(3, device=device).cpu().numpy(), first[0].cpu().numpy())
     assert core.initial_seed() == 4321
 
 
@@ -78,7 +78,7 @@ def test_get_and_set_state(device):
     first = core.randn(6, device=device, generator=g)
     g.set_state(state)
     assert_close(core.randn(6, device=device, generator=g), first, rtol=0, atol=0)
-    other = core.Generator(device).set_state(bytes(state.numpy().tobytes()))  # bytes work too
+    other = core.Generator(device).set_state(bytes(state.cpu().numpy().tobytes()))  # bytes work too
     assert other.initial_seed() == 11
     assert_close(core.randn(6, device=device, generator=other), first, rtol=0, atol=0)
     saved = core.get_rng_state()
@@ -148,37 +148,37 @@ def test_inplace_fills_write_through_views(device):
     base = core.zeros(4, 6, device=device)
     view = base[:, ::2]
     assert view.uniform_(2, 3) is view
-    values = base.numpy()
+    values = base.cpu().numpy()
     assert np.all((values[:, ::2] >= 2) & (values[:, ::2] < 3)) and np.all(values[:, 1::2] == 0)
     version = base._version
     base.t().normal_()
     assert base._version > version
-    assert np.all(base.numpy() != 0)
+    assert np.all(base.cpu().numpy() != 0)
 
 
 # -- distribution sanity ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [core.float32, core.float64, core.float16])
 def test_uniform_and_normal_moments(device, dtype):
-    u = core.rand(N, dtype=dtype, device=device).double().numpy()
+    u = core.rand(N, dtype=dtype, device=device).double().cpu().numpy()
     assert u.min() >= 0 and u.max() <= 1 and abs(u.mean() - 0.5) < 0.01 and abs(u.std() - 12 ** -0.5) < 0.01
-    z = core.randn(N, dtype=dtype, device=device).double().numpy()
+    z = core.randn(N, dtype=dtype, device=device).double().cpu().numpy()
     assert abs(z.mean()) < 0.02 and abs(z.std() - 1) < 0.02
-    x = core.empty(N, dtype=dtype, device=device).uniform_(-3, 5).double().numpy()
+    x = core.empty(N, dtype=dtype, device=device).uniform_(-3, 5).double().cpu().numpy()
     assert x.min() >= -3 and x.max() <= 5 and abs(x.mean() - 1) < 0.05
-    y = core.empty(N, dtype=dtype, device=device).normal_(10, 3).double().numpy()
+    y = core.empty(N, dtype=dtype, device=device).normal_(10, 3).double().cpu().numpy()
     assert abs(y.mean() - 10) < 0.1 and abs(y.std() - 3) < 0.1
 
 
 def test_normal_overloads(device):
     mean = core.full((N,), 5.0, device=device)
-    assert abs(core.normal(mean, 2.0).numpy().mean() - 5) < 0.05
+    assert abs(core.normal(mean, 2.0).cpu().numpy().mean() - 5) < 0.05
     s = core.normal(0.0, core.full((N,), 3.0, dtype=core.float64, device=device))
-    assert s.dtype is core.float64 and abs(s.numpy().std() - 3) < 0.05
+    assert s.dtype is core.float64 and abs(s.cpu().numpy().std() - 3) < 0.05
     both = core.normal(core.zeros(2, 1, device=device), core.ones(3, dtype=core.float64, device=device))
     assert both.shape == (2, 3) and both.dtype is core.float64
     sized = core.normal(2, 3, (N,), device=device)
-    assert sized.dtype is core.float32 and abs(sized.numpy().mean() - 2) < 0.05
+    assert sized.dtype is core.float32 and abs(sized.cpu().numpy().mean() - 2) < 0.05
     assert core.normal(0.0, 1.0, (2,), dtype=core.float64).dtype is core.float64
     with pytest.raises(RuntimeError, match="normal expects all elements of std >= 0.0"):
         core.normal(core.zeros(2, device=device), core.tensor([1.0, -1.0], device=device))
@@ -191,48 +191,48 @@ def test_normal_overloads(device):
 
 
 def test_other_continuous_fills(device):
-    e = core.empty(N, dtype=core.float64, device=device).exponential_(2.0).numpy()
+    e = core.empty(N, dtype=core.float64, device=device).exponential_(2.0).cpu().numpy()
     assert e.min() >= 0 and abs(e.mean() - 0.5) < 0.02
-    ln = core.empty(N, dtype=core.float64, device=device).log_normal_(0.0, 0.5).numpy()
+    ln = core.empty(N, dtype=core.float64, device=device).log_normal_(0.0, 0.5).cpu().numpy()
     assert abs(np.log(ln).mean()) < 0.02 and abs(np.log(ln).std() - 0.5) < 0.02
-    c = core.empty(N, dtype=core.float64, device=device).cauchy_(1.0, 2.0).numpy()
+    c = core.empty(N, dtype=core.float64, device=device).cauchy_(1.0, 2.0).cpu().numpy()
     assert abs(np.median(c) - 1) < 0.1
-    g = core.empty(N, dtype=core.int64, device=device).geometric_(0.25).numpy()
+    g = core.empty(N, dtype=core.int64, device=device).geometric_(0.25).cpu().numpy()
     assert g.min() >= 1 and abs(g.mean() - 4) < 0.1
 
 
 def test_randint_and_random_bounds(device):
-    r = core.randint(-3, 4, (N,), device=device).numpy()
+    r = core.randint(-3, 4, (N,), device=device).cpu().numpy()
     assert r.min() == -3 and r.max() == 3 and abs(r.mean()) < 0.05
     assert set(core.randint(2, (1000,), dtype=core.bool, device=device).tolist()) == {False, True}
-    u8 = core.empty(10_000, dtype=core.uint8, device=device).random_().numpy()
+    u8 = core.empty(10_000, dtype=core.uint8, device=device).random_().cpu().numpy()
     assert u8.min() == 0 and u8.max() == 255
-    i8 = core.empty(10_000, dtype=core.int8, device=device).random_().numpy()
+    i8 = core.empty(10_000, dtype=core.int8, device=device).random_().cpu().numpy()
     assert i8.min() >= 0 and i8.max() == 127
-    f = core.empty(1000, device=device).random_(5).numpy()
+    f = core.empty(1000, device=device).random_(5).cpu().numpy()
     assert set(np.unique(f)) <= {0.0, 1.0, 2.0, 3.0, 4.0}
-    assert core.empty(1000, device=device).random_(to=3).numpy().max() == 2
-    big = core.empty(1000, dtype=core.int64, device=device).random_().numpy()
+    assert core.empty(1000, device=device).random_(to=3).cpu().numpy().max() == 2
+    big = core.empty(1000, dtype=core.int64, device=device).random_().cpu().numpy()
     assert big.min() >= 0 and big.max() > 2 ** 60
-    above = core.empty(1000, dtype=core.int16, device=device).random_(100, None).numpy()
+    above = core.empty(1000, dtype=core.int16, device=device).random_(100, None).cpu().numpy()
     assert above.min() >= 100 and above.max() > 30000
 
 
 def test_randperm_is_a_permutation(device):
     for n, dtype in ((1000, core.int64), (100, core.float32), (256, core.uint8), (1, core.int64)):
         p = core.randperm(n, dtype=dtype, device=device)
-        assert sorted(p.numpy().astype(np.int64).tolist()) == list(range(n))
+        assert sorted(p.cpu().numpy().astype(np.int64).tolist()) == list(range(n))
     assert core.randperm(50, device=device).tolist() != list(range(50))
 
 
 def test_bernoulli(device):
-    assert core.empty(100, device=device).bernoulli_(0.0).numpy().sum() == 0
-    assert core.empty(100, dtype=core.int64, device=device).bernoulli_(1.0).numpy().sum() == 100
+    assert core.empty(100, device=device).bernoulli_(0.0).cpu().numpy().sum() == 0
+    assert core.empty(100, dtype=core.int64, device=device).bernoulli_(1.0).cpu().numpy().sum() == 100
     p = core.tensor([0.0, 1.0, 0.0, 1.0], device=device)
     assert core.bernoulli(p).tolist() == [0.0, 1.0, 0.0, 1.0]
     half = core.bernoulli(core.full((N,), 0.3, dtype=core.float64, device=device))
-    assert half.dtype is core.float64 and abs(half.numpy().mean() - 0.3) < 0.01
-    assert abs(core.bernoulli(core.zeros(N, device=device), p=0.7).numpy().mean() - 0.7) < 0.01
+    assert half.dtype is core.float64 and abs(half.cpu().numpy().mean() - 0.3) < 0.01
+    assert abs(core.bernoulli(core.zeros(N, device=device), p=0.7).cpu().numpy().mean() - 0.7) < 0.01
     rows = core.empty(2, 3, dtype=core.bool, device=device).bernoulli_(core.tensor([0.0, 1.0, 1.0], device=device))
     assert rows.tolist() == [[False, True, True], [False, True, True]]
     with pytest.raises(RuntimeError, match="bernoulli_ expects p to be in \\[0, 1\\], but got p=1.5"):
@@ -245,7 +245,7 @@ def test_bernoulli(device):
 
 def test_multinomial(device):
     probs = core.tensor([0.1, 0.2, 0.3, 0.4], dtype=core.float64, device=device)
-    draws = core.multinomial(probs, N, replacement=True).numpy()
+    draws = core.multinomial(probs, N, replacement=True).cpu().numpy()
     assert np.allclose(np.bincount(draws, minlength=4) / N, [0.1, 0.2, 0.3, 0.4], atol=0.01)
     rows = core.multinomial(core.rand(50, 10, device=device) + 0.01, 10)
     assert rows.shape == (50, 10) and rows.dtype is core.int64

@@ -93,7 +93,7 @@ def test_cat_and_stack_on_drawn_shapes(shape, count, data, device):
     assert_close(core.cat(tensors, dim), np.concatenate(arrays, dim))
     same = [core.tensor(_array(shape, "int64", seed=k), device=device) for k in range(count)]
     sdim = data.draw(st.integers(-len(shape) - 1, len(shape)))
-    assert_close(core.stack(same, sdim), np.stack([t.numpy() for t in same], sdim))
+    assert_close(core.stack(same, sdim), np.stack([t.cpu().numpy() for t in same], sdim))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "bfloat16"])
@@ -408,4 +408,4 @@ def test_diag_embed_matches_torch(device):
     a = _array((2, 3), "float32")
     for offset, dim1, dim2 in ((0, -2, -1), (1, 0, 2), (-1, 2, 0), (2, 1, 0)):
         assert_close(core.diag_embed(core.tensor(a, device=device), offset, dim1, dim2),
-                     torch.diag_embed(torch.tensor(a), offset, dim1, dim2).numpy())
+                     torch.diag_embed(torch.tensor(a), offset, dim1, dim2).cpu().numpy())

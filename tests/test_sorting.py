@@ -62,10 +62,10 @@ def test_sort_nan_order_and_stability(device):
     x = core.tensor([3.0, NAN, 1.0, 3.0, NAN, 2.0], device=device)
     values, indices = core.sort(x)
     assert indices.tolist() == [2, 5, 0, 3, 1, 4]
-    assert np.isnan(values.numpy()[-2:]).all()
+    assert np.isnan(values.cpu().numpy()[-2:]).all()
     values, indices = core.sort(x, descending=True, stable=True)
     assert indices.tolist() == [1, 4, 0, 3, 5, 2]
-    assert np.isnan(values.numpy()[:2]).all() and values.tolist()[2:] == [3.0, 3.0, 2.0, 1.0]
+    assert np.isnan(values.cpu().numpy()[:2]).all() and values.tolist()[2:] == [3.0, 3.0, 2.0, 1.0]
     signed_zeros = core.tensor([0.0, -0.0, 0.0], device=device)
     assert core.sort(signed_zeros).indices.tolist() == [0, 1, 2]  # -0.0 == 0.0: ties keep their order
 
@@ -125,7 +125,7 @@ def test_topk(device, dtype, dim, largest, k):
     ev, ei = np_stable_sort(a, dim, largest)
     assert_close(values, np.take(ev, range(k), axis=dim))
     assert_close(indices, np.take(ei, range(k), axis=dim))
-    assert_close(core.tensor(np.take_along_axis(a, indices.numpy(), dim), device=device), values.numpy())
+    assert_close(core.tensor(np.take_along_axis(a, indices.cpu().numpy(), dim), device=device), values.cpu().numpy())
 
 
 def test_topk_nan_and_edges(device):
@@ -152,7 +152,7 @@ def test_kthvalue(device, dtype, dim, keepdim):
         values, indices = core.kthvalue(x, k, dim, keepdim)
         expected = np.take(np.sort(a, axis=dim), [k - 1] if keepdim else k - 1, axis=dim)
         assert_close(values, expected)
-        chosen = np.take_along_axis(a, indices.numpy() if keepdim else np.expand_dims(indices.numpy(), dim), dim)
+        chosen = np.take_along_axis(a, indices.cpu().numpy() if keepdim else np.expand_dims(indices.cpu().numpy(), dim), dim)
         assert_close(core.tensor(chosen if keepdim else chosen.squeeze(dim)), expected)
 
 
@@ -186,7 +186,7 @@ def test_unique(device, dtype):
 def test_unique_nan_and_edges(device):
     x = core.tensor([3.0, NAN, NAN, 1.0, 3.0], device=device)
     values, counts = core.unique(x, return_counts=True)
-    assert values.tolist()[:2] == [1.0, 3.0] and np.isnan(values.numpy()[2:]).all()  # NaNs never merge
+    assert values.tolist()[:2] == [1.0, 3.0] and np.isnan(values.cpu().numpy()[2:]).all()  # NaNs never merge
     assert counts.tolist() == [1, 2, 1, 1]
     values, inverse = core.unique(core.tensor(5, device=device), return_inverse=True)
     assert values.tolist() == [5] and inverse.shape == () and inverse.item() == 0
@@ -343,10 +343,10 @@ def test_against_torch():
         ours = core.sort(x, 1, descending, stable=True)
         theirs = torch.sort(t, stable=True, dim=1, descending=descending)
         assert ours.indices.tolist() == theirs.indices.tolist()
-        assert_close(ours.values, theirs.values.numpy())
+        assert_close(ours.values, theirs.values.cpu().numpy())
     for largest in (False, True):
-        assert_close(core.topk(x, 3, largest=largest).values, torch.topk(t, 3, largest=largest).values.numpy())
-    assert_close(core.kthvalue(x, 5).values, torch.kthvalue(t, 5).values.numpy())
+        assert_close(core.topk(x, 3, largest=largest).values, torch.topk(t, 3, largest=largest).values.cpu().numpy())
+    assert_close(core.kthvalue(x, 5).values, torch.kthvalue(t, 5).values.cpu().numpy())
     ints = np.array([[1, 2], [1, 2], [0, 5]])
     for dim in (None, 0, 1):
         ours = core.unique(core.tensor(ints), return_inverse=True, return_counts=True, dim=dim)

@@ -1,0 +1,24 @@
+"""cpu_c: compiled C kernels (cffi, OpenMP) and OpenBLAS for core's ``cpu`` device.
+
+Importing this package is cheap; the extension is loaded on the backend's first
+use (see :mod:`core_cpu_c.lib`). ``set_num_threads``/``get_num_threads`` set the
+OpenMP and OpenBLAS thread counts together.
+"""
+
+from __future__ import annotations
+
+__all__ = ["set_num_threads", "get_num_threads"]
+
+
+def set_num_threads(n: int) -> None:
+    """Use ``n`` threads for cpu_c's kernels and its BLAS (``torch.set_num_threads``)."""
+    from .lib import set_num_threads as _set
+
+    _set(n)
+
+
+def get_num_threads() -> int:
+    """The number of threads cpu_c's kernels use (``torch.get_num_threads``)."""
+    from .lib import get_num_threads as _get
+
+    return _get()

@@ -1,0 +1,11 @@
+/* Hand-written kernels of the cpu_c backend (declarations cffi reads: plain C, no macros). */
+void ccc_gemm_float32(long long batch, int n, int m, int k, const void* a_base, const long long* a_offs, int ta,
+                      int lda, const void* b_base, const long long* b_offs, int tb, int ldb, void* c_base,
+                      long long c_off);
+void ccc_gemm_float64(long long batch, int n, int m, int k, const void* a_base, const long long* a_offs, int ta,
+                      int lda, const void* b_base, const long long* b_offs, int tb, int ldb, void* c_base,
+                      long long c_off);
+void ccc_set_num_threads(int n);
+int ccc_get_num_threads(void);
+int ccc_blas_num_threads(void);
+int ccc_has_openmp(void);

@@ -1,0 +1,97 @@
+"""Validation of tensor layouts before any C runs: dtypes, shapes, strides, bounds; and dim collapsing.
+
+A C kernel trusts the offsets and strides it is given, so every operand is
+checked here first: non-negative strides, offset and farthest element inside
+the storage's bytes. What C cannot take (negative strides, other dtypes)
+makes the caller use the NumPy kernel instead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Operand", "operand", "collapse", "LayoutError"]
+
+
+class LayoutError(RuntimeError):
+    """A tensor's view points outside its storage (a bug upstream): refused before C reads it."""
+
+
+class Operand:
+    """One validated kernel input: its buffer, element offset, and strides aligned to the output's shape."""
+
+    __slots__ = ("buffer", "offset", "strides", "shape")
+
+    def __init__(self, buffer, offset: int, strides: tuple, shape: tuple):
+        self.buffer = buffer
+        self.offset = offset
+        self.strides = strides
+        self.shape = shape
+
+
+def check_bounds(op: str, t) -> None:
+    """Raise LayoutError unless every element of tensor ``t`` lies inside its storage."""
+    storage = t._storage
+    itemsize = t.dtype.itemsize
+    last = t._offset
+    for size, stride in zip(t._shape, t._stride):
+        if size == 0:
+            return
+        if stride < 0:
+            raise LayoutError(f"{op}: cpu_c kernels take non-negative strides, got {t._stride}")
+        last += (size - 1) * stride
+    data_bytes = storage.data.nbytes
+    if t._offset < 0 or (last + 1) * itemsize > min(storage.nbytes, data_bytes):
+        raise LayoutError(f"{op}: view of shape {tuple(t._shape)}, strides {tuple(t._stride)}, offset {t._offset} "
+                          f"reaches element {last} of a storage of {storage.nbytes} bytes ({t.dtype.name})")
+
+
+def operand(op: str, x, dtype, shape: tuple, contiguous: tuple, n: int):
+    """An Operand for tensor or Python scalar ``x`` broadcast to ``shape`` in ``dtype``; None if C cannot take it.
+
+    ``contiguous`` and ``n`` are the output's strides and element count (the fast path's check).
+    """
+    if hasattr(x, "_storage"):
+        if x.dtype != dtype:
+            return None
+        if x._stride == contiguous and x._shape == shape:  # dense and full-size: one bounds check
+            if x._offset < 0 or (x._offset + n) * dtype.itemsize > min(x._storage.nbytes, x._storage.data.nbytes):
+                check_bounds(op, x)
+            return Operand(x._storage.data, x._offset, contiguous, shape)
+        if any(s < 0 for s in x._stride):
+            return None
+        check_bounds(op, x)
+        xs, st = x._shape, x._stride
+        lead = len(shape) - len(xs)
+        if lead < 0:
+            raise LayoutError(f"{op}: operand of shape {tuple(xs)} has more dims than the output {tuple(shape)}")
+        strides = [0] * lead
+        for d, (size, stride) in enumerate(zip(xs, st)):
+            if size == shape[lead + d]:
+                strides.append(stride if size != 1 else 0)
+            elif size == 1:
+                strides.append(0)
+            else:
+                raise LayoutError(f"{op}: operand of shape {tuple(xs)} does not broadcast to {tuple(shape)}")
+        return Operand(x._storage.data, x._offset, tuple(strides), xs)
+    if isinstance(x, (bool, int, float)):
+        return Operand(np.array([x], dtype.numpy), 0, (0,) * len(shape), ())
+    return None
+
+
+def collapse(shape: tuple, strides: list) -> tuple:
+    """(shape, strides per tensor) with size-1 dims dropped and mergeable neighbours merged (row-major)."""
+    merged_shape, merged = [], []
+    for d, size in enumerate(shape):
+        if size == 1:
+            continue
+        column = [s[d] for s in strides]
+        if merged_shape and all(prev == cur * size for prev, cur in zip(merged[-1], column)):
+            merged_shape[-1] *= size
+            merged[-1] = column
+        else:
+            merged_shape.append(size)
+            merged.append(column)
+    if not merged_shape:
+        return (1,), [(0,) for _ in strides]
+    return tuple(merged_shape), [tuple(col[k] for col in merged) for k in range(len(strides))]

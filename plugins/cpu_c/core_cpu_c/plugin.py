@@ -1,0 +1,59 @@
+"""cpu_c's hooks: registers the backend (cheap) and, on first use, its compiled kernels over the NumPy reference."""
+
+from __future__ import annotations
+
+import os
+
+from core.backends.api import get_operator, hookimpl
+
+CORE_PLUGIN_API = (1, 0)
+DEFAULT_MIN_NUMEL = 4096
+_SETTINGS = {"min_numel": DEFAULT_MIN_NUMEL}
+
+
+def _probe() -> tuple:
+    from .lib import probe
+
+    return probe()
+
+
+@hookimpl
+def register_backends(register):
+    register(name="cpu_c", device_type="cpu", runtime="core_cpu_c.runtime:RUNTIME", priority=10, probe=_probe,
+             extends="numpy", version="0.1.0",
+             install_hint="pip install plugins/cpu_c (needs a C compiler, cffi and scipy-openblas32)")
+
+
+@hookimpl
+def configure(config):
+    """``[tool.core.plugin.cpu_c] min_numel = N`` or CORE_CPU_C_MIN_NUMEL: below N elements NumPy's kernels run."""
+    value = os.environ.get("CORE_CPU_C_MIN_NUMEL", config.get("plugin").get("cpu_c", {}).get("min_numel"))
+    if value is not None:
+        try:
+            n = int(value)
+        except ValueError:
+            n = -1
+        if n < 0:
+            raise ValueError(f"cpu_c: min_numel must be a non-negative integer, got {value!r}")
+        _SETTINGS["min_numel"] = n
+
+
+@hookimpl
+def register_kernels(register, backend):
+    if backend.name != "cpu_c":
+        return
+    import core
+
+    from .kernels import build_kernels
+    from .lib import load
+    from .renderer import KERNEL_OPS
+
+    ffi, lib = load()
+    key = backend.key
+    # The NumPy reference's kernels are registered under the same key first (extends="numpy"): each compiled
+    # kernel keeps the one it replaces for what C does not cover.
+    base = {name: get_operator(name).kernels.get(key.bit) for name in ("batched_matmul", *KERNEL_OPS)}
+    kernels = build_kernels(ffi, lib, key.mask, core.bool, {k: v for k, v in base.items() if v is not None},
+                            _SETTINGS["min_numel"])
+    for name, fn in kernels.items():
+        register(name, fn)

@@ -1,0 +1,236 @@
+"""Elementwise kernels (unary, binary, comparisons, where, clamp, casts/copy_, fill_) rendered by the OpenCL
+dialect of core's C-style renderer; one program per (arity, bool-ness, dtypes, rank) holds a whole op family."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.codegen import BINARY_EXPRESSIONS, UNARY_EXPRESSIONS
+
+from ..programs import get_kernel
+from ..runtime import RUNTIME
+from ._common import (RENDERER, cpu_fallback, coalesce, is_tensor, kernel_dtypes_ok, launch_1d, new_tensor, numel,
+                      padded, rank_bucket, slot_of, broadcast_strides)
+
+__all__ = ["KERNELS", "run_elementwise", "UNARY", "BINARY"]
+
+_FLOATS = ("float32", "float64")
+_PI = "({T})3.141592653589793"
+# expressions beyond core.codegen's tables, and corrections where OpenCL or NumPy semantics need them
+UNARY = {**UNARY_EXPRESSIONS,
+         "sign": "(a != a ? a : ({T})((a > 0) - (a < 0)))", "isnan": "isnan(a)", "isinf": "isinf(a)",
+         "isfinite": "isfinite(a)", "signbit": "signbit(a)", "logical_not": "(!a)", "bitwise_not": "(~a)",
+         "frac": "(a - trunc(a))", "deg2rad": f"(a * ({_PI} / ({{T}})180))", "rad2deg": f"(a * (({{T}})180 / {_PI}))",
+         "lgamma": "lgamma(a)", "sinc": f"(a == 0 ? ({{T}})1 : sinpi(a) / ({_PI} * a))"}
+BINARY = {**BINARY_EXPRESSIONS,
+          "hypot": "hypot(a, b)", "copysign": "copysign(a, b)", "fmax": "fmax(a, b)", "fmin": "fmin(a, b)",
+          "nextafter": "nextafter(a, b)", "fmod": "fmod(a, b)",
+          "logaddexp": "(a == b ? a + ({T})0.6931471805599453 : fmax(a, b) + log1p(exp(-fabs(a - b))))",
+          "xlogy": "(a == 0 && b == b ? ({T})0 : a * log(b))",
+          "remainder": "(fmod(a, b) != 0 && ((fmod(a, b) < 0) != (b < 0)) ? fmod(a, b) + b : fmod(a, b))"}
+_INTEGER_OK = {"neg", "abs", "square", "sign", "relu", "positive", "add", "sub", "mul", "maximum", "minimum", "eq",
+               "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
+               "bitwise_xor", "logical_not", "bitwise_not", "where"}
+_BOOL_OUT = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "isnan", "isinf",
+             "isfinite", "signbit", "logical_not"}
+_FAMILIES = {1: UNARY, 2: BINARY}
+
+
+_INTEGRAL_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"}
+
+
+def _renders(op: str, compute: str) -> bool:
+    if compute in _FLOATS:
+        return op not in _INTEGRAL_ONLY
+    return op in _INTEGER_OK
+
+
+def _template(op: str, template: str, compute: str, out_dtype: str) -> str:
+    if op == "bitwise_not" and compute == "bool":
+        template = "(!a)"  # ~ on a bool is logical not
+    return f"(({template}) != 0)" if out_dtype == "bool" else template
+
+
+def _render(op: str, template: str, in_dtypes: tuple, out_dtype: str, compute: str, rank: int) -> tuple:
+    k = RENDERER.render_elementwise(op, in_dtypes, out_dtype, rank, compute_dtype=compute,
+                                    expression=_template(op, template, compute, out_dtype))
+    return k.name, k.source
+
+
+def run_elementwise(op: str, template: str, out, operands: list, compute) -> object:
+    """``out[...] = template(operands)`` over broadcast, strided operands (tensors on out's device or numbers)."""
+    shape = out._shape
+    n = numel(shape)
+    if n == 0:
+        return out
+    slot = slot_of(out)
+    buffers, dtypes, strides, offsets = [], [], [], []
+    for x in operands:
+        if is_tensor(x):
+            buffers.append(x._storage.data)
+            dtypes.append(x.dtype.name)
+            strides.append(broadcast_strides(x, shape))
+            offsets.append(x._offset)
+        else:  # a number: a one-element buffer in the compute dtype, broadcast with stride 0
+            buffers.append(slot.scalar_buffer(x, compute.numpy))
+            dtypes.append(compute.name)
+            strides.append((0,) * len(shape))
+            offsets.append(0)
+    dims, stride_lists = coalesce(shape, [out._stride] + strides)
+    rank = rank_bucket(len(dims))
+    in_dtypes, out_dtype, cd = tuple(dtypes), out.dtype.name, compute.name
+    family = _FAMILIES.get(len(operands))
+    if family is not None and family.get(op) == template:  # the whole family of this arity in one program
+        boolean = op in _BOOL_OUT
+        key = ("ew", len(operands), boolean, in_dtypes, out_dtype, cd, rank)
+
+        def render():
+            return {name: _render(name, t, in_dtypes, out_dtype, cd, rank) for name, t in family.items()
+                    if (name in _BOOL_OUT) == boolean and _renders(name, cd)}
+    else:
+        key = ("ew", op, in_dtypes, out_dtype, cd, rank)
+
+        def render():
+            return {op: _render(op, template, in_dtypes, out_dtype, cd, rank)}
+
+    kernel = get_kernel(slot, key, op, render)
+    index = slot.index_buffer
+    args = [np.int64(n), index(padded(dims, rank, 1)), out._storage.data,
+            index(padded(stride_lists[0], rank, 0)), np.int64(out._offset)]
+    for buf, st, off in zip(buffers, stride_lists[1:], offsets):
+        args += [buf, index(padded(st, rank, 0)), np.int64(off)]
+    launch_1d(slot, kernel, n, args)
+    return out
+
+
+def _can_run(op: str, spec, operands) -> bool:
+    cd = spec.compute_dtype.name
+    return (kernel_dtypes_ok(*operands) and cd in RENDERER.types and spec.dtype.name in RENDERER.types
+            and _renders(op, cd) and len(spec.shape) <= 8)
+
+
+def _unary_kernel(op: str):
+    template = UNARY[op]
+
+    def kernel(spec, input):
+        if not _can_run(op, spec, (input,)):
+            return cpu_fallback(op, (input,), {}, f"dtype {input.dtype.name}")
+        return run_elementwise(op, template, new_tensor(spec.shape, spec.dtype, spec.device), [input],
+                               spec.compute_dtype)
+
+    return kernel
+
+
+def _binary_kernel(op: str):
+    template = BINARY[op]
+
+    def kernel(spec, a, b):
+        if not _can_run(op, spec, (a, b)):
+            return cpu_fallback(op, (a, b), {}, f"dtypes {_names(a, b)}")
+        return run_elementwise(op, template, new_tensor(spec.shape, spec.dtype, spec.device), [a, b],
+                               spec.compute_dtype)
+
+    return kernel
+
+
+def _names(*xs) -> str:
+    return ", ".join(x.dtype.name if is_tensor(x) else type(x).__name__ for x in xs)
+
+
+def _add_kernel(op: str):
+    template = BINARY[op]
+
+    def kernel(spec, a, b, alpha=1):
+        if not _can_run(op, spec, (a, b)) or (alpha != 1 and spec.compute_dtype.name == "bool"):
+            return cpu_fallback(op, (a, b, alpha), {}, f"dtypes {_names(a, b)}")
+        if alpha != 1:  # b * alpha first, in the compute dtype (as the reference does)
+            b = b * alpha if not is_tensor(b) else run_elementwise(
+                "mul", BINARY["mul"], new_tensor(b._shape, spec.compute_dtype, spec.device), [b, alpha],
+                spec.compute_dtype)
+        return run_elementwise(op, template, new_tensor(spec.shape, spec.dtype, spec.device), [a, b],
+                               spec.compute_dtype)
+
+    return kernel
+
+
+def where(spec, condition, input, other):
+    if not _can_run("where", spec, (condition, input, other)):
+        return cpu_fallback("where", (condition, input, other), {}, f"dtypes {_names(input, other)}")
+    return run_elementwise("where", "(a != 0 ? b : c)", new_tensor(spec.shape, spec.dtype, spec.device),
+                           [condition, input, other], spec.compute_dtype)
+
+
+_CLAMP_LOW = "(a < b || b != b ? b : a)"  # a NaN bound propagates, as NumPy's maximum
+
+
+def clamp(spec, input, min=None, max=None):  # noqa: A002 - PyTorch's names
+    if not _can_run("maximum", spec, (input, min, max)):
+        return cpu_fallback("clamp", (input, min, max), {}, f"dtypes {_names(input)}")
+    out = new_tensor(spec.shape, spec.dtype, spec.device)
+    if min is not None and max is not None:
+        low = _CLAMP_LOW
+        return run_elementwise("clamp", f"(a != a ? a : ({low} > c || c != c ? c : {low}))", out,
+                               [input, min, max], spec.compute_dtype)
+    bound, template = (min, "(a != a ? a : " + _CLAMP_LOW + ")") if min is not None else \
+        (max, "(a != a ? a : (a > b || b != b ? b : a))")
+    return run_elementwise("clamp_min" if min is not None else "clamp_max", template, out, [input, bound],
+                           spec.compute_dtype)
+
+
+def relu(input):
+    if input.dtype.name not in RENDERER.types or input.dtype.name == "bool":
+        return cpu_fallback("relu", (input,), {}, f"dtype {input.dtype.name}")
+    return run_elementwise("relu", UNARY["relu"], new_tensor(input._shape, input.dtype, input.device), [input],
+                           input.dtype)
+
+
+def _activation_backward(op: str):
+    def kernel(grad, output):
+        if grad.dtype.name not in _FLOATS or grad._shape != output._shape or grad.dtype is not output.dtype:
+            return cpu_fallback(op, (grad, output), {}, f"dtypes {_names(grad, output)}")
+        return run_elementwise(op, BINARY[op], new_tensor(grad._shape, grad.dtype, grad.device), [grad, output],
+                               grad.dtype)
+
+    return kernel
+
+
+def copy_(spec, self, src, non_blocking=False):
+    if not kernel_dtypes_ok(self, src):  # half types: through the host, with NumPy's casts
+        host = src._storage.backend.to_host(src) if is_tensor(src) else np.asarray(src)
+        RUNTIME.write_strided(self, host)
+        return self
+    if src._storage.device != self._storage.device:
+        src = src.to(self.device)
+    run_elementwise("copy", "a", self, [src], src.dtype)
+    return self
+
+
+def fill_(spec, self, value):
+    if is_tensor(value):
+        value = value.item()
+    if not kernel_dtypes_ok(self):
+        RUNTIME.write_strided(self, np.asarray(value))
+        return self
+    run_elementwise("fill", "a", self, [value], self.dtype)
+    return self
+
+
+def _op_names(table: dict) -> list:
+    from core.backends.api import get_operator
+
+    names = []
+    for name in table:
+        try:
+            get_operator(name)
+        except KeyError:
+            continue
+        names.append(name)
+    return names
+
+
+KERNELS = {name: _unary_kernel(name) for name in _op_names(UNARY) if name != "relu"}
+KERNELS.update({name: _binary_kernel(name) for name in _op_names(BINARY)
+                if name not in ("add", "sub", "tanh_backward", "sigmoid_backward")})
+KERNELS.update(add=_add_kernel("add"), sub=_add_kernel("sub"), where=where, clamp=clamp, relu=relu, copy_=copy_,
+               fill_=fill_, tanh_backward=_activation_backward("tanh_backward"),
+               sigmoid_backward=_activation_backward("sigmoid_backward"))

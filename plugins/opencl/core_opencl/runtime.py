@@ -1,0 +1,252 @@
+"""The opencl runtime: device discovery and selection, PyOpenCL memory pools, host transfers.
+
+``opencl:N`` is the N-th selected (platform, device) pair. The selection comes from the
+``CORE_OPENCL_DEVICES`` environment variable, else the ``[tool.core.plugin.opencl]`` config table
+(``devices = ["0:0", "0:1"]`` or ``platform = "Portable"``), else every device of the first platform
+that has any. Each device gets its own context, in-order queue and ``pyopencl.tools.MemoryPool``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from core.backends.api import Runtime, device
+
+__all__ = ["OpenCLRuntime", "DeviceSlot", "RUNTIME", "ENV_DEVICES"]
+
+ENV_DEVICES = "CORE_OPENCL_DEVICES"
+_SETTINGS = {"devices", "platform"}
+_CACHE_CAP = 4096  # small index/scalar buffers kept per device (shapes and strides recur from step to step)
+
+
+def _cl():
+    import pyopencl
+
+    return pyopencl
+
+
+class DeviceSlot:
+    """One selected OpenCL device: its context, queue, memory pool and caches of programs and small buffers."""
+
+    def __init__(self, platform, cl_device):
+        cl = _cl()
+        from pyopencl.tools import ImmediateAllocator, MemoryPool
+
+        self.platform = platform
+        self.device = cl_device
+        self.name = f"{cl_device.name.strip()} ({platform.name.strip()})"
+        self.fp64 = "cl_khr_fp64" in cl_device.extensions
+        self.context = cl.Context([cl_device])
+        self.queue = cl.CommandQueue(self.context)
+        self.pool = MemoryPool(ImmediateAllocator(self.queue))
+        self.programs: dict = {}  # program key -> built cl.Program
+        self.kernels: dict = {}  # (program key, kernel name) -> cl.Kernel
+        self._index_buffers: dict = {}
+        self._scalar_buffers: dict = {}
+
+    def allocate(self, nbytes: int):
+        # zero-size buffers are invalid in OpenCL: keep a minimum so empty tensors still own a buffer
+        return self.pool.allocate(max(nbytes, 8))
+
+    def index_buffer(self, values: tuple):
+        """A read-only device buffer of int64 ``values`` (shapes, strides), cached by value."""
+        buf = self._index_buffers.get(values)
+        if buf is None:
+            cl = _cl()
+            if len(self._index_buffers) >= _CACHE_CAP:
+                self._index_buffers.clear()
+            host = np.array(values or (0,), np.int64)
+            buf = self._index_buffers[values] = cl.Buffer(self.context, cl.mem_flags.READ_ONLY |
+                                                           cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
+        return buf
+
+    def scalar_buffer(self, value, np_dtype: np.dtype):
+        """A one-element device buffer holding ``value`` in ``np_dtype`` (a broadcast operand), cached."""
+        host = np.asarray(value).astype(np_dtype).reshape(1)
+        key = (np_dtype.str, host.tobytes())
+        buf = self._scalar_buffers.get(key)
+        if buf is None:
+            cl = _cl()
+            if len(self._scalar_buffers) >= _CACHE_CAP:
+                self._scalar_buffers.clear()
+            buf = self._scalar_buffers[key] = cl.Buffer(self.context, cl.mem_flags.READ_ONLY |
+                                                         cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
+        return buf
+
+
+def _parse_pairs(spec, where: str) -> list:
+    """``"0:0,0:1"`` / ``["0:0", 1]`` -> [(platform, device or None)]: a bare platform index means all its devices."""
+    items = spec.split(",") if isinstance(spec, str) else list(spec)
+    pairs = []
+    for item in items:
+        text = str(item).strip()
+        if not text:
+            continue
+        try:
+            platform, _, dev = text.partition(":")
+            pairs.append((int(platform), int(dev) if dev else None))
+        except ValueError:
+            raise RuntimeError(f"{where}: expected 'PLATFORM:DEVICE' indices (e.g. '0:0,0:1'), got {text!r}") from None
+    return pairs
+
+
+class OpenCLRuntime(Runtime):
+    """Buffers from PyOpenCL memory pools on the selected OpenCL devices; kernels in ``core_opencl.kernels``."""
+
+    def __init__(self):
+        self._settings: dict = {}
+        self._slots: list | None = None
+
+    # -- discovery and selection ------------------------------------------------------------------------
+    def configure(self, settings: dict) -> None:
+        """Take the plugin's config table (``devices``, ``platform``); unknown keys are an error."""
+        unknown = set(settings) - _SETTINGS
+        if unknown:
+            raise ValueError(f"[tool.core.plugin.opencl]: unknown key(s) {', '.join(sorted(unknown))} "
+                             f"(known: {', '.join(sorted(_SETTINGS))})")
+        if settings != self._settings:
+            self._settings = dict(settings)
+            self._slots = None
+
+    def is_available(self) -> tuple:
+        try:
+            cl = _cl()
+        except ImportError as exc:
+            return False, f"pyopencl is not installed ({exc})"
+        try:
+            platforms = cl.get_platforms()
+            if not any(p.get_devices() for p in platforms):
+                return False, "no OpenCL device found on any platform"
+        except (cl.Error, RuntimeError) as exc:
+            return False, f"no OpenCL platform found ({type(exc).__name__}: {exc})"
+        return True, ""
+
+    def _select(self) -> list:
+        cl = _cl()
+        platforms = cl.get_platforms()
+        env = os.environ.get(ENV_DEVICES, "").strip()
+        if env or "devices" in self._settings:
+            where = ENV_DEVICES if env else "[tool.core.plugin.opencl] devices"
+            chosen = []
+            for p, d in _parse_pairs(env or self._settings["devices"], where):
+                if p >= len(platforms):
+                    raise RuntimeError(f"{where}: no OpenCL platform {p} ({len(platforms)} platform(s))")
+                devices = platforms[p].get_devices()
+                if d is not None and d >= len(devices):
+                    raise RuntimeError(f"{where}: platform {p} ({platforms[p].name}) has no device {d} "
+                                       f"({len(devices)} device(s))")
+                chosen += [(platforms[p], x) for x in (devices if d is None else [devices[d]])]
+            return chosen
+        wanted = str(self._settings.get("platform", "")).lower()
+        for p in platforms:
+            if wanted and wanted not in p.name.lower():
+                continue
+            devices = p.get_devices()
+            if devices:
+                return [(p, d) for d in devices]
+        if wanted:
+            raise RuntimeError(f"[tool.core.plugin.opencl] platform: no platform named like {wanted!r} has a device "
+                               f"(platforms: {', '.join(p.name for p in platforms)})")
+        return []
+
+    @property
+    def slots(self) -> list:
+        """The selected devices (resolved on first use, after the ``configure`` hook)."""
+        if self._slots is None:
+            self._slots = [DeviceSlot(p, d) for p, d in self._select()]
+        return self._slots
+
+    def slot(self, index) -> DeviceSlot:
+        """The DeviceSlot of ``opencl:index`` (``None`` = 0)."""
+        return self.slots[index or 0]
+
+    def _index_of(self, dev) -> int:
+        if dev is None:
+            return 0
+        if isinstance(dev, int):
+            return dev
+        if isinstance(dev, str):
+            dev = device(dev)
+        return getattr(dev, "index", None) or 0
+
+    # -- Runtime API -------------------------------------------------------------------------------------
+    def device_count(self) -> int:
+        return len(self.slots)
+
+    def device_name(self, index: int = 0) -> str:
+        return self.slot(index).name
+
+    @property
+    def supports_float64(self) -> bool:
+        """float64 tensors need ``cl_khr_fp64`` on every selected device."""
+        return all(s.fp64 for s in self.slots)
+
+    def allocate(self, nbytes: int, dev: device):
+        return self.slot(dev.index).allocate(nbytes)
+
+    def from_host(self, array: np.ndarray, dev: device):
+        slot = self.slot(dev.index)
+        buf = slot.allocate(array.nbytes)
+        if array.nbytes:
+            _cl().enqueue_copy(slot.queue, buf, np.ascontiguousarray(array), is_blocking=True)
+        return buf
+
+    def _covering(self, tensor) -> tuple:
+        """(first element, element count) of the storage range a tensor's elements lie in."""
+        extent = 1 + sum((n - 1) * s for n, s in zip(tensor._shape, tensor._stride))
+        return tensor._offset, extent
+
+    def to_host(self, tensor) -> np.ndarray:
+        d = tensor.dtype.numpy
+        if 0 in tensor._shape:
+            return np.empty(tensor._shape, d)
+        start, extent = self._covering(tensor)
+        host = np.empty(extent, d)
+        slot = self.slot(tensor.device.index)
+        _cl().enqueue_copy(slot.queue, host, tensor._storage.data, src_offset=start * d.itemsize, is_blocking=True)
+        if tensor.is_contiguous():
+            return host.reshape(tensor._shape)
+        view = np.lib.stride_tricks.as_strided(host, tensor._shape, tuple(s * d.itemsize for s in tensor._stride))
+        return np.ascontiguousarray(view)
+
+    def write_strided(self, tensor, values: np.ndarray) -> None:
+        """Write host ``values`` (broadcast to the tensor's shape) into the tensor's elements, through its strides."""
+        if 0 in tensor._shape:
+            return
+        cl = _cl()
+        d = tensor.dtype.numpy
+        slot = self.slot(tensor.device.index)
+        values = np.broadcast_to(np.asarray(values).astype(d), tensor._shape)
+        start, extent = self._covering(tensor)
+        if tensor.is_contiguous():
+            host = np.ascontiguousarray(values).reshape(-1)
+        else:  # read-modify-write the covering range: the elements between the tensor's own keep their values
+            host = np.empty(extent, d)
+            cl.enqueue_copy(slot.queue, host, tensor._storage.data, src_offset=start * d.itemsize, is_blocking=True)
+            view = np.lib.stride_tricks.as_strided(host, tensor._shape, tuple(s * d.itemsize for s in tensor._stride))
+            view[...] = values
+        cl.enqueue_copy(slot.queue, tensor._storage.data, host, dst_offset=start * d.itemsize, is_blocking=True)
+
+    def data_ptr(self, storage) -> int:
+        return storage.data.int_ptr
+
+    def synchronize(self, dev: device | None = None) -> None:
+        for slot in self.slots if dev is None or dev.index is None else [self.slot(dev.index)]:
+            slot.queue.finish()
+
+    def empty_cache(self) -> None:
+        for slot in self.slots:
+            slot.pool.free_held()
+
+    def memory_allocated(self, dev=None) -> int:
+        """Bytes in buffers held by live tensors (the pool's active bytes)."""
+        return self.slot(self._index_of(dev)).pool.active_bytes
+
+    def memory_reserved(self, dev=None) -> int:
+        """Bytes the pool holds from OpenCL (active + cached)."""
+        return self.slot(self._index_of(dev)).pool.managed_bytes
+
+
+RUNTIME = OpenCLRuntime()

@@ -1,0 +1,274 @@
+"""The cpu_c backend (plugins/cpu_c): selection, compiled kernels vs the NumPy reference, validation, threads."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import core
+from core.backends.api import Storage, Tensor
+from core.dispatch import get_operator
+from core.plugins.manager import get_manager
+from core.testing import assert_close
+
+cpu_c = pytest.importorskip("core_cpu_c", reason="the cpu_c plugin is not installed (pip install plugins/cpu_c)")
+
+
+def _backend():
+    info = get_manager().backends.get("cpu_c")
+    if info is None:
+        pytest.skip("cpu_c is installed but not registered (blocked by CORE_PLUGINS/CORE_BLOCK?)")
+    try:
+        get_manager().load(info)
+    except RuntimeError as exc:
+        pytest.skip(f"cpu_c unavailable: {exc}")
+    return info
+
+
+@pytest.fixture
+def force_c():
+    """Run the C kernels even on tiny tensors (the default sends tiny ones to NumPy)."""
+    _backend()
+    from core_cpu_c import kernels
+
+    saved = kernels.CONTEXT.min_numel
+    kernels.CONTEXT.min_numel = 0
+    yield
+    kernels.CONTEXT.min_numel = saved
+
+
+def _from_c(t) -> bool:
+    from core_cpu_c.runtime import RUNTIME
+
+    return t._storage.backend is RUNTIME
+
+
+def _numpy_reference(op, *args):
+    from core.backends.numpy.kernels import all_kernels
+
+    operator = get_operator(op)
+    fn = all_kernels()[op]
+    return fn(operator.meta(*args), *args) if operator.meta is not None else fn(*args)
+
+
+def _run_python(code: str, **env) -> str:
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                            env={**os.environ, **env})
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+# -- selection ----------------------------------------------------------------------------------------------
+def test_selected_for_cpu_when_installed():
+    info = _backend()
+    selected = get_manager().backend_for("cpu")
+    if core.config.get("backends").get("cpu") not in (None, "cpu_c"):
+        pytest.skip("config selects another cpu backend")
+    assert selected is info and info.priority > get_manager().backends["numpy"].priority
+    assert "cpu_c" in core.cpu.get_device_name()
+
+
+def test_config_selects_the_numpy_reference_instead():
+    code = "import core; from core.plugins.manager import get_manager; print(get_manager().backend_for('cpu').name)"
+    assert _run_python(code, CORE_BACKENDS="cpu=numpy") == "numpy"
+
+
+def test_generated_kernels_match_a_fresh_render():
+    from core_cpu_c.gen import CSRC
+    from core_cpu_c.renderer import render_all
+
+    source, header = render_all()
+    assert (CSRC / "elementwise_gen.c").read_text() == source, "run `python -m core_cpu_c.gen` and reinstall"
+    assert (CSRC / "elementwise_gen.h").read_text() == header
+
+
+# -- elementwise kernels ------------------------------------------------------------------------------------
+def _layouts(dtype):
+    rng = np.random.default_rng(0)
+    base = core.tensor(rng.uniform(0.1, 0.9, (6, 10)).astype(dtype))
+    row = core.tensor(rng.uniform(0.1, 0.9, (10,)).astype(dtype))
+    return {
+        "contiguous": (base, base * 0.5),
+        "transposed": (base.t(), core.tensor(rng.uniform(0.1, 0.9, (10, 6)).astype(dtype))),
+        "sliced": (base[::2, 1::3], base[1::2, ::4]),
+        "broadcast": (base, row),
+        "expanded": (row.unsqueeze(1).expand(10, 4), base[:4, :].t()),
+        "scalar": (base.t(), 0.75),
+        "zero_d": (core.tensor(np.array(0.3, dtype)), core.tensor(np.array(0.6, dtype))),
+        "empty": (base[:0], row),
+    }
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("layout", list(_layouts("float32")))
+def test_binary_kernels_match_numpy_on_strided_layouts(force_c, dtype, layout):
+    from core_cpu_c.renderer import BINARY_OPS
+
+    a, b = _layouts(dtype)[layout]
+    for op in BINARY_OPS:
+        if op in ("tanh_backward", "sigmoid_backward"):
+            continue
+        actual = get_operator(op)(a, b)
+        assert _from_c(actual), f"{op} did not run the C kernel"
+        assert_close(actual, _numpy_reference(op, a, b), msg=f"{op} {layout}")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_unary_kernels_match_numpy_on_strided_layouts(force_c, dtype):
+    from core_cpu_c.renderer import UNARY_OPS
+
+    for layout, (a, _) in _layouts(dtype).items():
+        for op in UNARY_OPS:
+            x = a + 1 if op == "acosh" else (a - 0.5 if op in ("relu", "sign", "abs", "neg") else a)
+            actual = core.relu(x) if op == "relu" else get_operator(op)(x)
+            assert _from_c(actual), f"{op} did not run the C kernel"
+            assert_close(actual, _numpy_reference(op, x), msg=f"{op} {layout}")
+
+
+def test_relu_keeps_nan_and_activation_backwards(force_c):
+    x = core.tensor([-1.0, float("nan"), 2.0, 0.0])
+    assert_close(core.relu(x), np.array([0.0, np.nan, 2.0, 0.0], np.float32))
+    g, y = core.randn(5, 7, dtype=core.float64).t(), core.rand(7, 5, dtype=core.float64)
+    for op in ("tanh_backward", "sigmoid_backward"):
+        actual = get_operator(op)(g, y)
+        assert _from_c(actual)
+        assert_close(actual, _numpy_reference(op, g, y))
+
+
+def test_other_dtypes_and_alpha_use_the_numpy_kernels(force_c):
+    i = core.arange(12).reshape(3, 4)
+    out = i + i
+    assert not _from_c(out) and out.dtype == core.int64
+    x = core.rand(3, 4)
+    assert_close(core.add(x, x, alpha=2), x.numpy() * 3)
+    assert_close(x + core.ones(3, 4, dtype=core.float64), x.numpy().astype(np.float64) + 1)
+    h = core.rand(3, 4, dtype=core.float16)
+    assert (h * h).dtype == core.float16
+
+
+def test_large_tensors_use_threads_and_match_numpy():
+    _backend()
+    n = 1 << 18
+    a, b = core.randn(n), core.randn(512, n // 512).t()
+    out = core.exp(a) + 1.0
+    assert _from_c(out)
+    assert_close(out, np.exp(a.numpy()) + np.float32(1.0), rtol=1e-5)
+    prod = b * b
+    assert _from_c(prod)
+    assert_close(prod, b.numpy() * b.numpy())
+
+
+def test_tiny_tensors_use_the_numpy_kernels_by_default():
+    _backend()
+    from core_cpu_c import kernels
+
+    from core_cpu_c.plugin import DEFAULT_MIN_NUMEL
+
+    saved, kernels.CONTEXT.min_numel = kernels.CONTEXT.min_numel, DEFAULT_MIN_NUMEL
+    try:
+        assert not _from_c(core.rand(3) + core.rand(3))
+        assert _from_c(core.rand(DEFAULT_MIN_NUMEL) + 1)
+    finally:
+        kernels.CONTEXT.min_numel = saved
+
+
+# -- batched_matmul -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matmul_transposed_batched_and_expanded_operands(force_c, dtype):
+    rng = np.random.default_rng(1)
+
+    def t(*shape):
+        return core.tensor(rng.standard_normal(shape).astype(dtype))
+
+    tol = {"rtol": 1e-4, "atol": 1e-4} if dtype == np.float32 else {}
+    cases = [
+        (t(5, 3), t(3, 4)), (t(3, 5).t(), t(4, 3).t()), (t(7, 8)[::2, 1:4], t(6, 4)[::2]),
+        (t(2, 5, 3), t(2, 3, 4)), (t(5, 3).expand(4, 5, 3), t(4, 4, 3).transpose(1, 2)),
+        (t(1, 3), t(3, 1)), (t(5, 3), t(1, 4).expand(3, 4)),  # stride 0 inside a matrix: copied
+        (t(4, 0), t(0, 3)), (t(0, 3), t(3, 2)),
+    ]
+    for a, b in cases:
+        out = get_operator("batched_matmul")(a, b)
+        assert _from_c(out)
+        assert_close(out, np.matmul(a.numpy(), b.numpy()), **tol)
+
+
+def test_matmul_matches_numpy_through_the_public_api(force_c):
+    a, b = core.randn(3, 4, 5), core.randn(5, 2)
+    assert_close(a @ b, a.numpy() @ b.numpy(), rtol=1e-5, atol=1e-5)
+    assert_close(core.addmm(core.ones(4, 2), a[0], b), 1 + a.numpy()[0] @ b.numpy(), rtol=1e-5, atol=1e-5)
+
+
+# -- validation before C ------------------------------------------------------------------------------------
+def _out_of_bounds_view():
+    good = core.rand(4, 4)
+    # A view that reaches past its storage (only a bug upstream could build one): the kernel must refuse it.
+    return Tensor._make(good._storage, (4, 8), (8, 1), 0, good.dtype)
+
+
+def test_out_of_bounds_views_are_refused_before_c(force_c):
+    from core_cpu_c.layout import LayoutError
+
+    bad = _out_of_bounds_view()
+    with pytest.raises(LayoutError, match="reaches element 31 of a storage of 64 bytes"):
+        core.exp(bad)
+    with pytest.raises(LayoutError, match="reaches element"):
+        get_operator("batched_matmul")(bad, core.rand(8, 2))
+
+
+def test_bad_shapes_are_refused_before_c(force_c):
+    from core_cpu_c import kernels
+    from core_cpu_c.layout import LayoutError
+    from core.dispatch import TensorSpec
+
+    add = kernels.KERNELS["add"]
+    spec = TensorSpec((3, 4), core.float32, core.device("cpu"))
+    with pytest.raises(LayoutError, match="does not broadcast"):
+        add(spec, core.rand(3, 5), core.rand(3, 4))
+
+
+def test_outputs_are_64_byte_aligned(force_c):
+    for t in (core.empty(3), core.rand(5) + core.rand(5), core.rand(33, 3) @ core.rand(3, 7)):
+        assert t.data_ptr() % 64 == 0
+
+
+# -- threads -------------------------------------------------------------------------------------------------
+def test_set_num_threads_sets_openmp_and_blas_together():
+    _backend()
+    from core_cpu_c.lib import load
+
+    _, lib = load()
+    before = cpu_c.get_num_threads()
+    try:
+        cpu_c.set_num_threads(1)
+        assert cpu_c.get_num_threads() == 1 and lib.ccc_blas_num_threads() == 1
+        cpu_c.set_num_threads(2)
+        assert cpu_c.get_num_threads() == 2 and lib.ccc_blas_num_threads() == 2
+    finally:
+        cpu_c.set_num_threads(before)
+    with pytest.raises(ValueError, match="positive int"):
+        cpu_c.set_num_threads(0)
+
+
+def test_core_num_threads_environment_variable():
+    code = "import core; core.rand(2) + 1; import core_cpu_c; print(core_cpu_c.get_num_threads())"
+    assert _run_python(code, CORE_NUM_THREADS="1") == "1"
+
+
+@pytest.mark.skipif("libasan" in os.environ.get("LD_PRELOAD", ""), reason="AddressSanitizer's quarantine grows RSS")
+def test_a_long_loop_keeps_a_flat_rss(force_c):
+    def rss() -> int:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    a, b = core.rand(128, 128), core.rand(128, 128)
+    for _ in range(20):
+        (a * b + a) @ b
+    start = rss()
+    for _ in range(200):
+        (a * b + a) @ b
+    assert rss() - start < 8 << 20

@@ -1,0 +1,230 @@
+"""The opencl backend (plugins/opencl): discovery, memory, transfers, kernels against NumPy, training on PoCL."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import numpy as np
+import pytest
+
+import core
+from core.testing import assert_close
+
+core_opencl = pytest.importorskip("core_opencl", reason="the core-opencl plugin is not installed")
+from core_opencl import runtime as ocl_runtime  # noqa: E402
+
+needs_device = pytest.mark.skipif(not core.opencl.is_available(),
+                                  reason=f"no OpenCL device: {core.opencl.unavailable_reason()}")
+DEV = "opencl"
+
+
+def _rng():
+    return np.random.default_rng(0)
+
+
+# -- discovery ---------------------------------------------------------------------------------------------
+
+def test_no_platform_is_reported_unavailable_not_raised(monkeypatch):
+    cl = pytest.importorskip("pyopencl")
+
+    def no_platform():
+        raise cl.LogicError("clGetPlatformIDs failed: PLATFORM_NOT_FOUND_KHR")
+
+    monkeypatch.setattr(cl, "get_platforms", no_platform)
+    ok, reason = ocl_runtime.OpenCLRuntime().is_available()
+    assert not ok and "no OpenCL platform" in reason and "PLATFORM_NOT_FOUND_KHR" in reason
+    assert "pocl" in core_opencl.INSTALL_HINT
+
+
+@needs_device
+def test_discovery_and_device_helpers():
+    assert core.opencl.is_available()
+    assert core.opencl.device_count() >= 1
+    assert isinstance(core.opencl.get_device_name(), str) and core.opencl.get_device_name()
+    assert core.zeros(2, device=DEV).device == core.device("opencl:0")
+    with pytest.raises(RuntimeError, match="not a valid device"):
+        core.zeros(2, device=f"opencl:{core.opencl.device_count()}")
+
+
+@needs_device
+def test_device_selection_from_env_and_config(monkeypatch):
+    monkeypatch.setenv(ocl_runtime.ENV_DEVICES, "0:0")
+    rt = ocl_runtime.OpenCLRuntime()
+    assert rt.device_count() == 1
+    monkeypatch.setenv(ocl_runtime.ENV_DEVICES, "0:99")
+    with pytest.raises(RuntimeError, match="has no device 99"):
+        ocl_runtime.OpenCLRuntime().device_count()
+    monkeypatch.delenv(ocl_runtime.ENV_DEVICES)
+    rt = ocl_runtime.OpenCLRuntime()
+    rt.configure({"platform": "no such platform"})
+    with pytest.raises(RuntimeError, match="no platform named like"):
+        rt.device_count()
+    rt.configure({"devices": ["0:0"]})
+    assert rt.device_count() == 1
+    with pytest.raises(ValueError, match="unknown key"):
+        rt.configure({"device": "0"})
+
+
+# -- memory ------------------------------------------------------------------------------------------------
+
+@needs_device
+def test_memory_allocated_reserved_and_empty_cache():
+    core.opencl.synchronize()
+    before = core.opencl.memory_allocated()
+    t = core.empty(1 << 20, device=DEV)
+    assert core.opencl.memory_allocated() >= before + (4 << 20)
+    assert core.opencl.memory_reserved() >= core.opencl.memory_allocated()
+    del t
+    assert core.opencl.memory_allocated() == before
+    held = core.opencl.memory_reserved()
+    core.opencl.empty_cache()
+    assert core.opencl.memory_reserved() < held
+
+
+# -- transfers ---------------------------------------------------------------------------------------------
+
+@needs_device
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "float16", "uint8"])
+def test_round_trip_and_strided_to_host(dtype):
+    a = (_rng().standard_normal((4, 6, 5)) * 3).astype(dtype)
+    t = core.tensor(a, device=DEV)
+    assert_close(t.cpu(), a)
+    assert_close(t.transpose(0, 2).cpu(), a.transpose(2, 1, 0))
+    assert_close(t[1:, ::2, 3].cpu(), a[1:, ::2, 3])
+    assert_close(t[2].contiguous().cpu(), a[2])
+    assert_close(t[:, 1:4].clone().cpu(), a[:, 1:4])
+
+
+@needs_device
+@pytest.mark.parametrize("dtype", [core.float32, core.int32, core.float16])
+def test_copy_and_fill_into_strided_views(dtype):
+    base = core.zeros(4, 6, dtype=dtype, device=DEV)
+    src = core.arange(12, dtype=dtype).reshape(4, 3)  # on the CPU: copy_ across devices
+    base[:, ::2].copy_(src)
+    base[1:3, 1::2].fill_(7)
+    expected = np.zeros((4, 6), dtype.numpy)
+    expected[:, ::2] = np.arange(12).reshape(4, 3)
+    expected[1:3, 1::2] = 7
+    assert_close(base.cpu(), expected)
+
+
+@needs_device
+def test_casts_through_copy():
+    a = np.array([[-1.7, 0.0, 0.5], [2.5, np.nan, -0.0]], np.float32)
+    t = core.tensor(a, device=DEV)
+    assert_close(t[0].to(core.int32).cpu(), a[0].astype(np.int32))  # NaN -> int is undefined: not compared
+    assert_close(t.to(core.bool).cpu(), a.astype(bool))
+    assert_close(t.to(core.bool).to(core.float32).cpu(), a.astype(bool).astype(np.float32))
+    assert_close(t.T.to(core.float64).cpu(), a.T.astype(np.float64))
+
+
+@needs_device
+def test_copies_between_opencl_devices():
+    a = _rng().standard_normal((3, 4)).astype(np.float32)
+    last = f"opencl:{core.opencl.device_count() - 1}"
+    t = core.tensor(a, device="opencl:0").T.to(last)
+    assert t.device == core.device(last)
+    assert_close(t.cpu(), a.T)
+
+
+# -- kernels against NumPy ---------------------------------------------------------------------------------
+
+@needs_device
+def test_elementwise_kernels_over_broadcast_and_strided_inputs():
+    rng = _rng()
+    a = rng.standard_normal((5, 3)).astype(np.float32)
+    b = rng.standard_normal((3,)).astype(np.float32)
+    x, y = core.tensor(a, device=DEV).T, core.tensor(b, device=DEV)[:, None]  # (3, 5) transposed, (3, 1)
+    assert_close(core.exp(x), np.exp(a.T))
+    assert_close(x * y + 2.0, a.T * b[:, None] + 2)
+    assert_close(core.add(x, y, alpha=3), a.T + 3 * b[:, None])
+    assert_close(core.maximum(x, y), np.maximum(a.T, b[:, None]))
+    assert_close(x < y, a.T < b[:, None])
+    assert_close(core.where(x > 0, x, -1.0), np.where(a.T > 0, a.T, -1))
+    assert_close(core.clamp(x, -0.5, 0.5), np.clip(a.T, -0.5, 0.5))
+    assert_close(core.relu(x), np.maximum(a.T, 0))
+    assert_close(core.tensor([1, -2, 3], device=DEV) * 4, np.array([4, -8, 12]))
+
+
+@needs_device
+def test_reductions_over_dims_of_a_non_contiguous_input():
+    a = _rng().standard_normal((4, 5, 6)).astype(np.float32)
+    a[1, 2, 3] = np.nan
+    x = core.tensor(a, device=DEV).permute(2, 0, 1)  # (6, 4, 5)
+    ref = a.transpose(2, 0, 1)
+    assert_close(x.sum(dim=(0, 2)), ref.sum(axis=(0, 2)), rtol=1e-5, atol=1e-5)
+    assert_close(x.amax(dim=1, keepdim=True), np.amax(ref, axis=1, keepdims=True))
+    assert_close(x.argmax(dim=-1), np.argmax(ref, axis=-1))
+    assert_close(x.isnan().any(dim=0), np.isnan(ref).any(axis=0))
+    assert_close(core.tensor(np.ones((2, 3), bool), device=DEV).sum(), np.int64(6))
+    assert_close(core.zeros(0, 3, device=DEV).sum(0), np.zeros(3, np.float32))
+
+
+@needs_device
+@pytest.mark.parametrize("shapes", [((37, 45), (45, 29)), ((3, 1, 7, 16), (5, 16, 9)), ((2, 4, 0), (2, 0, 3))])
+def test_tiled_gemm_matches_numpy(shapes):
+    rng = _rng()
+    a, b = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+    assert_close(core.tensor(a, device=DEV) @ core.tensor(b, device=DEV), a @ b, rtol=1e-4, atol=1e-4)
+    assert_close(core.tensor(b, device=DEV).mT @ core.tensor(a, device=DEV).mT,  # transposed operands
+                 np.swapaxes(b, -1, -2) @ np.swapaxes(a, -1, -2), rtol=1e-4, atol=1e-4)
+
+
+@needs_device
+def test_dtypes_without_kernels_fall_back_to_the_cpu_with_a_warning(monkeypatch):
+    from core_opencl.kernels import _common
+
+    monkeypatch.setattr(_common, "_warned", set())
+    a = np.array([0.5, -1.0, 2.0], np.float16)
+    t = core.tensor(a, device=DEV)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = core.exp(t)
+    assert result.device.type == "opencl"
+    assert_close(result, np.exp(a.astype(np.float32)).astype(np.float16))
+    assert any("exp()" in str(w.message) and "float16" in str(w.message) for w in caught)
+
+
+@needs_device
+def test_float64_needs_cl_khr_fp64(monkeypatch):
+    from core_opencl.programs import check_dtypes
+
+    slot = ocl_runtime.RUNTIME.slot(0)
+    monkeypatch.setattr(slot, "fp64", False)
+    with pytest.raises(TypeError, match=r"does not support dtype float64.*cl_khr_fp64"):
+        check_dtypes(slot, ("float64",))
+    with pytest.raises(TypeError, match=r"opencl:0.*float64"):
+        core.zeros(3, dtype=core.float64, device=DEV)
+
+
+# -- training ----------------------------------------------------------------------------------------------
+
+def _train(model, device, steps=5):
+    import core.nn.functional as F
+
+    rng = np.random.default_rng(1)
+    opt = core.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    losses = []
+    for _ in range(steps):
+        x = core.tensor(rng.standard_normal((16, 20)).astype(np.float32), device=device)
+        y = core.tensor(rng.integers(0, 5, 16), device=device)
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+@needs_device
+def test_mlp_training_gives_the_cpu_losses():
+    nn = core.nn
+    core.manual_seed(0)
+    model = nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 5))
+    on_device = copy.deepcopy(model).to(DEV)
+    assert next(on_device.parameters()).device.type == "opencl"
+    cpu_losses = _train(model, "cpu")
+    device_losses = _train(on_device, DEV)
+    np.testing.assert_allclose(device_losses, cpu_losses, rtol=1e-4, atol=1e-5)
+    assert device_losses[-1] < device_losses[0]
