@@ -248,7 +248,8 @@ def test_mha_errors(device):
     with pytest.raises(AssertionError, match="expected `key` and `value` to be 3-D"):
         m(x, x[0], x[0])
     with pytest.warns(UserWarning, match="Support for mismatched key_padding_mask and attn_mask is deprecated"):
-        m(x, x, x, key_padding_mask=core.zeros(2, 3, dtype=core.bool), attn_mask=core.zeros(3, 3))
+        m(x, x, x, key_padding_mask=core.zeros(2, 3, dtype=core.bool, device=device),
+          attn_mask=core.zeros(3, 3, device=device))
 
 
 def test_mha_gradcheck(device):
@@ -342,8 +343,8 @@ def test_encoder_deep_copies_layers_and_applies_norm(device):
     x = core.randn(3, 2, 4, device=device)
     expected = encoder.norm(encoder.layers[1](encoder.layers[0](x)))
     assert_close(encoder(x), expected)
-    other = nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, dim_feedforward=8, dropout=0.0), 2,
-                                  norm=nn.LayerNorm(4))
+    other = nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, dim_feedforward=8, dropout=0.0, device=device), 2,
+                                  norm=nn.LayerNorm(4, device=device))
     other.load_state_dict(encoder.state_dict())
     assert_close(other(x), encoder(x))
 

@@ -457,7 +457,8 @@ def _saved_on(location: str) -> bytes:
 def test_map_location_forms_to_the_cpu(device):
     data = _checkpoint_bytes({"w": core.arange(3.0, device=device)})
     expected = np.arange(3, dtype=np.float32)
-    for location in ("cpu", core.device("cpu"), {device: "cpu"}, {"cuda:0": "cpu"}, lambda s, loc: s.cpu()):
+    unrelated = ({"cuda:0": "cpu"},) if device == "cpu" else ()  # a map that does not name the saved device
+    for location in ("cpu", core.device("cpu"), {device: "cpu"}, *unrelated, lambda s, loc: s.cpu()):
         loaded = load(io.BytesIO(data), map_location=location)["w"]
         assert loaded.device.type == "cpu"
         assert_close(loaded, expected)
