@@ -111,6 +111,18 @@ derivative("sgn")(lambda ctx, g: (E.mul(g, 0),))
 derivative("relu")(lambda ctx, g: (E.where(E.gt(_x(ctx), 0), g, 0.0),))
 
 
+@derivative("softmax")
+def _softmax(ctx, g):
+    y, dim = ctx.output(), ctx.args[1]
+    return (y * (g - R.sum(g * y, dim, keepdim=True)),)
+
+
+@derivative("log_softmax")
+def _log_softmax(ctx, g):
+    y, dim = ctx.output(), ctx.args[1]
+    return (g - E.exp(y) * R.sum(g, dim, keepdim=True),)
+
+
 # piecewise-constant functions: zero gradient almost everywhere, as in PyTorch
 derivative("sign", "floor", "ceil", "round", "trunc", "angle")(lambda ctx, g: (E.mul(g, 0),))
 

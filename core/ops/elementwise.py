@@ -403,6 +403,51 @@ _export("relu", relu)
 _export("relu_", _inplace("relu", relu))
 
 
+def _softmax_parts(input, dim):
+    from .reduction import amax, sum as sum_
+
+    # the shift cancels in the result, so it carries no gradient (and records no graph)
+    e = exp(sub(input, amax(input.detach(), dim, keepdim=True)))
+    return div(e, sum_(e, dim, keepdim=True))
+
+
+def _log_softmax_parts(input, dim):
+    from .reduction import amax, sum as sum_
+
+    shifted = sub(input, amax(input.detach(), dim, keepdim=True))
+    return sub(shifted, log(sum_(exp(shifted), dim, keepdim=True)))
+
+
+_softmax_op = define("softmax", decomposition=_softmax_parts,
+                     doc="exp(x - max) / sum(exp(x - max)) along a non-negative dim; a composite with its own "
+                         "derivative that backends may fuse")
+_log_softmax_op = define("log_softmax", decomposition=_log_softmax_parts,
+                         doc="x - logsumexp(x) along a non-negative dim; a composite with its own derivative that "
+                             "backends may fuse")
+
+
+def softmax(input, dim, dtype=None):
+    """Softmax along ``dim``, numerically stable (``torch.softmax``)."""
+    from ._util import wrap_dim
+
+    if dtype is not None:
+        input = input.to(dtype)
+    return _softmax_op(input, wrap_dim(dim, input.dim(), "softmax"))
+
+
+def log_softmax(input, dim, dtype=None):
+    """Log-softmax along ``dim``, numerically stable (``torch.log_softmax``)."""
+    from ._util import wrap_dim
+
+    if dtype is not None:
+        input = input.to(dtype)
+    return _log_softmax_op(input, wrap_dim(dim, input.dim(), "log_softmax"))
+
+
+_export("softmax", softmax)
+_export("log_softmax", log_softmax)
+
+
 def lerp(input, end, weight):
     """``input + weight * (end - input)`` (``torch.lerp``)."""
     return add(input, mul(weight, sub(end, input)))

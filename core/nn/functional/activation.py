@@ -204,12 +204,7 @@ def _dim(name: str, input, dim, stacklevel: int):
 
 def softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
     """exp(x - max) / sum(exp(x - max)) along ``dim`` (``torch.nn.functional.softmax``)."""
-    dim = _dim("softmax", input, dim, _stacklevel)
-    if dtype is not None:
-        input = input.to(dtype)
-    # the shift cancels in the result, so it carries no gradient (and records no graph)
-    e = ops.exp(input - ops.amax(input.detach(), dim, keepdim=True))
-    return e / ops.sum(e, dim, keepdim=True)
+    return ops.softmax(input, _dim("softmax", input, dim, _stacklevel), dtype=dtype)
 
 
 def softmin(input, dim=None, _stacklevel: int = 3, dtype=None):
@@ -219,11 +214,7 @@ def softmin(input, dim=None, _stacklevel: int = 3, dtype=None):
 
 def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
     """x - logsumexp(x) along ``dim`` (``torch.nn.functional.log_softmax``)."""
-    dim = _dim("log_softmax", input, dim, _stacklevel)
-    if dtype is not None:
-        input = input.to(dtype)
-    shifted = input - ops.amax(input.detach(), dim, keepdim=True)
-    return shifted - ops.log(ops.sum(ops.exp(shifted), dim, keepdim=True))
+    return ops.log_softmax(input, _dim("log_softmax", input, dim, _stacklevel), dtype=dtype)
 
 
 def glu(input, dim: int = -1):

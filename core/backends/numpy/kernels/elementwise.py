@@ -171,6 +171,25 @@ def _activation_backward(fn):
 
 KERNELS = {name: _unary_kernel(fn) for name, fn in UNARY.items()}
 KERNELS["tanh_backward"] = _activation_backward(lambda g, y: g * (1 - y * y))
+def _softmax_kernel(log: bool):
+    """Fused NumPy softmax / log_softmax (composites: they get (input, dim), no spec)."""
+
+    def kernel(input, dim):
+        a = operand(input, compute_np(input.dtype))
+        with np.errstate(all="ignore"):
+            shifted = a - np.max(a, axis=dim, keepdims=True) if a.size else a
+            if log:
+                out = shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+            else:
+                e = np.exp(shifted)
+                out = e / np.sum(e, axis=dim, keepdims=True)
+        return wrap(out, input.dtype)
+
+    return kernel
+
+
+KERNELS["softmax"] = _softmax_kernel(False)
+KERNELS["log_softmax"] = _softmax_kernel(True)
 KERNELS["relu"] = lambda x: wrap(np.maximum(operand(x, x.dtype.numpy), 0), x.dtype)  # composite: no spec
 KERNELS["sigmoid_backward"] = _activation_backward(lambda g, y: g * y * (1 - y))
 KERNELS.update({name: _binary_kernel(fn) for name, fn in BINARY.items()})
