@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import FakeEntryPoint
 
 import core
 from core import info
@@ -29,7 +30,7 @@ from core.dispatch import operator as dispatch_operator
 from core.ops import creation
 from core.plugins import hookspecs
 from core.plugins import manager as plugin_manager
-from core.plugins.manager import ENTRY_POINT_GROUP, BackendUnavailableError, PluginManager, get_manager
+from core.plugins.manager import BackendUnavailableError, PluginManager, get_manager
 from core.testing import BackendCheckError, check_backend, selected_devices
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,27 +40,6 @@ HOOKS = {name: fn for name, fn in inspect.getmembers(hookspecs, inspect.isfuncti
 
 # -- isolation -----------------------------------------------------------------------------------------
 
-class FakeEntryPoint:
-    """Enough of importlib.metadata.EntryPoint for the manager: a name and ``load()``."""
-
-    def __init__(self, name: str, target):
-        self.name = name
-        self.target = target
-
-    def load(self):
-        if isinstance(self.target, BaseException):
-            raise self.target
-        return self.target
-
-
-@pytest.fixture
-def entry_points(monkeypatch):
-    """A list the manager's entry-point scan sees instead of the installed packages."""
-    fake: list = []
-    real = importlib.metadata.entry_points
-    monkeypatch.setattr(importlib.metadata, "entry_points",
-                        lambda **kw: list(fake) if kw.get("group") == ENTRY_POINT_GROUP else real(**kw))
-    return fake
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import FakeEntryPoint
 
 import core
 from core import info
@@ -30,37 +31,13 @@ from core.dispatch import operator as dispatch_operator
 from core.ops import creation
 from core.plugins import hookimpl
 from core.plugins import manager as plugin_manager
-from core.plugins.manager import ENTRY_POINT_GROUP, BackendUnavailableError, PluginManager, get_manager
+from core.plugins.manager import BackendUnavailableError, PluginManager, get_manager
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
 # -- isolation -----------------------------------------------------------------------------------------
 
-class FakeEntryPoint:
-    """Enough of importlib.metadata.EntryPoint for the manager: a name and ``load()``."""
-
-    def __init__(self, name: str, target):
-        self.name = name
-        self.target = target
-
-    def load(self):
-        if isinstance(self.target, BaseException):
-            raise self.target
-        return self.target
-
-
-@pytest.fixture
-def entry_points(monkeypatch):
-    """A list the manager's entry-point scan sees instead of the installed packages."""
-    fake: list = []
-    real = importlib.metadata.entry_points
-
-    def entry_points(**kwargs):
-        return list(fake) if kwargs.get("group") == ENTRY_POINT_GROUP else real(**kwargs)
-
-    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
-    return fake
 
 
 @pytest.fixture
