@@ -6,6 +6,21 @@ import statistics
 import timeit
 
 
+def time_synced_us(fn, sync, seconds: float) -> float:
+    """Median µs per call of ``fn`` over 3 windows; queued device work is waited for (``sync``) in each."""
+    fn()
+    sync()
+    rates = []
+    for _ in range(3):
+        count, start = 0, timeit.default_timer()
+        while timeit.default_timer() - start < seconds / 3:
+            fn()
+            count += 1
+        sync()
+        rates.append((timeit.default_timer() - start) / count * 1e6)
+    return sorted(rates)[1]
+
+
 def compare(cases: dict, number: int = 20000, rounds: int = 5) -> dict:
     """``{case: {contender: median µs}}``; contenders alternate within each round so noise hits all alike."""
     samples = {case: {name: [] for name in fns} for case, fns in cases.items()}

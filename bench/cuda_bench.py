@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
 import numpy as np
 
 import core
+from _harness import time_synced_us
 from train_step import core_lenet, core_mlp, core_step, steps_per_second
 
 
@@ -26,19 +26,7 @@ def _torch_cuda():
     return torch, ""
 
 
-def _timed(fn, sync, seconds: float) -> float:
-    """Median µs per call of ``fn`` (queued GPU work is waited for at the end of each window)."""
-    fn()
-    sync()
-    rates = []
-    for _ in range(3):
-        count, start = 0, time.perf_counter()
-        while time.perf_counter() - start < seconds / 3:
-            fn()
-            count += 1
-        sync()
-        rates.append((time.perf_counter() - start) / count * 1e6)
-    return sorted(rates)[1]
+_timed = time_synced_us
 
 
 def _torch_train_steps(torch):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import core
-from core.backends.api import Storage, Tensor
+from core.backends.api import Tensor
 from core.dispatch import get_operator
 from core.plugins.manager import get_manager
 from core.testing import assert_close
