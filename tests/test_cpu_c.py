@@ -203,6 +203,69 @@ def test_matmul_matches_numpy_through_the_public_api(force_c):
     assert_close(core.addmm(core.ones(4, 2), a[0], b), 1 + a.numpy()[0] @ b.numpy(), rtol=1e-5, atol=1e-5)
 
 
+# -- row reductions and fused softmax ----------------------------------------------------------------------------
+def _row_inputs(dtype):
+    """(tensor, the sorted reduced dims C takes): C needs a contiguous trailing block and evenly strided rows."""
+    t = core.tensor(np.random.default_rng(0).standard_normal((6, 5, 7)).astype(dtype))
+    return [(t, ([2], [1, 2], [0, 1, 2])),
+            (t[:, :, 2:], ([2],)),  # rows of 5 in a wider tensor: row stride 7
+            (t[::2], ([1, 2],)),  # the leading dims do not merge into one run of rows
+            (t.transpose(0, 2), ())]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", ["sum", "amax", "amin"])
+def test_reductions_over_trailing_dims_match_numpy(force_c, dtype, op):
+    for x, in_c in _row_inputs(dtype):
+        a = x.numpy()
+        for dims in ((-1,), (1, 2), (2, 1), (0, 1, 2), (0,)):
+            for keepdim in (False, True):
+                actual = getattr(core, op)(x, dims, keepdim=keepdim)
+                assert_close(actual, getattr(np, op)(a, axis=dims, keepdims=keepdim), rtol=1e-5, atol=1e-5)
+                assert _from_c(actual) == (sorted(d % 3 for d in dims) in in_c)
+
+
+def test_reductions_nan_empty_rows_and_fallbacks(force_c):
+    x = core.tensor([[1.0, float("nan"), 3.0], [-1.0, 5.0, float("inf")], [float("-inf"), 0.0, 2.0]])
+    for op in ("amax", "amin"):
+        actual = getattr(core, op)(x, -1)
+        assert _from_c(actual)
+        assert_close(actual, getattr(np, op)(x.numpy(), axis=-1))
+    long = core.randn(1 << 17, dtype=core.float64)  # one long row: split across threads
+    long[12345] = float("nan")
+    assert np.isnan(core.amax(long).item()) and np.isnan(core.amin(long).item())
+    assert_close(long.sum(), np.sum(long.numpy()))
+    empty_rows = core.rand(4, 0)
+    assert_close(empty_rows.sum(-1), np.zeros(4, np.float32))
+    assert core.rand(0, 3).sum(-1).shape == (0,)
+    assert core.rand(3, 4, dtype=core.float64).sum(-1, dtype=core.float32).dtype == core.float32  # NumPy path
+    i = core.arange(12).reshape(3, 4)
+    assert not _from_c(i.sum(-1)) and i.sum(-1).tolist() == [6, 22, 38]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+def test_fused_softmax_matches_the_numpy_kernel(force_c, dtype, op):
+    special = np.array([[1.0, np.nan, 2.0], [np.inf, 0.0, 1.0], [-np.inf, -np.inf, -np.inf], [-np.inf, 0.0, 3.0]])
+    inputs = [(x, [2] in in_c) for x, in_c in _row_inputs(dtype)]
+    inputs += [(core.tensor(special.astype(dtype)), True), (core.rand(3, 0, dtype=core.float64), True)]
+    for x, last_in_c in inputs:
+        for dim in range(x.dim()):
+            actual = getattr(core, op)(x, dim)
+            assert _from_c(actual) == (last_in_c and dim == x.dim() - 1)
+            assert_close(actual, _numpy_reference(op, x, dim), rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
+def test_cross_entropy_backward_through_the_fused_kernels(force_c):
+    logits = core.randn(16, 10, dtype=core.float64, requires_grad=True)
+    target = core.randint(0, 10, (16,))
+    core.nn.functional.cross_entropy(logits, target).backward()
+    p = np.exp(logits.detach().numpy())
+    p /= p.sum(-1, keepdims=True)
+    p[np.arange(16), target.numpy()] -= 1
+    assert_close(logits.grad, p / 16, rtol=1e-6, atol=1e-9)
+
+
 # -- validation before C ------------------------------------------------------------------------------------
 def _out_of_bounds_view():
     good = core.rand(4, 4)

@@ -44,7 +44,7 @@ def register_kernels(register, backend):
         return
     import core
 
-    from .kernels import build_kernels
+    from .kernels import ROW_OPS, build_kernels
     from .lib import load
     from .renderer import KERNEL_OPS
 
@@ -52,7 +52,7 @@ def register_kernels(register, backend):
     key = backend.key
     # The NumPy reference's kernels are registered under the same key first (extends="numpy"): each compiled
     # kernel keeps the one it replaces for what C does not cover.
-    base = {name: get_operator(name).kernels.get(key.bit) for name in ("batched_matmul", *KERNEL_OPS)}
+    base = {name: get_operator(name).kernels.get(key.bit) for name in ("batched_matmul", *KERNEL_OPS, *ROW_OPS)}
     kernels = build_kernels(ffi, lib, key.mask, core.bool, {k: v for k, v in base.items() if v is not None},
                             _SETTINGS["min_numel"])
     for name, fn in kernels.items():
