@@ -23,10 +23,7 @@ class Adadelta(Optimizer):
                         foreach=foreach, differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("maximize", False)
+    _GROUP_DEFAULTS = {"maximize": False}
 
     def _update(self, p, grad, group) -> None:
         state = self.state[p]

@@ -37,10 +37,7 @@ class Adagrad(Optimizer):
         state["step"] = _step_tensor()
         state["sum"] = ops.full_like(p, complex(value, value) if p.is_complex() else value)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("maximize", False)
+    _GROUP_DEFAULTS = {"maximize": False}
 
     def _update(self, p, grad, group) -> None:
         state = self.state[p]

@@ -31,12 +31,7 @@ class Adam(Optimizer):
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("decoupled_weight_decay", False)
+    _GROUP_DEFAULTS = {"amsgrad": False, "maximize": False, "decoupled_weight_decay": False}
 
     def _update(self, p, grad, group) -> None:
         state = self.state[p]

@@ -27,11 +27,7 @@ class NAdam(Optimizer):
                         capturable=capturable, differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("maximize", False)
-            group.setdefault("decoupled_weight_decay", False)
+    _GROUP_DEFAULTS = {"maximize": False, "decoupled_weight_decay": False}
 
     def _update(self, p, grad, group) -> None:
         state = self.state[p]

@@ -120,10 +120,16 @@ class Optimizer:
     def __getstate__(self) -> dict[str, Any]:
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
+    #: Options older checkpoints may lack, filled into every param group on unpickling (PyTorch's __setstate__).
+    _GROUP_DEFAULTS: dict = {}
+
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._init_hooks()
         self.defaults.setdefault("differentiable", False)
+        for group in self.param_groups:
+            for key, value in self._GROUP_DEFAULTS.items():
+                group.setdefault(key, value)
         for param_state in self.state.values():
             # Old PyTorch checkpoints keep the step as a Python number; steps count in a float32 tensor now.
             if isinstance(param_state, dict) and "step" in param_state and not isinstance(param_state["step"], Tensor):

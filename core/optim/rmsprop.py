@@ -25,12 +25,7 @@ class RMSprop(Optimizer):
                         differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("maximize", False)
+    _GROUP_DEFAULTS = {"momentum": 0, "centered": False, "maximize": False}
 
     def _update(self, p, grad, group) -> None:
         state = self.state[p]

@@ -23,11 +23,7 @@ class SGD(Optimizer):
                      "Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
+    _GROUP_DEFAULTS = {"nesterov": False, "maximize": False}
 
     def _update(self, p, grad, group) -> None:
         weight_decay, momentum = group["weight_decay"], group["momentum"]

@@ -277,7 +277,8 @@ def _add_bias(out, bias, nd: int):
     return out if bias is None else out + bias.reshape((bias.shape[0],) + (1,) * nd)
 
 
-def _conv(op: str, nd: int, input, weight, bias, stride, padding, dilation, groups):
+def _conv_arguments(op: str, nd: int, input, weight, stride, dilation, groups) -> tuple:
+    """What every convolution checks first: (batched input, batched flag, kernel, stride, dilation)."""
     x, batched = _batch(input, nd, lambda: f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {op}, "
                                            f"but got input of size: {list(input.shape)}")
     if weight.dim() != nd + 2:
@@ -285,13 +286,17 @@ def _conv(op: str, nd: int, input, weight, bias, stride, padding, dilation, grou
                            f"{list(weight.shape)}")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
-    kernel = tuple(weight.shape[2:])
     stride = _conv_tuple(stride, nd, "stride")
     dilation = _conv_tuple(dilation, nd, "dilation")
     if any(s <= 0 for s in stride):
         raise RuntimeError("non-positive stride is not supported")
     if any(d <= 0 for d in dilation):
         raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+    return x, batched, tuple(weight.shape[2:]), stride, dilation
+
+
+def _conv(op: str, nd: int, input, weight, bias, stride, padding, dilation, groups):
+    x, batched, kernel, stride, dilation = _conv_arguments(op, nd, input, weight, stride, dilation, groups)
     pads = _conv_padding(padding, kernel, stride, dilation)
     _check_conv(x, weight, bias, groups, transposed=False)
     padded = [n + l + r for n, (l, r) in zip(x.shape[2:], pads)]
@@ -328,24 +333,11 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 def _conv_transpose(op: str, nd: int, input, weight, bias, stride, padding, output_padding, groups, dilation):
-    x, batched = _batch(input, nd, lambda: f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {op}, "
-                                           f"but got input of size: {list(input.shape)}")
     if isinstance(padding, str):
         raise TypeError(f"{op}(): argument 'padding' must be tuple of ints, not str")
-    if weight.dim() != nd + 2:
-        raise RuntimeError(f"{op}: expected a {nd + 2}-dimensional weight, but got weight of size "
-                           f"{list(weight.shape)}")
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
-    kernel = tuple(weight.shape[2:])
-    stride = _conv_tuple(stride, nd, "stride")
+    x, batched, kernel, stride, dilation = _conv_arguments(op, nd, input, weight, stride, dilation, groups)
     padding = _conv_tuple(padding, nd, "padding")
     output_padding = _conv_tuple(output_padding, nd, "output_padding")
-    dilation = _conv_tuple(dilation, nd, "dilation")
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("non-positive stride is not supported")
-    if any(d <= 0 for d in dilation):
-        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
     if any(p < 0 for p in padding + output_padding):
         raise RuntimeError("negative padding is not supported")
     if any(o >= s and o >= d for o, s, d in zip(output_padding, stride, dilation)):
