@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
+import sys
 
 import pytest
 
@@ -40,3 +42,51 @@ def entry_points(monkeypatch):
     monkeypatch.setattr(importlib.metadata, "entry_points",
                         lambda **kw: list(fake) if kw.get("group") == ENTRY_POINT_GROUP else real(**kw))
     return fake
+
+
+@contextlib.contextmanager
+def isolated_plugin_manager(import_path: str, module_prefix: str):
+    """A fresh PluginManager installed as the global one, ``import_path`` importable; every global put back after.
+
+    The built-ins (cpu, meta) are loaded first and shared: their kernels live in the global operator table.
+    Modules under ``module_prefix`` imported during the test are forgotten again.
+    """
+    import core
+    from core.dispatch import OPERATORS, invalidate_caches
+    from core.dispatch import operator as dispatch_operator
+    from core.ops import creation
+    from core.plugins import manager as plugin_manager
+
+    original = plugin_manager.get_manager()
+    for device_type in ("cpu", "meta"):
+        original.backend_for(device_type)
+    saved = (list(plugin_manager._MANAGER), dict(plugin_manager._RUNTIME_CACHE), dict(creation._NORMALIZED),
+             {name: (dict(op.kernels), dict(op.owners)) for name, op in OPERATORS.items()},
+             dict(dispatch_operator.fallback_counts), set(dispatch_operator._fallback_warned),
+             {k for k in sys.modules if k.startswith(module_prefix)}, list(sys.path))
+    fresh = plugin_manager.PluginManager()
+    fresh.backends.update({n: b for n, b in original.backends.items() if b.status == "loaded"})
+    plugin_manager._MANAGER[:] = [fresh]
+    plugin_manager._RUNTIME_CACHE.clear()
+    sys.path.insert(0, import_path)
+    try:
+        yield fresh
+    finally:
+        managers, runtimes, normalized, kernels, counts, warned, modules, path = saved
+        core.config.reset()
+        core.config.reload()
+        plugin_manager._MANAGER[:] = managers
+        plugin_manager._RUNTIME_CACHE.clear()
+        plugin_manager._RUNTIME_CACHE.update(runtimes)
+        creation._NORMALIZED.clear()
+        creation._NORMALIZED.update(normalized)
+        for name, op in OPERATORS.items():
+            op.kernels, op.owners = kernels.get(name, ({}, {}))
+        dispatch_operator.fallback_counts.clear()
+        dispatch_operator.fallback_counts.update(counts)
+        dispatch_operator._fallback_warned.clear()
+        dispatch_operator._fallback_warned.update(warned)
+        for name in [k for k in sys.modules if k.startswith(module_prefix) and k not in modules]:
+            del sys.modules[name]
+        sys.path[:] = path
+        invalidate_caches()

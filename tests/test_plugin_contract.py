@@ -20,17 +20,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import FakeEntryPoint
+from conftest import FakeEntryPoint, isolated_plugin_manager
 
 import core
 from core import info
 from core.backends.api import PLUGIN_API_VERSION, hookimpl
-from core.dispatch import OPERATORS, invalidate_caches
 from core.dispatch import operator as dispatch_operator
-from core.ops import creation
 from core.plugins import hookspecs
-from core.plugins import manager as plugin_manager
-from core.plugins.manager import BackendUnavailableError, PluginManager, get_manager
+from core.plugins.manager import BackendUnavailableError
 from core.testing import BackendCheckError, check_backend, selected_devices
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,38 +42,8 @@ HOOKS = {name: fn for name, fn in inspect.getmembers(hookspecs, inspect.isfuncti
 @pytest.fixture
 def manager(entry_points):
     """A fresh global PluginManager sharing the loaded built-ins, with the toy backend importable; all restored."""
-    original = get_manager()
-    for device_type in ("cpu", "meta"):  # their kernels live in the global op table: load them first
-        original.backend_for(device_type)
-    saved = (list(plugin_manager._MANAGER), dict(plugin_manager._RUNTIME_CACHE), dict(creation._NORMALIZED),
-             {name: (dict(op.kernels), dict(op.owners)) for name, op in OPERATORS.items()},
-             dict(dispatch_operator.fallback_counts), set(dispatch_operator._fallback_warned), list(sys.path))
-    fresh = PluginManager()
-    fresh.backends.update({n: b for n, b in original.backends.items() if b.status == "loaded"})
-    plugin_manager._MANAGER[:] = [fresh]
-    plugin_manager._RUNTIME_CACHE.clear()
-    sys.path.insert(0, str(EXAMPLE))
-    try:
+    with isolated_plugin_manager(str(EXAMPLE), "toy_backend") as fresh:
         yield fresh
-    finally:
-        managers, runtimes, normalized, kernels, counts, warned, path = saved
-        core.config.reset()
-        core.config.reload()
-        plugin_manager._MANAGER[:] = managers
-        plugin_manager._RUNTIME_CACHE.clear()
-        plugin_manager._RUNTIME_CACHE.update(runtimes)
-        creation._NORMALIZED.clear()
-        creation._NORMALIZED.update(normalized)
-        for name, op in OPERATORS.items():
-            op.kernels, op.owners = kernels.get(name, ({}, {}))
-        dispatch_operator.fallback_counts.clear()
-        dispatch_operator.fallback_counts.update(counts)
-        dispatch_operator._fallback_warned.clear()
-        dispatch_operator._fallback_warned.update(warned)
-        for name in [k for k in sys.modules if k == "toy_backend" or k.startswith("toy_backend.")]:
-            del sys.modules[name]
-        sys.path[:] = path
-        invalidate_caches()
 
 
 def _toy():

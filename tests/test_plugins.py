@@ -22,16 +22,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import FakeEntryPoint
+from conftest import FakeEntryPoint, isolated_plugin_manager
 
 import core
 from core import info
-from core.dispatch import OPERATORS, invalidate_caches
+from core.dispatch import OPERATORS
 from core.dispatch import operator as dispatch_operator
-from core.ops import creation
 from core.plugins import hookimpl
-from core.plugins import manager as plugin_manager
-from core.plugins.manager import BackendUnavailableError, PluginManager, get_manager
+from core.plugins.manager import BackendUnavailableError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -43,40 +41,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
 @pytest.fixture
 def manager(entry_points):
     """A fresh PluginManager installed as the global one (sharing the loaded built-ins); all restored after."""
-    original = get_manager()
-    for device_type in ("cpu", "meta"):  # load the built-ins first: their kernels live in the global op table
-        original.backend_for(device_type)
-    saved = (list(plugin_manager._MANAGER), dict(plugin_manager._RUNTIME_CACHE), dict(creation._NORMALIZED),
-             {name: (dict(op.kernels), dict(op.owners)) for name, op in OPERATORS.items()},
-             dict(dispatch_operator.fallback_counts), set(dispatch_operator._fallback_warned),
-             {k: v for k, v in sys.modules.items() if k.startswith("core_testdev")}, list(sys.path))
-    fresh = PluginManager()
-    # The built-ins' kernels are already in the global operator table; share their loaded records.
-    fresh.backends.update({n: b for n, b in original.backends.items() if b.status == "loaded"})
-    plugin_manager._MANAGER[:] = [fresh]
-    plugin_manager._RUNTIME_CACHE.clear()
-    sys.path.insert(0, str(FIXTURES / "core_testdev"))
-    try:
+    with isolated_plugin_manager(str(FIXTURES / "core_testdev"), "core_testdev") as fresh:
         yield fresh
-    finally:
-        managers, runtimes, normalized, kernels, counts, warned, modules, path = saved
-        core.config.reset()
-        core.config.reload()
-        plugin_manager._MANAGER[:] = managers
-        plugin_manager._RUNTIME_CACHE.clear()
-        plugin_manager._RUNTIME_CACHE.update(runtimes)
-        creation._NORMALIZED.clear()
-        creation._NORMALIZED.update(normalized)
-        for name, op in OPERATORS.items():
-            op.kernels, op.owners = kernels.get(name, ({}, {}))
-        dispatch_operator.fallback_counts.clear()
-        dispatch_operator.fallback_counts.update(counts)
-        dispatch_operator._fallback_warned.clear()
-        dispatch_operator._fallback_warned.update(warned)
-        for name in [k for k in sys.modules if k.startswith("core_testdev") and k not in modules]:
-            del sys.modules[name]
-        sys.path[:] = path
-        invalidate_caches()
 
 
 def _testdev_runtime():
