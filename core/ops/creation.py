@@ -46,6 +46,9 @@ def _check_dtype(op: str, d) -> dt.dtype:
     return d
 
 
+ALLOCATION_HOOK: list = [None]
+
+
 def _new(shape: tuple, d: dt.dtype, dev: _device, op: str = "empty") -> Tensor:
     runtime = runtime_for(dev.type)
     if not runtime.supports_dtype(d):
@@ -54,7 +57,10 @@ def _new(shape: tuple, d: dt.dtype, dev: _device, op: str = "empty") -> Tensor:
     for s in shape:
         nbytes *= s
     storage = Storage(runtime.allocate(nbytes, dev), nbytes, dev, runtime, runtime.key.mask)
-    return Tensor._make(storage, shape, contiguous_strides(shape), 0, d)
+    t = Tensor._make(storage, shape, contiguous_strides(shape), 0, d)
+    if ALLOCATION_HOOK[0] is not None:  # core.jit records allocations made outside kernels while tracing
+        ALLOCATION_HOOK[0](t)
+    return t
 
 
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:

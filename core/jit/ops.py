@@ -1,0 +1,70 @@
+"""Ops the JIT defines itself, beside the dispatcher's: allocation and the pure forms of copies and fills.
+
+Factories allocate with no kernel (``core.empty`` makes a tensor, ``fill_``
+then writes it), so the tracer records allocation as ``jit::empty``. The
+functionalize pass turns ``empty`` + ``copy_`` into ``jit::copy`` (``clone``,
+``.to(dtype)``, ``.contiguous()``) and ``empty`` + ``fill_`` into ``jit::full``
+(``zeros``, ``ones``, ``full``): pure nodes the other passes can fold, merge,
+fuse and export.
+
+Each entry of :data:`~core.jit.ir.JIT_OPS` provides ``pure`` (may be folded,
+merged and removed), ``callable_for(node)`` (a function called like an
+operator) and ``describe(node)`` (its printed form).
+"""
+
+from __future__ import annotations
+
+from .ir import JIT_OPS, _fmt_arg
+
+__all__ = ["JitOp", "register"]
+
+
+class JitOp:
+    """One JIT-defined op: a name, purity and how to run a node of it."""
+
+    pure = True
+
+    def __init__(self, name: str, fn=None, pure: bool = True):
+        self.name = name
+        self.fn = fn
+        self.pure = pure
+
+    def callable_for(self, node):
+        """A function called with the node's (filled) args and kwargs."""
+        return self.fn
+
+    def describe(self, node) -> str:
+        parts = [_fmt_arg(a) for a in node.args] + [f"{k}={_fmt_arg(v)}" for k, v in node.kwargs.items()]
+        return f"{self.name}({', '.join(parts)})"
+
+
+def register(op: JitOp) -> JitOp:
+    """Add ``op`` to the JIT's op table."""
+    JIT_OPS[op.name] = op
+    return op
+
+
+def _empty(shape, dtype, device):
+    import core
+
+    return core.empty(shape, dtype=dtype, device=device)
+
+
+def _copy(x, dtype):
+    """A new tensor holding ``x`` converted to ``dtype`` (contiguous)."""
+    from ..ops.creation import _new, copy_op
+
+    out = _new(x._shape, dtype, x.device)
+    copy_op(out, x, False)
+    return out
+
+
+def _full(shape, value, dtype, device):
+    import core
+
+    return core.full(shape, value, dtype=dtype, device=device)
+
+
+EMPTY = register(JitOp("jit::empty", _empty, pure=False))  # distinct buffers: never merged or folded
+COPY = register(JitOp("jit::copy", _copy))
+FULL = register(JitOp("jit::full", _full))

@@ -1,0 +1,30 @@
+"""Graph passes: each takes a :class:`~core.jit.ir.Graph`, rewrites it and returns it.
+
+:func:`optimize` runs the default pipeline on a copy of the graph; every pass
+is also usable alone (on ``graph.copy()`` when the original must stay).
+"""
+
+from __future__ import annotations
+
+from .constant_fold import constant_fold
+from .cse import cse
+from .dce import dce
+from .functionalize import functionalize
+from .fusion import fusion
+from .simplify import simplify
+
+__all__ = ["optimize", "PIPELINE", "functionalize", "simplify", "constant_fold", "cse", "dce", "fusion"]
+
+# (name, function graph -> graph), in order: make copies/fills pure, simplify algebra, fold constants, merge
+# duplicates, drop dead code, then fuse what is left (fusion must see the final, smallest graph).
+PIPELINE: list = [("functionalize", functionalize), ("simplify", simplify), ("constant_fold", constant_fold),
+                  ("cse", cse), ("dce", dce), ("fusion", fusion)]
+
+
+def optimize(graph, passes=None):
+    """Run ``passes`` (names; default: every pass of :data:`PIPELINE`) on a copy of ``graph``; validated result."""
+    graph = graph.copy()
+    for name, run in PIPELINE:
+        if passes is None or name in passes:
+            graph = run(graph)
+    return graph.validate()

@@ -1,0 +1,47 @@
+"""Functionalize: turn a fresh allocation followed by one write into a pure node.
+
+``jit::empty`` + ``copy_(e, x)`` (``clone``, ``.to(dtype)``, ``.contiguous()``)
+becomes ``jit::copy(x, dtype)`` when shapes and devices match, and
+``jit::empty`` + ``fill_(e, value)`` (``zeros``, ``ones``, ``full``) becomes
+``jit::full(shape, value, dtype, device)``. Only when the allocation has no
+other reader, so nothing could observe the buffer before the write.
+"""
+
+from __future__ import annotations
+
+from .. import ops  # noqa: F401 - registers the jit:: ops
+from ..ir import Graph, Node, Value
+
+__all__ = ["functionalize"]
+
+
+def functionalize(graph: Graph) -> Graph:
+    """Rewrite allocate-then-write pairs into ``jit::copy`` / ``jit::full``; returns ``graph``."""
+    uses = graph.uses()
+    dropped = set()
+    for node in graph.nodes:
+        if node.op not in ("copy_", "fill_") or not node.args or not isinstance(node.args[0], Value):
+            continue
+        target = node.args[0]
+        alloc = target.node
+        if alloc is None or alloc.op != "jit::empty" or uses.get(target, 0) != 1:
+            continue
+        if node.op == "copy_":
+            src = node.args[1] if len(node.args) > 1 else None
+            if not isinstance(src, Value) or src.shape != target.shape or src.device != target.device:
+                continue
+            _rewrite(node, "jit::copy", (src, target.dtype))
+        else:
+            value = node.args[1] if len(node.args) > 1 else node.kwargs.get("value")
+            if isinstance(value, Value) or node.kwargs and set(node.kwargs) != {"value"}:
+                continue
+            _rewrite(node, "jit::full", (target.shape, value, target.dtype, target.device))
+        dropped.add(alloc)
+    graph.nodes = [n for n in graph.nodes if n not in dropped]
+    return graph
+
+
+def _rewrite(node: Node, op: str, args: tuple) -> None:
+    node.op = op
+    node.args = args
+    node.kwargs = {}
