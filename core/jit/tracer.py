@@ -102,7 +102,7 @@ class GraphTracer:
             else:
                 v = self.bind(t, self.graph.add_constant(_untraced(lambda: t.detach().clone())))
         if mutated and v.kind == "const":
-            node = self.graph.create_node("clone", (v,), {}, [(v.shape, v.dtype, v.device)])
+            node = self.graph.create_node("jit::copy", (v, v.dtype), {}, [(v.shape, v.dtype, v.device)])
             v = self.bind(t, node.outputs[0])
         return v
 
