@@ -266,6 +266,60 @@ def test_cross_entropy_backward_through_the_fused_kernels(force_c):
     assert_close(logits.grad, p / 16, rtol=1e-6, atol=1e-9)
 
 
+# -- fused optimizer updates ---------------------------------------------------------------------------------
+
+def _run_update(op, tensors, args, fused: bool):
+    """Copies of ``tensors`` after ``op`` ran as cpu_c's fused kernel or as its decomposition."""
+    copies = [None if t is None else t.clone() for t in tensors]
+    operator = get_operator(op)
+    fn = operator.kernels[_backend().instance.key.bit] if fused else operator.decomposition
+    with core.no_grad():
+        fn(*copies, *args)
+    return copies
+
+
+@pytest.mark.parametrize("dtype", [core.float32, core.float64])
+@pytest.mark.parametrize("options", [(0.1, 0.9, 0.0, 0.0, False), (0.05, 0.9, 0.1, 0.01, False),
+                                     (0.1, 0.8, 0.0, 0.001, True), (0.1, 0.0, 0.0, 0.01, False)])
+def test_fused_sgd_update_matches_its_decomposition(dtype, options):
+    lr, momentum, dampening, weight_decay, nesterov = options
+    p, g, buf = (core.randn(1000, dtype=dtype) for _ in range(3))
+    tensors = [p, g, buf if momentum else None]
+    fused = _run_update("sgd_update_", tensors, options, True)
+    reference = _run_update("sgd_update_", tensors, options, False)
+    for a, b in zip(fused, reference):
+        if a is not None:
+            assert_close(a, b, rtol=1e-6, atol=1e-7)
+    assert not core.equal(fused[0], p)
+
+
+@pytest.mark.parametrize("dtype", [core.float32, core.float64])
+@pytest.mark.parametrize("amsgrad", [False, True])
+@pytest.mark.parametrize("weight_decay, decoupled", [(0.0, False), (0.01, False), (0.01, True)])
+def test_fused_adam_update_matches_its_decomposition(dtype, amsgrad, weight_decay, decoupled):
+    p, g = core.randn(1000, dtype=dtype), core.randn(1000, dtype=dtype)
+    m, v = core.randn(1000, dtype=dtype) * 0.1, core.rand(1000, dtype=dtype)
+    vmax = core.rand(1000, dtype=dtype) if amsgrad else None
+    args = (3, 1e-3, 0.9, 0.999, 1e-8, weight_decay, decoupled)
+    fused = _run_update("adam_update_", [p, g, m, v, vmax], args, True)
+    reference = _run_update("adam_update_", [p, g, m, v, vmax], args, False)
+    for a, b in zip(fused, reference):
+        if a is not None:
+            assert_close(a, b, rtol=1e-5, atol=1e-7)
+
+
+def test_fused_updates_bump_versions_and_leave_odd_layouts_to_the_decomposition():
+    _backend()
+    p, g, buf = core.randn(64), core.randn(64), core.randn(64)
+    before = p._version, buf._version
+    core.optim.fused.sgd_update_(p, g, buf, 0.1, 0.9, 0.0, 0.0, False)
+    assert (p._version, buf._version) == (before[0] + 1, before[1] + 1)
+    strided_grad = core.randn(64, 2)[:, 0]  # not contiguous: the decomposition runs, same result
+    expected = p - 0.1 * (buf * 0.9 + strided_grad)
+    core.optim.fused.sgd_update_(p, strided_grad, buf, 0.1, 0.9, 0.0, 0.0, False)
+    assert_close(p, expected, rtol=1e-6, atol=1e-6)
+
+
 # -- validation before C ------------------------------------------------------------------------------------
 def _out_of_bounds_view():
     good = core.rand(4, 4)

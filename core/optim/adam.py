@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import ops
+from .fused import adam_update_
 from .optimizer import Optimizer, _check_hyper, _check_unsupported, _real_views, _scalar, _step_tensor
 
 __all__ = ["Adam"]
@@ -45,19 +46,7 @@ class Adam(Optimizer):
         weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
         state["step"] += 1
         step = state["step"].item()
-        if weight_decay != 0:
-            if group["decoupled_weight_decay"]:
-                p.mul_(1 - lr * weight_decay)
-            else:
-                grad = grad.add(p, alpha=weight_decay)
         param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq = _real_views(
             p, grad, state["exp_avg"], state["exp_avg_sq"], state.get("max_exp_avg_sq"))
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-        step_size = lr / (1 - beta1 ** step)
-        bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
-        if amsgrad:
-            max_exp_avg_sq.maximum_(exp_avg_sq)
-            exp_avg_sq = max_exp_avg_sq
-        denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add(group["eps"])
-        param.addcdiv_(exp_avg, denom, value=-step_size)
+        adam_update_(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq if amsgrad else None, step, lr, beta1, beta2,
+                     group["eps"], weight_decay, group["decoupled_weight_decay"])

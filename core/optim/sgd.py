@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .fused import sgd_update_
 from .optimizer import Optimizer, _check_hyper, _check_unsupported, _scalar
 
 __all__ = ["SGD"]
@@ -26,15 +27,17 @@ class SGD(Optimizer):
     _GROUP_DEFAULTS = {"nesterov": False, "maximize": False}
 
     def _update(self, p, grad, group) -> None:
-        weight_decay, momentum = group["weight_decay"], group["momentum"]
-        if weight_decay != 0:
-            grad = grad.add(p, alpha=weight_decay)
+        momentum = group["momentum"]
+        buf = None
         if momentum != 0:
             state = self.state[p]
             buf = state.get("momentum_buffer")
-            if buf is None:
+            if buf is None:  # the first step seeds the buffer with the (weight-decayed) gradient
+                if group["weight_decay"] != 0:
+                    grad = grad.add(p, alpha=group["weight_decay"])
                 buf = state["momentum_buffer"] = grad.detach().clone()
-            else:
-                buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
-            grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
-        p.add_(grad, alpha=-_scalar(group["lr"]))
+                grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
+                p.add_(grad, alpha=-_scalar(group["lr"]))
+                return
+        sgd_update_(p, grad, buf, _scalar(group["lr"]), momentum, group["dampening"], group["weight_decay"],
+                    group["nesterov"])

@@ -14,8 +14,8 @@ from pathlib import Path
 from cffi import FFI
 
 CSRC = Path(__file__).parent / "csrc"
-HEADERS = ("kernels.h", "elementwise_gen.h", "reduce.h")
-SOURCES = ("blas.c", "elementwise_gen.c", "reduce.c")
+HEADERS = ("kernels.h", "elementwise_gen.h", "reduce.h", "optim.h")
+SOURCES = ("blas.c", "elementwise_gen.c", "reduce.c", "optim.c")
 
 
 def _flags() -> tuple:

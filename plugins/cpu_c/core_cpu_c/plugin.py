@@ -55,5 +55,9 @@ def register_kernels(register, backend):
     base = {name: get_operator(name).kernels.get(key.bit) for name in ("batched_matmul", *KERNEL_OPS, *ROW_OPS)}
     kernels = build_kernels(ffi, lib, key.mask, core.bool, {k: v for k, v in base.items() if v is not None},
                             _SETTINGS["min_numel"])
+    from .optim import build_optim_kernels
+
+    kernels.update(build_optim_kernels(ffi, lib, {name: get_operator(name).decomposition
+                                                  for name in ("sgd_update_", "adam_update_")}))
     for name, fn in kernels.items():
         register(name, fn)
