@@ -13,3 +13,5 @@ from .traced import GuardError, TracedFunction, TracedModule, trace
 
 __all__ = ["trace", "TracedFunction", "TracedModule", "Graph", "Node", "Value", "GraphError", "GuardError",
            "TracingError", "is_tracing"]
+from .serialization import SerializationError, load, save
+__all__ += ["save", "load", "SerializationError"]

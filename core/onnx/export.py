@@ -1,0 +1,598 @@
+"""``core.onnx.export``: a traced program as an ONNX model built with the ``onnx`` package.
+
+The program is traced (or its raw graph taken, when already traced) in eval mode, cleaned by the passes that
+keep dispatcher ops (functionalize, simplify, constant_fold, cse, dce — never fusion), and each node is turned
+into ONNX nodes by a converter registered for its op in :data:`CONVERTERS`. Shapes are static: every value
+has the shape it was traced with, so reshapes, expands and slices use constant shape initializers.
+Parameters, buffers and captured constants become initializers named as in the graph.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import itertools
+import math
+import numbers
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..jit.ir import Value
+from ..nn.modules.module import Module
+
+__all__ = ["export", "CONVERTERS", "OnnxExporterError", "UnsupportedOperatorError", "MIN_OPSET", "EXPORT_PASSES"]
+
+MIN_OPSET = 13  # ReduceSum's axes input and single-axis Softmax
+EXPORT_PASSES = ("functionalize", "simplify", "constant_fold", "cse", "dce")
+CONVERTERS: dict = {}  # op name -> function(builder, node, *args, **kwargs) -> ONNX name of the node's output
+_SIGNATURES: dict = {}
+
+
+class OnnxExporterError(RuntimeError):
+    """The program cannot be written as ONNX (bad arguments, a construct ONNX cannot express)."""
+
+
+class UnsupportedOperatorError(OnnxExporterError):
+    """The graph calls an op that has no ONNX converter."""
+
+
+def _onnx():
+    try:
+        import onnx
+    except ImportError as exc:
+        raise ImportError("core.onnx.export() needs the 'onnx' package: pip install onnx") from exc
+    return onnx
+
+
+# -- the builder ------------------------------------------------------------------------------------------------
+class _Builder:
+    """Accumulates ONNX nodes and initializers while the graph's nodes are converted in order."""
+
+    def __init__(self, onnx, opset: int):
+        self.onnx, self.opset = onnx, opset
+        self.names: dict = {}  # Value -> ONNX name
+        self.nodes: list = []
+        self.initializers: list = []
+        self.taken: set = set()
+        self.count = itertools.count()
+
+    def fresh(self, hint: str) -> str:
+        name = f"{hint}_{next(self.count)}"
+        while name in self.taken:
+            name = f"{hint}_{next(self.count)}"
+        self.taken.add(name)
+        return name
+
+    def emit(self, op_type: str, inputs: list, output: str | None = None, **attrs) -> str:
+        """Append an ONNX node with one output (named ``output``, else a fresh name); that output's name."""
+        output = output or self.fresh(op_type)
+        self.nodes.append(self.onnx.helper.make_node(op_type, inputs, [output], name=self.fresh(f"n_{op_type}"),
+                                                     **attrs))
+        return output
+
+    def array(self, array: np.ndarray, name: str | None = None) -> str:
+        """An initializer holding ``array``."""
+        if name is None:
+            name = self.fresh("const")
+        self.initializers.append(self.onnx.numpy_helper.from_array(np.ascontiguousarray(array), name))
+        return name
+
+    def ints(self, values) -> str:
+        return self.array(np.asarray(list(values), dtype=np.int64))
+
+    def scalar(self, value, dtype: dt.dtype) -> str:
+        return self.array(np.asarray(value, dtype=dtype.numpy))
+
+    def value(self, v: Value, dtype: dt.dtype | None = None) -> str:
+        """The ONNX name of ``v``, cast to ``dtype`` when given and different."""
+        name = self.names[v]
+        return name if dtype is None or dtype is v.dtype else self.cast(name, dtype)
+
+    def cast(self, name: str, dtype: dt.dtype) -> str:
+        return self.emit("Cast", [name], to=_onnx_type(dtype))
+
+    def operand(self, x, dtype: dt.dtype, op: str) -> str:
+        """A tensor argument (cast to ``dtype``) or a Python number (a typed scalar initializer)."""
+        if isinstance(x, Value):
+            return self.value(x, dtype)
+        if isinstance(x, numbers.Number) and not isinstance(x, complex):
+            return self.scalar(x, dtype)
+        raise OnnxExporterError(f"core.onnx.export(): op '{op}' has an operand of type {type(x).__name__}; "
+                                f"expected a tensor or a real number")
+
+    def reduce(self, op_type: str, x: str, axes, keepdim: bool, axes_input_from: int) -> str:
+        """A Reduce* node over ``axes``: axes as an input from ``axes_input_from`` on, an attribute before."""
+        if self.opset >= axes_input_from:
+            return self.emit(op_type, [x, self.ints(axes)], keepdims=int(keepdim))
+        return self.emit(op_type, [x], axes=list(axes), keepdims=int(keepdim))
+
+    def convert(self, index: int, node) -> None:
+        fn = CONVERTERS[node.op]
+        try:
+            _SIGNATURES[node.op].bind(self, node, *node.args, **node.kwargs)
+        except TypeError as exc:
+            raise OnnxExporterError(f"core.onnx.export(): op '{node.op}' (node {index}) was called with arguments "
+                                    f"its converter does not take: {exc}") from None
+        self.names[node.outputs[0]] = fn(self, node, *node.args, **node.kwargs)
+
+
+_ONNX_TYPES = {"float16": "FLOAT16", "bfloat16": "BFLOAT16", "float32": "FLOAT", "float64": "DOUBLE",
+               "int8": "INT8", "uint8": "UINT8", "int16": "INT16", "int32": "INT32", "int64": "INT64",
+               "bool": "BOOL", "complex64": "COMPLEX64"}
+
+
+def _onnx_type(dtype: dt.dtype) -> int:
+    """The ``onnx.TensorProto`` element type of a core dtype."""
+    name = _ONNX_TYPES.get(dtype.name)
+    if name is None:
+        raise OnnxExporterError(f"core.onnx.export(): dtype {dtype.name} has no ONNX element type")
+    return getattr(_onnx().TensorProto, name)
+
+
+def _check_supported(nodes: list) -> None:
+    """Raise :class:`UnsupportedOperatorError` for the first op without a converter (an allocation's writer
+    rather than the allocation)."""
+    unsupported = [(i, n) for i, n in enumerate(nodes) if n.op not in CONVERTERS]
+    if not unsupported:
+        return
+    index, node = next(((i, n) for i, n in unsupported if n.op != "jit::empty"), unsupported[0])
+    raise UnsupportedOperatorError(
+        f"core.onnx.export(): op '{node.op}' (node {index}) has no ONNX converter"
+        + ("; in-place and random ops cannot be exported (export in eval mode, without in-place writes to inputs)"
+           if not node.is_pure else "")
+        + f". Supported ops: {', '.join(sorted(CONVERTERS))}")
+
+
+# -- converters -------------------------------------------------------------------------------------------------
+def converts(*ops: str):
+    """Register the decorated function as the converter of ``ops``."""
+    def register(fn):
+        for op in ops:
+            CONVERTERS[op] = fn
+            _SIGNATURES[op] = inspect.signature(fn)
+        return fn
+
+    return register
+
+
+def _out(node) -> Value:
+    return node.outputs[0]
+
+
+def _rank(v: Value) -> int:
+    return len(v.shape)
+
+
+def _wrap(dim: int, rank: int) -> int:
+    return dim + rank if dim < 0 else dim
+
+
+_UNARY = {"relu": "Relu", "neg": "Neg", "abs": "Abs", "exp": "Exp", "log": "Log", "sqrt": "Sqrt",
+          "reciprocal": "Reciprocal", "sigmoid": "Sigmoid", "tanh": "Tanh", "sin": "Sin", "cos": "Cos", "tan": "Tan",
+          "asin": "Asin", "acos": "Acos", "atan": "Atan", "sinh": "Sinh", "cosh": "Cosh", "erf": "Erf",
+          "floor": "Floor", "ceil": "Ceil", "round": "Round", "sign": "Sign"}
+
+
+def _unary(op_type: str):
+    def convert(b, node, input):
+        return b.emit(op_type, [b.value(input, _out(node).dtype)])
+
+    return convert
+
+
+for _name, _op_type in _UNARY.items():
+    converts(_name)(_unary(_op_type))
+
+
+@converts("rsqrt")
+def _rsqrt(b, node, input):
+    return b.emit("Reciprocal", [b.emit("Sqrt", [b.value(input, _out(node).dtype)])])
+
+
+@converts("square")
+def _square(b, node, input):
+    x = b.value(input, _out(node).dtype)
+    return b.emit("Mul", [x, x])
+
+
+@converts("logical_not")
+def _logical_not(b, node, input):
+    return b.cast(b.emit("Not", [b.value(input, dt.bool)]), _out(node).dtype)
+
+
+@converts("isnan")
+def _isnan(b, node, input):
+    return b.emit("IsNaN", [b.value(input)])
+
+
+_BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "pow": "Pow", "maximum": "Max", "minimum": "Min"}
+
+
+def _binary(op_type: str):
+    def convert(b, node, input, other, alpha=1):
+        d = _out(node).dtype
+        y = b.operand(other, d, node.op)
+        if alpha != 1:
+            y = b.emit("Mul", [y, b.scalar(alpha, d)])
+        return b.emit(op_type, [b.operand(input, d, node.op), y])
+
+    return convert
+
+
+for _name, _op_type in _BINARY.items():
+    converts(_name)(_binary(_op_type))
+
+
+def _common_dtype(a, b) -> dt.dtype:
+    """PyTorch's promotion of two operands, tensors (Values) or Python scalars, as far as comparisons need it."""
+    values = [x for x in (a, b) if isinstance(x, Value)]
+    if len(values) == 2:
+        return dt.promote_types(a.dtype, b.dtype)
+    scalar = b if values[0] is a else a
+    tensor_dtype = values[0].dtype
+    if isinstance(scalar, float) and not (tensor_dtype.is_floating_point or tensor_dtype.is_complex):
+        return dt.get_default_dtype()
+    return tensor_dtype
+
+
+_COMPARE = {"eq": ("Equal", False), "ne": ("Equal", True), "lt": ("Less", False), "le": ("LessOrEqual", False),
+            "gt": ("Greater", False), "ge": ("GreaterOrEqual", False)}
+
+
+def _compare(op_type: str, negate: bool):
+    def convert(b, node, input, other):
+        d = _common_dtype(input, other)
+        result = b.emit(op_type, [b.operand(input, d, node.op), b.operand(other, d, node.op)])
+        return b.emit("Not", [result]) if negate else result
+
+    return convert
+
+
+for _name, (_op_type, _negate) in _COMPARE.items():
+    converts(_name)(_compare(_op_type, _negate))
+
+
+def _logical(op_type: str):
+    def convert(b, node, input, other):
+        result = b.emit(op_type, [b.operand(input, dt.bool, node.op), b.operand(other, dt.bool, node.op)])
+        return b.cast(result, _out(node).dtype) if _out(node).dtype is not dt.bool else result
+
+    return convert
+
+
+for _name, _op_type in (("logical_and", "And"), ("logical_or", "Or"), ("logical_xor", "Xor")):
+    converts(_name)(_logical(_op_type))
+
+
+@converts("where")
+def _where(b, node, condition, input, other):
+    d = _out(node).dtype
+    return b.emit("Where", [b.value(condition, dt.bool), b.operand(input, d, node.op), b.operand(other, d, node.op)])
+
+
+@converts("clamp")
+def _clamp(b, node, input, min=None, max=None):  # noqa: A002 - the op's argument names
+    d = _out(node).dtype
+    x = b.value(input, d)
+    if min is not None:
+        x = b.emit("Max", [x, b.operand(min, d, node.op)])
+    if max is not None:
+        x = b.emit("Min", [x, b.operand(max, d, node.op)])
+    return x
+
+
+@converts("softmax", "log_softmax")
+def _softmax(b, node, input, dim):
+    return b.emit("Softmax" if node.op == "softmax" else "LogSoftmax", [b.value(input, _out(node).dtype)], axis=dim)
+
+
+# reductions: (ONNX op, the first opset taking axes as an input)
+_REDUCE = {"sum": ("ReduceSum", 13), "prod": ("ReduceProd", 18), "amax": ("ReduceMax", 18),
+           "amin": ("ReduceMin", 18)}
+
+
+@converts(*_REDUCE)
+def _reduce(b, node, input, dims, keepdim=False, dtype=None):
+    x = b.value(input, _out(node).dtype)
+    if not dims:  # a 0-d input: nothing to reduce
+        return b.emit("Identity", [x])
+    op_type, axes_input_from = _REDUCE[node.op]
+    return b.reduce(op_type, x, dims, keepdim, axes_input_from)
+
+
+@converts("any", "all")
+def _any_all(b, node, input, dims, keepdim=False, dtype=None):
+    x = b.cast(b.value(input, dt.bool), dt.int32)  # Reduce* take bool only from opset 20
+    if dims:
+        x = b.reduce("ReduceMax" if node.op == "any" else "ReduceMin", x, dims, keepdim, 18)
+    result = b.cast(x, dt.bool)
+    return result if _out(node).dtype is dt.bool else b.cast(result, _out(node).dtype)
+
+
+@converts("argmax", "argmin")
+def _argmax(b, node, input, dim, keepdim=False):
+    x = b.value(input)
+    if dim is None:  # over the flattened input
+        x, dim = b.emit("Reshape", [x, b.ints([-1])]), 0
+    result = b.emit("ArgMax" if node.op == "argmax" else "ArgMin", [x], axis=dim, keepdims=int(keepdim),
+                    select_last_index=0)
+    return b.emit("Reshape", [result, b.ints(_out(node).shape)])
+
+
+@converts("batched_matmul")
+def _matmul(b, node, input, other):
+    d = _out(node).dtype
+    return b.emit("MatMul", [b.value(input, d), b.value(other, d)])
+
+
+@converts("view", "squeeze", "unsqueeze")
+def _reshape(b, node, input, *_):
+    return b.emit("Reshape", [b.value(input), b.ints(_out(node).shape)])
+
+
+@converts("transpose")
+def _transpose(b, node, input, dim0, dim1):
+    n = _rank(input)
+    perm = list(range(n))
+    if n:
+        d0, d1 = _wrap(dim0, n), _wrap(dim1, n)
+        perm[d0], perm[d1] = perm[d1], perm[d0]
+    return b.emit("Transpose", [b.value(input)], perm=perm)
+
+
+@converts("permute")
+def _permute(b, node, input, dims):
+    return b.emit("Transpose", [b.value(input)], perm=[_wrap(d, _rank(input)) for d in dims])
+
+
+@converts("expand")
+def _expand(b, node, input, sizes):
+    return b.emit("Expand", [b.value(input), b.ints(_out(node).shape)])
+
+
+def _slice(b, x: str, axes, starts, ends, steps=None) -> str:
+    inputs = [x, b.ints(starts), b.ints(ends), b.ints(axes)] + ([b.ints(steps)] if steps is not None else [])
+    return b.emit("Slice", inputs)
+
+
+@converts("narrow")
+def _narrow(b, node, input, dim, start, length):
+    dim = _wrap(dim, _rank(input))
+    start = start + input.shape[dim] if start < 0 else start
+    return _slice(b, b.value(input), [dim], [start], [start + length])
+
+
+@converts("slice")
+def _slice_op(b, node, input, dim, start, stop, step):
+    return _slice(b, b.value(input), [_wrap(dim, _rank(input))], [start], [stop], [step])
+
+
+@converts("select")
+def _select(b, node, input, dim, index):
+    dim = _wrap(dim, _rank(input))
+    index = index + input.shape[dim] if index < 0 else index
+    return b.emit("Gather", [b.value(input), b.array(np.asarray(index, dtype=np.int64))], axis=dim)
+
+
+@converts("flip")
+def _flip(b, node, input, dims):
+    k = len(dims)
+    if not k:
+        return b.emit("Identity", [b.value(input)])
+    return _slice(b, b.value(input), [_wrap(d, _rank(input)) for d in dims], [-1] * k, [-2 ** 63] * k, [-1] * k)
+
+
+@converts("unfold")
+def _unfold(b, node, input, dimension, size, step):
+    n = _rank(input)
+    if not n:
+        return b.emit("Reshape", [b.value(input), b.ints(_out(node).shape)])
+    dim = _wrap(dimension, n)
+    count = _out(node).shape[dim]
+    windows = np.arange(count, dtype=np.int64)[:, None] * step + np.arange(size, dtype=np.int64)[None, :]
+    gathered = b.emit("Gather", [b.value(input), b.array(windows)], axis=dim)  # (..., count, size, ...)
+    perm = list(range(dim + 1)) + list(range(dim + 2, n + 1)) + [dim + 1]
+    return b.emit("Transpose", [gathered], perm=perm)
+
+
+@converts("cat")
+def _cat(b, node, tensors, dim=0):
+    d = _out(node).dtype
+    parts = [b.value(t, d) for t in tensors if isinstance(t, Value) and math.prod(t.shape)]
+    if not parts:
+        return b.emit("Reshape", [b.value(tensors[0], d), b.ints(_out(node).shape)])
+    return b.emit("Concat", parts, axis=_wrap(dim, _rank(_out(node))))
+
+
+@converts("gather")
+def _gather(b, node, input, dim, index):
+    return b.emit("GatherElements", [b.value(input), b.value(index, dt.int64)], axis=_wrap(dim, _rank(input)))
+
+
+@converts("jit::copy")
+def _copy(b, node, input, dtype):
+    x = b.value(input)
+    return b.emit("Identity", [x]) if dtype is input.dtype else b.cast(x, dtype)
+
+
+@converts("jit::full")
+def _full(b, node, shape, value, dtype, device):
+    fill = b.onnx.numpy_helper.from_array(np.asarray([value], dtype=dtype.numpy), "value")
+    return b.emit("ConstantOfShape", [b.ints(shape)], value=fill)
+
+
+@converts("linear")
+def _linear(b, node, input, weight, bias=None):
+    d = _out(node).dtype
+    x, w = b.value(input, d), b.value(weight, d)
+    if _rank(input) == 2 and _rank(weight) == 2:
+        return b.emit("Gemm", [x, w] + ([b.value(bias, d)] if bias is not None else []), transB=1)
+    if _rank(weight) == 2:
+        w = b.emit("Transpose", [w], perm=[1, 0])
+    y = b.emit("MatMul", [x, w])
+    return y if bias is None else b.emit("Add", [y, b.value(bias, d)])
+
+
+@converts("convolution")
+def _convolution(b, node, input, weight, bias, stride, padding, dilation, groups):
+    d = _out(node).dtype
+    inputs = [b.value(input, d), b.value(weight, d)] + ([b.value(bias, d)] if bias is not None else [])
+    return b.emit("Conv", inputs, kernel_shape=list(weight.shape[2:]), strides=list(stride),
+                  pads=list(padding) * 2, dilations=list(dilation), group=int(groups))
+
+
+def _check_ceil_mode(node, input, kernel, stride, padding, dilation) -> None:
+    """ONNX's ceil_mode keeps a last window that starts in the right padding, PyTorch drops it: refuse those."""
+    for n, k, s, p, dil, o in zip(input.shape[2:], kernel, stride, padding, dilation, _out(node).shape[2:]):
+        if -(-(n + 2 * p - dil * (k - 1) - 1) // s) + 1 != o:
+            raise OnnxExporterError(f"core.onnx.export(): {node.op} with ceil_mode=True has a last window that "
+                                    f"starts in the padding (input {list(input.shape)}, kernel {list(kernel)}, "
+                                    f"stride {list(stride)}, padding {list(padding)}), which ONNX keeps and "
+                                    f"PyTorch drops")
+
+
+@converts("max_pool")
+def _max_pool(b, node, input, kernel_size, stride, padding, dilation, ceil_mode):
+    if ceil_mode:
+        _check_ceil_mode(node, input, kernel_size, stride, padding, dilation)
+    return b.emit("MaxPool", [b.value(input)], kernel_shape=list(kernel_size), strides=list(stride),
+                  pads=list(padding) * 2, dilations=list(dilation), ceil_mode=int(ceil_mode))
+
+
+@converts("avg_pool")
+def _avg_pool(b, node, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    if divisor_override is not None:
+        raise OnnxExporterError("core.onnx.export(): avg_pool with divisor_override has no ONNX equivalent")
+    if ceil_mode:
+        _check_ceil_mode(node, input, kernel_size, stride, padding, (1,) * len(kernel_size))
+    return b.emit("AveragePool", [b.value(input)], kernel_shape=list(kernel_size), strides=list(stride),
+                  pads=list(padding) * 2, ceil_mode=int(ceil_mode), count_include_pad=int(count_include_pad))
+
+
+@converts("layer_norm")
+def _layer_norm(b, node, input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    if b.opset < 17:
+        raise OnnxExporterError(f"core.onnx.export(): layer_norm needs opset_version >= 17 (LayerNormalization), "
+                                f"got {b.opset}")
+    d = _out(node).dtype
+    scale = b.value(weight, d) if weight is not None else b.array(np.ones(normalized_shape, dtype=d.numpy))
+    inputs = [b.value(input, d), scale] + ([b.value(bias, d)] if bias is not None else [])
+    return b.emit("LayerNormalization", inputs, axis=-len(normalized_shape), epsilon=float(eps))
+
+
+@converts("gelu")
+def _gelu(b, node, input, approximate="none"):
+    d = _out(node).dtype
+    x = b.value(input, d)
+    if b.opset >= 20:
+        return b.emit("Gelu", [x], approximate=approximate)
+    if approximate == "tanh":  # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+        cube = b.emit("Mul", [b.emit("Mul", [x, x]), x])
+        inner = b.emit("Add", [x, b.emit("Mul", [cube, b.scalar(0.044715, d)])])
+        phi = b.emit("Tanh", [b.emit("Mul", [inner, b.scalar(math.sqrt(2.0 / math.pi), d)])])
+    else:  # 0.5 x (1 + erf(x / sqrt 2))
+        phi = b.emit("Erf", [b.emit("Mul", [x, b.scalar(1.0 / math.sqrt(2.0), d)])])
+    half_x = b.emit("Mul", [x, b.scalar(0.5, d)])
+    return b.emit("Mul", [half_x, b.emit("Add", [phi, b.scalar(1.0, d)])])
+
+
+# -- export ---------------------------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _eval_mode(module: Module):
+    was = module.training
+    module.eval()
+    try:
+        yield
+    finally:
+        module.train(was)
+
+
+def _program(model, example_inputs) -> tuple:
+    """(optimised graph, parameter tensors by name, name) of what is to be exported, traced in eval mode."""
+    from ..jit import TracedFunction, TracedModule, trace
+    from ..jit.passes import optimize
+
+    if isinstance(model, TracedFunction):
+        raw, params, name = model.raw_graph, model._params, model.__name__
+    elif isinstance(model, Module):
+        with _eval_mode(model):
+            traced = model if isinstance(model, TracedModule) else trace(model, example_inputs, optimize=False)
+            raw = traced.raw_graph
+        params = {**dict(traced.named_parameters()), **dict(traced.named_buffers())}
+        name = traced.original_name
+    elif callable(model):
+        traced = trace(model, example_inputs, optimize=False)
+        raw, params, name = traced.raw_graph, traced._params, traced.__name__
+    else:
+        raise TypeError(f"core.onnx.export(): model must be a Module, a function or a traced program, "
+                        f"got {type(model).__name__}")
+    return optimize(raw, passes=EXPORT_PASSES), params, name
+
+
+def _names(given, default: list, what: str) -> list:
+    if given is None:
+        return default
+    names = list(given)
+    if len(names) != len(default) or not all(isinstance(n, str) and n for n in names):
+        raise ValueError(f"core.onnx.export(): {what} must be {len(default)} non-empty strings, got {given!r}")
+    return names
+
+
+def _flat_outputs(output) -> list:
+    if isinstance(output, Value):
+        return [output]
+    if isinstance(output, (tuple, list)):
+        return [v for x in output for v in _flat_outputs(x)]
+    if isinstance(output, dict):
+        return [v for x in output.values() for v in _flat_outputs(x)]
+    raise OnnxExporterError(f"core.onnx.export(): the program returns {output!r}, which is not a tensor; ONNX "
+                            f"models return tensors only")
+
+
+def export(model, example_inputs, f, opset_version: int = 17, input_names=None, output_names=None):
+    """Write ``model`` as an ONNX model to ``f`` (a path or a binary file object); returns the ``ModelProto``.
+
+    ``model`` is a :class:`core.nn.Module` (traced in eval mode, as ``torch.onnx.export`` does by default, and
+    put back in its mode after), a function, or a traced program from :func:`core.jit.trace` (whose eval-mode
+    graph is used; ``example_inputs`` may then be None). Inputs keep their traced shapes (static). Parameters
+    and buffers become initializers under their qualified names; ``input_names``/``output_names`` name the
+    graph's inputs and (flattened) outputs. The model passes ``onnx.checker.check_model(full_check=True)``
+    before it is written. Ops without a converter raise :class:`UnsupportedOperatorError`.
+    """
+    onnx = _onnx()
+    if not isinstance(opset_version, int) or not MIN_OPSET <= opset_version <= onnx.defs.onnx_opset_version():
+        raise ValueError(f"core.onnx.export(): opset_version must be an int in [{MIN_OPSET}, "
+                         f"{onnx.defs.onnx_opset_version()}], got {opset_version!r}")
+    graph, params, name = _program(model, example_inputs)
+    _check_supported(graph.nodes)
+    b = _Builder(onnx, opset_version)
+    outputs = _flat_outputs(graph.output)
+    input_names = _names(input_names, [v.name for v in graph.inputs], "input_names")
+    output_names = _names(output_names, [f"output{i}" if len(outputs) > 1 else "output" for i in range(len(outputs))],
+                          "output_names")
+    reserved = input_names + output_names + list(graph.params) + list(graph.constants)
+    if len(set(reserved)) != len(reserved):
+        raise ValueError(f"core.onnx.export(): input, output, parameter and constant names must be distinct: "
+                         f"{reserved}")
+    b.taken.update(reserved)
+    for v, n in zip(graph.inputs, input_names):
+        b.names[v] = n
+    for qualname, v in graph.params.items():
+        b.names[v] = b.array(params[qualname].detach().cpu().numpy(), qualname)
+    for cname, (v, t) in graph.constants.items():
+        b.names[v] = b.array(t.detach().cpu().numpy(), cname)
+    for i, node in enumerate(graph.nodes):
+        b.convert(i, node)
+    for v, n in zip(outputs, output_names):
+        b.emit("Identity", [b.names[v]], n)
+    helper = onnx.helper
+    info = [helper.make_tensor_value_info(n, _onnx_type(v.dtype), list(v.shape))
+            for v, n in zip(graph.inputs + outputs, input_names + output_names)]
+    proto_graph = helper.make_graph(b.nodes, name, info[:len(input_names)], info[len(input_names):], b.initializers)
+    opsets = [helper.make_opsetid("", opset_version)]
+    proto = helper.make_model(proto_graph, opset_imports=opsets, producer_name="core",
+                              ir_version=helper.find_min_ir_version_for(opsets))
+    onnx.checker.check_model(proto, full_check=True)
+    onnx.save_model(proto, f)
+    return proto
