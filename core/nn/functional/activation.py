@@ -1,6 +1,7 @@
 """Activation functionals (``torch.nn.functional``), written in Tensor ops so autograd and every device come free.
 
-Piecewise functions pick their branch with ``where`` and keep the unpicked branch finite (``expm1`` of a clamped
+``gelu`` is a dispatcher op (one traced node, a fusable kernel) with its own derivative formula. Piecewise
+functions pick their branch with ``where`` and keep the unpicked branch finite (``expm1`` of a clamped
 input, ``logaddexp`` for softplus), so no ``0 * inf`` turns a gradient into NaN.
 """
 
@@ -10,6 +11,8 @@ import math
 import warnings
 
 from ... import ops
+from ...dispatch import define
+from ...ops.derivatives import derivative
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "elu", "elu_", "selu", "selu_", "celu",
            "celu_", "gelu", "silu", "mish", "sigmoid", "tanh", "hardtanh", "hardtanh_", "hardswish", "hardsigmoid",
@@ -116,14 +119,41 @@ def celu_(input, alpha: float = 1.0):
     return celu(input, alpha, inplace=True)
 
 
+_SQRT_HALF = 1.0 / math.sqrt(2.0)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_GELU_CUBIC = 0.044715
+
+
+def _gelu_parts(input, approximate: str):
+    if approximate == "tanh":
+        inner = (input + input * input * input * _GELU_CUBIC) * _SQRT_2_OVER_PI
+        return input * 0.5 * (1.0 + ops.tanh(inner))
+    return input * 0.5 * (1.0 + ops.erf(input * _SQRT_HALF))
+
+
+_gelu_op = define("gelu", decomposition=_gelu_parts,
+                  doc="gelu(input, approximate): x * Φ(x), with erf ('none') or PyTorch's tanh approximation "
+                      "('tanh'); a composite with its own derivative that backends may fuse")
+
+
+@derivative("gelu")
+def _gelu_derivative(ctx, g):
+    x, approximate = ctx.input(0), ctx.args[1]
+    if approximate == "tanh":
+        x2 = x * x
+        t = ops.tanh((x + x2 * x * _GELU_CUBIC) * _SQRT_2_OVER_PI)
+        slope = (1.0 + t) * 0.5 + x * 0.5 * (1.0 - t * t) * (_SQRT_2_OVER_PI * (1.0 + x2 * (3.0 * _GELU_CUBIC)))
+    else:
+        density = ops.exp(x * x * -0.5) * (1.0 / math.sqrt(2.0 * math.pi))
+        slope = (1.0 + ops.erf(x * _SQRT_HALF)) * 0.5 + x * density
+    return (g * slope,)
+
+
 def gelu(input, approximate: str = "none"):
     """x * Φ(x), exactly with erf or with PyTorch's tanh approximation (``torch.nn.functional.gelu``)."""
-    if approximate == "none":
-        return input * 0.5 * (1.0 + ops.erf(input * (1.0 / math.sqrt(2.0))))
-    if approximate == "tanh":
-        inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
-        return input * 0.5 * (1.0 + ops.tanh(inner))
-    raise RuntimeError("approximate argument must be either none or tanh.")
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return _gelu_op(input, approximate)
 
 
 def silu(input, inplace: bool = False):

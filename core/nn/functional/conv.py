@@ -6,6 +6,9 @@ tile the input), lays them out as columns and does ONE (batched, grouped) matmul
 and gathers it from the input, so the gradient reaches one element per window, as in PyTorch. Resizing with the
 linear modes multiplies by small per-dim interpolation matrices. Index tables and matrices depend only on the
 sizes, so they are built once per geometry and device (plain Python arithmetic) and cached.
+
+``convolution``, ``max_pool`` and ``avg_pool`` are dispatcher ops on batched inputs with normalised tuple arguments
+(one traced node each; a backend may fuse them); the ``F.xxx`` functions check their arguments and call them.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import warnings
 
 from ... import dtypes as dt, ops
 from ...autograd import is_grad_enabled, no_grad
+from ...dispatch import define
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
            "unfold", "fold", "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
@@ -295,6 +299,33 @@ def _conv_arguments(op: str, nd: int, input, weight, stride, dilation, groups) -
     return x, batched, tuple(weight.shape[2:]), stride, dilation
 
 
+def _convolution_parts(input, weight, bias, stride, padding, dilation, groups):
+    nd = len(stride)
+    x = _pad_constant(input, [(p, p) for p in padding], 0) if any(padding) else input
+    n, out_channels = x.shape[0], weight.shape[0]
+    cols, out = _columns(x, tuple(weight.shape[2:]), stride, dilation)  # (N, C*K, L)
+    if groups == 1:
+        result = ops.matmul(weight.reshape(out_channels, cols.shape[1]), cols)  # (N, O, L)
+    else:
+        cols = cols.reshape(n, groups, cols.shape[1] // groups, cols.shape[2])
+        result = ops.matmul(weight.reshape(groups, out_channels // groups, cols.shape[2]), cols)  # (N, G, O/G, L)
+    return _add_bias(result.reshape((n, out_channels) + out), bias, nd)
+
+
+_convolution_op = define(
+    "convolution", decomposition=_convolution_parts,
+    doc="convolution(input, weight, bias, stride, padding, dilation, groups): N-d cross-correlation of a batched "
+        "(N, C, *spatial) input with a (O, C/groups, *kernel) weight; stride, padding (symmetric, zeros) and "
+        "dilation are tuples of nd ints (nd = 1, 2 or 3), bias is None or (O,). A composite (im2col and one "
+        "matmul) that backends may fuse")
+
+
+def _split_padding(pads) -> tuple:
+    """Symmetric per-dim padding and the extra (0, 1) pads 'same' needs on the right of odd totals."""
+    symmetric = tuple(min(l, r) for l, r in pads)
+    return symmetric, [(l - p, r - p) for (l, r), p in zip(pads, symmetric)]
+
+
 def _conv(op: str, nd: int, input, weight, bias, stride, padding, dilation, groups):
     x, batched, kernel, stride, dilation = _conv_arguments(op, nd, input, weight, stride, dilation, groups)
     pads = _conv_padding(padding, kernel, stride, dilation)
@@ -304,17 +335,10 @@ def _conv(op: str, nd: int, input, weight, bias, stride, padding, dilation, grou
     if any(p < s for p, s in zip(padded, spans)):
         raise RuntimeError(f"Calculated padded input size per channel: ({_sizes(padded)}). Kernel size: "
                            f"({_sizes(spans)}). Kernel size can't be greater than actual input size")
-    if any(l or r for l, r in pads):
-        x = _pad_constant(x, pads, 0)
-    n, out_channels = x.shape[0], weight.shape[0]
-    cols, out = _columns(x, kernel, stride, dilation)  # (N, C*K, L)
-    if groups == 1:
-        result = ops.matmul(weight.reshape(out_channels, cols.shape[1]), cols)  # (N, O, L)
-    else:
-        cols = cols.reshape(n, groups, cols.shape[1] // groups, cols.shape[2])
-        result = ops.matmul(weight.reshape(groups, out_channels // groups, cols.shape[2]), cols)  # (N, G, O/G, L)
-    result = _add_bias(result.reshape((n, out_channels) + out), bias, nd)
-    return _unbatch(result, batched)
+    symmetric, extra = _split_padding(pads)
+    if any(r for _, r in extra):
+        x = _pad_constant(x, extra, 0)
+    return _unbatch(_convolution_op(x, weight, bias, stride, symmetric, dilation, int(groups)), batched)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -508,28 +532,55 @@ def _gather_max(x, candidates, table, out, return_indices: bool):
     return values.reshape((n, c) + out), flat.reshape((n, c) + out)
 
 
+def _pool_windows(x, kernel, stride, padding, dilation, out, fill):
+    """The ``(N, C, *out, *kernel)`` windows of a pool over ``x``, padded with ``fill``: left by padding, right as
+    far as ceil_mode's last window reaches."""
+    pads = [(p, max((o - 1) * s + d * (k - 1) + 1 - n - p, 0))
+            for n, k, s, p, d, o in zip(x.shape[2:], kernel, stride, padding, dilation, out)]
+    padded = _pad_constant(x, pads, fill) if any(l or r for l, r in pads) else x
+    windows, _ = _windows(padded, kernel, stride, dilation)
+    windows = windows[(slice(None),) * 2 + tuple(slice(0, o) for o in out)] \
+        if tuple(windows.shape[2:2 + len(out)]) != out else windows
+    return windows
+
+
+def _pool_out(x, kernel, stride, padding, dilation, ceil_mode) -> tuple:
+    return tuple(_pool_out_size(n, k, s, p, d, ceil_mode)
+                 for n, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation))
+
+
+def _max_pool_parts(x, kernel, stride, padding, dilation, out, return_indices: bool):
+    """(values, indices or None) of a max pool over the batched ``x`` with checked geometry."""
+    windows = _pool_windows(x, kernel, stride, padding, dilation, out, _lowest(x.dtype))
+    candidates = windows.reshape(x.shape[0], x.shape[1], _prod(out), _prod(kernel))
+    table = None
+    if return_indices or _needs_grad(x):
+        table = _window_table(tuple(x.shape[2:]), kernel, stride, padding, dilation, out, str(x.device))
+    return _gather_max(x, candidates, table, out, return_indices)
+
+
+def _max_pool_values(input, kernel_size, stride, padding, dilation, ceil_mode):
+    out = _pool_out(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _max_pool_parts(input, kernel_size, stride, padding, dilation, out, False)[0]
+
+
+_max_pool_op = define(
+    "max_pool", decomposition=_max_pool_values,
+    doc="max_pool(input, kernel_size, stride, padding, dilation, ceil_mode): max over the sliding windows of a "
+        "batched (N, C, *spatial) input; kernel_size, stride, padding (implicit -inf) and dilation are tuples of nd "
+        "ints (nd = 1, 2 or 3). Values only (the indices variant is not an op). A composite that backends may fuse")
+
+
 def _max_pool(op, nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     x, batched = _batch(input, nd, lambda: f"{op}: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch "
                                            f"size for input, but got:{list(input.shape)}" if nd == 1 else
                         f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input")
     kernel, stride, padding, dilation, out = _pool_geometry(op, nd, x, kernel_size, stride, padding, dilation,
                                                             ceil_mode)
-    spatial = tuple(x.shape[2:])
-    # pad with the lowest value: left by padding, right as far as ceil_mode's last window reaches
-    pads = [(p, max((o - 1) * s + d * (k - 1) + 1 - n - p, 0))
-            for n, k, s, p, d, o in zip(spatial, kernel, stride, padding, dilation, out)]
-    padded = _pad_constant(x, pads, _lowest(x.dtype)) if any(l or r for l, r in pads) else x
-    windows, _ = _windows(padded, kernel, stride, dilation)
-    windows = windows[(slice(None),) * 2 + tuple(slice(0, o) for o in out)] \
-        if tuple(windows.shape[2:2 + nd]) != out else windows
-    candidates = windows.reshape(x.shape[0], x.shape[1], _prod(out), _prod(kernel))
-    table = None
-    if return_indices or _needs_grad(x):
-        table = _window_table(spatial, kernel, stride, padding, dilation, out, str(x.device))
-    values, indices = _gather_max(x, candidates, table, out, return_indices)
-    if return_indices:
-        return _unbatch(values, batched), _unbatch(indices, batched)
-    return _unbatch(values, batched)
+    if not return_indices:
+        return _unbatch(_max_pool_op(x, kernel, stride, padding, dilation, bool(ceil_mode)), batched)
+    values, indices = _max_pool_parts(x, kernel, stride, padding, dilation, out, True)
+    return _unbatch(values, batched), _unbatch(indices, batched)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -584,6 +635,32 @@ def _avg_divisor(spatial, kernel, stride, padding, out, count_include_pad: bool,
     return ops.tensor(divisors, dtype=dtype, device=device).reshape(out)
 
 
+def _avg_pool_parts(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    nd = len(kernel_size)
+    out = _pool_out(input, kernel_size, stride, padding, (1,) * nd, ceil_mode)
+    windows = _pool_windows(input, kernel_size, stride, padding, (1,) * nd, out, 0)
+    dims = tuple(range(-nd, 0))
+    floating = input.dtype.is_floating_point
+    if divisor_override is not None:
+        divisor = divisor_override
+    else:
+        divisor = _avg_divisor(tuple(input.shape[2:]), kernel_size, stride, padding, out, count_include_pad,
+                               input.dtype if floating else dt.int64, str(input.device))
+        if divisor is None and floating:
+            return windows.mean(dims)
+        divisor = _prod(kernel_size) if divisor is None else divisor
+    total = windows.sum(dims)
+    return total / divisor if floating else ops.div(total, divisor, rounding_mode="trunc").to(input.dtype)
+
+
+_avg_pool_op = define(
+    "avg_pool", decomposition=_avg_pool_parts,
+    doc="avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override): mean over "
+        "the sliding windows of a batched (N, C, *spatial) input; kernel_size, stride and padding (zeros) are "
+        "tuples of nd ints (nd = 1, 2 or 3); divisor_override is None or a non-zero number. A composite that "
+        "backends may fuse")
+
+
 def _avg_pool(op, nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor for input to {op}, but got "
@@ -591,25 +668,8 @@ def _avg_pool(op, nd, input, kernel_size, stride, padding, ceil_mode, count_incl
     x, batched = _batch(input, nd, lambda: "")
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    kernel, stride, padding, _, out = _pool_geometry(op, nd, x, kernel_size, stride, padding, 1, ceil_mode)
-    spatial = tuple(x.shape[2:])
-    pads = [(p, max((o - 1) * s + k - n - p, 0)) for n, k, s, p, o in zip(spatial, kernel, stride, padding, out)]
-    padded = _pad_constant(x, pads, 0) if any(l or r for l, r in pads) else x
-    windows, _ = _windows(padded, kernel, stride, (1,) * nd)
-    windows = windows[(slice(None),) * 2 + tuple(slice(0, o) for o in out)] \
-        if tuple(windows.shape[2:2 + nd]) != out else windows
-    dims = tuple(range(-nd, 0))
-    floating = x.dtype.is_floating_point
-    if divisor_override is not None:
-        divisor = divisor_override
-    else:
-        divisor = _avg_divisor(spatial, kernel, stride, padding, out, bool(count_include_pad),
-                               x.dtype if floating else dt.int64, str(x.device))
-        if divisor is None and floating:
-            return _unbatch(windows.mean(dims), batched)
-        divisor = _prod(kernel) if divisor is None else divisor
-    total = windows.sum(dims)
-    result = total / divisor if floating else ops.div(total, divisor, rounding_mode="trunc").to(x.dtype)
+    kernel, stride, padding, _, _ = _pool_geometry(op, nd, x, kernel_size, stride, padding, 1, ceil_mode)
+    result = _avg_pool_op(x, kernel, stride, padding, bool(ceil_mode), bool(count_include_pad), divisor_override)
     return _unbatch(result, batched)
 
 

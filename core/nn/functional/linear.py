@@ -3,8 +3,19 @@
 from __future__ import annotations
 
 from ... import ops
+from ...dispatch import define
 
 __all__ = ["linear", "bilinear"]
+
+
+def _linear_parts(input, weight, bias):
+    out = ops.matmul(input, weight.t())
+    return out if bias is None else out + bias
+
+
+_linear_op = define("linear", decomposition=_linear_parts,
+                    doc="linear(input, weight, bias): input @ weight.T + bias over the last dim of input; "
+                        "bias may be None. A composite that backends may fuse")
 
 
 def linear(input, weight, bias=None):
@@ -12,8 +23,7 @@ def linear(input, weight, bias=None):
     if input.shape[-1] != weight.shape[-1]:
         raise RuntimeError(f"linear(): mat1 and mat2 shapes cannot be multiplied "
                            f"({'x'.join(map(str, input.shape))} and {weight.shape[1]}x{weight.shape[0]})")
-    out = ops.matmul(input, weight.t())
-    return out if bias is None else out + bias
+    return _linear_op(input, weight, bias)
 
 
 def bilinear(input1, input2, weight, bias=None):

@@ -1,4 +1,7 @@
-"""Normalisation, dropout, embedding and distance functionals, written only in Tensor ops (autograd is automatic)."""
+"""Normalisation, dropout, embedding and distance functionals, written in Tensor ops (autograd is automatic).
+
+``layer_norm`` is a dispatcher op (one traced node, a fusable kernel) with its own derivative formula.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ import warnings
 
 from ... import dtypes as dt, ops
 from ...autograd import no_grad
+from ...dispatch import define
+from ...ops.derivatives import derivative
 
 __all__ = ["batch_norm", "instance_norm", "group_norm", "layer_norm", "rms_norm", "local_response_norm",
            "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
@@ -188,15 +193,41 @@ def _trailing_dims(input, normalized_shape, separator: str = ", ") -> tuple:
     return shape, tuple(range(-len(shape), 0))
 
 
+def _layer_norm_parts(input, normalized_shape, weight, bias, eps):
+    _, centred, var = _normalise(input, tuple(range(-len(normalized_shape), 0)))
+    return _affine(centred * ops.rsqrt(var + eps), weight, bias, lambda v: _as_dtype(v, input.dtype))
+
+
+_layer_norm_op = define("layer_norm", decomposition=_layer_norm_parts,
+                        doc="layer_norm(input, normalized_shape, weight, bias, eps): (x - mean) / sqrt(var + eps) "
+                            "over the trailing dims normalized_shape (a tuple; biased variance), then * weight + "
+                            "bias (each None or of shape normalized_shape); a composite with its own derivative "
+                            "that backends may fuse")
+
+
+@derivative("layer_norm")
+def _layer_norm_derivative(ctx, g):
+    """The statistics are recomputed from the input rather than saved: one node that keeps only its inputs."""
+    input, weight = ctx.input(0), ctx.input(2)
+    dims = tuple(range(-len(ctx.args[1]), 0))
+    _, centred, var = _normalise(input, dims)
+    rstd = ops.rsqrt(var + ctx.args[4])
+    normalised = centred * rstd
+    g_normalised = g if weight is None else g * _as_dtype(weight, input.dtype)
+    g_input = (g_normalised - ops.mean(g_normalised, dims, keepdim=True)
+               - normalised * ops.mean(g_normalised * normalised, dims, keepdim=True)) * rstd
+    # full-size weight and bias gradients: the autograd kernel sums them over the batch dims
+    return g_input, None, None if weight is None else g * normalised, g
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
     """Normalise over the trailing ``normalized_shape`` dims (biased variance), then scale and shift."""
-    shape, dims = _trailing_dims(input, normalized_shape)
+    shape, _ = _trailing_dims(input, normalized_shape)
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                                f"{list(t.shape)} and normalized_shape = {list(shape)}")
-    _, centred, var = _normalise(input, dims)
-    return _affine(centred * ops.rsqrt(var + eps), weight, bias, lambda v: _as_dtype(v, input.dtype))
+    return _layer_norm_op(input, shape, weight, bias, eps)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):

@@ -1,0 +1,219 @@
+"""The big nn functions are single dispatcher ops: one traced node each, a decomposition, backend-overridable.
+
+``linear``, ``convolution``, ``max_pool``, ``avg_pool``, ``layer_norm`` and ``gelu`` are composites: the
+front-end functions (``F.xxx``) check and normalise their arguments, then call the op once. A trace records that
+one call (what an exporter maps to Conv, MaxPool, LayerNormalization...), a backend may register a fused kernel
+for it, and ``layer_norm`` and ``gelu`` have their own derivative formulas (one autograd node).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+
+import core
+import core.jit as jit
+import core.nn.functional as F
+from core.autograd import gradcheck, gradgradcheck
+from core.dispatch import OPERATORS, backend_key
+from core.testing import assert_close, sample_array
+
+
+def _tensor(shape, device, seed=0, dtype="float32", requires_grad=False):
+    return core.tensor(sample_array(shape, dtype, seed), device=device, requires_grad=requires_grad)
+
+
+def _cases(device):
+    """(op name, a function of x that calls it, x's shape) for each op, in the order of ``_IDS``."""
+    w_lin, b_lin = _tensor((5, 8), device, 1), _tensor((5,), device, 2)
+    w_conv, b_conv = _tensor((4, 3, 3, 3), device, 3), _tensor((4,), device, 4)
+    w_conv1d, w_conv3d = _tensor((4, 3, 3), device, 5), _tensor((3, 1, 2, 2, 2), device, 6)
+    w_ln = _tensor((8,), device, 7)
+    return [
+        ("linear", lambda x: F.linear(x, w_lin, b_lin), (2, 3, 8)),
+        ("linear", lambda x: F.linear(x, w_lin), (4, 8)),
+        ("convolution", lambda x: F.conv2d(x, w_conv, b_conv, stride=2, padding=1), (2, 3, 8, 8)),
+        ("convolution", lambda x: F.conv1d(x, w_conv1d, padding="same", dilation=2), (2, 3, 9)),
+        ("convolution", lambda x: F.conv3d(x, w_conv3d, groups=3), (1, 3, 4, 5, 5)),
+        ("max_pool", lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True), (2, 3, 8, 8)),
+        ("max_pool", lambda x: F.max_pool1d(x, 2, dilation=2), (2, 3, 9)),
+        ("avg_pool", lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False), (2, 3, 8, 8)),
+        ("avg_pool", lambda x: F.avg_pool3d(x, 2, divisor_override=3), (1, 2, 4, 4, 4)),
+        ("layer_norm", lambda x: F.layer_norm(x, 8, w_ln, None, eps=1e-3), (2, 3, 8)),
+        ("layer_norm", lambda x: F.layer_norm(x, (3, 8)), (2, 3, 8)),
+        ("gelu", lambda x: F.gelu(x), (2, 3, 8)),
+        ("gelu", lambda x: F.gelu(x, approximate="tanh"), (2, 3, 8)),
+    ]
+
+
+_IDS = ["linear", "linear-nobias", "conv2d", "conv1d-same", "conv3d-groups", "max_pool2d-ceil", "max_pool1d-dilated",
+        "avg_pool2d", "avg_pool3d-divisor", "layer_norm-weight", "layer_norm-2d", "gelu", "gelu-tanh"]
+
+
+@pytest.mark.parametrize("i", range(len(_IDS)), ids=_IDS)
+def test_trace_records_one_node_that_replays(device, i):
+    name, fn, shape = _cases(device)[i]
+    x = _tensor(shape, device)
+    traced = jit.trace(fn, x, optimize=False)
+    assert [node.op for node in traced.raw_graph.nodes] == [name]
+    assert OPERATORS[name].decomposition is not None and not OPERATORS[name].primitive
+    other = _tensor(shape, device, seed=9)
+    assert_close(traced(other), fn(other))
+
+
+def test_op_arguments_are_normalised_for_exporters(device):
+    x = _tensor((2, 3, 8, 8), device)
+    conv = jit.trace(lambda x: F.conv2d(x, _tensor((4, 3, 3, 3), device), None, 2, (1, 0), 1), x, optimize=False)
+    assert conv.raw_graph.nodes[0].args[2:] == (None, (2, 2), (1, 0), (1, 1), 1)
+    pool = jit.trace(lambda x: F.max_pool2d(x, (3, 2)), x, optimize=False)
+    assert pool.raw_graph.nodes[0].args[1:] == ((3, 2), (3, 2), (0, 0), (1, 1), False)
+    avg = jit.trace(lambda x: F.avg_pool2d(x, 2, padding=1), x, optimize=False)
+    assert avg.raw_graph.nodes[0].args[1:] == ((2, 2), (2, 2), (1, 1), False, True, None)
+    ln = jit.trace(lambda x: F.layer_norm(x, [8]), x, optimize=False)
+    assert ln.raw_graph.nodes[0].args[1:] == ((8,), None, None, 1e-5)
+
+
+def test_unbatched_inputs_reach_the_ops_batched(device):
+    x = _tensor((3, 8, 8), device)
+    w = _tensor((4, 3, 3, 3), device, 1)
+    for fn, name in ((lambda x: F.conv2d(x, w), "convolution"), (lambda x: F.max_pool2d(x, 2), "max_pool"),
+                     (lambda x: F.avg_pool2d(x, 2), "avg_pool")):
+        graph = jit.trace(fn, x, optimize=False).raw_graph
+        (node,) = [n for n in graph.nodes if n.op == name]
+        assert node.args[0].shape[0] == 1 and len(node.args[0].shape) == 4
+        assert fn(x).dim() == 3
+
+
+def test_same_padding_pads_the_odd_extra_first_and_passes_symmetric_ints(device):
+    x = _tensor((1, 2, 7), device)
+    w = _tensor((3, 2, 4), device, 1)  # total padding 3: one on the left, two on the right
+    graph = jit.trace(lambda x: F.conv1d(x, w, padding="same"), x, optimize=False).raw_graph
+    (node,) = [n for n in graph.nodes if n.op == "convolution"]
+    assert node.args[4] == (1,) and node.args[0].shape == (1, 2, 8)
+    out = F.conv1d(x, w, padding="same")
+    expected = F.conv1d(F.pad(x, (1, 2)), w)
+    assert out.shape == (1, 3, 7)
+    assert_close(out, expected)
+
+
+@contextlib.contextmanager
+def _kernel(name: str, device: str, fn):
+    """``fn`` registered as op ``name``'s kernel on ``device`` for the duration (the previous one put back)."""
+    op, key = OPERATORS[name], backend_key(device)
+    previous = op.kernels.get(key.bit), op.owners.get(key.bit)
+    op.register_kernel(key, fn, owner="tests/test_nn_ops.py", override=True)
+    try:
+        yield
+    finally:
+        if previous[0] is None:
+            del op.kernels[key.bit], op.owners[key.bit]
+        else:
+            op.kernels[key.bit], op.owners[key.bit] = previous
+        op._cache.clear()
+
+
+@pytest.mark.parametrize("i", range(len(_IDS)), ids=_IDS)
+def test_a_backend_kernel_overrides_the_decomposition(device, i):
+    name, fn, shape = _cases(device)[i]
+    x = _tensor(shape, device)
+    expected = fn(x)
+    calls = []
+
+    def fused(*args):
+        calls.append(args)
+        return OPERATORS[name].decomposition(*args) + 1
+
+    with _kernel(name, device, fused):
+        out = fn(x)
+    assert len(calls) == 1 and calls[0][0].shape[0] == x.shape[0]
+    assert_close(out, expected + 1)
+    assert_close(fn(x), expected)  # the decomposition is back
+
+
+@pytest.mark.parametrize("name,fn", [("layer_norm", lambda x, w: F.layer_norm(x, (8,), w)),
+                                     ("gelu", lambda x, w: F.gelu(x * w))], ids=["layer_norm", "gelu"])
+def test_ops_with_a_derivative_use_the_backend_kernel_under_autograd(device, name, fn):
+    x = _tensor((3, 8), device, requires_grad=True)
+    w = _tensor((8,), device, 1, requires_grad=True)
+    calls = []
+
+    def fused(*args):
+        calls.append(args)
+        return OPERATORS[name].decomposition(*args)
+
+    with _kernel(name, device, fused):
+        out = fn(x, w)
+    assert len(calls) == 1 and out.grad_fn.name().startswith({"layer_norm": "LayerNorm", "gelu": "Gelu"}[name])
+    out.sum().backward()
+    assert x.grad is not None and w.grad is not None
+
+
+def test_composites_without_a_derivative_differentiate_through_their_parts(device):
+    x = _tensor((1, 2, 6, 6), device, requires_grad=True)
+    w = _tensor((3, 2, 3, 3), device, 1, requires_grad=True)
+    out = F.max_pool2d(F.conv2d(x, w, padding=1), 2)
+    assert not out.grad_fn.name().startswith(("MaxPool", "Convolution"))
+    out.sum().backward()
+    assert x.grad.shape == x.shape and w.grad.shape == w.shape
+
+
+def _double(shape, device, seed):
+    return _tensor(shape, device, seed, dtype="float64", requires_grad=True)
+
+
+@pytest.mark.parametrize("affine", ["none", "weight", "both"])
+def test_layer_norm_derivative_gradcheck(device, affine):
+    x = _double((2, 3, 4), device, 0)
+    w, b = _double((3, 4), device, 1), _double((3, 4), device, 2)
+    weight = None if affine == "none" else w
+    bias = b if affine == "both" else None
+    leaves = (x,) + tuple(t for t in (weight, bias) if t is not None)
+
+    def fn(x, *params):
+        return F.layer_norm(x, (3, 4), *params, eps=1e-3)
+
+    assert gradcheck(fn, leaves)
+    assert gradgradcheck(fn, leaves)
+
+
+def test_layer_norm_over_every_dim_gradcheck(device):
+    x, w = _double((2, 5), device, 0), _double((2, 5), device, 1)
+    assert gradcheck(lambda x, w: F.layer_norm(x, (2, 5), w), (x, w))
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_derivative_gradcheck(device, approximate):
+    x = _double((3, 5), device, 0)
+    assert gradcheck(lambda x: F.gelu(x, approximate), (x,))
+    assert gradgradcheck(lambda x: F.gelu(x, approximate), (x,))
+
+
+@pytest.mark.parametrize("name", ["layer_norm", "gelu"])
+def test_derivative_matches_the_decomposition_in_float32(device, name):
+    x = _tensor((4, 16), device, requires_grad=True)
+    w, b = _tensor((16,), device, 1, requires_grad=True), _tensor((16,), device, 2, requires_grad=True)
+    args, leaves = ((x, (16,), w, b, 1e-5), (x, w, b)) if name == "layer_norm" else ((x, "none"), (x,))
+    g = _tensor((4, 16), device, 3)
+    with_formula = core.autograd.grad(OPERATORS[name](*args), leaves, g)
+    through_parts = core.autograd.grad(OPERATORS[name].decomposition(*args), leaves, g)
+    for a, e in zip(with_formula, through_parts):
+        assert_close(a, e, rtol=1e-4, atol=1e-5)
+
+
+def test_errors_are_raised_before_the_op_runs(device):
+    x = _tensor((2, 3, 8), device)
+    calls = []
+    with _kernel("gelu", device, lambda *args: calls.append(args)):
+        with pytest.raises(RuntimeError, match="approximate argument must be either none or tanh"):
+            F.gelu(x, approximate="fast")
+    with _kernel("layer_norm", device, lambda *args: calls.append(args)):
+        with pytest.raises(RuntimeError, match=r"Given normalized_shape=\[4\]"):
+            F.layer_norm(x, 4)
+    with _kernel("convolution", device, lambda *args: calls.append(args)):
+        with pytest.raises(RuntimeError, match="expected input\\[2, 3, 8\\] to have 6 channels"):
+            F.conv1d(x, _tensor((4, 6, 3), device))
+    with _kernel("max_pool", device, lambda *args: calls.append(args)):
+        with pytest.raises(RuntimeError, match="pad should be at most half of effective kernel size"):
+            F.max_pool1d(x, 2, padding=2)
+    assert not calls
