@@ -122,7 +122,7 @@ class Program:
             else:
                 for s, t in zip(step.outs, _flat(result, [])):
                     env[s] = t
-        return _build(self.output, env)
+        return map_values(self.output, lambda slot: env[slot.s], _Slot)
 
 
 class _Slot:
@@ -130,14 +130,3 @@ class _Slot:
 
     def __init__(self, s: int):
         self.s = s
-
-
-def _build(obj, env):
-    if obj.__class__ is _Slot:
-        return env[obj.s]
-    cls = obj.__class__
-    if cls is tuple or cls is list:
-        return cls(_build(x, env) for x in obj)
-    if cls is dict:
-        return {k: _build(v, env) for k, v in obj.items()}
-    return obj

@@ -64,15 +64,15 @@ class Value:
         return f"<Value {self.ref}: {self.type_str()} ({self.kind})>"
 
 
-def map_values(obj, fn):
-    """``obj`` (nested lists/tuples/dicts) with every :class:`Value` replaced by ``fn(value)``."""
-    if isinstance(obj, Value):
+def map_values(obj, fn, leaf: type = Value):
+    """``obj`` (nested lists/tuples/dicts) with every ``leaf`` (a :class:`Value`) replaced by ``fn(leaf)``."""
+    if isinstance(obj, leaf):
         return fn(obj)
     cls = obj.__class__
     if cls is tuple or cls is list:
-        return cls(map_values(x, fn) for x in obj)
+        return cls(map_values(x, fn, leaf) for x in obj)
     if cls is dict:
-        return {k: map_values(v, fn) for k, v in obj.items()}
+        return {k: map_values(v, fn, leaf) for k, v in obj.items()}
     return obj
 
 
