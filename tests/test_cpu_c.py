@@ -110,7 +110,7 @@ def test_binary_kernels_match_numpy_on_strided_layouts(force_c, dtype, layout):
 
     a, b = _layouts(dtype)[layout]
     for op in BINARY_OPS:
-        if op in ("tanh_backward", "sigmoid_backward"):
+        if op in ("tanh_backward", "sigmoid_backward", "relu_backward"):
             continue
         actual = get_operator(op)(a, b)
         assert _from_c(actual), f"{op} did not run the C kernel"
@@ -133,10 +133,12 @@ def test_relu_keeps_nan_and_activation_backwards(force_c):
     x = core.tensor([-1.0, float("nan"), 2.0, 0.0])
     assert_close(core.relu(x), np.array([0.0, np.nan, 2.0, 0.0], np.float32))
     g, y = core.randn(5, 7, dtype=core.float64).t(), core.rand(7, 5, dtype=core.float64)
-    for op in ("tanh_backward", "sigmoid_backward"):
-        actual = get_operator(op)(g, y)
+    for op in ("tanh_backward", "sigmoid_backward", "relu_backward"):
+        actual = get_operator(op)(g, y - 0.5)
         assert _from_c(actual)
-        assert_close(actual, _numpy_reference(op, g, y))
+        assert_close(actual, _numpy_reference(op, g, y - 0.5))
+    x = core.tensor([-1.0, float("nan"), 2.0, 0.0])
+    assert_close(get_operator("relu_backward")(core.ones(4), x), np.array([0.0, 0.0, 1.0, 0.0], np.float32))
 
 
 def test_other_dtypes_and_alpha_use_the_numpy_kernels(force_c):
@@ -389,3 +391,200 @@ def test_a_long_loop_keeps_a_flat_rss(force_c):
     for _ in range(200):
         (a * b + a) @ b
     assert rss() - start < 8 << 20
+
+
+# -- convolution and max pooling (csrc/conv.c) -----------------------------------------------------------------
+_CONV_OPS = ("convolution", "convolution_backward", "max_pool", "max_pool_backward")
+
+
+@pytest.fixture
+def c_calls(monkeypatch):
+    """Counts the C calls of the conv/pool kernels, per op: {op: calls} (0 when the decomposition ran)."""
+    from core.dispatch import backend_key
+
+    _backend()
+    kernels = get_operator("convolution").kernels[backend_key("cpu").bit].__self__
+    calls = dict.fromkeys(_CONV_OPS, 0)
+    for op, table in zip(_CONV_OPS, ("conv", "conv_backward", "pool", "pool_backward")):
+        for dtype, fn in getattr(kernels, table).items():
+            def counted(*args, op=op, fn=fn):
+                calls[op] += 1
+                return fn(*args)
+
+            monkeypatch.setitem(getattr(kernels, table), dtype, counted)
+    return calls
+
+
+def _decomposed(op, *args):
+    return get_operator(op).decomposition(*args)
+
+
+def _assert_all_close(got, expected, dtype):
+    tol = {"rtol": 1e-4, "atol": 1e-4} if dtype == "float32" else {}
+    for g, e in zip(got, expected):
+        assert (g is None) == (e is None)
+        if e is not None:
+            assert g.shape == e.shape
+            assert_close(g, e, **tol)
+
+
+# (input shape, weight shape, stride, padding, dilation, groups): 2-D and 1-D, groups, depthwise, pointwise (the
+# input is its own im2col), windows that miss the last rows, and a large per-image GEMM (images in sequence)
+_CONV_CASES = [
+    ((3, 4, 9, 8), (6, 4, 3, 3), (1, 1), (0, 0), (1, 1), 1),
+    ((2, 4, 9, 11), (6, 2, 3, 2), (2, 3), (1, 2), (2, 1), 2),
+    ((4, 6, 7, 7), (6, 1, 3, 3), (1, 1), (1, 1), (1, 1), 6),
+    ((5, 8, 6, 5), (4, 8, 1, 1), (1, 1), (0, 0), (1, 1), 1),
+    ((2, 3, 10, 10), (2, 3, 4, 4), (3, 3), (0, 0), (1, 1), 1),
+    ((1, 3, 8, 8), (5, 3, 2, 3), (2, 1), (1, 0), (1, 2), 1),
+    ((2, 16, 24, 24), (32, 16, 3, 3), (1, 1), (1, 1), (1, 1), 1),
+    ((3, 4, 17), (6, 2, 3), (2,), (1,), (2,), 2),
+    ((2, 3, 9), (4, 3, 1), (1,), (0,), (1,), 1),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", range(len(_CONV_CASES)))
+def test_convolution_kernels_match_the_decomposition(c_calls, dtype, case):
+    x_shape, w_shape, stride, padding, dilation, groups = _CONV_CASES[case]
+    d = getattr(core, dtype)
+    x, w, b = core.randn(x_shape, dtype=d), core.randn(w_shape, dtype=d), core.randn(w_shape[0], dtype=d)
+    geometry = (stride, padding, dilation, groups)
+    for bias in (b, None):
+        out = get_operator("convolution")(x, w, bias, *geometry)
+        _assert_all_close([out], [_decomposed("convolution", x, w, bias, *geometry)], dtype)
+    g = core.randn(tuple(out.shape), dtype=d)
+    for mask in [(True, True, True), (True, False, False), (False, True, False), (False, False, True)]:
+        got = get_operator("convolution_backward")(g, x, w, *geometry, mask)
+        _assert_all_close(got, _decomposed("convolution_backward", g, x, w, *geometry, mask), dtype)
+    assert c_calls["convolution"] == 2 and c_calls["convolution_backward"] == 4
+
+
+def test_convolution_kernels_take_strided_operands(c_calls):
+    x = core.randn(2, 3, 8, 9).transpose(2, 3)
+    w = core.randn(3, 5, 3, 2).permute(1, 0, 2, 3)
+    b = core.randn(10)[::2]
+    geometry = ((1, 2), (1, 0), (1, 1), 1)
+    out = get_operator("convolution")(x, w, b, *geometry)
+    _assert_all_close([out], [_decomposed("convolution", x, w, b, *geometry)], "float32")
+    g = core.randn(tuple(out.shape[::-1])).permute(3, 2, 1, 0)
+    got = get_operator("convolution_backward")(g, x, w, *geometry, (True, True, True))
+    _assert_all_close(got, _decomposed("convolution_backward", g, x, w, *geometry, (True, True, True)), "float32")
+    assert c_calls["convolution"] == 1 and c_calls["convolution_backward"] == 1
+
+
+def test_convolution_results_do_not_depend_on_the_thread_count(c_calls):
+    x, w, b = core.randn(8, 3, 12, 12), core.randn(4, 3, 3, 3), core.randn(4)
+    g = core.randn(8, 4, 10, 10)
+    before = cpu_c.get_num_threads()
+    results = []
+    try:
+        for threads in (1, 2):
+            cpu_c.set_num_threads(threads)
+            results.append([get_operator("convolution")(x, w, b, (1, 1), (0, 0), (1, 1), 1),
+                            *get_operator("convolution_backward")(g, x, w, (1, 1), (0, 0), (1, 1), 1,
+                                                                  (True, True, True))])
+    finally:
+        cpu_c.set_num_threads(before)
+    _assert_all_close(results[0], results[1], "float32")
+
+
+_POOL_CASES = [  # (input shape, kernel, stride, padding, dilation, ceil_mode)
+    ((2, 3, 8, 8), (2, 2), (2, 2), (0, 0), (1, 1), False),
+    ((2, 3, 9, 7), (3, 2), (2, 1), (1, 1), (1, 1), True),
+    ((1, 2, 10, 9), (3, 3), (2, 3), (1, 0), (2, 2), True),
+    ((3, 2, 5, 6), (2, 3), (1, 2), (1, 1), (1, 1), False),
+    ((2, 3, 11), (3,), (2,), (1,), (2,), True),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", range(len(_POOL_CASES)))
+def test_max_pool_kernels_match_the_decomposition_with_ties(c_calls, dtype, case):
+    shape, *geometry = _POOL_CASES[case]
+    # small integers: many ties inside each window, where the first maximum must win
+    x = core.tensor(np.random.default_rng(case).integers(-2, 3, shape), dtype=getattr(core, dtype))
+    out = get_operator("max_pool")(x, *geometry)
+    _assert_all_close([out], [_decomposed("max_pool", x, *geometry)], dtype)
+    g = core.randn(tuple(out.shape), dtype=x.dtype)
+    got = get_operator("max_pool_backward")(g, x, *geometry)
+    _assert_all_close([got], [_decomposed("max_pool_backward", g, x, *geometry)], dtype)
+    assert c_calls["max_pool"] == 1 and c_calls["max_pool_backward"] == 1
+
+
+def test_max_pool_kernels_propagate_nan_and_skip_all_minus_inf_windows(c_calls):
+    nan, inf = float("nan"), float("inf")
+    x = core.tensor([[[[1.0, nan, 3.0, nan], [nan, 5.0, -inf, -inf], [0.0, 2.0, -inf, -inf], [2.0, 1.0, -inf, -inf]]]])
+    geometry = ((2, 2), (2, 2), (0, 0), (1, 1), False)
+    out = get_operator("max_pool")(x, *geometry)
+    assert_close(out, core.tensor([[[[nan, nan], [2.0, -inf]]]]), equal_nan=True)
+    grad = get_operator("max_pool_backward")(core.ones(1, 1, 2, 2), x, *geometry)
+    # the first NaN and the first of the tied 2s get the gradient; the all -inf window gives none
+    expected = core.tensor([[[[0.0, 1.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]]])
+    assert_close(grad, expected)
+    assert_close(grad, _decomposed("max_pool_backward", core.ones(1, 1, 2, 2), x, *geometry))
+
+
+def test_conv_and_pool_fall_back_where_c_does_not_apply(c_calls):
+    geometry = ((1, 1, 1), (0, 1, 0), (1, 1, 1), 1)
+    x3, w3 = core.randn(1, 2, 4, 4, 4), core.randn(3, 2, 2, 2, 2)
+    assert_close(get_operator("convolution")(x3, w3, None, *geometry), _decomposed("convolution", x3, w3, None,
+                                                                                   *geometry))
+    xi = core.randint(-5, 5, (2, 3, 6, 6))
+    pool = ((2, 2), (2, 2), (0, 0), (1, 1), False)
+    assert_close(get_operator("max_pool")(xi, *pool), _decomposed("max_pool", xi, *pool))
+    xh, wh = core.randn(1, 2, 5, 5).half(), core.randn(3, 2, 3, 3).half()
+    assert get_operator("convolution")(xh, wh, None, (1, 1), (0, 0), (1, 1), 1).dtype == core.float16
+    empty = core.randn(0, 2, 5, 5)
+    assert get_operator("convolution")(empty, core.randn(3, 2, 3, 3), None, (1, 1), (0, 0), (1, 1), 1).shape \
+        == (0, 3, 3, 3)
+    assert c_calls == dict.fromkeys(_CONV_OPS, 0)
+
+
+def test_conv_and_pool_refuse_out_of_bounds_views_before_c(c_calls):
+    from core_cpu_c.layout import LayoutError
+
+    good = core.rand(1, 1, 4, 4)
+    bad = Tensor._make(good._storage, (1, 1, 4, 8), (32, 32, 8, 1), 0, good.dtype)  # contiguous, past the end
+    with pytest.raises(LayoutError, match="reaches element"):
+        get_operator("convolution")(bad, core.rand(2, 1, 3, 3), None, (1, 1), (0, 0), (1, 1), 1)
+    with pytest.raises(LayoutError, match="reaches element"):
+        get_operator("max_pool")(bad, (2, 2), (2, 2), (0, 0), (1, 1), False)
+    assert c_calls == dict.fromkeys(_CONV_OPS, 0)
+
+
+def test_cnn_gradients_through_the_c_kernels_gradcheck(c_calls):
+    from core.autograd import gradcheck, gradgradcheck
+
+    x = core.randn(2, 4, 7, 6, dtype=core.float64, requires_grad=True)
+    w = core.randn(6, 2, 3, 2, dtype=core.float64, requires_grad=True)
+    b = core.randn(6, dtype=core.float64, requires_grad=True)
+
+    def net(x, w, b):
+        return core.nn.functional.max_pool2d(core.nn.functional.conv2d(x, w, b, (2, 1), 1, (1, 2), 2), 2, 1, 1)
+
+    assert gradcheck(net, (x, w, b))
+    x1, w1 = x[:, :, 0].detach().requires_grad_(), w[:, :, 0].detach().requires_grad_()
+    assert gradgradcheck(lambda x, w: core.nn.functional.conv1d(x, w, None, 2, 1, 1, 2), (x1, w1))
+    assert c_calls["convolution"] and c_calls["convolution_backward"] and c_calls["max_pool_backward"]
+
+
+def test_conv_and_pool_kernels_match_torch(c_calls):
+    torch = pytest.importorskip("torch")
+    import core.nn.functional as F
+
+    rng = np.random.default_rng(0)
+    x, w, b = rng.standard_normal((3, 4, 11, 10)), rng.standard_normal((6, 2, 3, 3)), rng.standard_normal(6)
+    g = rng.standard_normal((3, 6, 5, 8))
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    cx, cw, cb = (core.tensor(a, requires_grad=True) for a in (x, w, b))
+    expected = torch.nn.functional.max_pool2d(torch.nn.functional.conv2d(tx, tw, tb, 2, 1, (1, 2), 2), 2, 1, 1, 1,
+                                              True)
+    out = F.max_pool2d(F.conv2d(cx, cw, cb, 2, 1, (1, 2), 2), 2, 1, 1, 1, True)
+    assert_close(out, core.tensor(expected.detach().numpy()))
+    g = rng.standard_normal(tuple(out.shape))
+    expected.backward(torch.tensor(g))
+    out.backward(core.tensor(g))
+    for mine, theirs in ((cx, tx), (cw, tw), (cb, tb)):
+        assert_close(mine.grad, core.tensor(theirs.grad.numpy()))
+    assert c_calls["convolution_backward"] == 1 and c_calls["max_pool_backward"] == 1

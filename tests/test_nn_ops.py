@@ -3,7 +3,9 @@
 ``linear``, ``convolution``, ``max_pool``, ``avg_pool``, ``layer_norm`` and ``gelu`` are composites: the
 front-end functions (``F.xxx``) check and normalise their arguments, then call the op once. A trace records that
 one call (what an exporter maps to Conv, MaxPool, LayerNormalization...), a backend may register a fused kernel
-for it, and ``layer_norm`` and ``gelu`` have their own derivative formulas (one autograd node).
+for it, and ``convolution``, ``max_pool``, ``layer_norm`` and ``gelu`` have their own derivative formulas (one
+autograd node; convolution's and max_pool's call the composites ``convolution_backward`` and
+``max_pool_backward``).
 """
 
 from __future__ import annotations
@@ -131,11 +133,20 @@ def test_a_backend_kernel_overrides_the_decomposition(device, i):
     assert_close(fn(x), expected)  # the decomposition is back
 
 
-@pytest.mark.parametrize("name,fn", [("layer_norm", lambda x, w: F.layer_norm(x, (8,), w)),
-                                     ("gelu", lambda x, w: F.gelu(x * w))], ids=["layer_norm", "gelu"])
-def test_ops_with_a_derivative_use_the_backend_kernel_under_autograd(device, name, fn):
-    x = _tensor((3, 8), device, requires_grad=True)
-    w = _tensor((8,), device, 1, requires_grad=True)
+_WITH_DERIVATIVE = {
+    "layer_norm": ((3, 8), (8,), lambda x, w: F.layer_norm(x, (8,), w)),
+    "gelu": ((3, 8), (8,), lambda x, w: F.gelu(x * w)),
+    "convolution": ((2, 3, 6, 6), (4, 3, 3, 3), lambda x, w: F.conv2d(x, w, padding=1)),
+    "max_pool": ((2, 3, 6, 6), (6,), lambda x, w: F.max_pool2d(x * w, 2)),
+}
+_NODES = {"layer_norm": "LayerNorm", "gelu": "Gelu", "convolution": "Convolution", "max_pool": "MaxPool"}
+
+
+@pytest.mark.parametrize("name", list(_WITH_DERIVATIVE))
+def test_ops_with_a_derivative_use_the_backend_kernel_under_autograd(device, name):
+    x_shape, w_shape, fn = _WITH_DERIVATIVE[name]
+    x = _tensor(x_shape, device, requires_grad=True)
+    w = _tensor(w_shape, device, 1, requires_grad=True)
     calls = []
 
     def fused(*args):
@@ -144,18 +155,17 @@ def test_ops_with_a_derivative_use_the_backend_kernel_under_autograd(device, nam
 
     with _kernel(name, device, fused):
         out = fn(x, w)
-    assert len(calls) == 1 and out.grad_fn.name().startswith({"layer_norm": "LayerNorm", "gelu": "Gelu"}[name])
+    assert len(calls) == 1 and out.grad_fn.name().startswith(_NODES[name])
     out.sum().backward()
     assert x.grad is not None and w.grad is not None
 
 
 def test_composites_without_a_derivative_differentiate_through_their_parts(device):
     x = _tensor((1, 2, 6, 6), device, requires_grad=True)
-    w = _tensor((3, 2, 3, 3), device, 1, requires_grad=True)
-    out = F.max_pool2d(F.conv2d(x, w, padding=1), 2)
-    assert not out.grad_fn.name().startswith(("MaxPool", "Convolution"))
+    out = F.avg_pool2d(x, 3, 2, 1)
+    assert not out.grad_fn.name().startswith("AvgPool")
     out.sum().backward()
-    assert x.grad.shape == x.shape and w.grad.shape == w.shape
+    assert x.grad.shape == x.shape
 
 
 def _double(shape, device, seed):
@@ -217,3 +227,80 @@ def test_errors_are_raised_before_the_op_runs(device):
         with pytest.raises(RuntimeError, match="pad should be at most half of effective kernel size"):
             F.max_pool1d(x, 2, padding=2)
     assert not calls
+
+
+# -- convolution and max_pool derivatives: one node each, calling convolution_backward / max_pool_backward --------
+_CONV_GRAD_CASES = {  # name: (input shape, weight shape, F.conv kwargs)
+    "conv2d": ((1, 4, 5, 4), (4, 2, 3, 2), {"stride": (2, 1), "padding": 1, "dilation": (1, 2), "groups": 2}),
+    "conv1d-same": ((2, 3, 6), (2, 3, 4), {"padding": "same"}),
+    "conv3d": ((1, 2, 3, 3, 3), (2, 2, 2, 2, 2), {"padding": (0, 1, 0)}),
+}
+
+
+def _conv_fn(x_shape):
+    return {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}[len(x_shape)]
+
+
+@pytest.mark.parametrize("case", list(_CONV_GRAD_CASES))
+def test_convolution_derivative_gradcheck_and_gradgradcheck(device, case):
+    x_shape, w_shape, kwargs = _CONV_GRAD_CASES[case]
+    x, w, b = _double(x_shape, device, 0), _double(w_shape, device, 1), _double(w_shape[:1], device, 2)
+    conv = _conv_fn(x_shape)
+    assert gradcheck(lambda x, w, b: conv(x, w, b, **kwargs), (x, w, b))
+    assert gradgradcheck(lambda x, w: conv(x, w, None, **kwargs), (x, w))
+
+
+@pytest.mark.parametrize("args", [(3, 2, 1, 1, True), (2, 1, 0, 2, False)], ids=["ceil-padded", "dilated"])
+def test_max_pool_derivative_gradcheck_and_gradgradcheck(device, args):
+    core.manual_seed(0)  # distinct values: finite differences are meaningless at ties
+    x = core.randn(1, 2, 7, 6, dtype=core.float64).to(device).requires_grad_()
+    assert gradcheck(lambda x: F.max_pool2d(x, *args), (x,))
+    assert gradgradcheck(lambda x: F.max_pool2d(x, *args), (x,))
+
+
+@pytest.mark.parametrize("case", list(_CONV_GRAD_CASES))
+def test_convolution_backward_matches_autograd_through_the_decomposition(device, case):
+    x_shape, w_shape, kwargs = _CONV_GRAD_CASES[case]
+    x, w, b = (_tensor(s, device, i, requires_grad=True) for i, s in enumerate((x_shape, w_shape, w_shape[:1])))
+    calls = []
+
+    def op_by_op(*args):  # the convolution op, differentiated through its parts
+        calls.append(args)
+        return OPERATORS["convolution"].decomposition(*args)
+
+    out = _conv_fn(x_shape)(x, w, b, **kwargs)
+    g = _tensor(tuple(out.shape), device, 3)
+    with _kernel("convolution", device, op_by_op):
+        expected = core.autograd.grad(_conv_fn(x_shape)(x, w, b, **kwargs), (x, w, b), g)
+    assert len(calls) == 1
+    stride, padding, dilation, groups = calls[0][3:]
+    for mask in [(True, True, True), (False, True, False), (True, False, True)]:
+        got = OPERATORS["convolution_backward"](g, calls[0][0], w, stride, padding, dilation, groups, mask)
+        for wanted, grad, want in zip(mask, got, expected):
+            assert (grad is None) == (not wanted)
+            if wanted:
+                # 'same' pads the input before the op: compare on the op's own (padded) input
+                assert_close(grad if grad.shape == want.shape else grad[..., :want.shape[-1]], want,
+                             rtol=1e-4, atol=1e-5)
+
+
+def test_convolution_backward_is_asked_only_for_the_gradients_needed(device):
+    x, w = _tensor((2, 3, 6, 6), device), _tensor((4, 3, 3, 3), device, 1, requires_grad=True)
+    masks = []
+
+    def spy(*args):
+        masks.append(args[-1])
+        return OPERATORS["convolution_backward"].decomposition(*args)
+
+    with _kernel("convolution_backward", device, spy):
+        F.conv2d(x, w, _tensor((4,), device, 2)).sum().backward()
+    assert masks == [(False, True, False)] and x.grad is None and w.grad.shape == w.shape
+
+
+def test_max_pool_backward_matches_the_gradient_through_the_indices(device):
+    # ties: the first maximum of each window gets the gradient, as through max_pool2d(return_indices=True)
+    x = core.tensor(sample_array((2, 3, 7, 6), "float32", 0).round(), device=device, requires_grad=True)
+    args = (3, 2, 1, 1, True)
+    g = _tensor((2, 3, 4, 4), device, 1)
+    expected = core.autograd.grad(F.max_pool2d(x, *args, return_indices=True)[0], (x,), g)[0]
+    assert_close(core.autograd.grad(F.max_pool2d(x, *args), (x,), g)[0], expected)

@@ -55,6 +55,8 @@ tanh_backward = define("tanh_backward", decomposition=lambda g, y: g * (1 - y * 
                        doc="g * (1 - y * y): the gradient of tanh from its output y")
 sigmoid_backward = define("sigmoid_backward", decomposition=lambda g, y: g * y * (1 - y),
                           doc="g * y * (1 - y): the gradient of sigmoid from its output y")
+relu_backward = define("relu_backward", decomposition=lambda g, x: E.where(E.gt(x, 0), g, 0.0),
+                       doc="where(x > 0, g, 0): the gradient of relu from its input x (0 where x is NaN)")
 
 _UNARY = {
     "exp": lambda ctx, g: g * ctx.output(),
@@ -108,7 +110,7 @@ def _sinc(ctx, g):
 derivative("sgn")(lambda ctx, g: (E.mul(g, 0),))
 
 
-derivative("relu")(lambda ctx, g: (E.where(E.gt(_x(ctx), 0), g, 0.0),))
+derivative("relu")(lambda ctx, g: (relu_backward(g, _x(ctx)),))
 
 
 @derivative("softmax")

@@ -2,13 +2,15 @@
 
 Convolution reads its windows as a view (``Tensor.unfold`` per spatial dim, or a plain reshape when the windows
 tile the input), lays them out as columns and does ONE (batched, grouped) matmul. Transposed convolution and
-``fold`` scatter-add columns into the output plane with a cached index. Max pooling picks each window's argmax
-and gathers it from the input, so the gradient reaches one element per window, as in PyTorch. Resizing with the
-linear modes multiplies by small per-dim interpolation matrices. Index tables and matrices depend only on the
-sizes, so they are built once per geometry and device (plain Python arithmetic) and cached.
+``fold`` add columns back into the output plane with strided adds (col2im). Max pooling's gradient reaches one
+element per window, its first maximum, as in PyTorch. Resizing with the linear modes multiplies by small per-dim
+interpolation matrices. Index tables and matrices depend only on the sizes, so they are built once per geometry
+and device (plain Python arithmetic) and cached.
 
 ``convolution``, ``max_pool`` and ``avg_pool`` are dispatcher ops on batched inputs with normalised tuple arguments
 (one traced node each; a backend may fuse them); the ``F.xxx`` functions check their arguments and call them.
+``convolution`` and ``max_pool`` have derivative formulas (one autograd node each) calling the composites
+``convolution_backward`` and ``max_pool_backward``, which backends may fuse too.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import warnings
 from ... import dtypes as dt, ops
 from ...autograd import is_grad_enabled, no_grad
 from ...dispatch import define
+from ...ops.derivatives import derivative
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
            "unfold", "fold", "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
@@ -86,14 +89,6 @@ def _sizes(values) -> str:
     return " x ".join(map(str, values))
 
 
-def _offsets(sizes, steps) -> list:
-    """Σ i_d * steps[d] for every multi-index i over ``sizes``, in row-major order."""
-    result = [0]
-    for n, step in zip(sizes, steps):
-        result = [r + i * step for r in result for i in range(n)]
-    return result
-
-
 def _row_major(sizes) -> tuple:
     strides, acc = [], 1
     for n in reversed(sizes):
@@ -135,28 +130,28 @@ def _columns(x, kernel, stride, dilation):
     return cols, out
 
 
-@functools.lru_cache(maxsize=128)
-def _col2im_index(grid, padded, kernel, dilation, stride, device):
-    """For column (k, l): its flat position in the padded output plane (k major, block l minor)."""
-    plane = _row_major(padded)
-    kernel_part = _offsets(kernel, [d * p for d, p in zip(dilation, plane)])
-    block_part = _offsets(grid, [s * p for s, p in zip(stride, plane)])
-    return ops.tensor([k + b for k in kernel_part for b in block_part], dtype=dt.int64, device=device)
-
-
 def _col2im(cols, channels, grid, output_size, kernel, dilation, padding, stride):
-    """col2im: sum ``cols (N, C * prod(kernel), prod(grid))`` into ``(N, C, *output_size)``, as ``fold``."""
-    n = cols.shape[0]
+    """col2im: sum ``cols (N, C * prod(kernel), prod(grid))`` into ``(N, C, *output_size)``, as ``fold``.
+
+    One spatial dim at a time, last first, each kernel offset's block is added into a strided run of positions
+    (as unfold's derivative does): sum(kernel) strided adds, no scatter (NumPy runs those element by element).
+    """
+    n, nd = cols.shape[0], len(kernel)
     padded = tuple(max(o + 2 * p, (g - 1) * s + d * (k - 1) + 1)
                    for o, p, g, s, d, k in zip(output_size, padding, grid, stride, dilation, kernel))
-    index = _col2im_index(tuple(grid), padded, tuple(kernel), tuple(dilation), tuple(stride), str(cols.device))
-    plane = ops.zeros((n, channels, _prod(padded)), dtype=cols.dtype, device=cols.device)
-    plane.index_add_(2, index, cols.reshape(n, channels, index.shape[0]))
-    plane = plane.reshape((n, channels) + padded)
+    x = cols.reshape((n, channels) + tuple(kernel) + tuple(grid))  # (N, C, k_0.., g_0.., P_i+1..) as dims fold
+    for i in reversed(range(nd)):
+        axis = 2 + 2 * i  # where dim i's positions sit once its kernel axis (2 + i) is selected away
+        shape = tuple(x.shape[:2 + i]) + tuple(x.shape[3 + i:3 + 2 * i]) + (padded[i],) + tuple(x.shape[4 + 2 * i:])
+        out = ops.zeros(shape, dtype=cols.dtype, device=cols.device)
+        for j in range(kernel[i]):
+            run = slice(j * dilation[i], j * dilation[i] + stride[i] * (grid[i] - 1) + 1, stride[i])
+            out[(slice(None),) * axis + (run,)].add_(x.select(2 + i, j))
+        x = out
     if padded != tuple(output_size):
         crop = tuple(slice(p, p + o) for p, o in zip(padding, output_size))
-        plane = plane[(slice(None), slice(None)) + crop].contiguous()
-    return plane
+        x = x[(slice(None), slice(None)) + crop].contiguous()
+    return x
 
 
 # -- padding ------------------------------------------------------------------------------------------------------
@@ -318,6 +313,44 @@ _convolution_op = define(
         "(N, C, *spatial) input with a (O, C/groups, *kernel) weight; stride, padding (symmetric, zeros) and "
         "dilation are tuples of nd ints (nd = 1, 2 or 3), bias is None or (O,). A composite (im2col and one "
         "matmul) that backends may fuse")
+
+
+def _convolution_backward_parts(grad_output, input, weight, stride, padding, dilation, groups, output_mask):
+    """(grad_input, grad_weight, grad_bias) of :func:`_convolution_parts`, each None where output_mask says so:
+    grad_input scatters ``weightᵀ @ grad_output`` back with col2im, grad_weight is ``grad_output @ im2colᵀ``
+    summed over the batch. Written in Tensor ops, so it is differentiable itself (double backward)."""
+    n, channels, out_channels = input.shape[0], input.shape[1], weight.shape[0]
+    kernel, grid = tuple(weight.shape[2:]), tuple(grad_output.shape[2:])
+    blocks, per_group = _prod(grid), channels // groups * _prod(kernel)
+    g = grad_output.reshape(n, groups, out_channels // groups, blocks)
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        w = weight.reshape(groups, out_channels // groups, per_group).transpose(1, 2)  # (G, C/G*K, O/G)
+        cols = ops.matmul(w, g).reshape(n, channels * _prod(kernel), blocks)
+        grad_input = _col2im(cols, channels, grid, tuple(input.shape[2:]), kernel, dilation, padding, stride)
+    if output_mask[1]:
+        x = _pad_constant(input, [(p, p) for p in padding], 0) if any(padding) else input
+        cols, _ = _columns(x, kernel, stride, dilation)
+        cols = cols.reshape(n, groups, per_group, blocks)
+        grad_weight = ops.matmul(g, cols.transpose(-1, -2)).sum(0).reshape(weight.shape)  # (G, O/G, C/G*K)
+    if output_mask[2]:
+        grad_bias = grad_output.sum((0,) + tuple(range(2, grad_output.dim())))
+    return grad_input, grad_weight, grad_bias
+
+
+convolution_backward = define(
+    "convolution_backward", decomposition=_convolution_backward_parts,
+    doc="convolution_backward(grad_output, input, weight, stride, padding, dilation, groups, output_mask): "
+        "(grad_input, grad_weight, grad_bias) of convolution, each None where the 3-bool output_mask is False. "
+        "A composite (matmul and col2im, differentiable for double backward) that backends may fuse")
+
+
+@derivative("convolution")
+def _convolution_derivative(ctx, g):
+    """One node per convolution: its backward is one op (a fused kernel where the backend has one)."""
+    input, weight, bias = ctx.input(0), ctx.input(1), ctx.args[2]
+    mask = (input.requires_grad, weight.requires_grad, bias is not None and bias.requires_grad)
+    return convolution_backward(g, input, weight, *ctx.args[3:7], mask)
 
 
 def _split_padding(pads) -> tuple:
@@ -516,18 +549,26 @@ def _table_from(per_dim, spatial, device):
     return ops.tensor(table, dtype=dt.int64, device=device)
 
 
+def _window_argmax(candidates, table, lowest):
+    """(flat input-plane position of each window's max (N, C, L), windows holding only ``lowest``) of
+    ``candidates (N, C, L, K)``: the first maximum wins and NaN counts as the maximum, as in PyTorch."""
+    n, c = candidates.shape[0], candidates.shape[1]
+    with no_grad():
+        position = candidates.argmax(-1, keepdim=True)
+        flat = ops.gather(table.expand(n, c, table.shape[0], table.shape[1]), 3, position).reshape(n, c, table.shape[0])
+        # a window that lies wholly in the padding holds only the lowest value, as in PyTorch
+        empty = ops.gather(candidates, 3, position).reshape(n, c, table.shape[0]) == lowest
+    return flat, empty
+
+
 def _gather_max(x, candidates, table, out, return_indices: bool):
     """Max over ``candidates (N, C, L, K)``; with gradients or indices, gather it from ``x`` at its argmax."""
     n, c = x.shape[0], x.shape[1]
     if not return_indices and not _needs_grad(x):
         return candidates.amax(-1).reshape((n, c) + out), None
-    with no_grad():
-        position = candidates.argmax(-1, keepdim=True)
-        flat = ops.gather(table.expand(n, c, table.shape[0], table.shape[1]), 3, position).reshape(n, c, table.shape[0])
+    lowest = _lowest(x.dtype)
+    flat, empty = _window_argmax(candidates, table, lowest)
     values = ops.gather(x.reshape(n, c, _prod(x.shape[2:])), 2, flat)  # the gradient reaches one element per window
-    with no_grad():  # a window that lies wholly in the padding holds only the lowest value, as in PyTorch
-        lowest = _lowest(x.dtype)
-        empty = (candidates.amax(-1) == lowest).reshape(n, c, table.shape[0])
     values = ops.where(empty, lowest, values) if bool(empty.any()) else values
     return values.reshape((n, c) + out), flat.reshape((n, c) + out)
 
@@ -549,19 +590,24 @@ def _pool_out(x, kernel, stride, padding, dilation, ceil_mode) -> tuple:
                  for n, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation))
 
 
-def _max_pool_parts(x, kernel, stride, padding, dilation, out, return_indices: bool):
-    """(values, indices or None) of a max pool over the batched ``x`` with checked geometry."""
+def _max_pool_candidates(x, kernel, stride, padding, dilation, ceil_mode):
+    """(windows as ``(N, C, L, K)`` candidates padded with the lowest value, out sizes) of a max pool."""
+    out = _pool_out(x, kernel, stride, padding, dilation, ceil_mode)
     windows = _pool_windows(x, kernel, stride, padding, dilation, out, _lowest(x.dtype))
-    candidates = windows.reshape(x.shape[0], x.shape[1], _prod(out), _prod(kernel))
-    table = None
-    if return_indices or _needs_grad(x):
-        table = _window_table(tuple(x.shape[2:]), kernel, stride, padding, dilation, out, str(x.device))
-    return _gather_max(x, candidates, table, out, return_indices)
+    return windows.reshape(x.shape[0], x.shape[1], _prod(out), _prod(kernel)), out
+
+
+def _max_pool_with_indices(x, kernel, stride, padding, dilation, ceil_mode):
+    """(values, indices) of a max pool over the batched ``x`` with checked geometry (op by op under autograd)."""
+    candidates, out = _max_pool_candidates(x, kernel, stride, padding, dilation, ceil_mode)
+    table = _window_table(tuple(x.shape[2:]), kernel, stride, padding, dilation, out, str(x.device))
+    return _gather_max(x, candidates, table, out, True)
 
 
 def _max_pool_values(input, kernel_size, stride, padding, dilation, ceil_mode):
-    out = _pool_out(input, kernel_size, stride, padding, dilation, ceil_mode)
-    return _max_pool_parts(input, kernel_size, stride, padding, dilation, out, False)[0]
+    # max_pool has its own derivative: this runs without autograd, so no argmax is needed
+    candidates, out = _max_pool_candidates(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return candidates.amax(-1).reshape(tuple(input.shape[:2]) + out)
 
 
 _max_pool_op = define(
@@ -571,15 +617,42 @@ _max_pool_op = define(
         "ints (nd = 1, 2 or 3). Values only (the indices variant is not an op). A composite that backends may fuse")
 
 
+def _max_pool_backward_parts(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode):
+    """Each window's gradient added to its argmax in the input (none for windows wholly in the padding); a
+    scatter-add, so it is differentiable in grad_output (double backward)."""
+    n, c = input.shape[0], input.shape[1]
+    with no_grad():
+        candidates, out = _max_pool_candidates(input, kernel_size, stride, padding, dilation, ceil_mode)
+    table = _window_table(tuple(input.shape[2:]), kernel_size, stride, padding, dilation, out, str(input.device))
+    flat, empty = _window_argmax(candidates, table, _lowest(input.dtype))
+    g = grad_output.reshape(n, c, _prod(out))
+    g = ops.where(empty, 0, g) if bool(empty.any()) else g
+    grad = ops.zeros((n, c, _prod(input.shape[2:])), dtype=grad_output.dtype, device=grad_output.device)
+    return ops.scatter_add(grad, 2, flat, g).reshape(input.shape)
+
+
+max_pool_backward = define(
+    "max_pool_backward", decomposition=_max_pool_backward_parts,
+    doc="max_pool_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode): the gradient "
+        "of max_pool, each window's grad_output added to the input position of its first maximum (NaN counts as "
+        "the maximum). A composite (argmax and scatter-add) that backends may fuse")
+
+
+@derivative("max_pool")
+def _max_pool_derivative(ctx, g):
+    """One node per max pool; the argmax is recomputed from the input rather than saved."""
+    return (max_pool_backward(g, ctx.input(0), *ctx.args[1:6]),)
+
+
 def _max_pool(op, nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     x, batched = _batch(input, nd, lambda: f"{op}: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch "
                                            f"size for input, but got:{list(input.shape)}" if nd == 1 else
                         f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input")
-    kernel, stride, padding, dilation, out = _pool_geometry(op, nd, x, kernel_size, stride, padding, dilation,
-                                                            ceil_mode)
+    kernel, stride, padding, dilation, _ = _pool_geometry(op, nd, x, kernel_size, stride, padding, dilation,
+                                                          ceil_mode)
     if not return_indices:
         return _unbatch(_max_pool_op(x, kernel, stride, padding, dilation, bool(ceil_mode)), batched)
-    values, indices = _max_pool_parts(x, kernel, stride, padding, dilation, out, True)
+    values, indices = _max_pool_with_indices(x, kernel, stride, padding, dilation, bool(ceil_mode))
     return _unbatch(values, batched), _unbatch(indices, batched)
 
 

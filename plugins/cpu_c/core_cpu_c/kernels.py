@@ -126,7 +126,8 @@ def _relu(ctx: _Context, base):
 
 
 def _activation_backward(ctx: _Context, op: str, base):
-    """tanh_backward(g, y) / sigmoid_backward(g, y): composites with optional kernels (no spec)."""
+    """tanh_backward(g, y) / sigmoid_backward(g, y) / relu_backward(g, x): composites with optional kernels (no
+    spec)."""
     entries = _entries(ctx, op)
 
     def kernel(g, y):
@@ -289,7 +290,7 @@ def build_kernels(ffi, lib, key: int, bool_dtype, base_kernels: dict, min_numel:
             continue
         if op == "relu":
             kernels[op] = _relu(ctx, base)
-        elif op in ("tanh_backward", "sigmoid_backward"):
+        elif op in ("tanh_backward", "sigmoid_backward", "relu_backward"):
             kernels[op] = _activation_backward(ctx, op, base)
         elif arity == 1:
             kernels[op] = _unary(ctx, op, base)

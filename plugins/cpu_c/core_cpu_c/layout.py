@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Operand", "operand", "collapse", "LayoutError"]
+__all__ = ["Operand", "operand", "collapse", "pointer", "LayoutError"]
 
 
 class LayoutError(RuntimeError):
@@ -44,6 +44,12 @@ def check_bounds(op: str, t) -> None:
     if t._offset < 0 or (last + 1) * itemsize > min(storage.nbytes, data_bytes):
         raise LayoutError(f"{op}: view of shape {tuple(t._shape)}, strides {tuple(t._stride)}, offset {t._offset} "
                           f"reaches element {last} of a storage of {storage.nbytes} bytes ({t.dtype.name})")
+
+
+def pointer(ffi, op: str, t):
+    """A C pointer to the first element of tensor ``t``, after checking that its view lies inside its storage."""
+    check_bounds(op, t)
+    return ffi.from_buffer(t._storage.data) + t._offset * t.dtype.itemsize
 
 
 def operand(op: str, x, dtype, shape: tuple, contiguous: tuple, n: int):

@@ -7,7 +7,7 @@ state, aliasing) runs the op's decomposition, which has the same numerics.
 
 from __future__ import annotations
 
-from .layout import check_bounds
+from .layout import pointer
 
 __all__ = ["build_optim_kernels"]
 
@@ -28,8 +28,7 @@ def _dense_and_distinct(tensors) -> bool:
 
 
 def _pointer(ffi, t):
-    check_bounds("optimizer update", t)
-    return ffi.from_buffer(t._storage.data) + t._offset * t.dtype.itemsize
+    return pointer(ffi, "optimizer update", t)
 
 
 def build_optim_kernels(ffi, lib, base: dict) -> dict:

@@ -59,5 +59,9 @@ def register_kernels(register, backend):
 
     kernels.update(build_optim_kernels(ffi, lib, {name: get_operator(name).decomposition
                                                   for name in ("sgd_update_", "adam_update_")}))
+    from .conv import CONV_OPS, build_conv_kernels
+
+    kernels.update(build_conv_kernels(ffi, lib, key.mask, {
+        name: get_operator(name).kernels.get(key.bit) or get_operator(name).decomposition for name in CONV_OPS}))
     for name, fn in kernels.items():
         register(name, fn)

@@ -20,11 +20,13 @@ UNARY_OPS = ("neg", "abs", "exp", "exp2", "expm1", "log", "log2", "log10", "log1
              "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf",
              "erfc", "reciprocal", "floor", "ceil", "trunc", "round", "square", "positive", "relu")
 BINARY_OPS = ("add", "sub", "mul", "div", "maximum", "minimum", "pow", "atan2", "eq", "ne", "lt", "le", "gt", "ge",
-              "tanh_backward", "sigmoid_backward")
+              "tanh_backward", "sigmoid_backward", "relu_backward")
 COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
 DTYPES = ("float32", "float64")
 # relu keeps NaN (torch.relu(nan) is nan), which the shared table's expression does not.
 RELU_EXPRESSION = "((a > 0 || a != a) ? a : ({T})0)"
+# relu_backward(g, x) (core composite, relu's derivative) has no expression in core.codegen's table: spelled here
+_OWN_EXPRESSIONS = {"relu": RELU_EXPRESSION, "relu_backward": "(b > 0 ? a : ({T})0)"}
 KERNEL_OPS = {name: 1 for name in UNARY_OPS} | {name: 2 for name in BINARY_OPS}
 
 
@@ -40,8 +42,7 @@ class CpuRenderer(CRenderer):
         """(C source, prototypes) of ``op``'s two kernels for inputs of ``dtype``."""
         arity = KERNEL_OPS[op]
         out_dtype = "bool" if op in COMPARISONS else dtype
-        template = RELU_EXPRESSION if op == "relu" else None
-        expr = self.expand(template or _expression(op), dtype)
+        expr = self.expand(_OWN_EXPRESSIONS.get(op) or _expression(op), dtype)
         T, O = self.type_name(dtype), self.type_name(out_dtype)
         names = "ab"[:arity]
         prefix = kernel_name(op, dtype)

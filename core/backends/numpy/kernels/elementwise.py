@@ -160,7 +160,8 @@ def clamp(spec, input, min=None, max=None):
 
 
 def _activation_backward(fn):
-    """Fused kernels of the composites tanh_backward / sigmoid_backward (no meta: they get (g, y))."""
+    """Fused kernels of the composites tanh_backward / sigmoid_backward / relu_backward (no meta: they get (g, y)
+    or (g, x))."""
 
     def kernel(g, y):
         cd = compute_np(g.dtype)
@@ -192,5 +193,6 @@ KERNELS["softmax"] = _softmax_kernel(False)
 KERNELS["log_softmax"] = _softmax_kernel(True)
 KERNELS["relu"] = lambda x: wrap(np.maximum(operand(x, x.dtype.numpy), 0), x.dtype)  # composite: no spec
 KERNELS["sigmoid_backward"] = _activation_backward(lambda g, y: g * y * (1 - y))
+KERNELS["relu_backward"] = _activation_backward(lambda g, x: np.where(x > 0, g, 0))
 KERNELS.update({name: _binary_kernel(fn) for name, fn in BINARY.items()})
 KERNELS.update(add=add, sub=sub, where=where, clamp=clamp)

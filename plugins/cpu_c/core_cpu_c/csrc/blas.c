@@ -1,19 +1,7 @@
-/* Batched GEMM through OpenBLAS (scipy-openblas32's prefixed CBLAS), and the shared thread count.
-
-The OpenBLAS symbols are resolved at load time from libscipy_openblas.so, which
-core_cpu_c preloads with RTLD_GLOBAL: the extension is not linked against it
-(an rpath into pip's temporary build environment would dangle). */
+/* Batched GEMM through OpenBLAS (scipy-openblas32's prefixed CBLAS, see cblas.h), and the shared thread count. */
+#include "cblas.h"
 #include "kernels.h"
 #include "omp_compat.h"
-
-enum { CBLAS_ROW_MAJOR = 101, CBLAS_NO_TRANS = 111, CBLAS_TRANS = 112 };
-
-void scipy_cblas_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha, const float* a, int lda,
-                       const float* b, int ldb, float beta, float* c, int ldc);
-void scipy_cblas_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha, const double* a, int lda,
-                       const double* b, int ldb, double beta, double* c, int ldc);
-void scipy_openblas_set_num_threads(int n);
-int scipy_openblas_get_num_threads(void);
 
 /* C[i] = A[i] @ B[i] for every batch i; operands given by element offsets from their bases (validated in Python).
    ta/tb: 1 = the operand is stored transposed (column-major), so BLAS reads it with a transpose flag, no copy. */

@@ -4793,3 +4793,107 @@ void ccc_sigmoid_backward_float64_strided(long long n, int ndim, const long long
         }
     }
 }
+void ccc_relu_backward_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    float* restrict out = (float*)out_base + out_off;
+    const float* restrict in_a = (const float*)a_base + a_off;
+    const float* restrict in_b = (const float*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = in_a[i]; float b = in_b[i]; out[i] = (float)((b > 0 ? a : (float)0));
+    }
+}
+void ccc_relu_backward_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    float* restrict out = (float*)out_base;
+    const float* restrict in_a = (const float*)a_base;
+    const float* restrict in_b = (const float*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)((b > 0 ? a : (float)0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)((b > 0 ? a : (float)0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_relu_backward_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    double* restrict out = (double*)out_base + out_off;
+    const double* restrict in_a = (const double*)a_base + a_off;
+    const double* restrict in_b = (const double*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        double a = in_a[i]; double b = in_b[i]; out[i] = (double)((b > 0 ? a : (double)0));
+    }
+}
+void ccc_relu_backward_float64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    double* restrict out = (double*)out_base;
+    const double* restrict in_a = (const double*)a_base;
+    const double* restrict in_b = (const double*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)((b > 0 ? a : (double)0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)((b > 0 ? a : (double)0));
+                }
+            }
+            i += len;
+        }
+    }
+}

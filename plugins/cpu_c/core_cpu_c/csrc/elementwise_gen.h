@@ -199,3 +199,7 @@ void ccc_sigmoid_backward_float32_contig(long long n, void* out_base, long long 
 void ccc_sigmoid_backward_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base);
 void ccc_sigmoid_backward_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off);
 void ccc_sigmoid_backward_float64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base);
+void ccc_relu_backward_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off);
+void ccc_relu_backward_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base);
+void ccc_relu_backward_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off);
+void ccc_relu_backward_float64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base);

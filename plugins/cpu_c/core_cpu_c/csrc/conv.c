@@ -1,0 +1,377 @@
+/* 2-D convolution (im2col + OpenBLAS GEMM per image, col2im for the input gradient) and direct max pooling.
+
+Geometry and operands are validated in Python (conv.py): dense buffers of the sizes in the geometry struct.
+Weight (O, C/G, KH, KW) is read per group g as the (O/G) x (C/G * KH * KW) matrix W_g; the im2col matrix of
+one image has one row per (channel, kernel offset), channel major, and one column per output position, so group
+g's rows are one contiguous block. A 1x1 kernel with stride 1 and no padding uses the image itself as that matrix.
+
+Threads: OpenBLAS runs a GEMM of at most BLAS_SINGLE_THREAD_MNK multiply-adds on one thread. When the per-image
+GEMMs are that small, images are spread over the OpenMP threads (each with its own scratch and, for the weight
+and bias gradients, its own accumulators, summed in thread order afterwards: deterministic for a given thread
+count); larger ones run image by image, OpenBLAS threading each GEMM and OpenMP the im2col/col2im loops, so the
+two thread pools never nest. Max pooling runs one (sample, channel) plane per iteration, like PyTorch's kernel:
+the first maximum of a window wins and NaN counts as the maximum (the first NaN); as in the decomposition, a
+window holding nothing above -inf (e.g. wholly in the padding) gets no gradient. */
+#define _POSIX_C_SOURCE 200112L
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cblas.h"
+#include "conv.h"
+#include "omp_compat.h"
+
+#define BLAS_SINGLE_THREAD_MNK 262144.0 /* OpenBLAS interface/gemm.c: SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD */
+#define PARALLEL_MIN 32768LL /* elements below which a loop stays on one thread, as for the elementwise kernels */
+
+/* A 64-byte aligned buffer of count elements of size bytes (zeroed when asked), or NULL. */
+static void* scratch(long long count, size_t size, int zeroed) {
+    size_t bytes = ((size_t)(count > 0 ? count : 1) * size + 63) / 64 * 64;
+    void* p = NULL;
+    if (posix_memalign(&p, 64, bytes) != 0) return NULL;
+    if (zeroed) memset(p, 0, bytes);
+    return p;
+}
+
+/* [lo, hi): the k in [0, count) whose position start + k * step lies in [0, size). Used for the output columns
+   an im2col row reads from the input, and for the kernel offsets of a pooling window inside the input. */
+static void span(long long start, long long step, long long size, long long count, long long* lo, long long* hi) {
+    long long first = start >= 0 ? 0 : (-start + step - 1) / step;
+    long long end = size - start <= 0 ? 0 : (size - start + step - 1) / step;
+    *lo = first < count ? first : count;
+    *hi = end < count ? end : count;
+    if (*hi < *lo) *hi = *lo;
+}
+
+static int pointwise(const ccc_conv2d* g) {
+    return g->kernel_h == 1 && g->kernel_w == 1 && g->stride_h == 1 && g->stride_w == 1 && g->pad_h == 0 &&
+           g->pad_w == 0;
+}
+
+static int images_in_parallel(const ccc_conv2d* g) {
+    double k = (double)(g->channels / g->groups) * g->kernel_h * g->kernel_w;
+    double mnk = (double)(g->out_channels / g->groups) * g->out_h * g->out_w * k;
+    return g->batch > 1 && omp_get_max_threads() > 1 && mnk <= BLAS_SINGLE_THREAD_MNK;
+}
+
+/* im2col of channels [c_lo, c_hi) of one image x (C, H, W) into cols (C * KH * KW, OH * OW), zeros for padding.
+   col2im: the reverse, zeroing those channels of grad_x and adding each column entry into them. */
+#define DEFINE_IM2COL(T, N)                                                                                            \
+    static void im2col_##N(const ccc_conv2d* g, const T* x, T* cols, long long c_lo, long long c_hi) {                 \
+        const long long H = g->height, W = g->width, OH = g->out_h, OW = g->out_w, L = OH * OW, sw = g->stride_w;      \
+        for (long long c = c_lo; c < c_hi; c++)                                                                        \
+            for (long long i = 0; i < g->kernel_h; i++)                                                                \
+                for (long long j = 0; j < g->kernel_w; j++) {                                                          \
+                    T* row = cols + ((c * g->kernel_h + i) * g->kernel_w + j) * L;                                     \
+                    const long long dw = j * g->dilation_w - g->pad_w;                                                 \
+                    long long lo, hi;                                                                                  \
+                    span(dw, sw, W, OW, &lo, &hi);                                                                     \
+                    for (long long oh = 0; oh < OH; oh++) {                                                            \
+                        T* dst = row + oh * OW;                                                                        \
+                        const long long ih = oh * g->stride_h + i * g->dilation_h - g->pad_h;                          \
+                        if (ih < 0 || ih >= H) {                                                                       \
+                            for (long long ow = 0; ow < OW; ow++) dst[ow] = 0;                                         \
+                            continue;                                                                                  \
+                        }                                                                                              \
+                        /* plain loops, not memcpy: rows are short, a libc call per row costs more than a copy */      \
+                        const T* src = x + (c * H + ih) * W;                                                           \
+                        for (long long ow = 0; ow < lo; ow++) dst[ow] = 0;                                             \
+                        if (sw == 1)                                                                                   \
+                            for (long long ow = lo; ow < hi; ow++) dst[ow] = src[ow + dw];                             \
+                        else                                                                                           \
+                            for (long long ow = lo; ow < hi; ow++) dst[ow] = src[ow * sw + dw];                        \
+                        for (long long ow = hi; ow < OW; ow++) dst[ow] = 0;                                            \
+                    }                                                                                                  \
+                }                                                                                                      \
+    }                                                                                                                  \
+    static void col2im_##N(const ccc_conv2d* g, const T* cols, T* grad_x, long long c_lo, long long c_hi) {            \
+        const long long H = g->height, W = g->width, OH = g->out_h, OW = g->out_w, L = OH * OW, sw = g->stride_w;      \
+        memset(grad_x + c_lo * H * W, 0, (size_t)((c_hi - c_lo) * H * W) * sizeof(T));                                 \
+        for (long long c = c_lo; c < c_hi; c++)                                                                        \
+            for (long long i = 0; i < g->kernel_h; i++)                                                                \
+                for (long long j = 0; j < g->kernel_w; j++) {                                                          \
+                    const T* row = cols + ((c * g->kernel_h + i) * g->kernel_w + j) * L;                               \
+                    const long long dw = j * g->dilation_w - g->pad_w;                                                 \
+                    long long lo, hi;                                                                                  \
+                    span(dw, sw, W, OW, &lo, &hi);                                                                     \
+                    for (long long oh = 0; oh < OH; oh++) {                                                            \
+                        const long long ih = oh * g->stride_h + i * g->dilation_h - g->pad_h;                          \
+                        if (ih < 0 || ih >= H) continue;                                                               \
+                        T* dst = grad_x + (c * H + ih) * W;                                                            \
+                        const T* src = row + oh * OW;                                                                  \
+                        for (long long ow = lo; ow < hi; ow++) dst[ow * sw + dw] += src[ow];                           \
+                    }                                                                                                  \
+                }                                                                                                      \
+    }                                                                                                                  \
+    /* im2col / col2im of a whole image, over the OpenMP threads (used when images run one after another) */           \
+    static void im2col_threads_##N(const ccc_conv2d* g, const T* x, T* cols) {                                         \
+        const long long C = g->channels, size = C * g->kernel_h * g->kernel_w * g->out_h * g->out_w;                   \
+        _Pragma("omp parallel for schedule(static) if(size >= PARALLEL_MIN)")                                          \
+        for (long long c = 0; c < C; c++) im2col_##N(g, x, cols, c, c + 1);                                            \
+    }                                                                                                                  \
+    static void col2im_threads_##N(const ccc_conv2d* g, const T* cols, T* grad_x) {                                    \
+        const long long C = g->channels, size = C * g->kernel_h * g->kernel_w * g->out_h * g->out_w;                   \
+        _Pragma("omp parallel for schedule(static) if(size >= PARALLEL_MIN)")                                          \
+        for (long long c = 0; c < C; c++) col2im_##N(g, cols, grad_x, c, c + 1);                                       \
+    }
+
+/* One image's forward (cols is its im2col matrix, already filled), its weight and bias gradient contributions
+   (added into acc_w (O, C/G * K) and the double acc_b (O)), and its input gradient (through cols as scratch,
+   or straight into grad_x when pointwise). */
+#define DEFINE_CONV_IMAGE(T, N, GEMM)                                                                                  \
+    static void forward_image_##N(const ccc_conv2d* g, const T* cols, const T* w, const T* bias, T* out) {             \
+        const long long L = g->out_h * g->out_w, G = g->groups, Og = g->out_channels / G;                              \
+        const long long CKg = g->channels / G * g->kernel_h * g->kernel_w;                                             \
+        if (bias)                                                                                                      \
+            for (long long o = 0; o < g->out_channels; o++)                                                            \
+                for (long long l = 0; l < L; l++) out[o * L + l] = bias[o];                                            \
+        for (long long k = 0; k < G; k++)                                                                              \
+            GEMM(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_NO_TRANS, (int)Og, (int)L, (int)CKg, 1, w + k * Og * CKg,      \
+                 (int)CKg, cols + k * CKg * L, (int)L, bias ? 1 : 0, out + k * Og * L, (int)L);                        \
+    }                                                                                                                  \
+    static void weight_grad_image_##N(const ccc_conv2d* g, const T* grad_out, const T* cols, T* acc_w, T beta) {       \
+        const long long L = g->out_h * g->out_w, G = g->groups, Og = g->out_channels / G;                              \
+        const long long CKg = g->channels / G * g->kernel_h * g->kernel_w;                                             \
+        for (long long k = 0; k < G; k++)                                                                              \
+            GEMM(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_TRANS, (int)Og, (int)CKg, (int)L, 1, grad_out + k * Og * L,    \
+                 (int)L, cols + k * CKg * L, (int)L, beta, acc_w + k * Og * CKg, (int)CKg);                            \
+    }                                                                                                                  \
+    static void bias_grad_image_##N(const ccc_conv2d* g, const T* grad_out, double* acc_b) {                           \
+        const long long L = g->out_h * g->out_w;                                                                       \
+        for (long long o = 0; o < g->out_channels; o++) {                                                              \
+            double s = 0;                                                                                              \
+            for (long long l = 0; l < L; l++) s += grad_out[o * L + l];                                                \
+            acc_b[o] += s;                                                                                             \
+        }                                                                                                              \
+    }                                                                                                                  \
+    /* cols = W_g^T @ grad_out_g per group: the columns col2im sums into the input gradient */                         \
+    static void input_cols_image_##N(const ccc_conv2d* g, const T* grad_out, const T* w, T* cols) {                    \
+        const long long L = g->out_h * g->out_w, G = g->groups, Og = g->out_channels / G;                              \
+        const long long CKg = g->channels / G * g->kernel_h * g->kernel_w;                                             \
+        for (long long k = 0; k < G; k++)                                                                              \
+            GEMM(CBLAS_ROW_MAJOR, CBLAS_TRANS, CBLAS_NO_TRANS, (int)CKg, (int)L, (int)Og, 1, w + k * Og * CKg,         \
+                 (int)CKg, grad_out + k * Og * L, (int)L, 0, cols + k * CKg * L, (int)L);                              \
+    }
+
+#define DEFINE_CONV(T, N)                                                                                              \
+    int ccc_conv2d_##N(const ccc_conv2d* g, const void* x_, const void* w_, const void* bias_, void* out_) {           \
+        const T *x = (const T*)x_, *w = (const T*)w_, *bias = (const T*)bias_;                                         \
+        T* out = (T*)out_;                                                                                             \
+        const long long in_size = g->channels * g->height * g->width, L = g->out_h * g->out_w;                         \
+        const long long out_size = g->out_channels * L, cols_size = g->channels * g->kernel_h * g->kernel_w * L;       \
+        const int direct = pointwise(g);                                                                               \
+        int failed = 0;                                                                                                \
+        if (images_in_parallel(g)) {                                                                                   \
+            _Pragma("omp parallel") {                                                                                  \
+                T* cols = direct ? NULL : (T*)scratch(cols_size, sizeof(T), 0);                                        \
+                if (!direct && !cols) {                                                                                \
+                    _Pragma("omp atomic write") failed = 1;                                                            \
+                }                                                                                                      \
+                _Pragma("omp for schedule(static)") for (long long n = 0; n < g->batch; n++) {                         \
+                    if (!direct && !cols) continue;                                                                    \
+                    if (!direct) im2col_##N(g, x + n * in_size, cols, 0, g->channels);                                 \
+                    forward_image_##N(g, direct ? x + n * in_size : cols, w, bias, out + n * out_size);                \
+                }                                                                                                      \
+                free(cols);                                                                                            \
+            }                                                                                                          \
+            return failed ? -1 : 0;                                                                                    \
+        }                                                                                                              \
+        T* cols = direct ? NULL : (T*)scratch(cols_size, sizeof(T), 0);                                                \
+        if (!direct && !cols) return -1;                                                                               \
+        for (long long n = 0; n < g->batch; n++) {                                                                     \
+            if (!direct) im2col_threads_##N(g, x + n * in_size, cols);                                                 \
+            forward_image_##N(g, direct ? x + n * in_size : cols, w, bias, out + n * out_size);                        \
+        }                                                                                                              \
+        free(cols);                                                                                                    \
+        return 0;                                                                                                      \
+    }
+
+/* The backward of one image with the given scratch/accumulators: weight then input gradient (cols is reused). */
+#define DEFINE_CONV_BACKWARD(T, N)                                                                                     \
+    static void backward_image_##N(const ccc_conv2d* g, const T* grad_out, const T* x, const T* w, T* grad_x,          \
+                                   T* acc_w, T beta_w, double* acc_b, T* cols, int threaded) {                         \
+        if (acc_w) {                                                                                                   \
+            if (cols) (threaded ? im2col_threads_##N(g, x, cols) : im2col_##N(g, x, cols, 0, g->channels));            \
+            weight_grad_image_##N(g, grad_out, cols ? cols : x, acc_w, beta_w);                                        \
+        }                                                                                                              \
+        if (acc_b) bias_grad_image_##N(g, grad_out, acc_b);                                                            \
+        if (grad_x) {                                                                                                  \
+            input_cols_image_##N(g, grad_out, w, cols ? cols : grad_x);                                                \
+            if (cols) (threaded ? col2im_threads_##N(g, cols, grad_x) : col2im_##N(g, cols, grad_x, 0, g->channels));  \
+        }                                                                                                              \
+    }                                                                                                                  \
+    int ccc_conv2d_backward_##N(const ccc_conv2d* g, const void* grad_out_, const void* x_, const void* w_,            \
+                                void* grad_x_, void* grad_w_, void* grad_b_) {                                         \
+        const T *grad_out = (const T*)grad_out_, *x = (const T*)x_, *w = (const T*)w_;                                 \
+        T *grad_x = (T*)grad_x_, *grad_w = (T*)grad_w_, *grad_b = (T*)grad_b_;                                         \
+        const long long in_size = g->channels * g->height * g->width, L = g->out_h * g->out_w;                         \
+        const long long out_size = g->out_channels * L, cols_size = g->channels * g->kernel_h * g->kernel_w * L;       \
+        const long long w_size = g->out_channels * (g->channels / g->groups) * g->kernel_h * g->kernel_w;              \
+        const long long O = g->out_channels;                                                                           \
+        const int use_cols = !pointwise(g) && (grad_x || grad_w);                                                      \
+        int failed = 0;                                                                                                \
+        if (images_in_parallel(g)) {                                                                                   \
+            const int threads = omp_get_max_threads();                                                                 \
+            T** acc_w = (T**)calloc((size_t)threads, sizeof(T*));                                                      \
+            double** acc_b = (double**)calloc((size_t)threads, sizeof(double*));                                       \
+            if (!acc_w || !acc_b) {                                                                                    \
+                free(acc_w);                                                                                           \
+                free(acc_b);                                                                                           \
+                return -1;                                                                                             \
+            }                                                                                                          \
+            _Pragma("omp parallel num_threads(threads)") {                                                             \
+                const int t = omp_get_thread_num();                                                                    \
+                T* cols = use_cols ? (T*)scratch(cols_size, sizeof(T), 0) : NULL;                                      \
+                if (grad_w) acc_w[t] = (T*)scratch(w_size, sizeof(T), 1);                                              \
+                if (grad_b) acc_b[t] = (double*)scratch(O, sizeof(double), 1);                                         \
+                const int ok = (!use_cols || cols) && (!grad_w || acc_w[t]) && (!grad_b || acc_b[t]);                  \
+                if (!ok) {                                                                                             \
+                    _Pragma("omp atomic write") failed = 1;                                                            \
+                }                                                                                                      \
+                _Pragma("omp for schedule(static)") for (long long n = 0; n < g->batch; n++) {                         \
+                    if (ok)                                                                                            \
+                        backward_image_##N(g, grad_out + n * out_size, x + n * in_size, w,                             \
+                                           grad_x ? grad_x + n * in_size : NULL, grad_w ? acc_w[t] : NULL, 1,          \
+                                           grad_b ? acc_b[t] : NULL, cols, 0);                                         \
+                }                                                                                                      \
+                free(cols);                                                                                            \
+            }                                                                                                          \
+            if (!failed && grad_w) {                                                                                   \
+                memset(grad_w, 0, (size_t)w_size * sizeof(T));                                                         \
+                for (int t = 0; t < threads; t++)                                                                      \
+                    if (acc_w[t])                                                                                      \
+                        for (long long i = 0; i < w_size; i++) grad_w[i] += acc_w[t][i];                               \
+            }                                                                                                          \
+            if (!failed && grad_b)                                                                                     \
+                for (long long o = 0; o < O; o++) {                                                                    \
+                    double s = 0;                                                                                      \
+                    for (int t = 0; t < threads; t++) s += acc_b[t] ? acc_b[t][o] : 0;                                 \
+                    grad_b[o] = (T)s;                                                                                  \
+                }                                                                                                      \
+            for (int t = 0; t < threads; t++) free(acc_w[t]), free(acc_b[t]);                                          \
+            free(acc_w);                                                                                               \
+            free(acc_b);                                                                                               \
+            return failed ? -1 : 0;                                                                                    \
+        }                                                                                                              \
+        T* cols = use_cols ? (T*)scratch(cols_size, sizeof(T), 0) : NULL;                                              \
+        double* sums = grad_b ? (double*)scratch(O, sizeof(double), 1) : NULL;                                         \
+        if ((use_cols && !cols) || (grad_b && !sums)) failed = 1;                                                      \
+        for (long long n = 0; n < g->batch && !failed; n++)                                                            \
+            backward_image_##N(g, grad_out + n * out_size, x + n * in_size, w, grad_x ? grad_x + n * in_size : NULL,   \
+                               grad_w, n ? 1 : 0, sums, cols, 1);                                                      \
+        for (long long o = 0; !failed && grad_b && o < O; o++) grad_b[o] = (T)sums[o];                                 \
+        free(cols);                                                                                                    \
+        free(sums);                                                                                                    \
+        return failed ? -1 : 0;                                                                                        \
+    }
+
+/* span() of each of the out windows along one dim, as (lo, hi) pairs; NULL when out of memory. */
+static long long* window_spans(long long out, long long stride, long long pad, long long dilation, long long size,
+                               long long kernel) {
+    long long* spans = (long long*)malloc((size_t)(2 * out) * sizeof(long long));
+    if (!spans) return NULL;
+    for (long long w = 0; w < out; w++)
+        span(w * stride - pad, dilation, size, kernel, &spans[2 * w], &spans[2 * w + 1]);
+    return spans;
+}
+
+/* One pooling window: flat input position of its (0, 0) offset, steps between offsets, valid offset ranges. */
+typedef struct {
+    long long origin, row_step, col_step, i_lo, i_hi, j_lo, j_hi;
+} window;
+
+static inline window window_at(const ccc_pool2d* g, const long long* rows, const long long* cols, long long oh,
+                               long long ow) {
+    window w = {(oh * g->stride_h - g->pad_h) * g->width + ow * g->stride_w - g->pad_w, g->dilation_h * g->width,
+                g->dilation_w, rows[2 * oh], rows[2 * oh + 1], cols[2 * ow], cols[2 * ow + 1]};
+    return w;
+}
+
+/* Max pooling over each (N * C) plane. On random data a branch per element mispredicts about once per window,
+   so both passes are selects: window_max is the maximum (maxss) and whether a NaN was seen; window_argmax then
+   finds, scanning backwards, the first position holding that maximum (or the first NaN), and -1 when nothing in
+   the window is above -inf. A window's value is its first NaN, else its maximum. */
+#define DEFINE_MAX_POOL(T, N)                                                                                          \
+    static inline T window_max_##N(const T* x, const window* w, int* nan) {                                            \
+        T best = -INFINITY;                                                                                            \
+        int seen = 0;                                                                                                  \
+        for (long long i = w->i_lo; i < w->i_hi; i++)                                                                  \
+            for (long long j = w->j_lo; j < w->j_hi; j++) {                                                            \
+                const T v = x[w->origin + i * w->row_step + j * w->col_step];                                          \
+                best = v > best ? v : best;                                                                            \
+                seen |= v != v;                                                                                        \
+            }                                                                                                          \
+        *nan = seen;                                                                                                   \
+        return best;                                                                                                   \
+    }                                                                                                                  \
+    static inline long long window_argmax_##N(const T* x, const window* w, T best, int nan) {                          \
+        long long at = -1;                                                                                             \
+        if (nan || best > -INFINITY)                                                                                   \
+            for (long long i = w->i_hi - 1; i >= w->i_lo; i--)                                                         \
+                for (long long j = w->j_hi - 1; j >= w->j_lo; j--) {                                                   \
+                    const long long k = w->origin + i * w->row_step + j * w->col_step;                                 \
+                    at = (nan ? x[k] != x[k] : x[k] == best) ? k : at;                                                 \
+                }                                                                                                      \
+        return at;                                                                                                     \
+    }                                                                                                                  \
+    int ccc_max_pool2d_##N(const ccc_pool2d* g, const void* x_, void* out_) {                                          \
+        const T* x = (const T*)x_;                                                                                     \
+        T* out = (T*)out_;                                                                                             \
+        const long long plane = g->height * g->width, L = g->out_h * g->out_w;                                         \
+        long long* rows = window_spans(g->out_h, g->stride_h, g->pad_h, g->dilation_h, g->height, g->kernel_h);        \
+        long long* cols = window_spans(g->out_w, g->stride_w, g->pad_w, g->dilation_w, g->width, g->kernel_w);         \
+        if (rows && cols) {                                                                                            \
+            _Pragma("omp parallel for schedule(static) if(g->planes * L * g->kernel_h * g->kernel_w >= PARALLEL_MIN)") \
+            for (long long p = 0; p < g->planes; p++)                                                                  \
+                for (long long oh = 0; oh < g->out_h; oh++)                                                            \
+                    for (long long ow = 0; ow < g->out_w; ow++) {                                                      \
+                        const T* xp = x + p * plane;                                                                   \
+                        const window w = window_at(g, rows, cols, oh, ow);                                             \
+                        int nan;                                                                                       \
+                        const T best = window_max_##N(xp, &w, &nan);                                                   \
+                        out[p * L + oh * g->out_w + ow] = nan ? xp[window_argmax_##N(xp, &w, best, 1)] : best;         \
+                    }                                                                                                  \
+        }                                                                                                              \
+        const int failed = !rows || !cols;                                                                             \
+        free(rows);                                                                                                    \
+        free(cols);                                                                                                    \
+        return failed ? -1 : 0;                                                                                        \
+    }                                                                                                                  \
+    int ccc_max_pool2d_backward_##N(const ccc_pool2d* g, const void* grad_out_, const void* x_, void* grad_x_) {       \
+        const T *grad_out = (const T*)grad_out_, *x = (const T*)x_;                                                    \
+        T* grad_x = (T*)grad_x_;                                                                                       \
+        const long long plane = g->height * g->width, L = g->out_h * g->out_w;                                         \
+        long long* rows = window_spans(g->out_h, g->stride_h, g->pad_h, g->dilation_h, g->height, g->kernel_h);        \
+        long long* cols = window_spans(g->out_w, g->stride_w, g->pad_w, g->dilation_w, g->width, g->kernel_w);         \
+        if (rows && cols) {                                                                                            \
+            _Pragma("omp parallel for schedule(static) if(g->planes * L * g->kernel_h * g->kernel_w >= PARALLEL_MIN)") \
+            for (long long p = 0; p < g->planes; p++) {                                                                \
+                const T* xp = x + p * plane;                                                                           \
+                T* gx = grad_x + p * plane;                                                                            \
+                memset(gx, 0, (size_t)plane * sizeof(T));                                                              \
+                for (long long oh = 0; oh < g->out_h; oh++)                                                            \
+                    for (long long ow = 0; ow < g->out_w; ow++) {                                                      \
+                        const window w = window_at(g, rows, cols, oh, ow);                                             \
+                        int nan;                                                                                       \
+                        const T best = window_max_##N(xp, &w, &nan);                                                   \
+                        const long long at = window_argmax_##N(xp, &w, best, nan);                                     \
+                        if (at >= 0) gx[at] += grad_out[p * L + oh * g->out_w + ow];                                   \
+                    }                                                                                                  \
+            }                                                                                                          \
+        }                                                                                                              \
+        const int failed = !rows || !cols;                                                                             \
+        free(rows);                                                                                                    \
+        free(cols);                                                                                                    \
+        return failed ? -1 : 0;                                                                                        \
+    }
+
+DEFINE_IM2COL(float, float32)
+DEFINE_IM2COL(double, float64)
+DEFINE_CONV_IMAGE(float, float32, scipy_cblas_sgemm)
+DEFINE_CONV_IMAGE(double, float64, scipy_cblas_dgemm)
+DEFINE_CONV(float, float32)
+DEFINE_CONV(double, float64)
+DEFINE_CONV_BACKWARD(float, float32)
+DEFINE_CONV_BACKWARD(double, float64)
+DEFINE_MAX_POOL(float, float32)
+DEFINE_MAX_POOL(double, float64)
