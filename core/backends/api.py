@@ -79,6 +79,24 @@ class Runtime:
     def empty_cache(self) -> None:
         """Return cached, unused memory to the system."""
 
+    # -- optional: fused kernels for core.jit (see docs/writing-a-backend.md, "How a backend opts into fusion") --
+    def supports_fusion(self, dev: device) -> bool:
+        """Whether :meth:`compile_fused` works for ``dev`` (cheap; the JIT's fusion pass asks at trace time).
+
+        The default, ``False``, keeps traced graphs unfused on this backend.
+        """
+        return False
+
+    def compile_fused(self, kernel, dev: device):
+        """A function ``launch(inputs) -> outputs | None`` running ``kernel`` (a :class:`core.codegen.FusedKernel`).
+
+        ``inputs`` are tensors on ``dev`` of the kernel's input dtypes, broadcastable to ``kernel.shape``, in any
+        layout; ``launch`` returns fresh tensors of ``kernel.output_types()``, or ``None`` for a layout it
+        declines (the JIT then runs the unfused ops). Called once per fused node and device; raising makes the
+        JIT warn and run that node unfused.
+        """
+        raise NotImplementedError(f"backend '{self.name}' does not compile fused kernels")
+
 
 def make_tensor(runtime: Runtime, data, nbytes: int, shape: tuple, d: dtype, dev: device) -> Tensor:
     """A contiguous tensor over a buffer the backend allocated (``data``)."""

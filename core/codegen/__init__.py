@@ -1,7 +1,7 @@
 """Kernel source generation shared by the compiled backends (C, OpenCL C, CUDA C dialects)."""
 
 from .cstyle import BINARY_EXPRESSIONS, UNARY_EXPRESSIONS, CRenderer, CStyleRenderer, ElementwiseKernel, \
-    expression_for
+    FusedKernel, FusedReduction, FusedStep, expression_for
 
 __all__ = ["CStyleRenderer", "CRenderer", "ElementwiseKernel", "UNARY_EXPRESSIONS", "BINARY_EXPRESSIONS",
-           "expression_for"]
+           "expression_for", "FusedKernel", "FusedStep", "FusedReduction"]

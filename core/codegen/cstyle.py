@@ -7,8 +7,10 @@ body that turns a flat output index into per-input offsets through shapes and
 strides (stride 0 = broadcast), so one compiled kernel serves every shape and
 layout of a given (op, dtypes, rank). Dialects subclass it (``CRenderer`` here;
 the OpenCL and CUDA ones live in their plugins), as in tinygrad's
-``renderer/cstyle.py``. The JIT's fusion uses the same renderer with a longer
-expression.
+``renderer/cstyle.py``. The JIT's fusion pass describes a chain of ops as a
+:class:`FusedKernel` (steps over several inputs, several outputs, optionally a
+closing reduction), which :meth:`CStyleRenderer.render_fused` renders in any
+dialect from the same expression tables.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = ["CStyleRenderer", "CRenderer", "ElementwiseKernel", "UNARY_EXPRESSIONS", "BINARY_EXPRESSIONS",
-           "expression_for"]
+           "expression_for", "FusedStep", "FusedReduction", "FusedKernel"]
 
 # Expressions of the elementwise primitives, over inputs named a, b, c. `{f}` marks a math function whose name
 # the dialect chooses per dtype (expf vs exp in C); everything else is plain C that all three dialects accept.
@@ -58,6 +60,68 @@ class ElementwiseKernel:
     in_dtypes: tuple
     out_dtype: str
     ndim: int
+
+
+@dataclass(frozen=True)
+class FusedStep:
+    """One value of a fused kernel: ``template`` (an expression over ``a``, ``b``, ``c``) of ``operands``.
+
+    An operand is ``("in", k)`` (input ``k`` at the current element), ``("v", k)`` (the value of step ``k``) or
+    ``("lit", x)`` (the Python number ``x``). Operands are converted to ``compute`` before the expression runs in
+    it; the result is kept (and written, when it is an output) as ``dtype``.
+    """
+
+    op: str
+    template: str
+    operands: tuple
+    dtype: str
+    compute: str
+
+
+@dataclass(frozen=True)
+class FusedReduction:
+    """``op`` (``sum``, ``amax`` or ``amin``) of step ``step`` over the last ``dims`` dims of the kernel's shape.
+
+    Sums accumulate in ``acc`` (float64 for every float dtype, as cpu_c's row sums do) and are stored as ``dtype``.
+    """
+
+    op: str
+    step: int
+    dims: int
+    keepdim: bool
+    dtype: str
+    acc: str
+
+
+@dataclass(frozen=True)
+class FusedKernel:
+    """A fused elementwise chain over ``shape``: what every dialect renders and every backend launches.
+
+    Tensor inputs (dtype names ``inputs``) broadcast to ``shape``; the steps listed in ``outputs`` are written
+    to fresh contiguous tensors of ``shape``; a ``reduction`` adds one last output of :attr:`reduced_shape`.
+    Rendered sources depend on neither ``shape`` nor the inputs' layouts, which are kernel arguments.
+    """
+
+    name: str
+    shape: tuple
+    inputs: tuple
+    steps: tuple
+    outputs: tuple
+    reduction: FusedReduction | None = None
+
+    @property
+    def reduced_shape(self) -> tuple:
+        """The shape of the reduction's output."""
+        r = self.reduction
+        kept = self.shape[:len(self.shape) - r.dims]
+        return kept + (1,) * r.dims if r.keepdim else kept
+
+    def output_types(self) -> list:
+        """``(shape, dtype name)`` of every output, in order: the elementwise ones, then the reduction's."""
+        types = [(self.shape, self.steps[k].dtype) for k in self.outputs]
+        if self.reduction is not None:
+            types.append((self.reduced_shape, self.reduction.dtype))
+        return types
 
 
 class CStyleRenderer:
@@ -165,6 +229,104 @@ class CStyleRenderer:
         body.append("}")
         return ElementwiseKernel(kernel_name, "\n".join(line for line in body if line != "") + "\n",
                                  tuple(in_dtypes), out_dtype, ndim)
+
+    # -- fused kernels: a chain of steps over several inputs and outputs, optionally closed by a reduction -------
+    infinity = "INFINITY"  # the dialect's constant expressions for +inf and NaN
+    not_a_number = "NAN"
+    # (initial accumulator, update by element x) of the reductions a fused kernel may end with; NaN propagates
+    FUSED_REDUCTIONS = {"sum": (0.0, "acc += x;"), "amax": (float("-inf"), "if (x > acc || x != x) acc = x;"),
+                        "amin": (float("inf"), "if (x < acc || x != x) acc = x;")}
+
+    def literal(self, value, dtype: str) -> str:
+        """The Python number ``value`` as a C constant of ``dtype`` (inf and NaN spelled for the dialect)."""
+        x = float(value)
+        if x != x:
+            text = self.not_a_number
+        elif x in (float("inf"), float("-inf")):
+            text = ("-" if x < 0 else "") + self.infinity
+        else:
+            text = repr(x)  # the shortest text that reads back as the same double
+        return f"(({self.type_name(dtype)})({text}))"
+
+    def fused_statements(self, kernel: FusedKernel, inputs: list) -> list:
+        """C statements defining ``v0``, ``v1``, … (one per step of ``kernel``); ``inputs[k]`` is the C expression
+        of input ``k``'s element. Each step binds its operands to ``a``, ``b``, ``c`` in a block of its own."""
+        lines = []
+        for k, step in enumerate(kernel.steps):
+            ct, vt = self.type_name(step.compute), self.type_name(step.dtype)
+            binds = ", ".join(f"{name} = ({ct}){self._fused_operand(operand, inputs, step.compute)}"
+                              for name, operand in zip("abc", step.operands))
+            expression = self.expand(step.template, step.compute)
+            lines.append(f"{vt} v{k}; {{ const {ct} {binds}; v{k} = ({vt})({expression}); }}")
+        return lines
+
+    def _fused_operand(self, operand: tuple, inputs: list, compute: str) -> str:
+        kind, x = operand
+        if kind == "in":
+            return f"({inputs[x]})"
+        if kind == "v":
+            return f"v{x}"
+        return self.literal(x, compute)
+
+    def _peel(self, indent: str, var: str, shape: str, rank: int, targets: list) -> list:
+        """Lines adding ``coordinate * stride`` to each ``(offset, strides)`` target for flat index ``var``."""
+        if rank == 0:
+            return []
+        idx = self.index_type
+        lines = [f"{indent}{{ {idx} rest = {var};"]
+        for d in range(rank - 1, -1, -1):  # innermost dim first
+            step = f"{idx} c = rest % {shape}[{d}]; rest /= {shape}[{d}];" if d else f"{idx} c = rest;"
+            lines.append(f"{indent}  {{ {step} " + " ".join(f"{t} += c * {s}[{d}];" for t, s in targets) + " }")
+        lines.append(f"{indent}}}")
+        return lines
+
+    def render_fused(self, kernel: FusedKernel, rank: int, red_rank: int = 0, acc: str | None = None) -> tuple:
+        """``(name, source)`` of ``kernel`` over strided, broadcast inputs, with flat-index coordinate peeling.
+
+        Without a reduction one index ``i`` runs over the ``n`` elements of the rank-``rank`` shape; arguments:
+        ``n, shape``, the outputs (contiguous), then per input its pointer, strides (``rank``) and offset.
+        With one, ``i`` runs over the ``n`` rows of the kept rank-``rank`` shape and an inner loop over the ``r``
+        elements of the reduced rank-``red_rank`` shape; arguments: ``n, r, shape, red_shape``, the outputs (the
+        reduction's last), then per input its pointer, kept strides, reduced strides and offset. ``acc``
+        overrides the reduction's accumulator dtype (a device without float64).
+        """
+        idx, g, red = self.index_type, self.global_qualifier, kernel.reduction
+        name = kernel.name + (f"_{rank}k{red_rank}r" if red else f"_{rank}d")
+        params = [f"{idx} n"] + ([f"{idx} r"] if red else []) + [f"{g}const {idx}* shape"]
+        params += [f"{g}const {idx}* red_shape"] if red else []
+        params += [f"{g}{self.type_name(dtype)}* out{m}" for m, (_, dtype) in enumerate(kernel.output_types())]
+        for k, dtype in enumerate(kernel.inputs):
+            params += [f"{g}const {self.type_name(dtype)}* in{k}", f"{g}const {idx}* in{k}_strides"]
+            params += ([f"{g}const {idx}* in{k}_red_strides"] if red else []) + [f"{idx} in{k}_offset"]
+        ins = range(len(kernel.inputs))
+        ind = "        "
+        body = [self.preamble(), self.signature(name, params) + " {"]
+        body += ["    " + line for line in self.loop_open()]
+        body += [f"{ind}{idx} at{k} = in{k}_offset;" for k in ins]
+        body += self._peel(ind, "i", "shape", rank, [(f"at{k}", f"in{k}_strides") for k in ins])
+        if red is None:
+            body += self._fused_body(ind, kernel, "at", "i")
+        else:
+            acc = acc or red.acc
+            acc_t = self.type_name(acc)
+            init, update = self.FUSED_REDUCTIONS[red.op]
+            body += [f"{ind}{acc_t} acc = {self.literal(init, acc)};", f"{ind}for ({idx} j = 0; j < r; j++) {{"]
+            inner = ind + "    "
+            body += [f"{inner}{idx} e{k} = at{k};" for k in ins]
+            body += self._peel(inner, "j", "red_shape", red_rank, [(f"e{k}", f"in{k}_red_strides") for k in ins])
+            body += self._fused_body(inner, kernel, "e", "i * r + j")
+            body += [f"{inner}{{ {acc_t} x = ({acc_t})v{red.step}; {update} }}", f"{ind}}}",
+                     f"{ind}out{len(kernel.outputs)}[i] = ({self.type_name(red.dtype)})acc;"]
+        body += ["    " + line for line in self.loop_close()]
+        body.append("}")
+        return name, "\n".join(line for line in body if line != "") + "\n"
+
+    def _fused_body(self, indent: str, kernel: FusedKernel, at: str, out_index: str) -> list:
+        """Load each input at offset ``{at}{k}``, compute the steps, store the outputs at ``out_index``."""
+        lines = [f"{indent}const {self.type_name(d)} x{k} = in{k}[{at}{k}];" for k, d in enumerate(kernel.inputs)]
+        lines += [indent + s for s in self.fused_statements(kernel, [f"x{k}" for k in range(len(kernel.inputs))])]
+        lines += [f"{indent}out{m}[{out_index}] = v{k};" for m, k in enumerate(kernel.outputs)]
+        return lines
 
 
 class CRenderer(CStyleRenderer):

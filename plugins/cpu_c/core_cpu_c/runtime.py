@@ -90,6 +90,18 @@ class CpuCRuntime(NumpyRuntime):
 
         return get_num_threads()
 
+    def supports_fusion(self, dev) -> bool:
+        """core.jit fuses elementwise chains on cpu_c when gcc is there to compile them (see jit.py)."""
+        from .jit import compiler
+
+        return compiler() is not None
+
+    def compile_fused(self, kernel, dev):
+        """A launcher of ``kernel``, compiled per input layout class on first use."""
+        from .jit import FusedLauncher
+
+        return FusedLauncher(kernel)
+
 
 RUNTIME = CpuCRuntime()
 

@@ -124,6 +124,16 @@ class CudaRuntime(DeviceArrays, Runtime):
         self.cupy.get_default_memory_pool().free_all_blocks()
         self.cupy.get_default_pinned_memory_pool().free_all_blocks()
 
+    def supports_fusion(self, dev) -> bool:
+        """core.jit fuses elementwise chains on cuda (see jit.py)."""
+        return True
+
+    def compile_fused(self, kernel, dev):
+        """A launcher of ``kernel``, compiled by CuPy (NVRTC) on first launch per rank."""
+        from .jit import FusedLauncher
+
+        return FusedLauncher(kernel, self)
+
     def memory_summary(self, dev=None) -> str:
         pool = self.cupy.get_default_memory_pool()
         return (f"cuda memory (CuPy pool): allocated {self.memory_allocated(dev)} B, "

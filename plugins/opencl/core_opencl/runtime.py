@@ -248,5 +248,15 @@ class OpenCLRuntime(Runtime):
         """Bytes the pool holds from OpenCL (active + cached)."""
         return self.slot(self._index_of(dev)).pool.managed_bytes
 
+    def supports_fusion(self, dev) -> bool:
+        """core.jit fuses elementwise chains on every OpenCL device (see jit.py)."""
+        return True
+
+    def compile_fused(self, kernel, dev):
+        """A launcher of ``kernel``; programs are built on first launch per rank bucket."""
+        from .jit import FusedLauncher
+
+        return FusedLauncher(kernel)
+
 
 RUNTIME = OpenCLRuntime()
