@@ -25,6 +25,7 @@ from core_cuda.arrays import DeviceArrays  # noqa: E402
 from core_cuda.kernels import build_kernels, elementwise  # noqa: E402
 
 from core.backends.api import Runtime, hookimpl  # noqa: E402
+from core.testing.backend_check import DEFAULT_GRAD_OPS  # noqa: E402
 
 GPU_OK, GPU_REASON = core_cuda.probe()
 needs_gpu = pytest.mark.skipif(not GPU_OK, reason=f"cuda unavailable: {GPU_REASON}")
@@ -264,7 +265,7 @@ def cudasim():
 @pytest.mark.filterwarnings("ignore:.*running on the CPU with copies:RuntimeWarning")
 def test_cudasim_passes_op_conformance(cudasim):
     """Every OP_DB entry on cudasim (the cuda kernels over NumPy); ops the backend lacks use the CPU fallback."""
-    report = core.testing.check_backend("cudasim", fallback=True, grad_ops=core.testing.backend_check.DEFAULT_GRAD_OPS)
+    report = core.testing.check_backend("cudasim", fallback=True, grad_ops=DEFAULT_GRAD_OPS)
     assert report.ok, report.summary()
     assert cudasim.raw.launches > 0  # the rendered-kernel path (plan + strides) ran, not only the ufuncs
 

@@ -323,3 +323,16 @@ def test_copy_is_independent_of_the_original():
     c.validate()
     g.validate()
     assert len(g.nodes) == 2 and len(c.nodes) == 1
+
+
+def test_device_moves_are_recorded_not_frozen():
+    if "opencl" not in core.testing.available_devices():
+        pytest.skip("needs a second device type (opencl) to move between")
+
+    def fn(a):
+        return (a.to("opencl") * 2).cpu() + 1
+
+    traced = jit.trace(fn, core.randn(3))
+    assert [n.op for n in traced.graph.nodes].count("jit::to_device") == 2
+    x = core.randn(3)
+    assert_close(traced(x), x * 2 + 1)

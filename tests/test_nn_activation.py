@@ -121,6 +121,13 @@ def test_relu_keeps_integer_dtype(device):
     assert out.dtype == core.int64 and out.tolist() == [1, 0, 3]
 
 
+def test_relu_and_sign_keep_nan(device):
+    x = core.full((40000,), float("nan"), device=device)  # large enough for compiled kernels
+    x[1] = -1.0
+    assert_close(F.relu(x)[:3], np.array([np.nan, 0.0, np.nan], np.float32), equal_nan=True)
+    assert_close(core.sign(x)[:3], np.array([np.nan, -1.0, np.nan], np.float32), equal_nan=True)
+
+
 # -- softmax family ---------------------------------------------------------------------------------------------------
 
 @settings(max_examples=25, deadline=None)

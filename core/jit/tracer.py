@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 
 from ..dispatch.keys import Tracer, tls
-from ..dispatch.operator import set_functionality_fallback
+from ..dispatch.operator import _FUNCTIONALITY_FALLBACKS, set_functionality_fallback
 from ..tensor import Tensor
 from .ir import Graph, Value
 
@@ -127,6 +127,14 @@ class GraphTracer:
                                       [(t._shape, t.dtype, t.device)])
         self.bind(t, node.outputs[0])
 
+    def on_transfer(self, src: Tensor, out: Tensor) -> None:
+        """A device move made outside any kernel (``.to(device)``): record it as ``jit::to_device``."""
+        if tls.exclude & _TRACER_MASK:
+            return
+        node = self.graph.create_node("jit::to_device", (self.value_of(src), out.device), {},
+                                      [(out._shape, out.dtype, out.device)])
+        self.bind(out, node.outputs[0])
+
     # -- recording ---------------------------------------------------------------------------------------------
     def record(self, op_name: str, args: tuple, kwargs: dict, result) -> None:
         """Append the node of one op call whose (already lifted) arguments are ``args``/``kwargs``."""
@@ -181,8 +189,14 @@ set_functionality_fallback(Tracer, _tracer_kernel)
 
 def _on_alloc(t: Tensor) -> None:
     tracer = _STATE.tracer
-    if tracer is not None:  # the hook is process-wide; only the tracing thread records
+    if tracer is not None:  # the hooks are process-wide; only the tracing thread records
         tracer.on_alloc(t)
+
+
+def _on_transfer(src: Tensor, out: Tensor) -> None:
+    tracer = _STATE.tracer
+    if tracer is not None:
+        tracer.on_transfer(src, out)
 
 
 class tracing:
@@ -194,19 +208,22 @@ class tracing:
     def __enter__(self):
         if _STATE.tracer is not None:
             raise TracingError("core.jit.trace() cannot be nested: a trace is already running in this thread")
-        from ..ops.creation import ALLOCATION_HOOK
-        from . import ops  # noqa: F401 - registers jit::empty
+        from ..ops.creation import ALLOCATION_HOOK, TRANSFER_HOOK
+        from . import ops  # noqa: F401 - registers jit::empty and jit::to_device
 
+        if _FUNCTIONALITY_FALLBACKS.get(Tracer.bit) is not _tracer_kernel:  # someone replaced it: take the key back
+            set_functionality_fallback(Tracer, _tracer_kernel)
         _STATE.tracer = self.tracer
         ALLOCATION_HOOK[0] = _on_alloc
+        TRANSFER_HOOK[0] = _on_transfer
         self._prev = tls.include
         tls.include = self._prev | _TRACER_MASK
         return self.tracer
 
     def __exit__(self, *exc):
-        from ..ops.creation import ALLOCATION_HOOK
+        from ..ops.creation import ALLOCATION_HOOK, TRANSFER_HOOK
 
         tls.include = self._prev
-        ALLOCATION_HOOK[0] = None
+        ALLOCATION_HOOK[0] = TRANSFER_HOOK[0] = None
         _STATE.tracer = None
         return False

@@ -47,6 +47,7 @@ def _check_dtype(op: str, d) -> dt.dtype:
 
 
 ALLOCATION_HOOK: list = [None]
+TRANSFER_HOOK: list = [None]
 
 
 def _new(shape: tuple, d: dt.dtype, dev: _device, op: str = "empty") -> Tensor:
@@ -424,11 +425,12 @@ def _same_elements(a: Tensor, b: Tensor) -> bool:
 def _transfer(t: Tensor, dev: _device) -> Tensor:
     """A contiguous copy of ``t`` on another device, through host memory."""
     host = np.asarray(t._storage.backend.to_host(t), order="C")
-    if dev.type == "cpu" and t.device.type != "cpu":
-        return _from_host(host, t.dtype, dev)
-    if host.base is not None or dev.type == "cpu":
+    if (dev.type != "cpu" or t.device.type == "cpu") and (host.base is not None or dev.type == "cpu"):
         host = host.copy()
-    return _from_host(host, t.dtype, dev)
+    out = _from_host(host, t.dtype, dev)
+    if TRANSFER_HOOK[0] is not None:  # core.jit records device moves made outside kernels while tracing
+        TRANSFER_HOOK[0](t, out)
+    return out
 
 
 def clone(input: Tensor, *, memory_format=None) -> Tensor:

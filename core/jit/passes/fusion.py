@@ -37,9 +37,7 @@ __all__ = ["fusion", "find_groups", "FUSIBLE_OPS"]
 
 _FLOATS = ("float32", "float64")
 _OPERAND_DTYPES = ("float32", "float64", "bool")
-# relu and sign keep NaN (torch.relu(nan) is nan), which the shared table's expressions do not
-_UNARY = {**UNARY_EXPRESSIONS, "relu": "((a > 0 || a != a) ? a : ({T})0)",
-          "sign": "(a != a ? a : ({T})((a > 0) - (a < 0)))"}
+_UNARY = UNARY_EXPRESSIONS
 _ARITHMETIC = ("add", "sub", "mul", "div", "maximum", "minimum", "pow", "atan2")
 _COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
 _REDUCTIONS = ("sum", "amax", "amin")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from core.codegen import CRenderer
 
-__all__ = ["CpuRenderer", "KERNEL_OPS", "RELU_EXPRESSION", "kernel_name"]
+__all__ = ["CpuRenderer", "KERNEL_OPS", "kernel_name"]
 
 # The ops this backend compiles, by arity. Float-only: integer/bool inputs keep the NumPy kernels.
 UNARY_OPS = ("neg", "abs", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
@@ -23,10 +23,8 @@ BINARY_OPS = ("add", "sub", "mul", "div", "maximum", "minimum", "pow", "atan2", 
               "tanh_backward", "sigmoid_backward", "relu_backward")
 COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
 DTYPES = ("float32", "float64")
-# relu keeps NaN (torch.relu(nan) is nan), which the shared table's expression does not.
-RELU_EXPRESSION = "((a > 0 || a != a) ? a : ({T})0)"
 # relu_backward(g, x) (core composite, relu's derivative) has no expression in core.codegen's table: spelled here
-_OWN_EXPRESSIONS = {"relu": RELU_EXPRESSION, "relu_backward": "(b > 0 ? a : ({T})0)"}
+_OWN_EXPRESSIONS = {"relu_backward": "(b > 0 ? a : ({T})0)"}
 KERNEL_OPS = {name: 1 for name in UNARY_OPS} | {name: 2 for name in BINARY_OPS}
 
 

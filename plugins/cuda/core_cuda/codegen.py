@@ -20,10 +20,7 @@ HALF_PREAMBLE = """struct half_t {
 
 FLOAT_DTYPES = ("float16", "float32", "float64")
 MAX_RANK = 4  # layouts of higher rank after coalescing (rare) use CuPy's own ufuncs
-# sign's shared expression maps NaN to 0 where the NumPy reference keeps it: CuPy's ufunc does sign.
-_RAW_UNARY = tuple(op for op in UNARY_EXPRESSIONS if op != "sign")
-# relu's shared expression maps NaN to 0; PyTorch (and the NumPy reference) keep the NaN.
-_EXPRESSIONS = {"relu": "(a > 0 || a != a ? a : ({T})0)"}
+_RAW_UNARY = tuple(UNARY_EXPRESSIONS)
 _BOOL_RESULT = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"}
 _NOT_FLOAT = {"bitwise_and", "bitwise_or", "bitwise_xor"}
 
@@ -71,7 +68,7 @@ def out_dtype_of(op: str, dtype: str) -> str:
 def render(renderer: CudaRenderer, op: str, dtype: str, arity: int, ndim: int) -> ElementwiseKernel:
     """The kernel of ``op`` over ``arity`` inputs of float ``dtype`` and rank ``ndim`` (what the backend launches)."""
     return renderer.render_elementwise(op, (dtype,) * arity, out_dtype_of(op, dtype), ndim,
-                                       compute_dtype=compute_dtype_of(dtype), expression=_EXPRESSIONS.get(op))
+                                       compute_dtype=compute_dtype_of(dtype))
 
 
 def all_kernel_sources(ranks=range(MAX_RANK + 1)) -> list[ElementwiseKernel]:
