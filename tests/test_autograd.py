@@ -890,3 +890,23 @@ def test_derivatives_outside_the_conformance_table(fn, device):
     core.manual_seed(3)
     x = core.randn(3, 7, dtype=core.float64, device=device, requires_grad=True)
     assert core.autograd.gradcheck(fn, (x,))
+
+
+def test_leaf_gradient_is_kept_without_a_copy_only_when_nothing_else_sees_it():
+    a = core.randn(3, requires_grad=True)
+    b = core.randn(3, requires_grad=True)
+    (a + b).sum().backward()  # add's backward hands one tensor to both leaves: each must get its own
+    assert a.grad.data_ptr() != b.grad.data_ptr()
+    (a + b).sum().backward()
+    assert a.grad.tolist() == [2.0, 2.0, 2.0] and b.grad.tolist() == [2.0, 2.0, 2.0]
+    g = core.ones(3)
+    c = core.randn(3, requires_grad=True)
+    c.view(3).backward(g)  # the caller's gradient flows through a view: never adopted as .grad
+    assert c.grad.data_ptr() != g.data_ptr()
+    c.view(3).backward(g)
+    assert g.tolist() == [1.0, 1.0, 1.0]
+    w = core.randn(4, 3, requires_grad=True)
+    core.nn.functional.linear(core.randn(2, 3), w).sum().backward()
+    w_grad = w.grad
+    core.nn.functional.linear(core.randn(2, 3), w).sum().backward()
+    assert w.grad is w_grad  # accumulated in place into the adopted tensor

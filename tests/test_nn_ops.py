@@ -304,3 +304,19 @@ def test_max_pool_backward_matches_the_gradient_through_the_indices(device):
     g = _tensor((2, 3, 4, 4), device, 1)
     expected = core.autograd.grad(F.max_pool2d(x, *args, return_indices=True)[0], (x,), g)[0]
     assert_close(core.autograd.grad(F.max_pool2d(x, *args), (x,), g)[0], expected)
+
+
+@pytest.mark.parametrize("shape", [(5,), (3, 5), (2, 3, 5)])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_linear_is_one_node_with_exact_gradients(shape, with_bias):
+    x = core.randn(*shape, dtype=core.float64, requires_grad=True)
+    w = core.randn(4, 5, dtype=core.float64, requires_grad=True)
+    b = core.randn(4, dtype=core.float64, requires_grad=True) if with_bias else None
+    inputs = (x, w, b) if with_bias else (x, w)
+    fn = (lambda x, w, b: F.linear(x, w, b)) if with_bias else (lambda x, w: F.linear(x, w))
+    assert gradcheck(fn, inputs)
+    assert gradgradcheck(fn, inputs)
+    out = F.linear(x, w, b)
+    assert type(out.grad_fn).__name__ == "LinearBackward0"
+    out.sum().backward()
+    assert w.grad.is_contiguous()  # computed as g.T @ x: the engine can keep it as .grad without a copy

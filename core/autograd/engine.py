@@ -8,6 +8,8 @@ Without ``retain_graph`` each node frees its saved tensors after it runs.
 
 from __future__ import annotations
 
+from sys import getrefcount as _getrefcount
+
 from ..dispatch import get_operator
 from ..dispatch.keys import Autograd, tls
 from .anomaly import check_nan, is_anomaly_enabled
@@ -142,6 +144,7 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
                 counts[child] -= 1
                 if counts[child] == 0:
                     ready.append(child)
+            input_grads = g = result = None  # no stale references: _accumulate counts them to steal a gradient
     finally:
         tls.exclude = previous
     if inputs is not None and not accumulate:
@@ -164,8 +167,16 @@ def _leaf_hooks(variable, grad):
 def _accumulate(variable, grad, create_graph: bool) -> None:
     if grad._shape != variable._shape:
         grad = grad.expand(variable._shape) if grad.numel() == 1 else grad
-    if variable.grad is None:  # a copy: the incoming gradient may be the caller's tensor or shared by other edges
-        variable.grad = grad.clone() if create_graph else grad.detach().clone()
+    if variable.grad is None:
+        # PyTorch's rule: take the incoming gradient itself when nothing else can see it (only the engine's
+        # list, this frame and getrefcount hold the tensor; only the tensor holds its storage) and it has the
+        # variable's layout; otherwise copy, since it may be the caller's tensor or shared by other edges
+        if not create_graph and _getrefcount(grad) <= 3 and _getrefcount(grad._storage) <= 2 \
+                and grad.grad_fn is None and grad._offset == 0 and grad.dtype is variable.dtype \
+                and grad._stride == variable._stride and grad._storage.device == variable._storage.device:
+            variable.grad = grad
+        else:
+            variable.grad = grad.clone() if create_graph else grad.detach().clone()
     elif create_graph:
         variable.grad = variable.grad + grad
     else:  # in place, as PyTorch accumulates; straight to the ops (grad mode is off here)
