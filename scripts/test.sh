@@ -17,6 +17,10 @@ if [ "$status" -eq 0 ] && [ "$#" -eq 0 ] && python3 -c "import core_cpu_c" 2>/de
         tests/test_gradcheck.py
     status=$?
 fi
+if [ "$status" -eq 0 ] && [ "$#" -eq 0 ] && python3 -c "import core_cpu_c" 2>/dev/null; then
+    bash scripts/sanitize.sh  # cpu_c's C under AddressSanitizer + UBSan (about a minute with the build)
+    status=$?
+fi
 set -e
 if [ "$status" -eq 5 ]; then
     echo "pytest collected no tests: treating as a failure" >&2
