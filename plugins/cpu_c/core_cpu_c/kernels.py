@@ -20,6 +20,7 @@ from .runtime import new_tensor
 __all__ = ["build_kernels", "ROW_OPS"]
 
 _INT_MAX = 2**31 - 1
+_prod = math.prod
 KERNELS: dict = {}  # op name -> kernel, filled on the backend's first use
 CONTEXT = None  # the _Context the kernels share (tests lower its min_numel)
 
@@ -85,12 +86,13 @@ def _unary(ctx: _Context, op: str, base):
     entries = _entries(ctx, op)
 
     def kernel(spec, input):
-        cd = spec.compute_dtype
-        entry = entries.get(cd.name)
-        if entry is not None and spec.dtype == cd:
-            out = _run(ctx, op, entry, spec.shape, cd, cd, (input,))
-            if out is not None:
-                return out
+        if _prod(spec.shape) >= ctx.min_numel:  # tiny tensors go straight to NumPy: cheaper than a C call
+            cd = spec.compute_dtype
+            entry = entries.get(cd.name)
+            if entry is not None and spec.dtype == cd:
+                out = _run(ctx, op, entry, spec.shape, cd, cd, (input,))
+                if out is not None:
+                    return out
         return base(spec, input)
 
     return kernel
@@ -102,12 +104,13 @@ def _binary(ctx: _Context, op: str, base):
     has_alpha = op in ("add", "sub")
 
     def kernel(spec, a, b, alpha=1):
-        cd = spec.compute_dtype
-        entry = entries.get(cd.name)
-        if entry is not None and alpha == 1 and spec.dtype == (ctx.bool if compares else cd):
-            out = _run(ctx, op, entry, spec.shape, spec.dtype, cd, (a, b))
-            if out is not None:
-                return out
+        if _prod(spec.shape) >= ctx.min_numel:
+            cd = spec.compute_dtype
+            entry = entries.get(cd.name)
+            if entry is not None and alpha == 1 and spec.dtype == (ctx.bool if compares else cd):
+                out = _run(ctx, op, entry, spec.shape, spec.dtype, cd, (a, b))
+                if out is not None:
+                    return out
         return base(spec, a, b, alpha) if has_alpha else base(spec, a, b)
 
     return kernel
