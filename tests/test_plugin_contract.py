@@ -23,6 +23,7 @@ import pytest
 from conftest import FakeEntryPoint, isolated_plugin_manager
 
 import core
+import core.jit
 from core import info
 from core.backends.api import PLUGIN_API_VERSION, hookimpl
 from core.dispatch import operator as dispatch_operator
@@ -116,6 +117,15 @@ class RecordingPlugin:
         for op in ("fill_", "copy_"):
             register(op, _toy_kernels()[op])
 
+    @hookimpl
+    def register_passes(self, register):
+        self.calls.append(("register_passes", {"register": register}))
+        register("recorder_count_nodes", self.count_nodes)
+
+    def count_nodes(self, graph):
+        self.calls.append(("recorder_count_nodes", {"nodes": len(graph.nodes)}))
+        return graph
+
 
 def test_every_hook_is_called_by_core(manager):
     recorder = RecordingPlugin()
@@ -128,14 +138,17 @@ def test_every_hook_is_called_by_core(manager):
     x = core.zeros(3, device="recdev")
     x[1] = 2.0
     assert x.cpu().tolist() == [0.0, 2.0, 0.0]
-    calls = dict(recorder.calls)
     assert [name for name, _ in recorder.calls] == ["register_backends", "configure", "register_kernels"]
-    assert set(calls) == set(HOOKS)
+    core.jit.trace(lambda a: a * 2 + 1, core.ones(2))  # the first optimisation collects the JIT passes
+    calls = dict(recorder.calls)
+    assert set(calls) == set(HOOKS) | {"recorder_count_nodes"}
+    assert calls["recorder_count_nodes"]["nodes"] == 2  # it ran on the traced graph, before fusion
     assert calls["configure"]["config"] is core.config
     backend = calls["register_kernels"]["backend"]
     assert (backend.name, backend.device_type, backend.key.name) == ("recorder", "recdev", "Recdev")
     core.ones(2, device="recdev")
-    assert len(recorder.calls) == 3  # hooks run once, not per op
+    core.jit.trace(lambda a: a - 1, core.ones(2))
+    assert [name for name, _ in recorder.calls].count("register_passes") == 1  # hooks run once, not per op
 
 
 def test_configure_reads_the_plugins_config_table(manager):
@@ -166,7 +179,7 @@ BROKEN_AT_SCAN = {
     "import error": (ModuleNotFoundError("No module named 'vendor_sdk'"),
                      r"^ModuleNotFoundError: No module named 'vendor_sdk'$"),
     "API version": (lambda: _plugin("bad", "baddev", api=(PLUGIN_API_VERSION[0] + 1, 0)),
-                    r"plugin 'bad' was written for plugin API \(2, 0\), but this core provides \(1, 0\)"),
+                    r"plugin 'bad' was written for plugin API \(2, 0\), but this core provides \(1, 1\)"),
     "misspelt hook": (lambda: _plugin("bad", "baddev", register_kernel=lambda register, backend: None),
                       r"plugin 'bad' implements unknown hook\(s\) register_kernel; the hooks are configure, "),
     "hook arguments": (lambda: _plugin("bad", "baddev", register_kernels=_bad_args_hook),
@@ -353,3 +366,15 @@ def test_check_backend_with_the_fallback_on_passes_everything_on_toy(manager):
 def test_selected_devices_follows_the_pytest_option():
     assert selected_devices("toy") == ["toy"]
     assert selected_devices(None)[0] == "cpu"
+
+
+def test_a_broken_register_passes_hook_drops_only_that_plugins_passes(manager):
+    class BadPasses:
+        @hookimpl
+        def register_passes(self, register):
+            register("fusion", lambda g: g)  # a built-in pass's name
+
+    manager.register_plugin(BadPasses(), name="badpasses")
+    traced = core.jit.trace(lambda a: a * 2, core.ones(2))
+    assert traced(core.ones(2)).tolist() == [2.0, 2.0]
+    assert "JIT pass name 'fusion' is empty or already taken" in manager.failed_plugins["badpasses:register_passes"]

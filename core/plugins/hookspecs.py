@@ -18,7 +18,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 #: Version of this contract; a plugin may declare ``CORE_PLUGIN_API = (major, minor)``
 #: and is refused (with a clear error) when its major version differs.
-PLUGIN_API_VERSION = (1, 0)
+PLUGIN_API_VERSION = (1, 1)
 
 
 @hookspec(historic=True)
@@ -29,6 +29,11 @@ def register_backends(register):
 @hookspec
 def register_kernels(register, backend):
     """Register kernels for ``backend`` (called on its first use): ``register(op, fn, dtypes=None, override=False)``."""
+
+
+@hookspec
+def register_passes(register):
+    """Add core.jit graph passes (called once, on the first optimisation): ``register(name, fn, before="fusion")``."""
 
 
 @hookspec

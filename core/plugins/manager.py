@@ -62,6 +62,7 @@ class PluginManager:
         self.blocked_plugins: list[str] = []
         self._scanned = False
         self._selected: dict[str, BackendInfo] = {}
+        self._passes: list | None = None  # JIT passes from register_passes, collected on first use
         self._lock = threading.RLock()
         self.pm.hook.register_backends.call_historic(kwargs={"register": self._register_backend_from(None)})
 
@@ -279,6 +280,40 @@ class PluginManager:
     def _unavailable_message(self, info: BackendInfo) -> str:
         hint = f"; {info.install_hint}" if info.install_hint else ""
         return f"backend '{info.name}' for device type '{info.device_type}' is {info.status}: {info.reason}{hint}"
+
+    def jit_passes(self, known: tuple) -> list:
+        """``(name, fn, before)`` of every pass plugins add through ``register_passes``, collected once.
+
+        ``known`` are the built-in pass names. A plugin whose hook raises, or registers a bad pass, is reported
+        in ``failed_plugins`` (its passes are dropped) and never breaks a trace.
+        """
+        with self._lock:
+            if self._passes is not None:
+                return self._passes
+            self.scan()
+            found: list = []
+            for impl in self.pm.hook.register_passes.get_hookimpls():
+                mine: list = []
+
+                def register(name: str, fn, before: str | None = "fusion", _owner=impl.plugin_name, _mine=mine):
+                    names = set(known) | {n for n, _, _ in found + _mine}
+                    if not isinstance(name, str) or not name or name in names:
+                        raise ValueError(f"plugin '{_owner}': JIT pass name {name!r} is empty or already taken")
+                    if not callable(fn):
+                        raise TypeError(f"plugin '{_owner}': JIT pass '{name}' is not callable")
+                    if before is not None and before not in names:
+                        raise ValueError(f"plugin '{_owner}': JIT pass '{name}' runs before unknown pass '{before}' "
+                                         f"(passes: {', '.join(sorted(names))})")
+                    _mine.append((name, fn, before))
+
+                try:
+                    impl.function(register=register)
+                except Exception as exc:  # a broken plugin loses its passes, the trace goes on
+                    self.failed_plugins[f"{impl.plugin_name}:register_passes"] = f"{type(exc).__name__}: {exc}"
+                    continue
+                found.extend(mine)
+            self._passes = found
+            return found
 
     def runtime_for(self, device_type: str):
         """The runtime object that serves ``device_type`` (loading it on first use)."""

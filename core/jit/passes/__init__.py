@@ -13,7 +13,7 @@ from .functionalize import functionalize
 from .fusion import fusion
 from .simplify import simplify
 
-__all__ = ["optimize", "PIPELINE", "functionalize", "simplify", "constant_fold", "cse", "dce", "fusion"]
+__all__ = ["optimize", "pipeline", "PIPELINE", "functionalize", "simplify", "constant_fold", "cse", "dce", "fusion"]
 
 # (name, function graph -> graph), in order: make copies/fills pure, simplify algebra, fold constants, merge
 # duplicates, drop dead code, then fuse what is left (fusion must see the final, smallest graph).
@@ -21,10 +21,22 @@ PIPELINE: list = [("functionalize", functionalize), ("simplify", simplify), ("co
                   ("cse", cse), ("dce", dce), ("fusion", fusion)]
 
 
+def pipeline() -> list:
+    """(name, fn) of every pass in order: :data:`PIPELINE` with the passes plugins add (``register_passes``)
+    placed before the pass each names."""
+    from ...plugins.manager import get_manager
+
+    order = list(PIPELINE)
+    for name, fn, before in get_manager().jit_passes(tuple(n for n, _ in PIPELINE)):
+        at = next((i for i, (n, _) in enumerate(order) if n == before), len(order))
+        order.insert(at, (name, fn))
+    return order
+
+
 def optimize(graph, passes=None):
-    """Run ``passes`` (names; default: every pass of :data:`PIPELINE`) on a copy of ``graph``; validated result."""
+    """Run ``passes`` (names; default: every pass of :func:`pipeline`) on a copy of ``graph``; validated result."""
     graph = graph.copy()
-    for name, run in PIPELINE:
+    for name, run in pipeline():
         if passes is None or name in passes:
             graph = run(graph)
     return graph.validate()
