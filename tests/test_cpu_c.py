@@ -588,3 +588,155 @@ def test_conv_and_pool_kernels_match_torch(c_calls):
     for mine, theirs in ((cx, tx), (cw, tw), (cb, tb)):
         assert_close(mine.grad, core.tensor(theirs.grad.numpy()))
     assert c_calls["convolution_backward"] == 1 and c_calls["max_pool_backward"] == 1
+
+
+# -- fused gelu and layer norm (csrc/norm.c) ---------------------------------------------------------------------
+_NORM_OPS = ("gelu", "gelu_backward", "layer_norm", "layer_norm_backward")
+
+
+@pytest.fixture
+def norm_calls(monkeypatch):
+    """Counts the C calls of the gelu / layer norm kernels, per op: {op: calls} (0 when the decomposition ran)."""
+    from core.dispatch import backend_key
+
+    _backend()
+    kernels = get_operator("gelu").kernels[backend_key("cpu").bit].__self__
+    calls = dict.fromkeys(_NORM_OPS, 0)
+    for (op, dtype), fn in list(kernels.c.items()):
+        def counted(*args, op=op, fn=fn):
+            calls[op] += 1
+            return fn(*args)
+
+        monkeypatch.setitem(kernels.c, (op, dtype), counted)
+    return calls
+
+
+def _exact(op, *args):
+    """``op``'s decomposition run in float64 on float32 operands, rounded back: float32's C kernels keep their
+    statistics and sums in double, more accurate than the float32 decomposition (whose sums over 1000 rows are
+    ~1e-6 off)."""
+    if not any(isinstance(a, Tensor) and a.dtype == core.float32 for a in args):
+        return _decomposed(op, *args)
+    out = _decomposed(op, *(a.double() if isinstance(a, Tensor) else a for a in args))
+    return out.float() if isinstance(out, Tensor) else tuple(None if t is None else t.float() for t in out)
+
+
+def _assert_close_to_decomposition(got, expected, dtype):
+    tol = {"rtol": 1e-5, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-10, "atol": 1e-10}
+    for g, e in zip(got, expected):
+        assert (g is None) == (e is None)
+        if e is not None:
+            assert g.shape == e.shape and g.dtype == e.dtype
+            assert_close(g, e, **tol)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("shape", [(7,), (3, 5), (4, 128, 96)])  # 49152 elements: the OpenMP loops
+def test_gelu_kernels_match_the_decomposition(norm_calls, dtype, approximate, shape):
+    d = getattr(core, dtype)
+    x, g = core.randn(shape, dtype=d) * 3, core.randn(shape, dtype=d)
+    _assert_close_to_decomposition([get_operator("gelu")(x, approximate)],
+                                   [_exact("gelu", x, approximate)], dtype)
+    _assert_close_to_decomposition([get_operator("gelu_backward")(g, x, approximate)],
+                                   [_exact("gelu_backward", g, x, approximate)], dtype)
+    assert norm_calls["gelu"] == 1 and norm_calls["gelu_backward"] == 1
+
+
+_LAYER_NORM_CASES = [((5, 8), (8,)), ((2, 3, 10), (3, 10)), ((7,), (7,)), ((64, 16, 48), (48,)),
+                     ((4, 96, 100), (96, 100))]  # the last two: OpenMP over rows, many and few of them
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("affine", ["none", "weight", "bias", "both"])
+@pytest.mark.parametrize("case", range(len(_LAYER_NORM_CASES)))
+def test_layer_norm_kernels_match_the_decomposition(norm_calls, dtype, affine, case):
+    shape, normalized = _LAYER_NORM_CASES[case]
+    d = getattr(core, dtype)
+    x, g = core.randn(shape, dtype=d) * 2 + 1, core.randn(shape, dtype=d)
+    w = core.randn(normalized, dtype=d) if affine in ("weight", "both") else None
+    b = core.randn(normalized, dtype=d) if affine in ("bias", "both") else None
+    _assert_close_to_decomposition([get_operator("layer_norm")(x, normalized, w, b, 1e-5)],
+                                   [_exact("layer_norm", x, normalized, w, b, 1e-5)], dtype)
+    masks = [(True, True, True), (True, False, False), (False, True, False), (False, False, True)]
+    for mask in masks:
+        got = get_operator("layer_norm_backward")(g, x, normalized, w, b, 1e-5, mask)
+        _assert_close_to_decomposition(got, _exact("layer_norm_backward", g, x, normalized, w, b, 1e-5, mask),
+                                       dtype)
+    assert norm_calls["layer_norm"] == 1 and norm_calls["layer_norm_backward"] == len(masks)
+
+
+def test_norm_kernels_take_strided_operands(norm_calls):
+    x = core.randn(16, 8).t()
+    g = core.randn(16, 8).t()
+    w = core.randn(32)[::2]
+    _assert_close_to_decomposition([get_operator("gelu_backward")(g, x, "none")],
+                                   [_exact("gelu_backward", g, x, "none")], "float32")
+    _assert_close_to_decomposition([get_operator("layer_norm")(x, (16,), w, None, 1e-5)],
+                                   [_exact("layer_norm", x, (16,), w, None, 1e-5)], "float32")
+    mask = (True, True, True)
+    _assert_close_to_decomposition(get_operator("layer_norm_backward")(g, x, (16,), w, None, 1e-5, mask),
+                                   _exact("layer_norm_backward", g, x, (16,), w, None, 1e-5, mask), "float32")
+    assert norm_calls["gelu_backward"] == 1 and norm_calls["layer_norm"] == 1 and norm_calls["layer_norm_backward"]
+
+
+def test_layer_norm_backward_does_not_depend_on_the_thread_count(norm_calls):
+    x, g, w = core.randn(256, 512), core.randn(256, 512), core.randn(512)
+    before = cpu_c.get_num_threads()
+    results = []
+    try:
+        for threads in (1, 2, 3):
+            cpu_c.set_num_threads(threads)
+            results.append(get_operator("layer_norm_backward")(g, x, (512,), w, None, 1e-5, (True, True, True)))
+    finally:
+        cpu_c.set_num_threads(before)
+    for other in results[1:]:  # the weight and bias gradients differ only in how the per-thread sums are added
+        _assert_close_to_decomposition(other, results[0], "float32")
+    assert norm_calls["layer_norm_backward"] == 3
+
+
+def test_norm_kernels_fall_back_where_c_does_not_apply(norm_calls):
+    x = core.randn(4, 8)
+    for odd in (x.half(), core.randn(0, 8)):  # another dtype, an empty input
+        for out in (get_operator("gelu")(odd, "none"), get_operator("layer_norm")(odd, (8,), None, None, 1e-5)):
+            assert out.dtype == odd.dtype and out.shape == odd.shape
+    w64 = core.randn(8, dtype=core.float64)  # mixed dtypes: the decomposition, which casts the weight
+    assert_close(get_operator("layer_norm")(x, (8,), w64, None, 1e-5),
+                 _decomposed("layer_norm", x, (8,), w64, None, 1e-5))
+    g = core.randn(4, 8, dtype=core.float64)
+    for got, expected in zip(get_operator("layer_norm_backward")(g, x, (8,), None, None, 1e-5, (True,) * 3),
+                             _decomposed("layer_norm_backward", g, x, (8,), None, None, 1e-5, (True,) * 3)):
+        assert_close(got, expected)
+    assert_close(get_operator("gelu_backward")(g, x, "tanh"), _decomposed("gelu_backward", g, x, "tanh"))
+    assert norm_calls == dict.fromkeys(_NORM_OPS, 0)
+
+
+def test_norm_kernels_refuse_out_of_bounds_views_before_c(norm_calls):
+    from core_cpu_c.layout import LayoutError
+
+    good = core.rand(4, 4)
+    bad = Tensor._make(good._storage, (4, 8), (8, 1), 0, good.dtype)  # contiguous, past the end
+    with pytest.raises(LayoutError, match="reaches element"):
+        get_operator("gelu")(bad, "none")
+    with pytest.raises(LayoutError, match="reaches element"):
+        get_operator("layer_norm")(bad, (8,), None, None, 1e-5)
+    assert norm_calls == dict.fromkeys(_NORM_OPS, 0)
+
+
+def test_transformer_gradients_through_the_norm_kernels_match_torch(norm_calls):
+    torch = pytest.importorskip("torch")
+    import core.nn.functional as F
+
+    rng = np.random.default_rng(0)
+    x, w, b, g = (rng.standard_normal(s) for s in ((4, 6, 16), (16,), (16,), (4, 6, 16)))
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    cx, cw, cb = (core.tensor(a, requires_grad=True) for a in (x, w, b))
+    for approximate in ("none", "tanh"):
+        expected = torch.nn.functional.gelu(torch.nn.functional.layer_norm(tx, (16,), tw, tb), approximate=approximate)
+        out = F.gelu(F.layer_norm(cx, (16,), cw, cb), approximate=approximate)
+        assert_close(out, core.tensor(expected.detach().numpy()))
+        expected.backward(torch.tensor(g))
+        out.backward(core.tensor(g))
+        for mine, theirs in ((cx, tx), (cw, tw), (cb, tb)):
+            assert_close(mine.grad, core.tensor(theirs.grad.numpy()))
+    assert norm_calls == dict.fromkeys(_NORM_OPS, 2)

@@ -320,3 +320,59 @@ def test_linear_is_one_node_with_exact_gradients(shape, with_bias):
     assert type(out.grad_fn).__name__ == "LinearBackward0"
     out.sum().backward()
     assert w.grad.is_contiguous()  # computed as g.T @ x: the engine can keep it as .grad without a copy
+
+
+# -- layer_norm and gelu derivatives: one node each, calling layer_norm_backward / gelu_backward ---------------------
+def _spied(name: str, device: str, calls: list):
+    """``name``'s decomposition as its kernel on ``device``, recording each call's arguments in ``calls``."""
+
+    def spy(*args):
+        calls.append(args)
+        return OPERATORS[name].decomposition(*args)
+
+    return _kernel(name, device, spy)
+
+
+@pytest.mark.parametrize("affine", ["none", "weight", "both"])
+def test_layer_norm_gradients_go_through_layer_norm_backward(device, affine):
+    x = _double((2, 3, 4), device, 0)
+    w, b = _double((4,), device, 1), _double((4,), device, 2)
+    params = {"none": (), "weight": (w,), "both": (w, b)}[affine]
+
+    def fn(x, *params):
+        return F.layer_norm(x, (4,), *params, eps=1e-3)
+
+    calls = []
+    with _spied("layer_norm_backward", device, calls):
+        assert gradcheck(fn, (x, *params))
+        assert gradgradcheck(fn, (x, *params))
+    assert calls and all(args[-1] == (True, affine != "none", affine == "both") for args in calls)
+
+
+def test_layer_norm_backward_is_asked_only_for_the_gradients_needed(device):
+    x = _tensor((2, 3, 8), device)
+    w, b = _tensor((8,), device, 1, requires_grad=True), _tensor((8,), device, 2)
+    calls = []
+    with _spied("layer_norm_backward", device, calls):
+        F.layer_norm(x, 8, w, b).sum().backward()
+    assert len(calls) == 1 and calls[0][-1] == (False, True, False) and x.grad is None and w.grad.shape == (8,)
+
+
+def test_layer_norm_backward_reduces_the_affine_gradients_to_normalized_shape(device):
+    x, g = _tensor((2, 3, 4), device), _tensor((2, 3, 4), device, 1)
+    for shape, expected in (((4,), (4,)), ((3, 4), (3, 4)), ((2, 3, 4), (2, 3, 4))):
+        w = _tensor(shape, device, 2)
+        _, grad_w, grad_b = OPERATORS["layer_norm_backward"](g, x, shape, w, None, 1e-5, (False, True, True))
+        assert tuple(grad_w.shape) == expected and tuple(grad_b.shape) == expected
+        leading = tuple(range(3 - len(shape)))
+        assert_close(grad_b, g.sum(leading) if leading else g)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_gradients_go_through_gelu_backward(device, approximate):
+    x = _double((3, 5), device, 0)
+    calls = []
+    with _spied("gelu_backward", device, calls):
+        assert gradcheck(lambda x: F.gelu(x, approximate), (x,))
+        assert gradgradcheck(lambda x: F.gelu(x, approximate), (x,))
+    assert calls and all(args[2] == approximate for args in calls)

@@ -1,8 +1,9 @@
 """Activation functionals (``torch.nn.functional``), written in Tensor ops so autograd and every device come free.
 
-``gelu`` is a dispatcher op (one traced node, a fusable kernel) with its own derivative formula. Piecewise
-functions pick their branch with ``where`` and keep the unpicked branch finite (``expm1`` of a clamped
-input, ``logaddexp`` for softplus), so no ``0 * inf`` turns a gradient into NaN.
+``gelu`` is a dispatcher op (one traced node, a fusable kernel) whose derivative is one more composite op,
+``gelu_backward``, that backends may fuse too. Piecewise functions pick their branch with ``where`` and keep the
+unpicked branch finite (``expm1`` of a clamped input, ``logaddexp`` for softplus), so no ``0 * inf`` turns a
+gradient into NaN.
 """
 
 from __future__ import annotations
@@ -136,9 +137,9 @@ _gelu_op = define("gelu", decomposition=_gelu_parts,
                       "('tanh'); a composite with its own derivative that backends may fuse")
 
 
-@derivative("gelu")
-def _gelu_derivative(ctx, g):
-    x, approximate = ctx.input(0), ctx.args[1]
+def _gelu_backward_parts(grad, input, approximate: str):
+    """``grad * gelu'(input)``, written in Tensor ops (differentiable itself: double backward)."""
+    x = input
     if approximate == "tanh":
         x2 = x * x
         t = ops.tanh((x + x2 * x * _GELU_CUBIC) * _SQRT_2_OVER_PI)
@@ -146,7 +147,18 @@ def _gelu_derivative(ctx, g):
     else:
         density = ops.exp(x * x * -0.5) * (1.0 / math.sqrt(2.0 * math.pi))
         slope = (1.0 + ops.erf(x * _SQRT_HALF)) * 0.5 + x * density
-    return (g * slope,)
+    return grad * slope
+
+
+gelu_backward = define("gelu_backward", decomposition=_gelu_backward_parts,
+                       doc="gelu_backward(grad, input, approximate): grad * gelu'(input), the gradient of gelu; a "
+                           "composite (differentiable for double backward) that backends may fuse")
+
+
+@derivative("gelu")
+def _gelu_derivative(ctx, g):
+    """One node per gelu: its backward is one op (a fused kernel where the backend has one)."""
+    return (gelu_backward(g, ctx.input(0), ctx.args[1]),)
 
 
 def gelu(input, approximate: str = "none"):

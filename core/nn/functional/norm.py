@@ -1,6 +1,7 @@
 """Normalisation, dropout, embedding and distance functionals, written in Tensor ops (autograd is automatic).
 
-``layer_norm`` is a dispatcher op (one traced node, a fusable kernel) with its own derivative formula.
+``layer_norm`` is a dispatcher op (one traced node, a fusable kernel) whose derivative is one more composite op,
+``layer_norm_backward``, that backends may fuse too.
 """
 
 from __future__ import annotations
@@ -205,19 +206,43 @@ _layer_norm_op = define("layer_norm", decomposition=_layer_norm_parts,
                             "that backends may fuse")
 
 
+def _layer_norm_backward_parts(grad, input, normalized_shape, weight, bias, eps, output_mask):
+    """(grad_input, grad_weight, grad_bias) of layer_norm, each None where ``output_mask`` says so. The statistics
+    are recomputed from the input; written in Tensor ops, so it is differentiable itself (double backward)."""
+    dims = tuple(range(-len(normalized_shape), 0))
+    leading = tuple(range(input.dim() - len(normalized_shape)))
+    _, centred, var = _normalise(input, dims)
+    rstd = ops.rsqrt(var + eps)
+    normalised = centred * rstd
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        g_normalised = grad if weight is None else grad * _as_dtype(weight, input.dtype)
+        grad_input = (g_normalised - ops.mean(g_normalised, dims, keepdim=True)
+                      - normalised * ops.mean(g_normalised * normalised, dims, keepdim=True)) * rstd
+    if output_mask[1]:
+        grad_weight = grad * normalised
+        grad_weight = ops.sum(grad_weight, leading) if leading else grad_weight
+    if output_mask[2]:
+        grad_bias = ops.sum(grad, leading) if leading else grad
+    return grad_input, grad_weight, grad_bias
+
+
+layer_norm_backward = define(
+    "layer_norm_backward", decomposition=_layer_norm_backward_parts,
+    doc="layer_norm_backward(grad, input, normalized_shape, weight, bias, eps, output_mask): (grad_input, "
+        "grad_weight, grad_bias) of layer_norm, each None where the 3-bool output_mask is False (grad_weight and "
+        "grad_bias of shape normalized_shape). A composite (differentiable for double backward) that backends may "
+        "fuse")
+
+
 @derivative("layer_norm")
 def _layer_norm_derivative(ctx, g):
-    """The statistics are recomputed from the input rather than saved: one node that keeps only its inputs."""
-    input, weight = ctx.input(0), ctx.input(2)
-    dims = tuple(range(-len(ctx.args[1]), 0))
-    _, centred, var = _normalise(input, dims)
-    rstd = ops.rsqrt(var + ctx.args[4])
-    normalised = centred * rstd
-    g_normalised = g if weight is None else g * _as_dtype(weight, input.dtype)
-    g_input = (g_normalised - ops.mean(g_normalised, dims, keepdim=True)
-               - normalised * ops.mean(g_normalised * normalised, dims, keepdim=True)) * rstd
-    # full-size weight and bias gradients: the autograd kernel sums them over the batch dims
-    return g_input, None, None if weight is None else g * normalised, g
+    """One node per layer_norm: its backward is one op (a fused kernel where the backend has one)."""
+    input, weight, bias = ctx.input(0), ctx.input(2), ctx.args[3]
+    mask = (input.requires_grad, weight is not None and weight.requires_grad,
+            bias is not None and bias.requires_grad)
+    grad_input, grad_weight, grad_bias = layer_norm_backward(g, input, ctx.args[1], weight, bias, ctx.args[4], mask)
+    return grad_input, None, grad_weight, grad_bias, None
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):

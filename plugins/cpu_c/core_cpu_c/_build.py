@@ -14,8 +14,8 @@ from pathlib import Path
 from cffi import FFI
 
 CSRC = Path(__file__).parent / "csrc"
-HEADERS = ("kernels.h", "elementwise_gen.h", "reduce.h", "optim.h", "conv.h")
-SOURCES = ("blas.c", "elementwise_gen.c", "reduce.c", "optim.c", "conv.c")
+HEADERS = ("kernels.h", "elementwise_gen.h", "reduce.h", "optim.h", "conv.h", "norm.h")
+SOURCES = ("blas.c", "elementwise_gen.c", "reduce.c", "optim.c", "conv.c", "norm.c")
 
 
 def _flags() -> tuple:

@@ -63,5 +63,9 @@ def register_kernels(register, backend):
 
     kernels.update(build_conv_kernels(ffi, lib, key.mask, {
         name: get_operator(name).kernels.get(key.bit) or get_operator(name).decomposition for name in CONV_OPS}))
+    from .norm import NORM_OPS, build_norm_kernels
+
+    kernels.update(build_norm_kernels(ffi, lib, key.mask, {name: get_operator(name).decomposition
+                                                           for name in NORM_OPS}))
     for name, fn in kernels.items():
         register(name, fn)

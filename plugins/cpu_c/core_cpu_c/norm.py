@@ -1,0 +1,111 @@
+"""Fused GELU and layer norm kernels, forward and backward (``gelu``, ``gelu_backward``, ``layer_norm``,
+``layer_norm_backward``): one C pass instead of one per tensor op of the decompositions (csrc/norm.c).
+
+C takes float32/float64 operands of one dtype on one device; they are made contiguous and their bounds checked
+here first. Anything else (other or mixed dtypes, an empty input, an unknown ``approximate``) runs the op's
+decomposition, which has the same formulas.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .layout import pointer
+from .runtime import new_tensor
+
+__all__ = ["NORM_OPS", "build_norm_kernels"]
+
+NORM_OPS = ("gelu", "gelu_backward", "layer_norm", "layer_norm_backward")
+_DTYPES = ("float32", "float64")
+_APPROXIMATE = {"none": 0, "tanh": 1}
+
+
+def _fits(input, *others) -> bool:
+    """Whether C takes these operands: ``input`` non-empty float32/float64, the others (None or tensors) of its
+    dtype and device."""
+    dtype = input.dtype
+    return dtype.name in _DTYPES and input.numel() > 0 and all(
+        t is None or (t.dtype is dtype and t.device == input.device) for t in others)
+
+
+def _rows(input, normalized_shape, *vectors) -> int:
+    """The number of rows of a layer norm C can run (``input`` ends with ``normalized_shape``, each vector None or
+    of its size); 0 otherwise."""
+    shape = tuple(normalized_shape)
+    cols = math.prod(shape)
+    if cols == 0 or tuple(input.shape[input.dim() - len(shape):]) != shape or any(
+            v is not None and v.numel() != cols for v in vectors):
+        return 0
+    return input.numel() // cols
+
+
+def _contiguous(t):
+    return None if t is None else t.contiguous()
+
+
+class _Kernels:
+    """The four kernels over one extension; each falls back to ``base[op]`` where C does not apply."""
+
+    def __init__(self, ffi, lib, key: int, base: dict):
+        self.ffi, self.key, self.base = ffi, key, base
+        self.c = {(op, d): getattr(lib, f"ccc_{op}_{d}") for op in NORM_OPS for d in _DTYPES}
+
+    def _empty(self, shape: tuple, dtype):
+        out, buf = new_tensor(shape, dtype, math.prod(shape) * dtype.itemsize, self.key)
+        return out, self.ffi.from_buffer(buf)
+
+    def _pointer(self, op: str, t):
+        return self.ffi.NULL if t is None else pointer(self.ffi, op, t)
+
+    def gelu(self, input, approximate):
+        """``x * Φ(x)`` elementwise, exact (erf) or with the tanh approximation."""
+        if approximate not in _APPROXIMATE or not _fits(input):
+            return self.base["gelu"](input, approximate)
+        x = input.contiguous()
+        out, buf = self._empty(tuple(x.shape), x.dtype)
+        self.c["gelu", x.dtype.name](x.numel(), self._pointer("gelu", x), buf, _APPROXIMATE[approximate])
+        return out
+
+    def gelu_backward(self, grad, input, approximate):
+        """``grad * gelu'(input)`` elementwise."""
+        if approximate not in _APPROXIMATE or not _fits(input, grad) or tuple(grad.shape) != tuple(input.shape):
+            return self.base["gelu_backward"](grad, input, approximate)
+        g, x = grad.contiguous(), input.contiguous()
+        out, buf = self._empty(tuple(x.shape), x.dtype)
+        self.c["gelu_backward", x.dtype.name](x.numel(), self._pointer("gelu_backward", g),
+                                              self._pointer("gelu_backward", x), buf, _APPROXIMATE[approximate])
+        return out
+
+    def layer_norm(self, input, normalized_shape, weight, bias, eps):
+        """Each row over the trailing ``normalized_shape`` dims normalised, then scaled and shifted."""
+        rows = _rows(input, normalized_shape, weight, bias) if _fits(input, weight, bias) else 0
+        if not rows:
+            return self.base["layer_norm"](input, normalized_shape, weight, bias, eps)
+        x, w, b = input.contiguous(), _contiguous(weight), _contiguous(bias)
+        out, buf = self._empty(tuple(x.shape), x.dtype)
+        self.c["layer_norm", x.dtype.name](rows, x.numel() // rows, self._pointer("layer_norm", x),
+                                           self._pointer("layer_norm", w), self._pointer("layer_norm", b),
+                                           float(eps), buf)
+        return out
+
+    def layer_norm_backward(self, grad, input, normalized_shape, weight, bias, eps, output_mask):
+        """(grad_input, grad_weight, grad_bias), None where ``output_mask`` is False; the statistics recomputed."""
+        rows = _rows(input, normalized_shape, weight) if _fits(input, grad, weight) else 0
+        if not rows or tuple(grad.shape) != tuple(input.shape):
+            return self.base["layer_norm_backward"](grad, input, normalized_shape, weight, bias, eps, output_mask)
+        g, x, w = grad.contiguous(), input.contiguous(), _contiguous(weight)
+        shapes = (tuple(x.shape), tuple(normalized_shape), tuple(normalized_shape))
+        results = [self._empty(shape, x.dtype) if wanted else (None, self.ffi.NULL)
+                   for wanted, shape in zip(output_mask, shapes)]
+        op = "layer_norm_backward"
+        failed = self.c[op, x.dtype.name](rows, x.numel() // rows, self._pointer(op, g), self._pointer(op, x),
+                                          self._pointer(op, w), float(eps), *(buf for _, buf in results))
+        if failed:
+            raise MemoryError(f"{op}: cpu_c could not allocate its scratch memory")
+        return tuple(t for t, _ in results)
+
+
+def build_norm_kernels(ffi, lib, key: int, base: dict) -> dict:
+    """``{op: kernel}`` for :data:`NORM_OPS`; ``base`` maps each op to what runs where C does not apply."""
+    kernels = _Kernels(ffi, lib, key, base)
+    return {op: getattr(kernels, op) for op in NORM_OPS}
