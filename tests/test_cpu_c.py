@@ -591,7 +591,7 @@ def test_conv_and_pool_kernels_match_torch(c_calls):
 
 
 # -- fused gelu and layer norm (csrc/norm.c) ---------------------------------------------------------------------
-_NORM_OPS = ("gelu", "gelu_backward", "layer_norm", "layer_norm_backward")
+_NORM_OPS = ("gelu", "gelu_backward", "layer_norm", "layer_norm_backward", "batch_norm", "batch_norm_backward")
 
 
 @pytest.fixture
@@ -739,4 +739,248 @@ def test_transformer_gradients_through_the_norm_kernels_match_torch(norm_calls):
         out.backward(core.tensor(g))
         for mine, theirs in ((cx, tx), (cw, tw), (cb, tb)):
             assert_close(mine.grad, core.tensor(theirs.grad.numpy()))
-    assert norm_calls == dict.fromkeys(_NORM_OPS, 2)
+    assert norm_calls == {**dict.fromkeys(_NORM_OPS, 2), "batch_norm": 0, "batch_norm_backward": 0}
+
+
+# -- fused batch norm (csrc/norm.c) ---------------------------------------------------------------------------------
+_BATCH_NORM_SHAPES = [(6, 3), (4, 3, 7), (2, 5, 4, 3), (8, 16, 24, 24)]  # the last: OpenMP over channels
+
+
+def _batch_norm_operands(shape, d, affine: bool):
+    channels = shape[1]
+    x = core.randn(shape, dtype=d) * 2 + 1
+    w, b = (core.randn(channels, dtype=d), core.randn(channels, dtype=d)) if affine else (None, None)
+    return x, core.randn(channels, dtype=d), core.rand(channels, dtype=d) + 0.5, w, b
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("shape", _BATCH_NORM_SHAPES)
+def test_batch_norm_kernels_match_the_decomposition(norm_calls, dtype, training, affine, shape):
+    d = getattr(core, dtype)
+    x, rm, rv, w, b = _batch_norm_operands(shape, d, affine)
+    expected_rm, expected_rv = rm.double(), rv.double()  # updated in place by the float64 decomposition
+    expected = _decomposed("batch_norm", x.double(), expected_rm, expected_rv, *(None if t is None else t.double()
+                                                                                 for t in (w, b)),
+                           training, 0.1, 1e-5).to(d)
+    before = (rm.clone(), rv.clone())
+    _assert_close_to_decomposition([get_operator("batch_norm")(x, rm, rv, w, b, training, 0.1, 1e-5)],
+                                   [expected], dtype)
+    _assert_close_to_decomposition([rm, rv], [expected_rm.to(d), expected_rv.to(d)], dtype)
+    assert training or (rm.equal(before[0]) and rv.equal(before[1]))
+    g = core.randn(shape, dtype=d)
+    masks = [(True, True, True), (True, False, False), (False, True, False), (False, False, True)]
+    for mask in masks:
+        got = get_operator("batch_norm_backward")(g, x, rm, rv, w, training, 1e-5, mask)
+        _assert_close_to_decomposition(got, _exact("batch_norm_backward", g, x, rm, rv, w, training, 1e-5, mask),
+                                       dtype)
+    assert norm_calls["batch_norm"] == 1 and norm_calls["batch_norm_backward"] == len(masks)
+
+
+def test_batch_norm_kernel_updates_the_running_statistics_as_torch_does(norm_calls):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((5, 4, 3, 2))
+    mine, theirs = core.nn.BatchNorm2d(4).double(), torch.nn.BatchNorm2d(4).double()
+    for momentum in (0.1, None):
+        mine.momentum = theirs.momentum = momentum
+        out = mine(core.tensor(x))
+        expected = theirs(torch.tensor(x))
+        assert_close(out, core.tensor(expected.detach().numpy()))
+        assert_close(mine.running_mean, core.tensor(theirs.running_mean.numpy()))
+        assert_close(mine.running_var, core.tensor(theirs.running_var.numpy()))
+    assert norm_calls["batch_norm"] == 2
+
+
+def test_batch_norm_kernels_fall_back_where_c_does_not_apply(norm_calls):
+    x = core.randn(4, 3, 5)
+    rm, rv = core.zeros(3), core.ones(3)
+    strided_rm = core.zeros(6)[::2]  # C would write through it: the decomposition updates it instead
+    got = get_operator("batch_norm")(x, strided_rm, rv.clone(), None, None, True, 0.1, 1e-5)
+    assert_close(got, _decomposed("batch_norm", x, rm.clone(), rv.clone(), None, None, True, 0.1, 1e-5))
+    assert_close(strided_rm, 0.1 * x.mean((0, 2)))
+    w64 = core.randn(3, dtype=core.float64)  # mixed dtypes
+    assert_close(get_operator("batch_norm")(x, rm, rv, w64, None, False, 0.1, 1e-5),
+                 _decomposed("batch_norm", x, rm, rv, w64, None, False, 0.1, 1e-5))
+    empty = core.randn(0, 3, 5)
+    assert get_operator("batch_norm")(empty, rm, rv, None, None, True, 0.1, 1e-5).shape == (0, 3, 5)
+    assert rm.equal(core.zeros(3)) and rv.equal(core.ones(3))
+    g = core.randn(4, 3, 5, dtype=core.float64)
+    for got, expected in zip(get_operator("batch_norm_backward")(g, x, rm, rv, None, True, 1e-5, (True,) * 3),
+                             _decomposed("batch_norm_backward", g, x, rm, rv, None, True, 1e-5, (True,) * 3)):
+        assert_close(got, expected)
+    assert norm_calls["batch_norm"] == 0 and norm_calls["batch_norm_backward"] == 0
+
+
+def test_batch_norm_kernels_do_not_depend_on_the_thread_count(norm_calls):
+    x, g = core.randn(16, 8, 32, 32), core.randn(16, 8, 32, 32)
+    before = cpu_c.get_num_threads()
+    results = []
+    try:
+        for threads in (1, 3):
+            cpu_c.set_num_threads(threads)
+            rm, rv = core.zeros(8), core.ones(8)
+            out = get_operator("batch_norm")(x, rm, rv, None, None, True, 0.1, 1e-5)
+            results.append((out, rm, rv, *get_operator("batch_norm_backward")(g, x, None, None, None, True, 1e-5,
+                                                                             (True, True, True))))
+    finally:
+        cpu_c.set_num_threads(before)
+    assert all(a.equal(b) for a, b in zip(*results))
+    assert norm_calls["batch_norm"] == 2 and norm_calls["batch_norm_backward"] == 2
+
+
+# -- fused cross entropy (csrc/loss.c) -----------------------------------------------------------------------------
+_LOSS_OPS = ("cross_entropy_loss", "cross_entropy_loss_backward")
+
+
+@pytest.fixture
+def loss_calls(monkeypatch):
+    """Counts the C calls of the cross entropy kernels, per op: {op: calls} (0 when the decomposition ran)."""
+    from core.dispatch import backend_key
+
+    _backend()
+    kernels = get_operator("cross_entropy_loss").kernels[backend_key("cpu").bit].__self__
+    calls = dict.fromkeys(_LOSS_OPS, 0)
+    for (op, dtype), fn in list(kernels.c.items()):
+        def counted(*args, op=op, fn=fn):
+            calls[op] += 1
+            return fn(*args)
+
+        monkeypatch.setitem(kernels.c, (op, dtype), counted)
+    return calls
+
+
+def _exact_loss(op, *args):
+    """``op``'s decomposition in float64, rounded back to float32 for float32 logits (as ``_exact``); the int64
+    targets stay as they are."""
+    if args[0].dtype != core.float32 and args[1].dtype != core.float32:
+        return _decomposed(op, *args)
+    out = _decomposed(op, *(a.double() if isinstance(a, Tensor) and a.dtype == core.float32 else a for a in args))
+    return out.float()
+
+
+def _cross_entropy_operands(rows: int, classes: int, dtype, weighted: bool, ignored: bool):
+    x = core.randn(rows, classes, dtype=getattr(core, dtype)) * 4
+    target = core.randint(0, classes, (rows,))
+    if ignored:
+        target[::3] = 2  # ignore_index 2: a class index, so its rows are skipped, not just out of range
+    weight = core.rand(classes, dtype=x.dtype) + 0.5 if weighted else None
+    return x, target, weight
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("ignored", [False, True])
+@pytest.mark.parametrize("shape", [(5, 3), (1, 1), (1200, 40)])  # 48000 logits: the OpenMP loops
+def test_cross_entropy_kernels_match_the_decomposition(loss_calls, dtype, reduction, weighted, ignored, shape):
+    x, target, weight = _cross_entropy_operands(*shape, dtype, weighted, ignored)
+    ignore_index = 2 if ignored else -100
+    args = (target, weight, reduction, ignore_index)
+    loss = get_operator("cross_entropy_loss")(x, *args)
+    _assert_close_to_decomposition([loss], [_exact_loss("cross_entropy_loss", x, *args)], dtype)
+    g = core.rand(*loss.shape, dtype=x.dtype) + 0.5
+    _assert_close_to_decomposition([get_operator("cross_entropy_loss_backward")(g, x, *args)],
+                                   [_exact_loss("cross_entropy_loss_backward", g, x, *args)], dtype)
+    assert loss_calls == dict.fromkeys(_LOSS_OPS, 1)
+
+
+def test_cross_entropy_kernels_zero_ignored_rows_and_average_over_the_kept_weights(loss_calls):
+    x = core.tensor([[1.0, 2.0, 3.0], [0.5, 0.5, 0.5], [3.0, 1.0, -1.0]])
+    target, weight = core.tensor([2, -100, 0]), core.tensor([2.0, 1.0, 0.5])
+    losses = get_operator("cross_entropy_loss")(x, target, weight, "none", -100)
+    lse = np.log(np.exp(x.numpy()).sum(1))
+    assert_close(losses, core.tensor([0.5 * (lse[0] - 3.0), 0.0, 2.0 * (lse[2] - 3.0)]), rtol=1e-6, atol=1e-6)
+    mean = get_operator("cross_entropy_loss")(x, target, weight, "mean", -100)
+    assert_close(mean, losses.sum() / 2.5, rtol=1e-6, atol=1e-6)
+    grad = get_operator("cross_entropy_loss_backward")(core.tensor(1.0), x, target, weight, "mean", -100)
+    assert np.all(grad.numpy()[1] == 0)
+    assert loss_calls == {"cross_entropy_loss": 2, "cross_entropy_loss_backward": 1}
+
+
+def test_cross_entropy_kernels_take_strided_operands(loss_calls):
+    x, target = core.randn(6, 10).t(), core.randint(0, 6, (20,))[::2]
+    weight = core.rand(12)[::2]
+    args = (target, weight, "mean", -100)
+    assert_close(get_operator("cross_entropy_loss")(x, *args), _exact_loss("cross_entropy_loss", x, *args),
+                 rtol=1e-5, atol=1e-5)
+    g = core.tensor(1.5)
+    assert_close(get_operator("cross_entropy_loss_backward")(g, x, *args),
+                 _exact_loss("cross_entropy_loss_backward", g, x, *args), rtol=1e-5, atol=1e-5)
+    assert loss_calls == dict.fromkeys(_LOSS_OPS, 1)
+
+
+def test_cross_entropy_loss_does_not_depend_on_the_thread_count(loss_calls):
+    x, target, _ = _cross_entropy_operands(4096, 16, "float32", False, True)
+    before = cpu_c.get_num_threads()
+    try:
+        results = []
+        for threads in (1, 2, 3):
+            cpu_c.set_num_threads(threads)
+            results.append(get_operator("cross_entropy_loss")(x, target, None, "mean", 2).item())
+    finally:
+        cpu_c.set_num_threads(before)
+    assert results[0] == results[1] == results[2]
+    assert loss_calls["cross_entropy_loss"] == 3
+
+
+def test_cross_entropy_kernels_fall_back_where_c_does_not_apply(loss_calls):
+    x, target = core.randn(4, 5), core.randint(0, 5, (4,))
+    cases = [(x.half(), target, None), (core.randn(0, 5), target[:0], None),  # another dtype, an empty input
+             (core.randn(4, 5, 3), core.randint(0, 5, (4, 3)), None),  # (N, C, d)
+             (x, target.int(), None), (x, target, core.rand(5, dtype=core.float64))]  # int32 targets, mixed dtypes
+    for input, t, weight in cases:
+        for reduction in ("none", "mean"):
+            loss = get_operator("cross_entropy_loss")(input, t, weight, reduction, -100)
+            assert_close(loss, _decomposed("cross_entropy_loss", input, t, weight, reduction, -100))
+    g = core.tensor([1.0, 2.0, 3.0, 4.0], dtype=core.float64)  # a grad of another dtype
+    assert_close(get_operator("cross_entropy_loss_backward")(g, x, target, None, "none", -100),
+                 _decomposed("cross_entropy_loss_backward", g, x, target, None, "none", -100))
+    assert loss_calls == dict.fromkeys(_LOSS_OPS, 0)
+
+
+def test_cross_entropy_bad_targets_raise_the_decompositions_index_error(loss_calls):
+    import core.nn.functional as F
+
+    x = core.randn(4, 5, requires_grad=True)
+    for bad in (core.tensor([0, 5, 1, 2]), core.tensor([0, -1, 1, 2]), core.tensor([-100, 1, 0, 9])):
+        message = f"Target {bad[bad != -100][-1].item() if bad[-1] == 9 else bad[1].item()} is out of bounds"
+        with pytest.raises(IndexError, match=message):
+            F.cross_entropy(x, bad)
+        with pytest.raises(IndexError, match=message):
+            _decomposed("cross_entropy_loss", x, bad, None, "mean", -100)
+    with pytest.raises(IndexError, match="Target -3 is out of bounds"):
+        get_operator("cross_entropy_loss_backward")(core.tensor(1.0), x.detach(), core.tensor([-3, 1, 0, 2]), None,
+                                                     "sum", -100)
+    assert loss_calls == {"cross_entropy_loss": 3, "cross_entropy_loss_backward": 1}
+
+
+def test_cross_entropy_refuses_out_of_bounds_views_before_c(loss_calls):
+    from core_cpu_c.layout import LayoutError
+
+    good = core.rand(4, 4)
+    bad = Tensor._make(good._storage, (4, 8), (8, 1), 0, good.dtype)  # contiguous, past the end
+    with pytest.raises(LayoutError, match="reaches element"):
+        get_operator("cross_entropy_loss")(bad, core.tensor([0, 1, 2, 3]), None, "mean", -100)
+    assert loss_calls == dict.fromkeys(_LOSS_OPS, 0)
+
+
+def test_mlp_cross_entropy_gradients_through_the_c_kernels_match_torch(loss_calls):
+    import core.nn.functional as F
+
+    torch = pytest.importorskip("torch")
+    x, target, weight = _cross_entropy_operands(64, 10, "float32", True, True)
+    cx, cw = x.clone().requires_grad_(True), core.randn(10, 10, requires_grad=True)
+    tx, tw = (torch.tensor(t.detach().numpy(), requires_grad=True) for t in (cx, cw))
+    for reduction in ("mean", "sum", "none"):
+        loss = F.cross_entropy(cx @ cw, target, weight, ignore_index=2, reduction=reduction)
+        expected = torch.nn.functional.cross_entropy(tx @ tw, torch.tensor(target.numpy()),
+                                                     torch.tensor(weight.numpy()), ignore_index=2,
+                                                     reduction=reduction)
+        assert_close(loss, core.tensor(expected.detach().numpy()), rtol=1e-5, atol=1e-5)
+        loss.sum().backward()
+        expected.sum().backward()
+        for c, t in ((cx, tx), (cw, tw)):
+            assert_close(c.grad, core.tensor(t.grad.numpy()), rtol=1e-4, atol=1e-5)
+    assert loss_calls == dict.fromkeys(_LOSS_OPS, 3)

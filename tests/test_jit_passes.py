@@ -14,6 +14,7 @@ import pytest
 import core
 import core.jit as jit
 import core.nn as nn
+import core.nn.functional as F
 from core import library
 from core.jit.interpreter import Program
 from core.jit.ir import Graph
@@ -448,3 +449,16 @@ def test_rewritten_model_graph_trains_like_eager():
     module(x).sum().backward()
     for g, p in zip(grads, module.parameters()):
         assert_close(g, to_numpy(p.grad), rtol=1e-4, atol=1e-5)
+
+
+def test_batch_norm_in_training_is_never_removed_or_merged():
+    """batch_norm writes its running statistics: two identical calls are two updates, an unused one still one."""
+    mean, var = core.zeros(3), core.ones(3)
+
+    def fn(x):
+        F.batch_norm(x, mean, var, training=True, momentum=0.5)  # output unused: the update must stay
+        return F.batch_norm(x, mean, var, training=True, momentum=0.5)
+
+    x = core.randn(4, 3)
+    traced = core.jit.trace(fn, x)
+    assert [n.op for n in traced.graph.nodes].count("batch_norm") == 2

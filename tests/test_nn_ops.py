@@ -1,11 +1,10 @@
 """The big nn functions are single dispatcher ops: one traced node each, a decomposition, backend-overridable.
 
-``linear``, ``convolution``, ``max_pool``, ``avg_pool``, ``layer_norm`` and ``gelu`` are composites: the
-front-end functions (``F.xxx``) check and normalise their arguments, then call the op once. A trace records that
-one call (what an exporter maps to Conv, MaxPool, LayerNormalization...), a backend may register a fused kernel
-for it, and ``convolution``, ``max_pool``, ``layer_norm`` and ``gelu`` have their own derivative formulas (one
-autograd node; convolution's and max_pool's call the composites ``convolution_backward`` and
-``max_pool_backward``).
+``linear``, ``convolution``, ``max_pool``, ``avg_pool``, ``batch_norm``, ``layer_norm`` and ``gelu`` are
+composites: the front-end functions (``F.xxx``) check and normalise their arguments, then call the op once. A trace
+records that one call (what an exporter maps to Conv, MaxPool, LayerNormalization...), a backend may register a
+fused kernel for it, and ``convolution``, ``max_pool``, ``batch_norm``, ``layer_norm`` and ``gelu`` have their own
+derivative formulas (one autograd node calling a ``xxx_backward`` composite).
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ def _cases(device):
     w_conv, b_conv = _tensor((4, 3, 3, 3), device, 3), _tensor((4,), device, 4)
     w_conv1d, w_conv3d = _tensor((4, 3, 3), device, 5), _tensor((3, 1, 2, 2, 2), device, 6)
     w_ln = _tensor((8,), device, 7)
+    running_mean, running_var, w_bn = _tensor((3,), device, 8), _tensor((3,), device, 9).abs() + 0.5, w_ln[:3].clone()
     return [
         ("linear", lambda x: F.linear(x, w_lin, b_lin), (2, 3, 8)),
         ("linear", lambda x: F.linear(x, w_lin), (4, 8)),
@@ -46,11 +46,14 @@ def _cases(device):
         ("layer_norm", lambda x: F.layer_norm(x, (3, 8)), (2, 3, 8)),
         ("gelu", lambda x: F.gelu(x), (2, 3, 8)),
         ("gelu", lambda x: F.gelu(x, approximate="tanh"), (2, 3, 8)),
+        ("batch_norm", lambda x: F.batch_norm(x, running_mean, running_var, w_bn, None), (2, 3, 8)),
+        ("batch_norm", lambda x: F.batch_norm(x, None, None, training=True), (2, 3, 4, 4)),
     ]
 
 
 _IDS = ["linear", "linear-nobias", "conv2d", "conv1d-same", "conv3d-groups", "max_pool2d-ceil", "max_pool1d-dilated",
-        "avg_pool2d", "avg_pool3d-divisor", "layer_norm-weight", "layer_norm-2d", "gelu", "gelu-tanh"]
+        "avg_pool2d", "avg_pool3d-divisor", "layer_norm-weight", "layer_norm-2d", "gelu", "gelu-tanh",
+        "batch_norm-eval", "batch_norm-training"]
 
 
 @pytest.mark.parametrize("i", range(len(_IDS)), ids=_IDS)
@@ -138,8 +141,10 @@ _WITH_DERIVATIVE = {
     "gelu": ((3, 8), (8,), lambda x, w: F.gelu(x * w)),
     "convolution": ((2, 3, 6, 6), (4, 3, 3, 3), lambda x, w: F.conv2d(x, w, padding=1)),
     "max_pool": ((2, 3, 6, 6), (6,), lambda x, w: F.max_pool2d(x * w, 2)),
+    "batch_norm": ((2, 3, 4), (3,), lambda x, w: F.batch_norm(x, None, None, w, training=True)),
 }
-_NODES = {"layer_norm": "LayerNorm", "gelu": "Gelu", "convolution": "Convolution", "max_pool": "MaxPool"}
+_NODES = {"layer_norm": "LayerNorm", "gelu": "Gelu", "convolution": "Convolution", "max_pool": "MaxPool",
+          "batch_norm": "BatchNorm"}
 
 
 @pytest.mark.parametrize("name", list(_WITH_DERIVATIVE))
@@ -376,3 +381,146 @@ def test_gelu_gradients_go_through_gelu_backward(device, approximate):
         assert gradcheck(lambda x: F.gelu(x, approximate), (x,))
         assert gradgradcheck(lambda x: F.gelu(x, approximate), (x,))
     assert calls and all(args[2] == approximate for args in calls)
+
+
+# -- batch_norm: one node per call, its derivative calling batch_norm_backward -------------------------------------
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("affine", ["none", "weight", "both"])
+def test_batch_norm_derivative_gradcheck(device, training, affine):
+    x = _double((3, 2, 4), device, 0)
+    w, b = _double((2,), device, 1), _double((2,), device, 2)
+    params = {"none": (), "weight": (w,), "both": (w, b)}[affine]
+    running_mean = _tensor((2,), device, 3, dtype="float64")
+    running_var = _tensor((2,), device, 4, dtype="float64").abs() + 0.5
+
+    def fn(x, *params):  # fresh running statistics per call: training updates them
+        return F.batch_norm(x, running_mean.clone(), running_var.clone(), *params, training=training, eps=1e-3)
+
+    calls = []
+    with _spied("batch_norm_backward", device, calls):
+        assert gradcheck(fn, (x, *params))
+        assert gradgradcheck(fn, (x, *params))
+    assert calls and all(args[-1] == (True, affine != "none", affine == "both") and args[5] is training
+                         for args in calls)
+
+
+def test_batch_norm_derivative_matches_the_decomposition_in_float32(device):
+    x = _tensor((4, 3, 5), device, requires_grad=True)
+    w, b = _tensor((3,), device, 1, requires_grad=True), _tensor((3,), device, 2, requires_grad=True)
+    g = _tensor((4, 3, 5), device, 3)
+    for training in (True, False):
+        stats = [_tensor((3,), device, 4), _tensor((3,), device, 5).abs() + 0.5]
+        args = (x, stats[0].clone(), stats[1].clone(), w, b, training, 0.1, 1e-5)
+        with_formula = core.autograd.grad(OPERATORS["batch_norm"](*args), (x, w, b), g)
+        parts_args = (x, stats[0].clone(), stats[1].clone(), w, b, training, 0.1, 1e-5)
+        through_parts = core.autograd.grad(OPERATORS["batch_norm"].decomposition(*parts_args), (x, w, b), g)
+        for a, e in zip(with_formula, through_parts):
+            assert_close(a, e, rtol=1e-4, atol=1e-5)
+
+
+def test_batch_norm_errors_are_raised_before_the_op_runs(device):
+    calls = []
+    with _kernel("batch_norm", device, lambda *args: calls.append(args)):
+        with pytest.raises(RuntimeError, match="running_mean should contain 3 elements not 4"):
+            F.batch_norm(_tensor((2, 3, 8), device), _tensor((4,), device), _tensor((3,), device))
+        with pytest.raises(ValueError, match="Expected more than 1 value per channel when training"):
+            F.batch_norm(_tensor((1, 3), device), None, None, training=True)
+    assert not calls
+
+
+def test_traced_batch_norm_module_is_one_node_that_updates_the_running_statistics(device):
+    model = core.nn.Sequential(core.nn.Conv2d(3, 4, 3), core.nn.BatchNorm2d(4)).to(device)
+    twin = core.nn.Sequential(core.nn.Conv2d(3, 4, 3), core.nn.BatchNorm2d(4)).to(device)
+    twin.load_state_dict(model.state_dict())
+    x = _tensor((2, 3, 6, 6), device)
+    traced = jit.trace(model, x)
+    assert [n.op for n in traced.graph.nodes].count("batch_norm") == 1
+    bn = model[1]
+    bn.reset_running_stats()
+    for seed in (1, 2):  # the traced module and the eager twin update the same statistics
+        other = _tensor((2, 3, 6, 6), device, seed)
+        assert_close(traced(other), twin(other))
+        assert_close(bn.running_mean, twin[1].running_mean)
+        assert_close(bn.running_var, twin[1].running_var)
+    assert int(bn.num_batches_tracked.item()) == 2
+    traced.eval(), twin.eval()
+    assert_close(traced(x), twin(x))
+
+
+# -- cross_entropy over class indices: one cross_entropy_loss node, differentiated by cross_entropy_loss_backward ----
+def _class_targets(shape, device, classes: int, ignored: bool):
+    """int64 class indices of ``shape`` (every third one -100 when ``ignored``)."""
+    target = (_tensor(shape, device, 5).abs() * 97).long() % classes
+    if ignored:
+        target.view(-1)[::3] = -100
+    return target
+
+
+@pytest.mark.parametrize("shape", [(5, 4), (3, 4, 2, 3)], ids=["2d", "4d"])
+def test_cross_entropy_traces_one_cross_entropy_loss_node(device, shape):
+    target = _class_targets(shape[:1] + shape[2:], device, 4, ignored=True).int()  # int32: converted in the op
+    weight = _tensor((4,), device, 1).abs() + 0.5
+
+    def fn(x):
+        return F.cross_entropy(x, target, weight, ignore_index=-100, reduction="sum")
+
+    x = _tensor(shape, device)
+    traced = jit.trace(fn, x, optimize=False)
+    assert [node.op for node in traced.raw_graph.nodes] == ["cross_entropy_loss"]
+    assert traced.raw_graph.nodes[0].args[3:] == ("sum", -100)
+    other = _tensor(shape, device, seed=9)
+    assert_close(traced(other), fn(other))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("shape", [(5, 4), (2, 4, 3)], ids=["2d", "3d"])
+def test_cross_entropy_gradients_go_through_cross_entropy_loss_backward(device, reduction, weighted, shape):
+    x = _double(shape, device, 0)
+    target = _class_targets(shape[:1] + shape[2:], device, 4, ignored=True)
+    weight = _tensor((4,), device, 1, dtype="float64").abs() + 0.5 if weighted else None
+
+    def fn(x):
+        return F.cross_entropy(x, target, weight, reduction=reduction)
+
+    calls = []
+    with _spied("cross_entropy_loss_backward", device, calls):
+        out = fn(x)
+        assert out.grad_fn.name().startswith("CrossEntropyLoss")
+        assert gradcheck(fn, (x,))
+        assert gradgradcheck(fn, (x,))
+    assert calls
+
+
+def test_cross_entropy_backward_gives_zeros_when_every_target_is_ignored(device):
+    x = _tensor((3, 4), device, requires_grad=True)
+    loss = F.cross_entropy(x, core.full((3,), -100, dtype=core.int64, device=device))
+    loss.backward()
+    assert loss.isnan().item() and not x.grad.any().item()  # PyTorch's result: a nan mean, zero gradients
+
+
+@pytest.mark.parametrize("case", ["probabilities", "label_smoothing", "unbatched", "weight_requires_grad"])
+def test_cross_entropy_routes_other_cases_to_the_log_softmax_path(device, case):
+    x = _double((5, 4), device, 0)
+    target = _class_targets((5,), device, 4, ignored=False)
+    weight = None
+    kwargs = {}
+    if case == "probabilities":
+        target = _tensor((5, 4), device, 2, dtype="float64").softmax(1)
+    elif case == "label_smoothing":
+        kwargs["label_smoothing"] = 0.1
+    elif case == "unbatched":
+        x, target = _double((4,), device, 0), target[0]
+    else:
+        weight = _double((4,), device, 3)
+    calls = []
+    with _spied("cross_entropy_loss", device, calls):
+        out = F.cross_entropy(x, target, weight, **kwargs)
+    assert not calls
+    leaves = (x,) if weight is None else (x, weight)
+    assert gradcheck(lambda *leaves: F.cross_entropy(*leaves[:1], target, *leaves[1:], **kwargs), leaves)
+    torch = pytest.importorskip("torch")
+    expected = torch.nn.functional.cross_entropy(
+        *(torch.tensor(t.detach().cpu().numpy()) for t in (x, target)),
+        None if weight is None else torch.tensor(weight.detach().cpu().numpy()), **kwargs)
+    assert_close(out.detach().cpu(), core.tensor(expected.numpy()))

@@ -75,6 +75,20 @@ def test_convolution_and_pooling_variants(tmp_path):
     _check(conv1d, (core.randn(2, 3, 16),), tmp_path / "conv1d.onnx")
 
 
+def test_batch_norm_is_exported_as_batch_normalization(tmp_path):
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.BatchNorm2d(4, affine=False),
+                          nn.Flatten(), nn.Linear(16, 6), nn.BatchNorm1d(6))
+    for _ in range(2):  # non-trivial running statistics
+        model(core.randn(5, 3, 4, 4))
+    _check(model.eval(), (core.randn(2, 3, 4, 4),), tmp_path / "bn.onnx")
+    ops = [n.op_type for n in onnx.load(str(tmp_path / "bn.onnx")).graph.node]
+    assert ops.count("BatchNormalization") == 3
+    running_mean, running_var = core.zeros(3), core.ones(3)
+    with pytest.raises(core.onnx.OnnxExporterError, match="batch_norm in training mode"):
+        core.onnx.export(lambda x: F.batch_norm(x, running_mean, running_var, training=True), (core.randn(2, 3),),
+                         tmp_path / "train.onnx")
+
+
 def _view_and_reduction_ops(x, index):
     """What the decompositions of pooling, attention and normalisation record, plus casts and fills."""
     windows = x.unfold(2, 3, 2)

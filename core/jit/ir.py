@@ -29,6 +29,9 @@ __all__ = ["Value", "Node", "Graph", "GraphError", "JIT_OPS", "RANDOM_OPS", "map
 # Ops with no tensor-valued effects beyond their outputs but whose outputs differ run to run: never folded,
 # never merged. (The in-place random fills are already excluded as mutations.)
 RANDOM_OPS = frozenset({"multinomial", "dropout", "rand_like", "randn_like", "randint_like"})
+# Ops that write some of their arguments without being in-place ops (batch_norm updates its running statistics in
+# training): never folded, merged or removed.
+SIDE_EFFECT_OPS = frozenset({"batch_norm"})
 # Ops the JIT defines itself (op name -> object with run(node, args) and describe(node)); filled by the passes.
 JIT_OPS: dict = {}
 
@@ -119,7 +122,7 @@ class Node:
         spec = JIT_OPS.get(self.op)
         if spec is not None:
             return spec.pure
-        return not self.is_inplace and self.op not in RANDOM_OPS
+        return not self.is_inplace and self.op not in RANDOM_OPS and self.op not in SIDE_EFFECT_OPS
 
     def __repr__(self) -> str:
         return f"<Node {self.op} -> {', '.join(v.ref for v in self.outputs)}>"

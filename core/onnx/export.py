@@ -470,6 +470,20 @@ def _avg_pool(b, node, input, kernel_size, stride, padding, ceil_mode, count_inc
                   pads=list(padding) * 2, ceil_mode=int(ceil_mode), count_include_pad=int(count_include_pad))
 
 
+@converts("batch_norm")
+def _batch_norm(b, node, input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
+                eps=1e-5):
+    if training:
+        raise OnnxExporterError("core.onnx.export(): batch_norm in training mode (batch statistics, running "
+                                "statistics updated) has no ONNX inference equivalent; export it in eval mode")
+    d = _out(node).dtype
+    channels = input.shape[1]
+    scale = b.value(weight, d) if weight is not None else b.array(np.ones(channels, dtype=d.numpy))
+    shift = b.value(bias, d) if bias is not None else b.array(np.zeros(channels, dtype=d.numpy))
+    inputs = [b.value(input, d), scale, shift, b.value(running_mean, d), b.value(running_var, d)]
+    return b.emit("BatchNormalization", inputs, epsilon=float(eps))
+
+
 @converts("layer_norm")
 def _layer_norm(b, node, input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if b.opset < 17:

@@ -1,11 +1,17 @@
-"""Loss functionals (``torch.nn.functional``), written in Tensor ops so autograd and every device come free."""
+"""Loss functionals (``torch.nn.functional``), written in Tensor ops so autograd and every device come free.
+
+``cross_entropy`` over class indices of a batched input is a dispatcher op, ``cross_entropy_loss`` (one traced node,
+a fusable kernel), whose derivative is one more composite op, ``cross_entropy_loss_backward``, that backends may fuse.
+"""
 
 from __future__ import annotations
 
 import warnings
 
 from ... import dtypes as dt, ops
-from .activation import log_softmax, logsigmoid
+from ...dispatch import define
+from ...ops.derivatives import derivative
+from .activation import log_softmax, logsigmoid, softmax
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss", "margin_ranking_loss", "ctc_loss"]
@@ -245,6 +251,59 @@ def _cross_entropy_smoothed(log_probs, target, weight, ignore_index: int, reduct
     return nll * (1 - label_smoothing) + smooth * (label_smoothing / classes)
 
 
+def _fused_cross_entropy_applies(input, target, weight, label_smoothing: float) -> bool:
+    """Whether ``cross_entropy`` runs as the ``cross_entropy_loss`` op: a batched input with class-index targets, no
+    label smoothing and a class weight (if any) that needs no gradient."""
+    return (input.dim() >= 2 and target.dim() == input.dim() - 1 and label_smoothing == 0
+            and (weight is None or not weight.requires_grad))
+
+
+def _cross_entropy_loss_parts(input, target, weight, reduction, ignore_index):
+    return _nll(log_softmax(input, 1), target, weight, ignore_index, reduction)
+
+
+cross_entropy_loss = define(
+    "cross_entropy_loss", decomposition=_cross_entropy_loss_parts,
+    doc="cross_entropy_loss(input, target, weight, reduction, ignore_index): -log_softmax(input, 1)[n, target[n, "
+        "...], ...] times weight[target] (weight None or of shape (C)), 0 where target == ignore_index, reduced by "
+        "reduction ('none', 'sum' or 'mean': divided by the kept weights' sum); input (N, C, d...), integer target "
+        "(N, d...) of class indices (IndexError for others but ignore_index). A composite with its own derivative "
+        "that backends may fuse")
+
+
+def _cross_entropy_loss_backward_parts(grad, input, target, weight, reduction, ignore_index):
+    """d loss / d input = (softmax(input) - one_hot(target)) * weight[target] * the reduction's scale of ``grad``,
+    0 on ignored entries; written in Tensor ops, so it is differentiable itself (double backward)."""
+    target = target if target.dtype == dt.int64 else target.long()
+    valid = target != ignore_index
+    safe_target = ops.where(valid, target, 0)
+    if weight is None:
+        sample_weight = valid.to(input.dtype)
+    else:
+        picked = ops.index_select(weight, 0, safe_target.reshape(-1)).reshape(safe_target.shape)
+        sample_weight = ops.where(valid, picked.to(input.dtype), 0)
+    if reduction == "mean":
+        grad = grad / sample_weight.sum()
+    scale = ops.where(valid, sample_weight * grad, 0).unsqueeze(1)  # 0, not nan, when every entry is ignored
+    one_hot = ops.scatter(ops.zeros_like(input), 1, safe_target.unsqueeze(1), 1.0)
+    return (softmax(input, 1) - one_hot) * scale
+
+
+cross_entropy_loss_backward = define(
+    "cross_entropy_loss_backward", decomposition=_cross_entropy_loss_backward_parts,
+    doc="cross_entropy_loss_backward(grad, input, target, weight, reduction, ignore_index): the input's gradient "
+        "of cross_entropy_loss, (softmax(input, 1) - one_hot(target)) * weight[target] * grad (divided by the kept "
+        "weights' sum for 'mean'), 0 where target == ignore_index. A composite (differentiable for double backward) "
+        "that backends may fuse")
+
+
+@derivative("cross_entropy_loss")
+def _cross_entropy_loss_derivative(ctx, g):
+    """One node per cross_entropy_loss: its backward is one op (a fused kernel where the backend has one)."""
+    grad_input = cross_entropy_loss_backward(g, ctx.input(0), ctx.args[1], ctx.args[2], ctx.args[3], ctx.args[4])
+    return grad_input, None, None, None, None
+
+
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
                   reduction: str = "mean", label_smoothing: float = 0.0):
     """log_softmax over the class dim, then nll (class indices) or -Σ p log q (class probabilities).
@@ -256,6 +315,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     class_dim = 0 if input.dim() == 1 else 1
     if input.dim() == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
+    if _fused_cross_entropy_applies(input, target, weight, label_smoothing):
+        _check_index_target(input, target)
+        _check_class_weight(weight, input.shape[1])
+        return cross_entropy_loss(input, target, weight, reduction, ignore_index)
     log_probs = log_softmax(input, class_dim)
     if tuple(input.shape) == tuple(target.shape):
         return _cross_entropy_probabilities(log_probs, target, weight, reduction, label_smoothing, class_dim)

@@ -1,7 +1,7 @@
 """Normalisation, dropout, embedding and distance functionals, written in Tensor ops (autograd is automatic).
 
-``layer_norm`` is a dispatcher op (one traced node, a fusable kernel) whose derivative is one more composite op,
-``layer_norm_backward``, that backends may fuse too.
+``batch_norm`` and ``layer_norm`` are dispatcher ops (one traced node, a fusable kernel) whose derivatives are one
+more composite op each, ``batch_norm_backward`` and ``layer_norm_backward``, that backends may fuse too.
 """
 
 from __future__ import annotations
@@ -75,6 +75,97 @@ def _update_running(running, batch_value, momentum: float) -> None:
 
 
 # -- normalisation -------------------------------------------------------------------------------------------------
+def _batch_norm_parts(input, running_mean, running_var, weight, bias, training, momentum, eps):
+    """batch_norm on validated operands; in training the running estimates are updated in place (unbiased var)."""
+    ndim, dtype = input.dim(), input.dtype
+
+    def shape(v):
+        return _per_channel(v, ndim, dtype)
+
+    if training:
+        if input.numel() == 0:  # PyTorch returns an empty result and leaves the running statistics alone
+            return input.clone()
+        dims = (0,) + tuple(range(2, ndim))
+        mean, centred, var = _normalise(input, dims)
+        if running_mean is not None or running_var is not None:
+            count = input.numel() // input.shape[1]
+            factor = 0.0 if momentum is None else momentum
+            if running_mean is not None:
+                _update_running(running_mean, mean.detach(), factor)
+            if running_var is not None:
+                _update_running(running_var, var.detach() * (count / (count - 1)), factor)
+        scale = ops.rsqrt(var + eps)
+        if weight is not None:  # fold the weight into the (C,)-sized factor: one fewer full-size op
+            scale = scale * shape(weight)
+        out = centred * scale
+        return out if bias is None else out + shape(bias)
+    # evaluation: out = input * scale + shift with per-channel scale and shift
+    scale = ops.rsqrt(_as_dtype(running_var, dtype) + eps)
+    if weight is not None:
+        scale = scale * _as_dtype(weight, dtype)
+    shift = -_as_dtype(running_mean, dtype) * scale
+    if bias is not None:
+        shift = shift + _as_dtype(bias, dtype)
+    return input * shape(scale) + shape(shift)
+
+
+_batch_norm_op = define("batch_norm", decomposition=_batch_norm_parts,
+                        doc="batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps): "
+                            "per-channel (x - mean) / sqrt(var + eps) * weight + bias of an (N, C, *) input; "
+                            "training uses the batch statistics (biased variance) and updates running_mean and "
+                            "running_var in place (unbiased variance; each may be None), evaluation uses them. A "
+                            "composite with its own derivative that backends may fuse")
+
+
+def _batch_norm_backward_parts(grad, input, running_mean, running_var, weight, training, eps, output_mask):
+    """(grad_input, grad_weight, grad_bias) of batch_norm, each None where ``output_mask`` says so. Training
+    recomputes the batch statistics from the input, evaluation reads the running ones; written in Tensor ops, so it
+    is differentiable itself (double backward)."""
+    ndim, dtype = input.dim(), input.dtype
+    dims = (0,) + tuple(range(2, ndim))
+    if training:
+        _, centred, var = _normalise(input, dims)
+        rstd = ops.rsqrt(var + eps)
+    else:
+        centred = input - _per_channel(running_mean, ndim, dtype)
+        rstd = _per_channel(ops.rsqrt(_as_dtype(running_var, dtype) + eps), ndim, dtype)
+    normalised = centred * rstd
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        g_normalised = grad if weight is None else grad * _per_channel(weight, ndim, dtype)
+        if training:
+            g_normalised = (g_normalised - ops.mean(g_normalised, dims, keepdim=True)
+                            - normalised * ops.mean(g_normalised * normalised, dims, keepdim=True))
+        grad_input = g_normalised * rstd
+    if output_mask[1]:
+        grad_weight = ops.sum(grad * normalised, dims)
+    if output_mask[2]:
+        grad_bias = ops.sum(grad, dims)
+    return grad_input, grad_weight, grad_bias
+
+
+batch_norm_backward = define(
+    "batch_norm_backward", decomposition=_batch_norm_backward_parts,
+    doc="batch_norm_backward(grad, input, running_mean, running_var, weight, training, eps, output_mask): "
+        "(grad_input, grad_weight, grad_bias) of batch_norm, each None where the 3-bool output_mask is False "
+        "(grad_weight and grad_bias of shape (C,)). Training recomputes the batch statistics from input; evaluation "
+        "uses the running ones. A composite (differentiable for double backward) that backends may fuse")
+
+
+@derivative("batch_norm")
+def _batch_norm_derivative(ctx, g):
+    """One node per batch_norm: its backward is one op (a fused kernel where the backend has one)."""
+    training = ctx.args[5]
+    input, weight, bias = ctx.input(0), ctx.input(3), ctx.args[4]
+    # training recomputes the statistics from the input: the running ones (updated by the forward) are not read
+    running_mean, running_var = (None, None) if training else (ctx.input(1), ctx.input(2))
+    mask = (input.requires_grad, weight is not None and weight.requires_grad,
+            bias is not None and bias.requires_grad)
+    grad_input, grad_weight, grad_bias = batch_norm_backward(g, input, running_mean, running_var, weight, training,
+                                                             ctx.args[7], mask)
+    return grad_input, None, None, grad_weight, grad_bias, None, None, None
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5):
     """Per-channel normalisation over (N, *spatial) (``torch.nn.functional.batch_norm``).
@@ -96,36 +187,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         _check_numel(name, t, channels)
     if not training and (running_mean is None or running_var is None):
         raise RuntimeError("running_mean must be defined in evaluation mode")
-    ndim, dtype = input.dim(), input.dtype
-
-    def shape(v):
-        return _per_channel(v, ndim, dtype)
-
-    if training:
-        if input.numel() == 0:  # PyTorch returns an empty result and leaves the running statistics alone
-            return input.clone()
-        dims = (0,) + tuple(range(2, ndim))
-        mean, centred, var = _normalise(input, dims)
-        if running_mean is not None or running_var is not None:
-            count = input.numel() // channels
-            factor = 0.0 if momentum is None else momentum
-            if running_mean is not None:
-                _update_running(running_mean, mean.detach(), factor)
-            if running_var is not None:
-                _update_running(running_var, var.detach() * (count / (count - 1)), factor)
-        scale = ops.rsqrt(var + eps)
-        if weight is not None:  # fold the weight into the (C,)-sized factor: one fewer full-size op
-            scale = scale * shape(weight)
-        out = centred * scale
-        return out if bias is None else out + shape(bias)
-    # evaluation: out = input * scale + shift with per-channel scale and shift
-    scale = ops.rsqrt(_as_dtype(running_var, dtype) + eps)
-    if weight is not None:
-        scale = scale * _as_dtype(weight, dtype)
-    shift = -_as_dtype(running_mean, dtype) * scale
-    if bias is not None:
-        shift = shift + _as_dtype(bias, dtype)
-    return input * shape(scale) + shape(shift)
+    return _batch_norm_op(input, running_mean, running_var, weight, bias, bool(training), momentum, eps)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats: bool = True,

@@ -1,9 +1,10 @@
-"""Fused GELU and layer norm kernels, forward and backward (``gelu``, ``gelu_backward``, ``layer_norm``,
-``layer_norm_backward``): one C pass instead of one per tensor op of the decompositions (csrc/norm.c).
+"""Fused GELU, layer norm and batch norm kernels, forward and backward (``gelu``, ``gelu_backward``, ``layer_norm``,
+``layer_norm_backward``, ``batch_norm``, ``batch_norm_backward``): one C pass instead of one per tensor op of the
+decompositions (csrc/norm.c).
 
 C takes float32/float64 operands of one dtype on one device; they are made contiguous and their bounds checked
-here first. Anything else (other or mixed dtypes, an empty input, an unknown ``approximate``) runs the op's
-decomposition, which has the same formulas.
+here first. Anything else (other or mixed dtypes, an empty input, an unknown ``approximate``, non-contiguous running
+statistics) runs the op's decomposition, which has the same formulas.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from .runtime import new_tensor
 
 __all__ = ["NORM_OPS", "build_norm_kernels"]
 
-NORM_OPS = ("gelu", "gelu_backward", "layer_norm", "layer_norm_backward")
+NORM_OPS = ("gelu", "gelu_backward", "layer_norm", "layer_norm_backward", "batch_norm", "batch_norm_backward")
 _DTYPES = ("float32", "float64")
 _APPROXIMATE = {"none": 0, "tanh": 1}
 
@@ -37,6 +38,12 @@ def _rows(input, normalized_shape, *vectors) -> int:
             v is not None and v.numel() != cols for v in vectors):
         return 0
     return input.numel() // cols
+
+
+def _channels(input, *vectors) -> int:
+    """The channel count of a batch norm C can run (each vector None or of C elements); 0 otherwise."""
+    channels = input.shape[1] if input.dim() >= 2 else 0
+    return channels if all(v is None or v.numel() == channels for v in vectors) else 0
 
 
 def _contiguous(t):
@@ -102,6 +109,51 @@ class _Kernels:
                                           self._pointer(op, w), float(eps), *(buf for _, buf in results))
         if failed:
             raise MemoryError(f"{op}: cpu_c could not allocate its scratch memory")
+        return tuple(t for t, _ in results)
+
+
+    def _batch_norm_extents(self, input) -> tuple:
+        n, c = input.shape[0], input.shape[1]
+        return n, c, input.numel() // (n * c)
+
+    def batch_norm(self, input, running_mean, running_var, weight, bias, training, momentum, eps):
+        """Per-channel normalisation; training updates the running statistics in place (they must be
+        contiguous: C writes them)."""
+        stats = (running_mean, running_var)
+        if (not _fits(input, *stats, weight, bias) or not _channels(input, *stats, weight, bias)
+                or any(t is not None and not t.is_contiguous() for t in stats)):
+            return self.base["batch_norm"](input, running_mean, running_var, weight, bias, training, momentum, eps)
+        op = "batch_norm"
+        x, w, b = input.contiguous(), _contiguous(weight), _contiguous(bias)
+        out, buf = self._empty(tuple(x.shape), x.dtype)
+        update = training and momentum != 0.0
+        targets = [self._pointer(op, t) if update or not training else self.ffi.NULL for t in stats]
+        self.c[op, x.dtype.name](*self._batch_norm_extents(x), self._pointer(op, x), self._pointer(op, w),
+                                 self._pointer(op, b), *targets, int(bool(training)),
+                                 0.0 if momentum is None else float(momentum), float(eps), buf)
+        if update:
+            for t in stats:
+                if t is not None:
+                    t._storage.version += 1
+        return out
+
+    def batch_norm_backward(self, grad, input, running_mean, running_var, weight, training, eps, output_mask):
+        """(grad_input, grad_weight, grad_bias), None where ``output_mask`` is False; training recomputes the
+        batch statistics, evaluation reads the running ones."""
+        stats = (None, None) if training else (running_mean, running_var)
+        if (not _fits(input, grad, *stats, weight) or not _channels(input, *stats, weight)
+                or tuple(grad.shape) != tuple(input.shape)):
+            return self.base["batch_norm_backward"](grad, input, running_mean, running_var, weight, training, eps,
+                                                    output_mask)
+        op = "batch_norm_backward"
+        g, x, w = grad.contiguous(), input.contiguous(), _contiguous(weight)
+        rm, rv = (_contiguous(t) for t in stats)
+        channels = (x.shape[1],)
+        results = [self._empty(shape, x.dtype) if wanted else (None, self.ffi.NULL)
+                   for wanted, shape in zip(output_mask, (tuple(x.shape), channels, channels))]
+        self.c[op, x.dtype.name](*self._batch_norm_extents(x), self._pointer(op, g), self._pointer(op, x),
+                                 self._pointer(op, rm), self._pointer(op, rv), self._pointer(op, w),
+                                 int(bool(training)), float(eps), *(buf for _, buf in results))
         return tuple(t for t, _ in results)
 
 

@@ -67,5 +67,9 @@ def register_kernels(register, backend):
 
     kernels.update(build_norm_kernels(ffi, lib, key.mask, {name: get_operator(name).decomposition
                                                            for name in NORM_OPS}))
+    from .loss import LOSS_OPS, build_loss_kernels
+
+    kernels.update(build_loss_kernels(ffi, lib, key.mask, {name: get_operator(name).decomposition
+                                                           for name in LOSS_OPS}))
     for name, fn in kernels.items():
         register(name, fn)

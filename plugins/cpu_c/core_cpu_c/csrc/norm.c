@@ -1,9 +1,13 @@
-/* Fused GELU and layer norm kernels, forward and backward: one pass (or one pass per row) instead of one per tensor
-op of the decompositions in core/nn/functional (activation.py, norm.py), with the same formulas.
+/* Fused GELU, layer norm and batch norm kernels, forward and backward: one pass (or one pass per row or channel)
+instead of one per tensor op of the decompositions in core/nn/functional (activation.py, norm.py), with the same
+formulas.
 
 GELU evaluates in the tensor's type with libm's erf / tanh / exp. Layer norm works row by row over contiguous
 (rows, cols) data: the mean, the biased variance (two passes) and the backward's row sums accumulate in double, the
 weight and bias gradients in per-thread double partials summed in thread order (deterministic for a thread count).
+Batch norm works channel by channel over contiguous (n, c, s) data, one channel per loop step on every thread
+(no shared partials: deterministic for any thread count), statistics and sums in double, vectorised (omp simd
+reductions: a fixed order for a build).
 Operands are validated in Python (norm.py): one dtype, contiguous, inside their storages. */
 #include <math.h>
 #include <stdlib.h>
@@ -171,3 +175,118 @@ DEFINE_LAYER_NORM(float, float32)
 DEFINE_LAYER_NORM(double, float64)
 DEFINE_LAYER_NORM_BACKWARD(float, float32)
 DEFINE_LAYER_NORM_BACKWARD(double, float64)
+
+/* The batch mean and biased variance of channel ch of (n, c, s) data, in double (two passes). */
+#define DEFINE_CHANNEL_STATS(T, N)                                                                                     \
+    static void channel_stats_##N(const T* restrict x, long long n, long long c, long long s, long long ch,            \
+                                  double* mean, double* var) {                                                         \
+        const double count = (double)(n * s);                                                                          \
+        double sum = 0;                                                                                                \
+        for (long long i = 0; i < n; i++) {                                                                            \
+            const T* restrict p = x + (i * c + ch) * s;                                                                \
+            _Pragma("omp simd reduction(+ : sum)")                                                                     \
+            for (long long j = 0; j < s; j++) sum += p[j];                                                             \
+        }                                                                                                              \
+        const double m = sum / count;                                                                                  \
+        double sq = 0;                                                                                                 \
+        for (long long i = 0; i < n; i++) {                                                                            \
+            const T* restrict p = x + (i * c + ch) * s;                                                                \
+            _Pragma("omp simd reduction(+ : sq)")                                                                      \
+            for (long long j = 0; j < s; j++) {                                                                        \
+                const double d = p[j] - m;                                                                             \
+                sq += d * d;                                                                                           \
+            }                                                                                                          \
+        }                                                                                                              \
+        *mean = m;                                                                                                     \
+        *var = sq / count;                                                                                             \
+    }
+
+/* out = x * scale + shift per channel; training takes the batch statistics and updates the running ones. */
+#define DEFINE_BATCH_NORM(T, N)                                                                                        \
+    void ccc_batch_norm_##N(long long n, long long c, long long s, const void* x_, const void* w_, const void* b_,     \
+                            void* rm_, void* rv_, int training, double momentum, double eps, void* out_) {             \
+        const T* restrict x = (const T*)x_;                                                                            \
+        const T* restrict w = (const T*)w_;                                                                            \
+        const T* restrict b = (const T*)b_;                                                                            \
+        T* restrict rm = (T*)rm_;                                                                                      \
+        T* restrict rv = (T*)rv_;                                                                                      \
+        T* restrict out = (T*)out_;                                                                                    \
+        const long long count = n * s;                                                                                 \
+        _Pragma("omp parallel for if(n * c * s >= 32768 && c > 1) schedule(static)")                                   \
+        for (long long ch = 0; ch < c; ch++) {                                                                         \
+            double mean, var;                                                                                          \
+            if (training) {                                                                                            \
+                channel_stats_##N(x, n, c, s, ch, &mean, &var);                                                        \
+                if (rm) rm[ch] = (T)((1.0 - momentum) * rm[ch] + momentum * mean);                                     \
+                if (rv) rv[ch] = (T)((1.0 - momentum) * rv[ch] + momentum * var * count / (double)(count - 1));        \
+            } else {                                                                                                   \
+                mean = rm[ch];                                                                                         \
+                var = rv[ch];                                                                                          \
+            }                                                                                                          \
+            double scale = 1.0 / sqrt(var + eps);                                                                      \
+            if (w) scale *= w[ch];                                                                                     \
+            const double shift = (b ? (double)b[ch] : 0.0) - mean * scale;                                             \
+            const T sc = (T)scale, sh = (T)shift;                                                                      \
+            for (long long i = 0; i < n; i++) {                                                                        \
+                const T* restrict p = x + (i * c + ch) * s;                                                            \
+                T* restrict o = out + (i * c + ch) * s;                                                                \
+                for (long long j = 0; j < s; j++) o[j] = p[j] * sc + sh;                                               \
+            }                                                                                                          \
+        }                                                                                                              \
+    }
+
+/* Per channel: the sums of grad and grad * x_hat (double), then grad_input; grad_weight / grad_bias are the sums. */
+#define DEFINE_BATCH_NORM_BACKWARD(T, N)                                                                               \
+    void ccc_batch_norm_backward_##N(long long n, long long c, long long s, const void* g_, const void* x_,            \
+                                     const void* rm_, const void* rv_, const void* w_, int training, double eps,       \
+                                     void* gi_, void* gw_, void* gb_) {                                                \
+        const T* restrict g = (const T*)g_;                                                                            \
+        const T* restrict x = (const T*)x_;                                                                            \
+        const T* restrict rm = (const T*)rm_;                                                                          \
+        const T* restrict rv = (const T*)rv_;                                                                          \
+        const T* restrict w = (const T*)w_;                                                                            \
+        T* restrict gi = (T*)gi_;                                                                                      \
+        T* restrict gw = (T*)gw_;                                                                                      \
+        T* restrict gb = (T*)gb_;                                                                                      \
+        const double count = (double)(n * s);                                                                          \
+        _Pragma("omp parallel for if(n * c * s >= 32768 && c > 1) schedule(static)")                                   \
+        for (long long ch = 0; ch < c; ch++) {                                                                         \
+            double mean, var;                                                                                          \
+            if (training) {                                                                                            \
+                channel_stats_##N(x, n, c, s, ch, &mean, &var);                                                        \
+            } else {                                                                                                   \
+                mean = rm[ch];                                                                                         \
+                var = rv[ch];                                                                                          \
+            }                                                                                                          \
+            const double rstd = 1.0 / sqrt(var + eps);                                                                 \
+            double sum_g = 0, sum_gx = 0;                                                                              \
+            for (long long i = 0; i < n; i++) {                                                                        \
+                const T* restrict gp = g + (i * c + ch) * s;                                                           \
+                const T* restrict p = x + (i * c + ch) * s;                                                            \
+                _Pragma("omp simd reduction(+ : sum_g, sum_gx)")                                                       \
+                for (long long j = 0; j < s; j++) {                                                                    \
+                    sum_g += gp[j];                                                                                    \
+                    sum_gx += (double)gp[j] * ((p[j] - mean) * rstd);                                                  \
+                }                                                                                                      \
+            }                                                                                                          \
+            if (gw) gw[ch] = (T)sum_gx;                                                                                \
+            if (gb) gb[ch] = (T)sum_g;                                                                                 \
+            if (!gi) continue;                                                                                         \
+            const double factor = (w ? (double)w[ch] : 1.0) * rstd;                                                    \
+            const double mean_g = training ? sum_g / count : 0.0, mean_gx = training ? sum_gx / count : 0.0;           \
+            for (long long i = 0; i < n; i++) {                                                                        \
+                const T* restrict gp = g + (i * c + ch) * s;                                                           \
+                const T* restrict p = x + (i * c + ch) * s;                                                            \
+                T* restrict o = gi + (i * c + ch) * s;                                                                 \
+                for (long long j = 0; j < s; j++)                                                                      \
+                    o[j] = (T)((gp[j] - mean_g - (p[j] - mean) * rstd * mean_gx) * factor);                            \
+            }                                                                                                          \
+        }                                                                                                              \
+    }
+
+DEFINE_CHANNEL_STATS(float, float32)
+DEFINE_CHANNEL_STATS(double, float64)
+DEFINE_BATCH_NORM(float, float32)
+DEFINE_BATCH_NORM(double, float64)
+DEFINE_BATCH_NORM_BACKWARD(float, float32)
+DEFINE_BATCH_NORM_BACKWARD(double, float64)

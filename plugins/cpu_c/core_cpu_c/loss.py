@@ -1,0 +1,94 @@
+"""Fused cross entropy kernels, forward and backward (``cross_entropy_loss``, ``cross_entropy_loss_backward``): one C
+pass per row of logits instead of the log_softmax + nll_loss ops of the decompositions (csrc/loss.c).
+
+C takes (N, C) float32/float64 logits with int64 targets (N) and a class weight (None or (C) of the logits' dtype)
+on one device; they are made contiguous and their bounds checked here first. Anything else (other dtypes, (N, C,
+d...) inputs, an empty input) runs the op's decomposition, which has the same formulas. C checks the targets
+before it reads any logit; a target outside 0..C-1 that is not ignore_index raises the decomposition's IndexError.
+"""
+
+from __future__ import annotations
+
+import math
+
+from core import dtypes as dt
+
+from .layout import pointer
+from .runtime import new_tensor
+
+__all__ = ["LOSS_OPS", "build_loss_kernels"]
+
+LOSS_OPS = ("cross_entropy_loss", "cross_entropy_loss_backward")
+_DTYPES = ("float32", "float64")
+_REDUCTIONS = {"none": 0, "sum": 1, "mean": 2}
+
+
+def _fits(input, target, weight, reduction) -> bool:
+    """Whether C takes these operands: non-empty (N, C) float32/float64 logits, int64 targets (N), a weight None or
+    (C) of the logits' dtype, all on one device, and a known reduction."""
+    return (input.dtype.name in _DTYPES and input.dim() == 2 and input.numel() > 0 and reduction in _REDUCTIONS
+            and target.dtype == dt.int64 and tuple(target.shape) == tuple(input.shape[:1])
+            and target.device == input.device
+            and (weight is None or (weight.dtype is input.dtype and tuple(weight.shape) == tuple(input.shape[1:])
+                                    and weight.device == input.device)))
+
+
+def _check(op: str, status: int, target) -> None:
+    """Raise for a nonzero status of a C kernel: 1 + a row with a bad target, or -1 for no memory."""
+    if status < 0:
+        raise MemoryError(f"{op}: cpu_c could not allocate its scratch memory")
+    if status:
+        raise IndexError(f"Target {int(target[status - 1].item())} is out of bounds.")
+
+
+class _Kernels:
+    """The two kernels over one extension; each falls back to ``base[op]`` where C does not apply."""
+
+    def __init__(self, ffi, lib, key: int, base: dict):
+        self.ffi, self.key, self.base = ffi, key, base
+        self.c = {(op, d): getattr(lib, f"ccc_{op}_{d}")
+                  for op in LOSS_OPS for d in _DTYPES}
+
+    def _empty(self, shape: tuple, dtype):
+        out, buf = new_tensor(shape, dtype, math.prod(shape) * dtype.itemsize, self.key)
+        return out, self.ffi.from_buffer(buf)
+
+    def _pointer(self, op: str, t):
+        return self.ffi.NULL if t is None else pointer(self.ffi, op, t)
+
+    def cross_entropy_loss(self, input, target, weight, reduction, ignore_index):
+        """-log_softmax(input)[n, target[n]] * weight[target[n]], 0 where ignored, reduced."""
+        op = "cross_entropy_loss"
+        if not _fits(input, target, weight, reduction):
+            return self.base[op](input, target, weight, reduction, ignore_index)
+        x, t, w = input.contiguous(), target.contiguous(), None if weight is None else weight.contiguous()
+        rows, classes = x.shape
+        out, buf = self._empty((rows,) if reduction == "none" else (), x.dtype)
+        status = self.c[op, x.dtype.name](rows, classes, self._pointer(op, x), self._pointer(op, t),
+                                          self._pointer(op, w), int(ignore_index), _REDUCTIONS[reduction], buf)
+        _check(op, status, t)
+        return out
+
+    def cross_entropy_loss_backward(self, grad, input, target, weight, reduction, ignore_index):
+        """(softmax(input) - one_hot(target)) * weight[target] * grad (over the kept weights' sum for 'mean')."""
+        op = "cross_entropy_loss_backward"
+        per_row = reduction == "none"
+        grad_shape = tuple(target.shape) if per_row else ()
+        if not _fits(input, target, weight, reduction) or grad.dtype is not input.dtype or tuple(
+                grad.shape) != grad_shape or grad.device != input.device:
+            return self.base[op](grad, input, target, weight, reduction, ignore_index)
+        g, x, t = grad.contiguous(), input.contiguous(), target.contiguous()
+        w = None if weight is None else weight.contiguous()
+        rows, classes = x.shape
+        out, buf = self._empty(tuple(x.shape), x.dtype)
+        status = self.c[op, x.dtype.name](rows, classes, self._pointer(op, g), int(per_row), self._pointer(op, x),
+                                          self._pointer(op, t), self._pointer(op, w), int(ignore_index),
+                                          _REDUCTIONS[reduction], buf)
+        _check(op, status, t)
+        return out
+
+
+def build_loss_kernels(ffi, lib, key: int, base: dict) -> dict:
+    """``{op: kernel}`` for :data:`LOSS_OPS`; ``base`` maps each op to what runs where C does not apply."""
+    kernels = _Kernels(ffi, lib, key, base)
+    return {op: getattr(kernels, op) for op in LOSS_OPS}
