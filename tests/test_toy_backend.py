@@ -131,7 +131,9 @@ def test_the_mlp_trains_on_toy_with_the_losses_of_cpu(venv):
     assert len(_losses(toy)) == 5 and _losses(toy)[-1] < _losses(toy)[0]
     assert _losses(toy) == pytest.approx(_losses(cpu), rel=1e-5)
     fallbacks = ast.literal_eval(toy.stdout.split("CPU fallbacks:", 1)[1].strip())  # printed as a dict
-    assert fallbacks and all(device == "toy" and count == 5 for (op, device), count in fallbacks.items())
+    # counted per call: every op the 5 steps send to the CPU ran a whole number of times per step
+    assert fallbacks and all(device == "toy" and count > 0 and count % 5 == 0
+                             for (op, device), count in fallbacks.items())
     assert not set(op for op, _ in fallbacks) & set(_toy_kernel_names())
     for op in fallbacks:  # one warning per op, naming it
         assert toy.stderr.count(f"{op[0]}(): the backend of device 'toy:0' has no kernel for this op") == 1
