@@ -594,30 +594,36 @@ def test_conv_and_pool_kernels_match_torch(c_calls):
 _NORM_OPS = ("gelu", "gelu_backward", "layer_norm", "layer_norm_backward", "batch_norm", "batch_norm_backward")
 
 
-@pytest.fixture
-def norm_calls(monkeypatch):
-    """Counts the C calls of the gelu / layer norm kernels, per op: {op: calls} (0 when the decomposition ran)."""
+def _count_c_calls(monkeypatch, op: str, ops: tuple) -> dict:
+    """Counts the C calls of the kernel object serving ``op`` (and its siblings ``ops``): {op: calls}, 0 when the
+    decomposition ran."""
     from core.dispatch import backend_key
 
     _backend()
-    kernels = get_operator("gelu").kernels[backend_key("cpu").bit].__self__
-    calls = dict.fromkeys(_NORM_OPS, 0)
-    for (op, dtype), fn in list(kernels.c.items()):
-        def counted(*args, op=op, fn=fn):
-            calls[op] += 1
+    kernels = get_operator(op).kernels[backend_key("cpu").bit].__self__
+    calls = dict.fromkeys(ops, 0)
+    for (name, dtype), fn in list(kernels.c.items()):
+        def counted(*args, name=name, fn=fn):
+            calls[name] += 1
             return fn(*args)
 
-        monkeypatch.setitem(kernels.c, (op, dtype), counted)
+        monkeypatch.setitem(kernels.c, (name, dtype), counted)
     return calls
+
+
+@pytest.fixture
+def norm_calls(monkeypatch):
+    """C calls of the gelu / layer norm / batch norm kernels, per op."""
+    return _count_c_calls(monkeypatch, "gelu", _NORM_OPS)
 
 
 def _exact(op, *args):
     """``op``'s decomposition run in float64 on float32 operands, rounded back: float32's C kernels keep their
     statistics and sums in double, more accurate than the float32 decomposition (whose sums over 1000 rows are
-    ~1e-6 off)."""
+    ~1e-6 off). Other tensors (integer targets) stay as they are."""
     if not any(isinstance(a, Tensor) and a.dtype == core.float32 for a in args):
         return _decomposed(op, *args)
-    out = _decomposed(op, *(a.double() if isinstance(a, Tensor) else a for a in args))
+    out = _decomposed(op, *(a.double() if isinstance(a, Tensor) and a.dtype == core.float32 else a for a in args))
     return out.float() if isinstance(out, Tensor) else tuple(None if t is None else t.float() for t in out)
 
 
@@ -836,28 +842,8 @@ _LOSS_OPS = ("cross_entropy_loss", "cross_entropy_loss_backward")
 
 @pytest.fixture
 def loss_calls(monkeypatch):
-    """Counts the C calls of the cross entropy kernels, per op: {op: calls} (0 when the decomposition ran)."""
-    from core.dispatch import backend_key
-
-    _backend()
-    kernels = get_operator("cross_entropy_loss").kernels[backend_key("cpu").bit].__self__
-    calls = dict.fromkeys(_LOSS_OPS, 0)
-    for (op, dtype), fn in list(kernels.c.items()):
-        def counted(*args, op=op, fn=fn):
-            calls[op] += 1
-            return fn(*args)
-
-        monkeypatch.setitem(kernels.c, (op, dtype), counted)
-    return calls
-
-
-def _exact_loss(op, *args):
-    """``op``'s decomposition in float64, rounded back to float32 for float32 logits (as ``_exact``); the int64
-    targets stay as they are."""
-    if args[0].dtype != core.float32 and args[1].dtype != core.float32:
-        return _decomposed(op, *args)
-    out = _decomposed(op, *(a.double() if isinstance(a, Tensor) and a.dtype == core.float32 else a for a in args))
-    return out.float()
+    """C calls of the cross entropy kernels, per op."""
+    return _count_c_calls(monkeypatch, "cross_entropy_loss", _LOSS_OPS)
 
 
 def _cross_entropy_operands(rows: int, classes: int, dtype, weighted: bool, ignored: bool):
@@ -879,10 +865,10 @@ def test_cross_entropy_kernels_match_the_decomposition(loss_calls, dtype, reduct
     ignore_index = 2 if ignored else -100
     args = (target, weight, reduction, ignore_index)
     loss = get_operator("cross_entropy_loss")(x, *args)
-    _assert_close_to_decomposition([loss], [_exact_loss("cross_entropy_loss", x, *args)], dtype)
+    _assert_close_to_decomposition([loss], [_exact("cross_entropy_loss", x, *args)], dtype)
     g = core.rand(*loss.shape, dtype=x.dtype) + 0.5
     _assert_close_to_decomposition([get_operator("cross_entropy_loss_backward")(g, x, *args)],
-                                   [_exact_loss("cross_entropy_loss_backward", g, x, *args)], dtype)
+                                   [_exact("cross_entropy_loss_backward", g, x, *args)], dtype)
     assert loss_calls == dict.fromkeys(_LOSS_OPS, 1)
 
 
@@ -903,11 +889,11 @@ def test_cross_entropy_kernels_take_strided_operands(loss_calls):
     x, target = core.randn(6, 10).t(), core.randint(0, 6, (20,))[::2]
     weight = core.rand(12)[::2]
     args = (target, weight, "mean", -100)
-    assert_close(get_operator("cross_entropy_loss")(x, *args), _exact_loss("cross_entropy_loss", x, *args),
+    assert_close(get_operator("cross_entropy_loss")(x, *args), _exact("cross_entropy_loss", x, *args),
                  rtol=1e-5, atol=1e-5)
     g = core.tensor(1.5)
     assert_close(get_operator("cross_entropy_loss_backward")(g, x, *args),
-                 _exact_loss("cross_entropy_loss_backward", g, x, *args), rtol=1e-5, atol=1e-5)
+                 _exact("cross_entropy_loss_backward", g, x, *args), rtol=1e-5, atol=1e-5)
     assert loss_calls == dict.fromkeys(_LOSS_OPS, 1)
 
 
