@@ -9,10 +9,7 @@ decomposition.
 
 from __future__ import annotations
 
-import math
-
-from .layout import pointer
-from .runtime import new_tensor
+from .ckernels import CKernels
 
 __all__ = ["CONV_OPS", "build_conv_kernels"]
 
@@ -84,22 +81,15 @@ def _pool_geometry(ffi, x, kernel_size, stride, padding, dilation, ceil_mode):
     return geometry, (oh, ow)[2 - (x.dim() - 2):]
 
 
-class _Kernels:
+class _Kernels(CKernels):
     """The four kernels over one extension; each falls back to ``base[op]`` where C does not apply."""
 
     def __init__(self, ffi, lib, key: int, base: dict):
-        self.ffi, self.key, self.base = ffi, key, base
+        super().__init__(ffi, key, base)
         self.conv = {d: getattr(lib, f"ccc_conv2d_{d}") for d in _DTYPES}
         self.conv_backward = {d: getattr(lib, f"ccc_conv2d_backward_{d}") for d in _DTYPES}
         self.pool = {d: getattr(lib, f"ccc_max_pool2d_{d}") for d in _DTYPES}
         self.pool_backward = {d: getattr(lib, f"ccc_max_pool2d_backward_{d}") for d in _DTYPES}
-
-    def _empty(self, shape: tuple, dtype):
-        out, buf = new_tensor(shape, dtype, math.prod(shape) * dtype.itemsize, self.key)
-        return out, self.ffi.from_buffer(buf)
-
-    def _pointer(self, op: str, t):
-        return self.ffi.NULL if t is None else pointer(self.ffi, op, t)
 
     def convolution(self, input, weight, bias, stride, padding, dilation, groups):
         """``convolution`` over the batched input: bias preset in the output, then one GEMM per image and group."""

@@ -9,12 +9,9 @@ before it reads any logit; a target outside 0..C-1 that is not ignore_index rais
 
 from __future__ import annotations
 
-import math
-
 from core import dtypes as dt
 
-from .layout import pointer
-from .runtime import new_tensor
+from .ckernels import CKernels
 
 __all__ = ["LOSS_OPS", "build_loss_kernels"]
 
@@ -41,20 +38,13 @@ def _check(op: str, status: int, target) -> None:
         raise IndexError(f"Target {int(target[status - 1].item())} is out of bounds.")
 
 
-class _Kernels:
+class _Kernels(CKernels):
     """The two kernels over one extension; each falls back to ``base[op]`` where C does not apply."""
 
     def __init__(self, ffi, lib, key: int, base: dict):
-        self.ffi, self.key, self.base = ffi, key, base
+        super().__init__(ffi, key, base)
         self.c = {(op, d): getattr(lib, f"ccc_{op}_{d}")
                   for op in LOSS_OPS for d in _DTYPES}
-
-    def _empty(self, shape: tuple, dtype):
-        out, buf = new_tensor(shape, dtype, math.prod(shape) * dtype.itemsize, self.key)
-        return out, self.ffi.from_buffer(buf)
-
-    def _pointer(self, op: str, t):
-        return self.ffi.NULL if t is None else pointer(self.ffi, op, t)
 
     def cross_entropy_loss(self, input, target, weight, reduction, ignore_index):
         """-log_softmax(input)[n, target[n]] * weight[target[n]], 0 where ignored, reduced."""

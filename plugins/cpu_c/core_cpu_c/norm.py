@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import math
 
-from .layout import pointer
-from .runtime import new_tensor
+from .ckernels import CKernels
 
 __all__ = ["NORM_OPS", "build_norm_kernels"]
 
@@ -50,19 +49,12 @@ def _contiguous(t):
     return None if t is None else t.contiguous()
 
 
-class _Kernels:
+class _Kernels(CKernels):
     """The four kernels over one extension; each falls back to ``base[op]`` where C does not apply."""
 
     def __init__(self, ffi, lib, key: int, base: dict):
-        self.ffi, self.key, self.base = ffi, key, base
+        super().__init__(ffi, key, base)
         self.c = {(op, d): getattr(lib, f"ccc_{op}_{d}") for op in NORM_OPS for d in _DTYPES}
-
-    def _empty(self, shape: tuple, dtype):
-        out, buf = new_tensor(shape, dtype, math.prod(shape) * dtype.itemsize, self.key)
-        return out, self.ffi.from_buffer(buf)
-
-    def _pointer(self, op: str, t):
-        return self.ffi.NULL if t is None else pointer(self.ffi, op, t)
 
     def gelu(self, input, approximate):
         """``x * Φ(x)`` elementwise, exact (erf) or with the tanh approximation."""
