@@ -33,12 +33,11 @@ def _backend():
 def force_c():
     """Run the C kernels even on tiny tensors (the default sends tiny ones to NumPy)."""
     _backend()
-    from core_cpu_c import kernels
+    import core_cpu_c
 
-    saved = kernels.CONTEXT.min_numel
-    kernels.CONTEXT.min_numel = 0
+    saved = core_cpu_c.set_min_numel(0)
     yield
-    kernels.CONTEXT.min_numel = saved
+    core_cpu_c.set_min_numel(saved)
 
 
 def _from_c(t) -> bool:
@@ -166,16 +165,35 @@ def test_large_tensors_use_threads_and_match_numpy():
 
 def test_tiny_tensors_use_the_numpy_kernels_by_default():
     _backend()
-    from core_cpu_c import kernels
-
+    import core_cpu_c
     from core_cpu_c.plugin import DEFAULT_MIN_NUMEL
 
-    saved, kernels.CONTEXT.min_numel = kernels.CONTEXT.min_numel, DEFAULT_MIN_NUMEL
+    from core.dispatch import get_operator
+
+    saved = core_cpu_c.set_min_numel(DEFAULT_MIN_NUMEL)
+    key = _backend().instance.key
     try:
+        # the dispatcher picks the NumPy kernel itself (get_operator("add").tiers), no C-kernel frame in between
+        assert get_operator("add").tiers[key.bit][0] == DEFAULT_MIN_NUMEL
         assert not _from_c(core.rand(3) + core.rand(3))
+        assert not _from_c(core.rand(4, 4).relu()) and not _from_c(core.rand(2, 8).softmax(-1))
+        assert not _from_c(core.rand(4, 4) @ core.rand(4, 4))
         assert _from_c(core.rand(DEFAULT_MIN_NUMEL) + 1)
+        assert _from_c(core.rand(DEFAULT_MIN_NUMEL).relu()) and _from_c(core.rand(64, 64).softmax(-1))
+        assert _from_c(core.rand(64, 64) @ core.rand(64, 64))
+        core_cpu_c.set_min_numel(0)  # moves the dispatcher's thresholds too
+        assert get_operator("add").tiers[key.bit][0] == 0
+        assert _from_c(core.rand(3) + core.rand(3)) and _from_c(core.rand(4, 4) @ core.rand(4, 4))
     finally:
-        kernels.CONTEXT.min_numel = saved
+        core_cpu_c.set_min_numel(saved)
+
+
+def test_set_min_numel_rejects_a_negative_threshold():
+    _backend()
+    import core_cpu_c
+
+    with pytest.raises(ValueError, match="min_numel must be a non-negative integer, got -1"):
+        core_cpu_c.set_min_numel(-1)
 
 
 # -- batched_matmul -------------------------------------------------------------------------------------------

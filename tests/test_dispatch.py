@@ -134,3 +134,36 @@ def test_meta_device_shapes_without_data():
         core.empty(2, 3, device="meta") + core.empty(4, device="meta")
     with pytest.raises(RuntimeError, match="no data"):
         x.cpu()
+
+
+def test_min_numel_kernel_runs_the_replaced_kernel_below_its_threshold():
+    op = library.define("testlib::sized", meta=_same_shape_meta)
+    composite = library.define("testlib::sized_composite")  # no meta: sized by its first argument
+    cpu = backend_key("cpu")
+    op.register_kernel(cpu, lambda spec, x: core.zeros(spec.shape), owner="base")
+    composite.register_kernel(cpu, lambda x: core.zeros(x.shape), owner="base")
+    with pytest.raises(ValueError, match="must be a non-negative int, got -1"):
+        op.register_kernel(cpu, lambda spec, x: x, override=True, min_numel=-1)
+    with pytest.raises(RuntimeError, match="not registered with min_numel"):
+        op.set_min_numel(cpu, 4)
+    op.register_kernel(cpu, lambda spec, x: core.ones(spec.shape), owner="fast", override=True, min_numel=6)
+    composite.register_kernel(cpu, lambda x: core.ones(x.shape), owner="fast", override=True, min_numel=6)
+    for o in (op, composite):
+        assert o(core.empty(5)).tolist() == [0.0] * 5  # 5 < 6: the kernel it replaced
+        assert o(core.empty(2, 3)).tolist() == [[1.0] * 3] * 2
+        o.set_min_numel(cpu, 0)  # the cached resolution is dropped
+        assert o(core.empty(1)).tolist() == [1.0]
+        o.set_min_numel(cpu, 100)
+        assert o(core.empty(2, 3)).tolist() == [[0.0] * 3] * 2
+    core.config.set("debug", True)  # the checked path picks by size too
+    try:
+        assert op(core.empty(2, 3)).tolist() == [[0.0] * 3] * 2
+        assert op(core.empty(200)).tolist() == [1.0] * 200
+    finally:
+        core.config.reset("debug")
+
+
+def test_min_numel_needs_a_kernel_to_replace():
+    op = library.define("testlib::sized_alone", meta=_same_shape_meta)
+    with pytest.raises(ValueError, match="needs a kernel to run below it, but none is registered for dispatch key"):
+        op.register_kernel(backend_key("cpu"), lambda spec, x: x, min_numel=4)

@@ -10,10 +10,17 @@ Per op on a backend key the order is: the backend's kernel; the op's
 device-agnostic kernel (views); the op's decomposition into other ops; the
 CPU fallback (copies in and out, one warning, a counter) when enabled; else a
 NotImplementedError naming the op, the device and who implements it.
+
+A backend kernel may be registered with ``min_numel=N`` over a kernel already
+registered for the same key (a backend that extends another): calls whose
+output has fewer than N elements then run the kernel it replaced. The choice is
+made in the dispatcher's own call frame, so a small call costs what it costs
+on the base backend plus one size check.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections import Counter
 from typing import Callable
@@ -33,7 +40,7 @@ class Operator:
     """A declared op: its meta function, derivative, decomposition and per-key kernels."""
 
     __slots__ = ("name", "meta", "decomposition", "default", "primitive", "inplace", "kernels",
-                 "owners", "derivative", "doc", "_cache", "__weakref__", "__dict__")
+                 "owners", "tiers", "derivative", "doc", "_cache", "__weakref__", "__dict__")
 
     def __init__(self, name: str, meta=None, decomposition=None, default=None, primitive=False,
                  inplace=False, doc: str = ""):
@@ -45,6 +52,7 @@ class Operator:
         self.inplace = inplace
         self.kernels: dict[int, Callable] = {}
         self.owners: dict[int, str] = {}
+        self.tiers: dict[int, list] = {}  # key bit -> [min_numel, the kernel that runs below it]
         self.derivative = None
         self.doc = doc
         self._cache: dict[int, Callable] = {}
@@ -54,14 +62,43 @@ class Operator:
         return f"<Operator {self.name} ({kind})>"
 
     # -- registration -------------------------------------------------------
-    def register_kernel(self, key, fn: Callable, owner: str = "user", override: bool = False) -> None:
-        """Register ``fn`` for dispatch key ``key``; a second registration needs ``override=True``."""
-        if key.bit in self.kernels and not override:
+    def register_kernel(self, key, fn: Callable, owner: str = "user", override: bool = False,
+                        min_numel: int | None = None) -> None:
+        """Register ``fn`` for dispatch key ``key``; a second registration needs ``override=True``.
+
+        With ``min_numel=N`` ``fn`` replaces the kernel already registered for ``key`` only for calls whose
+        output (as the meta function computes it; for an op without one, its first argument) has at least N
+        elements; smaller calls run the replaced kernel. :meth:`set_min_numel` moves the threshold later.
+        """
+        previous = self.kernels.get(key.bit)
+        if previous is not None and not override:
             raise RuntimeError(
                 f"{owner}: a kernel for op '{self.name}' and dispatch key {key.name} is already "
                 f"registered by {self.owners[key.bit]}; pass override=True to replace it")
+        if min_numel is not None:
+            if not isinstance(min_numel, int) or min_numel < 0:
+                raise ValueError(f"{owner}: min_numel for op '{self.name}' must be a non-negative int, "
+                                 f"got {min_numel!r}")
+            if previous is None:
+                raise ValueError(f"{owner}: min_numel={min_numel} for op '{self.name}' needs a kernel to run below "
+                                 f"it, but none is registered for dispatch key {key.name}")
         self.kernels[key.bit] = fn
         self.owners[key.bit] = owner
+        if min_numel is not None:
+            self.tiers[key.bit] = [min_numel, previous]
+        else:
+            self.tiers.pop(key.bit, None)
+        self._cache.clear()
+
+    def set_min_numel(self, key, min_numel: int) -> None:
+        """Move the size threshold of the kernel registered with ``min_numel`` for ``key`` (0: always run it)."""
+        tier = self.tiers.get(key.bit)
+        if tier is None:
+            raise RuntimeError(f"op '{self.name}': the kernel for dispatch key {key.name} was not registered with "
+                               f"min_numel")
+        if not isinstance(min_numel, int) or min_numel < 0:
+            raise ValueError(f"op '{self.name}': min_numel must be a non-negative int, got {min_numel!r}")
+        tier[0] = min_numel
         self._cache.clear()
 
     def has_kernel_for(self, key) -> bool:
@@ -122,6 +159,9 @@ class Operator:
     def _backend_kernel(self, key) -> Callable:
         fn = self.kernels.get(key.bit)
         if fn is not None:
+            tier = self.tiers.get(key.bit)
+            if tier is not None and tier[0]:
+                return _sized(self, fn, *tier)
             return _with_meta(self, fn) if self.meta is not None else fn
         if self.default is not None:
             return self.default
@@ -179,6 +219,30 @@ def _bind_functionality(op: Operator, fn: Callable, below: int) -> Callable:
         return fn(op, below, *args, **kwargs)
 
     return run
+
+
+def _sized(op: Operator, fn: Callable, min_numel: int, small: Callable) -> Callable:
+    """Run ``small`` for calls with fewer than ``min_numel`` output elements, else ``fn``."""
+    prod = math.prod
+    meta = op.meta
+    if meta is None:  # a composite's optional kernel: sized by its first argument
+        def by_input(*args, **kwargs):
+            return (small if prod(args[0]._shape) < min_numel else fn)(*args, **kwargs)
+
+        return by_input
+    if _DEBUG[0]:
+        def pick(spec, *args, **kwargs):
+            first = spec[0] if spec.__class__ is tuple else spec
+            return (small if prod(first.shape) < min_numel else fn)(spec, *args, **kwargs)
+
+        return _with_meta(op, pick)
+
+    def by_output(*args, **kwargs):
+        spec = meta(*args, **kwargs)
+        shape = spec.shape if spec.__class__ is not tuple else spec[0].shape
+        return (small if prod(shape) < min_numel else fn)(spec, *args, **kwargs)
+
+    return by_output
 
 
 def _with_meta(op: Operator, fn: Callable) -> Callable:

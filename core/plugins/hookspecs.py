@@ -18,7 +18,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 #: Version of this contract; a plugin may declare ``CORE_PLUGIN_API = (major, minor)``
 #: and is refused (with a clear error) when its major version differs.
-PLUGIN_API_VERSION = (1, 1)
+PLUGIN_API_VERSION = (1, 2)
 
 
 @hookspec(historic=True)
@@ -28,7 +28,8 @@ def register_backends(register):
 
 @hookspec
 def register_kernels(register, backend):
-    """Register kernels for ``backend`` (called on its first use): ``register(op, fn, dtypes=None, override=False)``."""
+    """Register kernels for ``backend`` (called on its first use):
+    ``register(op, fn, dtypes=None, override=False, min_numel=None)``."""
 
 
 @hookspec

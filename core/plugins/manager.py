@@ -251,7 +251,7 @@ class PluginManager:
         registered = info.kernels
         base_owner = f"plugin '{base.plugin}' (backend {base.name})" if base is not None else None
 
-        def register(op: str, fn: Callable, dtypes=None, override: bool = False) -> None:
+        def register(op: str, fn: Callable, dtypes=None, override: bool = False, min_numel: int | None = None) -> None:
             try:
                 operator = get_operator(op)
             except KeyError as exc:
@@ -261,7 +261,7 @@ class PluginManager:
                 fn = _dtype_guard(operator, fn, frozenset(dtypes), info.name)
             replaces_base = base_owner is not None and operator.owners.get(key.bit) == base_owner
             operator.register_kernel(key, fn, owner=f"plugin '{info.plugin}' (backend {info.name})",
-                                     override=override or replaces_base)
+                                     override=override or replaces_base, min_numel=min_numel)
             registered.append(op)
 
         from .. import config

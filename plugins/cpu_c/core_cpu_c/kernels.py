@@ -17,12 +17,11 @@ from .layout import check_bounds, collapse, operand
 from .renderer import COMPARISONS, DTYPES, KERNEL_OPS, kernel_name
 from .runtime import new_tensor
 
-__all__ = ["build_kernels", "ROW_OPS"]
+__all__ = ["build_kernels", "sized_thresholds", "ROW_OPS"]
 
 _INT_MAX = 2**31 - 1
-_prod = math.prod
 KERNELS: dict = {}  # op name -> kernel, filled on the backend's first use
-CONTEXT = None  # the _Context the kernels share (tests lower its min_numel)
+CONTEXT = None  # the _Context the kernels share (core_cpu_c.set_min_numel moves its min_numel)
 
 
 class _Context:
@@ -68,10 +67,11 @@ def _entries(ctx: _Context, op: str) -> dict:
 
 
 def _run(ctx: _Context, op: str, entry, shape: tuple, out_dtype, compute_dtype, inputs: tuple):
-    """The output tensor, or None when the NumPy kernel should run (tiny, or a layout/dtype C does not take)."""
+    """The output tensor, or None when the NumPy kernel should run (a layout or dtype C does not take).
+
+    Tiny calls never get here: the dispatcher sends them to the NumPy kernel (see :func:`sized_thresholds`).
+    """
     n = math.prod(shape)
-    if n < ctx.min_numel:
-        return None
     strides = contiguous_strides(shape)
     operands = []
     for x in inputs:
@@ -86,13 +86,12 @@ def _unary(ctx: _Context, op: str, base):
     entries = _entries(ctx, op)
 
     def kernel(spec, input):
-        if _prod(spec.shape) >= ctx.min_numel:  # tiny tensors go straight to NumPy: cheaper than a C call
-            cd = spec.compute_dtype
-            entry = entries.get(cd.name)
-            if entry is not None and spec.dtype == cd:
-                out = _run(ctx, op, entry, spec.shape, cd, cd, (input,))
-                if out is not None:
-                    return out
+        cd = spec.compute_dtype
+        entry = entries.get(cd.name)
+        if entry is not None and spec.dtype == cd:
+            out = _run(ctx, op, entry, spec.shape, cd, cd, (input,))
+            if out is not None:
+                return out
         return base(spec, input)
 
     return kernel
@@ -104,13 +103,12 @@ def _binary(ctx: _Context, op: str, base):
     has_alpha = op in ("add", "sub")
 
     def kernel(spec, a, b, alpha=1):
-        if _prod(spec.shape) >= ctx.min_numel:
-            cd = spec.compute_dtype
-            entry = entries.get(cd.name)
-            if entry is not None and alpha == 1 and spec.dtype == (ctx.bool if compares else cd):
-                out = _run(ctx, op, entry, spec.shape, spec.dtype, cd, (a, b))
-                if out is not None:
-                    return out
+        cd = spec.compute_dtype
+        entry = entries.get(cd.name)
+        if entry is not None and alpha == 1 and spec.dtype == (ctx.bool if compares else cd):
+            out = _run(ctx, op, entry, spec.shape, spec.dtype, cd, (a, b))
+            if out is not None:
+                return out
         return base(spec, a, b, alpha) if has_alpha else base(spec, a, b)
 
     return kernel
@@ -261,7 +259,7 @@ def _softmax(ctx: _Context, op: str, base):
         fn = fns.get(d.name)
         shape = input._shape
         n = math.prod(shape)
-        if fn is not None and dim == len(shape) - 1 and n >= ctx.min_numel:
+        if fn is not None and dim == len(shape) - 1:
             layout = _rows(op, input, 1)
             if layout is not None:
                 rows, cols, row_stride = layout
@@ -276,6 +274,20 @@ def _softmax(ctx: _Context, op: str, base):
 
 
 ROW_OPS = ("sum", "amax", "amin", "softmax", "log_softmax")
+_SELF_SIZED = ("batched_matmul", "sum", "amax", "amin")  # check their own size (work is not output elements)
+
+
+def sized_thresholds(kernels: dict, min_numel: int) -> dict:
+    """{op: dispatcher threshold} for the kernels the dispatcher sends to NumPy below ``min_numel`` elements.
+
+    Elementwise ops and softmax are sized by their output; the product is sized by its output too, at a
+    64th of ``min_numel`` (it still checks output elements x k itself), and the row reductions only by
+    themselves (their output is one element per row).
+    """
+    out = {op: min_numel for op in kernels if op not in _SELF_SIZED}
+    if "batched_matmul" in kernels:
+        out["batched_matmul"] = min_numel // 64
+    return out
 
 
 def build_kernels(ffi, lib, key: int, bool_dtype, base_kernels: dict, min_numel: int = 0) -> dict:

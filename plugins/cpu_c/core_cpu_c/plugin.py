@@ -6,7 +6,7 @@ import os
 
 from core.backends.api import get_operator, hookimpl
 
-CORE_PLUGIN_API = (1, 0)
+CORE_PLUGIN_API = (1, 2)
 DEFAULT_MIN_NUMEL = 4096
 _SETTINGS = {"min_numel": DEFAULT_MIN_NUMEL}
 
@@ -44,7 +44,7 @@ def register_kernels(register, backend):
         return
     import core
 
-    from .kernels import ROW_OPS, build_kernels
+    from .kernels import ROW_OPS, build_kernels, sized_thresholds
     from .lib import load
     from .renderer import KERNEL_OPS
 
@@ -55,6 +55,9 @@ def register_kernels(register, backend):
     base = {name: get_operator(name).kernels.get(key.bit) for name in ("batched_matmul", *KERNEL_OPS, *ROW_OPS)}
     kernels = build_kernels(ffi, lib, key.mask, core.bool, {k: v for k, v in base.items() if v is not None},
                             _SETTINGS["min_numel"])
+    # The dispatcher itself sends tiny calls of these to the NumPy kernels they replace (no extra frame)
+    sized = sized_thresholds(kernels, _SETTINGS["min_numel"])
+    _SETTINGS["sized"] = (key, list(sized))
     from .optim import build_optim_kernels
 
     kernels.update(build_optim_kernels(ffi, lib, {name: get_operator(name).decomposition
@@ -72,4 +75,20 @@ def register_kernels(register, backend):
     kernels.update(build_loss_kernels(ffi, lib, key.mask, {name: get_operator(name).decomposition
                                                            for name in LOSS_OPS}))
     for name, fn in kernels.items():
-        register(name, fn)
+        register(name, fn, min_numel=sized.get(name))
+
+
+def set_min_numel(n: int) -> int:
+    """Send calls under ``n`` elements to the NumPy kernels from now on; returns the previous threshold."""
+    from . import kernels
+
+    if not isinstance(n, int) or n < 0:
+        raise ValueError(f"cpu_c: min_numel must be a non-negative integer, got {n!r}")
+    previous = _SETTINGS["min_numel"]
+    _SETTINGS["min_numel"] = n
+    if kernels.CONTEXT is not None:  # the kernels are registered: move their thresholds too
+        kernels.CONTEXT.min_numel = n
+        key, ops = _SETTINGS["sized"]
+        for name, threshold in kernels.sized_thresholds(dict.fromkeys(ops), n).items():
+            get_operator(name).set_min_numel(key, threshold)
+    return previous
