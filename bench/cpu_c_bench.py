@@ -1,8 +1,9 @@
 """cpu_c vs NumPy: GEMM GFLOP/s, ``a*b+c`` bandwidth vs NumPy's copy bandwidth, tiny-op overhead vs the reference.
 
-Run: ``cd bench && python cpu_c_bench.py``. The tiny-op overheads of cpu_c and of the NumPy reference backend
-(``CORE_BACKENDS=cpu=numpy``) are each measured in subprocesses that alternate, five of each. Issue-5 targets: GEMM >= 0.9x numpy.matmul; a*b+c >= 0.8x copy
-bandwidth; tiny-op overhead <= the reference's. Noisy on a shared 2-core machine: read ratios, not absolutes.
+Run: ``cd bench && python cpu_c_bench.py``. The tiny-op overheads of cpu_c and of the NumPy reference
+backend (``CORE_BACKENDS=cpu=numpy``) are each measured in subprocesses that alternate, five of each.
+Issue-5 targets: GEMM >= 0.9x numpy.matmul; a*b+c >= 0.8x copy bandwidth; tiny-op overhead <= the reference's.
+Noisy on a shared 2-core machine: read ratios, not absolutes.
 """
 
 from __future__ import annotations

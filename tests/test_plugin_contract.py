@@ -179,8 +179,8 @@ BROKEN_AT_SCAN = {
     "import error": (ModuleNotFoundError("No module named 'vendor_sdk'"),
                      r"^ModuleNotFoundError: No module named 'vendor_sdk'$"),
     "API version": (lambda: _plugin("bad", "baddev", api=(PLUGIN_API_VERSION[0] + 1, 0)),
-                    rf"plugin 'bad' was written for plugin API \({PLUGIN_API_VERSION[0] + 1}, 0\), but this core provides "
-                    + re.escape(str(PLUGIN_API_VERSION))),
+                    rf"plugin 'bad' was written for plugin API \({PLUGIN_API_VERSION[0] + 1}, 0\), "
+                    r"but this core provides " + re.escape(str(PLUGIN_API_VERSION))),
     "misspelt hook": (lambda: _plugin("bad", "baddev", register_kernel=lambda register, backend: None),
                       r"plugin 'bad' implements unknown hook\(s\) register_kernel; the hooks are configure, "),
     "hook arguments": (lambda: _plugin("bad", "baddev", register_kernels=_bad_args_hook),
