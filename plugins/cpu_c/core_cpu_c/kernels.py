@@ -1,4 +1,4 @@
-"""cpu_c's kernels: compiled elementwise ops, row reductions, fused softmax and a BLAS batched_matmul.
+"""cpu_c's kernels: compiled elementwise ops and a BLAS batched_matmul (reductions: reduce.py).
 
 Each kernel validates its operands in Python (layout.py) and then makes one C
 call; whatever C does not cover (integer/bool/half dtypes, mixed dtypes,
@@ -17,14 +17,14 @@ from .layout import check_bounds, collapse, operand
 from .renderer import COMPARISONS, DTYPES, KERNEL_OPS, kernel_name
 from .runtime import new_tensor
 
-__all__ = ["build_kernels", "sized_thresholds", "ROW_OPS"]
+__all__ = ["Context", "build_kernels", "sized_thresholds"]
 
 _INT_MAX = 2**31 - 1
 KERNELS: dict = {}  # op name -> kernel, filled on the backend's first use
-CONTEXT = None  # the _Context the kernels share (core_cpu_c.set_min_numel moves its min_numel)
+CONTEXT = None  # the Context the kernels share (core_cpu_c.set_min_numel moves its min_numel)
 
 
-class _Context:
+class Context:
     """What every kernel needs: the extension and the dispatch key of the tensors it makes."""
 
     def __init__(self, ffi, lib, key: int, bool_dtype, min_numel: int):
@@ -33,7 +33,7 @@ class _Context:
         self.min_numel = min_numel  # below it the NumPy kernel is faster: a C call + checks cost ~2 us
 
 
-def _elementwise(ctx: _Context, entry, shape: tuple, strides: tuple, n: int, out_dtype, operands: list):
+def _elementwise(ctx: Context, entry, shape: tuple, strides: tuple, n: int, out_dtype, operands: list):
     """Allocate the output and run the contiguous or the strided kernel of ``entry`` over ``operands``."""
     contig, strided = entry
     out, buf = new_tensor(shape, out_dtype, n * out_dtype.itemsize, ctx.key, strides)
@@ -61,12 +61,12 @@ def _elementwise(ctx: _Context, entry, shape: tuple, strides: tuple, n: int, out
     return out
 
 
-def _entries(ctx: _Context, op: str) -> dict:
+def _entries(ctx: Context, op: str) -> dict:
     return {d: (getattr(ctx.lib, kernel_name(op, d) + "_contig"), getattr(ctx.lib, kernel_name(op, d) + "_strided"))
             for d in DTYPES}
 
 
-def _run(ctx: _Context, op: str, entry, shape: tuple, out_dtype, compute_dtype, inputs: tuple):
+def _run(ctx: Context, op: str, entry, shape: tuple, out_dtype, compute_dtype, inputs: tuple):
     """The output tensor, or None when the NumPy kernel should run (a layout or dtype C does not take).
 
     Tiny calls never get here: the dispatcher sends them to the NumPy kernel (see :func:`sized_thresholds`).
@@ -82,7 +82,7 @@ def _run(ctx: _Context, op: str, entry, shape: tuple, out_dtype, compute_dtype, 
     return _elementwise(ctx, entry, shape, strides, n, out_dtype, operands)
 
 
-def _unary(ctx: _Context, op: str, base):
+def _unary(ctx: Context, op: str, base):
     entries = _entries(ctx, op)
 
     def kernel(spec, input):
@@ -97,7 +97,7 @@ def _unary(ctx: _Context, op: str, base):
     return kernel
 
 
-def _binary(ctx: _Context, op: str, base):
+def _binary(ctx: Context, op: str, base):
     entries = _entries(ctx, op)
     compares = op in COMPARISONS
     has_alpha = op in ("add", "sub")
@@ -114,7 +114,7 @@ def _binary(ctx: _Context, op: str, base):
     return kernel
 
 
-def _relu(ctx: _Context, base):
+def _relu(ctx: Context, base):
     """relu is a composite with an optional kernel: called as ``relu(x)`` (no spec)."""
     entries = _entries(ctx, "relu")
 
@@ -126,7 +126,7 @@ def _relu(ctx: _Context, base):
     return kernel
 
 
-def _activation_backward(ctx: _Context, op: str, base):
+def _activation_backward(ctx: Context, op: str, base):
     """tanh_backward(g, y) / sigmoid_backward(g, y) / relu_backward(g, x): composites with optional kernels (no
     spec)."""
     entries = _entries(ctx, op)
@@ -161,7 +161,7 @@ def _batch_offsets(offset: int, batch_shape: tuple, batch_strides: tuple) -> np.
     return offsets
 
 
-def _matmul(ctx: _Context, base):
+def _matmul(ctx: Context, base):
     gemm = {d: getattr(ctx.lib, f"ccc_gemm_{d}") for d in DTYPES}
 
     def matrix(t, rows: int, cols: int):
@@ -205,86 +205,15 @@ def _matmul(ctx: _Context, base):
     return kernel
 
 
-def _rows(op: str, x, k: int):
-    """(rows, cols, row stride) when the last ``k`` dims of ``x`` are one contiguous block per row and the leading
-    dims one evenly strided run of rows; None when C cannot take that layout (the NumPy kernel runs)."""
-    shape, strides = x._shape, x._stride
-    if any(s < 0 for s in strides):
-        return None
-    lead = len(shape) - k
-    expected = 1
-    for size, stride in zip(reversed(shape[lead:]), reversed(strides[lead:])):
-        if size != 1 and stride != expected:
-            return None
-        expected *= size
-    cshape, cstrides = collapse(shape[:lead], [strides[:lead]])
-    if len(cshape) != 1:
-        return None
-    check_bounds(op, x)
-    return math.prod(shape[:lead]), expected, cstrides[0][0]
-
-
-def _reduction(ctx: _Context, op: str, base):
-    """sum/amax/amin over trailing contiguous dims: kernel(spec, input, dims, keepdim[, dtype])."""
-    fns = {d: getattr(ctx.lib, f"ccc_{op}_{d}") for d in DTYPES}
-
-    def kernel(spec, input, dims, *rest):
-        d = input.dtype
-        fn = fns.get(d.name)
-        ndim = len(input._shape)
-        if (fn is not None and dims and spec.dtype == d and spec.compute_dtype == d
-                and math.prod(input._shape) >= ctx.min_numel and sorted(dims) == list(range(ndim - len(dims), ndim))):
-            layout = _rows(op, input, len(dims))
-            if layout is not None and (layout[1] > 0 or op == "sum"):
-                rows, cols, row_stride = layout
-                out, buf = new_tensor(spec.shape, d, rows * d.itemsize, ctx.key)
-                if rows and cols:
-                    fn(rows, cols, ctx.from_buffer(input._storage.data), input._offset, row_stride,
-                       ctx.from_buffer(buf))
-                elif rows:
-                    buf[:] = 0
-                return out
-        return base(spec, input, dims, *rest)
-
-    return kernel
-
-
-def _softmax(ctx: _Context, op: str, base):
-    """softmax/log_softmax along the last dim (composites: kernel(input, dim), no spec), one row per pass."""
-    fns = {d: getattr(ctx.lib, f"ccc_softmax_{d}") for d in DTYPES}
-    take_log = int(op == "log_softmax")
-
-    def kernel(input, dim):
-        d = input.dtype
-        fn = fns.get(d.name)
-        shape = input._shape
-        n = math.prod(shape)
-        if fn is not None and dim == len(shape) - 1:
-            layout = _rows(op, input, 1)
-            if layout is not None:
-                rows, cols, row_stride = layout
-                out, buf = new_tensor(shape, d, n * d.itemsize, ctx.key)
-                if n:
-                    fn(rows, cols, ctx.from_buffer(input._storage.data), input._offset, row_stride,
-                       ctx.from_buffer(buf), take_log)
-                return out
-        return base(input, dim)
-
-    return kernel
-
-
-ROW_OPS = ("sum", "amax", "amin", "softmax", "log_softmax")
-_SELF_SIZED = ("batched_matmul", "sum", "amax", "amin")  # check their own size (work is not output elements)
 
 
 def sized_thresholds(kernels: dict, min_numel: int) -> dict:
     """{op: dispatcher threshold} for the kernels the dispatcher sends to NumPy below ``min_numel`` elements.
 
-    Elementwise ops and softmax are sized by their output; the product is sized by its output too, at a
-    64th of ``min_numel`` (it still checks output elements x k itself), and the row reductions only by
-    themselves (their output is one element per row).
+    Elementwise ops are sized by their output; the product is sized by its output too, at a 64th of
+    ``min_numel`` (it still checks output elements x k itself).
     """
-    out = {op: min_numel for op in kernels if op not in _SELF_SIZED}
+    out = {op: min_numel for op in kernels if op != "batched_matmul"}
     if "batched_matmul" in kernels:
         out["batched_matmul"] = min_numel // 64
     return out
@@ -297,7 +226,7 @@ def build_kernels(ffi, lib, key: int, bool_dtype, base_kernels: dict, min_numel:
     elements times k use the NumPy kernel (its per-call cost is lower).
     """
     global CONTEXT
-    ctx = CONTEXT = _Context(ffi, lib, key, bool_dtype, min_numel)
+    ctx = CONTEXT = Context(ffi, lib, key, bool_dtype, min_numel)
     kernels = KERNELS
     for op, arity in KERNEL_OPS.items():
         base = base_kernels.get(op)
@@ -313,8 +242,5 @@ def build_kernels(ffi, lib, key: int, bool_dtype, base_kernels: dict, min_numel:
             kernels[op] = _binary(ctx, op, base)
     if "batched_matmul" in base_kernels:
         kernels["batched_matmul"] = _matmul(ctx, base_kernels["batched_matmul"])
-    for op in ROW_OPS:
-        if op in base_kernels:
-            kernels[op] = (_softmax if "softmax" in op else _reduction)(ctx, op, base_kernels[op])
     return kernels
 

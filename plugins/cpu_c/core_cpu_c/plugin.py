@@ -44,7 +44,8 @@ def register_kernels(register, backend):
         return
     import core
 
-    from .kernels import ROW_OPS, build_kernels, sized_thresholds
+    from . import kernels as elementwise
+    from . import movement, reduce
     from .lib import load
     from .renderer import KERNEL_OPS
 
@@ -52,12 +53,20 @@ def register_kernels(register, backend):
     key = backend.key
     # The NumPy reference's kernels are registered under the same key first (extends="numpy"): each compiled
     # kernel keeps the one it replaces for what C does not cover.
-    base = {name: get_operator(name).kernels.get(key.bit) for name in ("batched_matmul", *KERNEL_OPS, *ROW_OPS)}
-    kernels = build_kernels(ffi, lib, key.mask, core.bool, {k: v for k, v in base.items() if v is not None},
-                            _SETTINGS["min_numel"])
-    # The dispatcher itself sends tiny calls of these to the NumPy kernels they replace (no extra frame)
-    sized = sized_thresholds(kernels, _SETTINGS["min_numel"])
-    _SETTINGS["sized"] = (key, list(sized))
+    names = ("batched_matmul", *KERNEL_OPS, *reduce.REDUCE_OPS, *movement.MOVEMENT_OPS)
+    base = {name: fn for name in names if (fn := get_operator(name).kernels.get(key.bit)) is not None}
+    min_numel = _SETTINGS["min_numel"]
+    kernels = elementwise.build_kernels(ffi, lib, key.mask, core.bool, base, min_numel)
+    # Families whose kernels the dispatcher itself keeps from tiny calls (the NumPy kernel runs, no extra frame)
+    families = [(elementwise.sized_thresholds, kernels)]
+    for module, build in ((reduce, reduce.build_reduce_kernels), (movement, movement.build_movement_kernels)):
+        built = build(elementwise.CONTEXT, base)
+        families.append((module.sized_thresholds, built))
+        kernels.update(built)
+    sized = {}
+    for thresholds, built in families:
+        sized.update(thresholds(built, min_numel))
+    _SETTINGS["sized"] = (key, [(thresholds, list(built)) for thresholds, built in families])
     from .optim import build_optim_kernels
 
     kernels.update(build_optim_kernels(ffi, lib, {name: get_operator(name).decomposition
@@ -88,7 +97,8 @@ def set_min_numel(n: int) -> int:
     _SETTINGS["min_numel"] = n
     if kernels.CONTEXT is not None:  # the kernels are registered: move their thresholds too
         kernels.CONTEXT.min_numel = n
-        key, ops = _SETTINGS["sized"]
-        for name, threshold in kernels.sized_thresholds(dict.fromkeys(ops), n).items():
-            get_operator(name).set_min_numel(key, threshold)
+        key, families = _SETTINGS["sized"]
+        for thresholds, ops in families:
+            for name, threshold in thresholds(dict.fromkeys(ops), n).items():
+                get_operator(name).set_min_numel(key, threshold)
     return previous
