@@ -17,5 +17,5 @@ rm -f "$build"/core_cpu_c/_ext*.so
     || { cat "$build/build.log" >&2; exit 1; }
 export PYTHONPATH="$build" LD_PRELOAD="$asan $ubsan" ASAN_OPTIONS=detect_leaks=0 CORE_CPU_C_MIN_NUMEL=0
 python3 -c "import sys, core_cpu_c; assert core_cpu_c.__file__.startswith(sys.argv[1]), core_cpu_c.__file__" "$build"
-python3 -m pytest -q -p no:cacheprovider --core-backend cpu tests/test_cpu_c.py tests/test_conformance.py \
+python3 -m pytest -q -p no:cacheprovider --core-backend cpu tests/test_cpu_c*.py tests/test_conformance.py \
     tests/test_elementwise.py tests/test_linalg.py tests/test_nn_conv.py tests/test_nn_pooling.py tests/test_optim.py
