@@ -890,6 +890,28 @@ def test_cross_entropy_kernels_match_the_decomposition(loss_calls, dtype, reduct
     assert loss_calls == dict.fromkeys(_LOSS_OPS, 1)
 
 
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+@pytest.mark.parametrize("shape", [(4, 5, 3), (2, 3, 4, 5), (3, 6, 1, 2, 2), (1, 2, 2)])
+@pytest.mark.parametrize("permuted", [False, True])
+def test_cross_entropy_kernels_take_class_dim_inputs(loss_calls, reduction, shape, permuted):
+    """(N, C, d...) logits, contiguous or permuted views, and (N, d...) targets: the loss over N * d... rows."""
+    x = core.randn(*shape, dtype=core.float64) * 3
+    if permuted:
+        x = (core.randn(*shape[2:], shape[0], shape[1], dtype=core.float64) * 3).movedim((-2, -1), (0, 1))
+    target = core.randint(0, shape[1], shape[:1] + shape[2:])
+    target[..., ::2] = 1  # ignore_index 1
+    weight = core.rand(shape[1], dtype=x.dtype) + 0.5
+    args = (target, weight, reduction, 1)
+    loss = get_operator("cross_entropy_loss")(x, *args)
+    assert tuple(loss.shape) == (tuple(target.shape) if reduction == "none" else ())
+    assert_close(loss, _exact("cross_entropy_loss", x, *args), rtol=1e-12, atol=1e-12)
+    g = core.rand(*loss.shape, dtype=x.dtype) + 0.5
+    grad = get_operator("cross_entropy_loss_backward")(g, x, *args)
+    assert tuple(grad.shape) == shape
+    assert_close(grad, _exact("cross_entropy_loss_backward", g, x, *args), rtol=1e-12, atol=1e-12)
+    assert loss_calls == dict.fromkeys(_LOSS_OPS, 1)
+
+
 def test_cross_entropy_kernels_zero_ignored_rows_and_average_over_the_kept_weights(loss_calls):
     x = core.tensor([[1.0, 2.0, 3.0], [0.5, 0.5, 0.5], [3.0, 1.0, -1.0]])
     target, weight = core.tensor([2, -100, 0]), core.tensor([2.0, 1.0, 0.5])
@@ -932,7 +954,7 @@ def test_cross_entropy_loss_does_not_depend_on_the_thread_count(loss_calls):
 def test_cross_entropy_kernels_fall_back_where_c_does_not_apply(loss_calls):
     x, target = core.randn(4, 5), core.randint(0, 5, (4,))
     cases = [(x.half(), target, None), (core.randn(0, 5), target[:0], None),  # another dtype, an empty input
-             (core.randn(4, 5, 3), core.randint(0, 5, (4, 3)), None),  # (N, C, d)
+             (core.randn(4, 5, 0), core.randint(0, 5, (4, 0)), None),  # (N, C, d) with d = 0
              (x, target.int(), None), (x, target, core.rand(5, dtype=core.float64))]  # int32 targets, mixed dtypes
     for input, t, weight in cases:
         for reduction in ("none", "mean"):

@@ -2,9 +2,11 @@
 pass per row of logits instead of the log_softmax + nll_loss ops of the decompositions (csrc/loss.c).
 
 C takes (N, C) float32/float64 logits with int64 targets (N) and a class weight (None or (C) of the logits' dtype)
-on one device; they are made contiguous and their bounds checked here first. Anything else (other dtypes, (N, C,
-d...) inputs, an empty input) runs the op's decomposition, which has the same formulas. C checks the targets
-before it reads any logit; a target outside 0..C-1 that is not ignore_index raises the decomposition's IndexError.
+on one device; they are made contiguous and their bounds checked here first. (N, C, d...) logits are the same
+loss over N * d... rows: the class dim is moved last and the targets flattened (one copy), and 'none' results
+and gradients are given the input's shapes back. Anything else (other dtypes, an empty input) runs the op's
+decomposition, which has the same formulas. C checks the targets before it reads any logit; a target outside
+0..C-1 that is not ignore_index raises the decomposition's IndexError.
 """
 
 from __future__ import annotations
@@ -21,13 +23,22 @@ _REDUCTIONS = {"none": 0, "sum": 1, "mean": 2}
 
 
 def _fits(input, target, weight, reduction) -> bool:
-    """Whether C takes these operands: non-empty (N, C) float32/float64 logits, int64 targets (N), a weight None or
-    (C) of the logits' dtype, all on one device, and a known reduction."""
-    return (input.dtype.name in _DTYPES and input.dim() == 2 and input.numel() > 0 and reduction in _REDUCTIONS
-            and target.dtype == dt.int64 and tuple(target.shape) == tuple(input.shape[:1])
+    """Whether C takes these operands: non-empty (N, C, d...) float32/float64 logits, int64 targets (N, d...), a
+    weight None or (C) of the logits' dtype, all on one device, and a known reduction."""
+    shape = tuple(input.shape)
+    return (input.dtype.name in _DTYPES and input.dim() >= 2 and input.numel() > 0 and reduction in _REDUCTIONS
+            and target.dtype == dt.int64 and tuple(target.shape) == shape[:1] + shape[2:]
             and target.device == input.device
-            and (weight is None or (weight.dtype is input.dtype and tuple(weight.shape) == tuple(input.shape[1:])
+            and (weight is None or (weight.dtype is input.dtype and tuple(weight.shape) == shape[1:2]
                                     and weight.device == input.device)))
+
+
+def _rows(input):
+    """(N * d..., C) contiguous logits: the input itself when it already is, else the class dim moved last (a copy;
+    reshape alone may give a strided view)."""
+    if input.dim() == 2:
+        return input.contiguous()
+    return input.movedim(1, -1).reshape(-1, input.shape[1]).contiguous()
 
 
 def _check(op: str, status: int, target) -> None:
@@ -51,9 +62,10 @@ class _Kernels(CKernels):
         op = "cross_entropy_loss"
         if not _fits(input, target, weight, reduction):
             return self.base[op](input, target, weight, reduction, ignore_index)
-        x, t, w = input.contiguous(), target.contiguous(), None if weight is None else weight.contiguous()
+        x, t = _rows(input), target.contiguous().reshape(-1)
+        w = None if weight is None else weight.contiguous()
         rows, classes = x.shape
-        out, buf = self._empty((rows,) if reduction == "none" else (), x.dtype)
+        out, buf = self._empty(tuple(target.shape) if reduction == "none" else (), x.dtype)
         status = self.c[op, x.dtype.name](rows, classes, self._pointer(op, x), self._pointer(op, t),
                                           self._pointer(op, w), int(ignore_index), _REDUCTIONS[reduction], buf)
         _check(op, status, t)
@@ -67,7 +79,7 @@ class _Kernels(CKernels):
         if not _fits(input, target, weight, reduction) or grad.dtype is not input.dtype or tuple(
                 grad.shape) != grad_shape or grad.device != input.device:
             return self.base[op](grad, input, target, weight, reduction, ignore_index)
-        g, x, t = grad.contiguous(), input.contiguous(), target.contiguous()
+        g, x, t = grad.contiguous(), _rows(input), target.contiguous().reshape(-1)
         w = None if weight is None else weight.contiguous()
         rows, classes = x.shape
         out, buf = self._empty(tuple(x.shape), x.dtype)
@@ -75,7 +87,11 @@ class _Kernels(CKernels):
                                           self._pointer(op, t), self._pointer(op, w), int(ignore_index),
                                           _REDUCTIONS[reduction], buf)
         _check(op, status, t)
-        return out
+        if input.dim() == 2:
+            return out
+        # rows back to (N, d..., C), then the class dim back to 1: the gradient has the input's shape (a
+        # channels-last layout, as the rows were computed)
+        return out.reshape(*target.shape, classes).movedim(-1, 1)
 
 
 def build_loss_kernels(ffi, lib, key: int, base: dict) -> dict:
