@@ -125,6 +125,23 @@ def test_traced_programs_are_exported_as_traced(tmp_path):
 
 # -- errors ---------------------------------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("shape", [(6, 4), (3, 4, 2, 5)])
+def test_cross_entropy_is_exported_as_softmax_cross_entropy_loss(reduction, shape, tmp_path):
+    x = core.randn(*shape)
+    target = core.randint(0, shape[1], shape[:1] + shape[2:])
+    target[0] = 2  # ignore_index: skipped, and not counted by 'mean'
+    weight = core.rand(shape[1]) + 0.5
+
+    def loss(x, target):
+        return F.cross_entropy(x, target, weight, ignore_index=2, reduction=reduction)
+
+    _check(loss, (x, target), tmp_path / "ce.onnx")
+    _check(lambda x, target: F.cross_entropy(x, target, reduction=reduction), (x, target), tmp_path / "ce2.onnx")
+    ops = [n.op_type for n in onnx.load(str(tmp_path / "ce.onnx")).graph.node]
+    assert "SoftmaxCrossEntropyLoss" in ops
+
+
 def test_unsupported_op_names_it_and_lists_supported_ones(tmp_path):
     with pytest.raises(core.onnx.UnsupportedOperatorError, match=r"op 'cumsum' .*Supported ops: .*\brelu\b"):
         core.onnx.export(lambda a: a.cumsum(0), core.randn(3), tmp_path / "x.onnx")

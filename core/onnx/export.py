@@ -511,6 +511,15 @@ def _gelu(b, node, input, approximate="none"):
     return b.emit("Mul", [half_x, b.emit("Add", [phi, b.scalar(1.0, d)])])
 
 
+@converts("cross_entropy_loss")
+def _cross_entropy_loss(b, node, input, target, weight, reduction, ignore_index):
+    """SoftmaxCrossEntropyLoss: (N, C, d...) scores, (N, d...) class indices, an optional (C) weight; 'mean' divides
+    by the kept weights' sum, as PyTorch does."""
+    d = _out(node).dtype
+    inputs = [b.value(input, d), b.value(target, dt.int64)] + ([b.value(weight, d)] if weight is not None else [])
+    return b.emit("SoftmaxCrossEntropyLoss", inputs, reduction=reduction, ignore_index=int(ignore_index))
+
+
 # -- export ---------------------------------------------------------------------------------------------------------
 @contextlib.contextmanager
 def _eval_mode(module: Module):
