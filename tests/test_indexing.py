@@ -731,3 +731,11 @@ def test_inplace_ops_write_through_non_contiguous_views(device):
     expected[:, [2]] = [[4.0], [5.0], [6.0]]
     assert_close(t, expected)
     assert_close(base, expected.T)
+
+
+def test_whole_tensor_indices_are_views_that_keep_autograd(device):
+    x = core.randn(3, 4, device=device, requires_grad=True)
+    for view in (x[:], x[0:3], x[...], x[:, 0:4], x[0:100]):
+        assert view.requires_grad and view.grad_fn is not None and view is not x
+    (x[:] * 2).sum().backward()
+    assert_close(x.grad, core.full((3, 4), 2.0))

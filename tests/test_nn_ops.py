@@ -3,7 +3,7 @@
 ``linear``, ``convolution``, ``max_pool``, ``avg_pool``, ``batch_norm``, ``layer_norm`` and ``gelu`` are
 composites: the front-end functions (``F.xxx``) check and normalise their arguments, then call the op once. A trace
 records that one call (what an exporter maps to Conv, MaxPool, LayerNormalization...), a backend may register a
-fused kernel for it, and ``convolution``, ``max_pool``, ``batch_norm``, ``layer_norm`` and ``gelu`` have their own
+fused kernel for it, and all of them have their own
 derivative formulas (one autograd node calling a ``xxx_backward`` composite).
 """
 
@@ -141,10 +141,11 @@ _WITH_DERIVATIVE = {
     "gelu": ((3, 8), (8,), lambda x, w: F.gelu(x * w)),
     "convolution": ((2, 3, 6, 6), (4, 3, 3, 3), lambda x, w: F.conv2d(x, w, padding=1)),
     "max_pool": ((2, 3, 6, 6), (6,), lambda x, w: F.max_pool2d(x * w, 2)),
+    "avg_pool": ((2, 3, 6, 6), (6,), lambda x, w: F.avg_pool2d(x * w, 3, 2, 1)),
     "batch_norm": ((2, 3, 4), (3,), lambda x, w: F.batch_norm(x, None, None, w, training=True)),
 }
 _NODES = {"layer_norm": "LayerNorm", "gelu": "Gelu", "convolution": "Convolution", "max_pool": "MaxPool",
-          "batch_norm": "BatchNorm"}
+          "avg_pool": "AvgPool", "batch_norm": "BatchNorm"}
 
 
 @pytest.mark.parametrize("name", list(_WITH_DERIVATIVE))
@@ -166,11 +167,25 @@ def test_ops_with_a_derivative_use_the_backend_kernel_under_autograd(device, nam
 
 
 def test_composites_without_a_derivative_differentiate_through_their_parts(device):
-    x = _tensor((1, 2, 6, 6), device, requires_grad=True)
-    out = F.avg_pool2d(x, 3, 2, 1)
-    assert not out.grad_fn.name().startswith("AvgPool")
+    g, y = _tensor((2, 3), device, requires_grad=True), _tensor((2, 3), device, 1, requires_grad=True)
+    out = OPERATORS["tanh_backward"](g, y)  # a backward composite: double backward goes through its parts
+    assert not out.grad_fn.name().startswith("TanhBackward")
     out.sum().backward()
-    assert x.grad.shape == x.shape
+    assert g.grad.shape == g.shape and y.grad.shape == y.shape
+
+
+@pytest.mark.parametrize("args", [(3, 2, 1), (2,), (3, 1, 1, False, False), (3, 2, 1, True), (2, 1, 0, True, True, 3),
+                                  ((2, 3), (1, 2), (1, 0), False, True, 5)])
+def test_avg_pool_derivative_gradcheck(device, args):
+    x = _double((2, 2, 7, 6), device, 0)
+    assert gradcheck(lambda x: F.avg_pool2d(x, *args), (x,))
+    assert gradgradcheck(lambda x: F.avg_pool2d(x, *args), (x,))
+
+
+def test_avg_pool_1d_and_3d_derivative_gradcheck(device):
+    x1, x3 = _double((2, 3, 9), device, 0), _double((1, 2, 4, 5, 3), device, 1)
+    assert gradcheck(lambda x: F.avg_pool1d(x, 3, 2, 1, True, False), (x1,))
+    assert gradcheck(lambda x: F.avg_pool3d(x, 2, (1, 2, 1), 1, True, False, 2), (x3,))
 
 
 def _double(shape, device, seed):

@@ -384,6 +384,7 @@ def _scatter(ctx, g):
 # -- views ---------------------------------------------------------------------------------------------
 
 derivative("view", "view.dtype")(lambda ctx, g: (g.reshape(ctx.args[0]._shape),))
+derivative("alias")(lambda ctx, g: (g,))
 derivative("transpose")(lambda ctx, g: (V.transpose(g, ctx.args[1], ctx.args[2]),))
 derivative("expand")(lambda ctx, g: (sum_to_shape(g, ctx.args[0]._shape),))
 derivative("squeeze", "unsqueeze")(lambda ctx, g: (g.reshape(ctx.args[0]._shape),))

@@ -492,9 +492,12 @@ def movedim(input: Tensor, source, destination) -> Tensor:
 moveaxis = movedim
 
 
-def alias(input: Tensor) -> Tensor:
-    """A view of the whole tensor."""
-    return input._alias(input._shape, input._stride, input._offset)
+def _alias_geometry(input):
+    """A view of the whole tensor (``x[:]``, ``x[...]``): same shape, strides and offset."""
+    return input._shape, input._stride, input._offset
+
+
+alias = _view_kernel("alias", _alias_geometry)
 
 
 def view_as_real(input: Tensor) -> Tensor:

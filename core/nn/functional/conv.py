@@ -714,14 +714,9 @@ def _avg_pool_parts(input, kernel_size, stride, padding, ceil_mode, count_includ
     windows = _pool_windows(input, kernel_size, stride, padding, (1,) * nd, out, 0)
     dims = tuple(range(-nd, 0))
     floating = input.dtype.is_floating_point
-    if divisor_override is not None:
-        divisor = divisor_override
-    else:
-        divisor = _avg_divisor(tuple(input.shape[2:]), kernel_size, stride, padding, out, count_include_pad,
-                               input.dtype if floating else dt.int64, str(input.device))
-        if divisor is None and floating:
-            return windows.mean(dims)
-        divisor = _prod(kernel_size) if divisor is None else divisor
+    divisor = _avg_divisor_of(input, kernel_size, stride, padding, out, count_include_pad, divisor_override)
+    if floating and divisor_override is None and not hasattr(divisor, "shape"):
+        return windows.mean(dims)
     total = windows.sum(dims)
     return total / divisor if floating else ops.div(total, divisor, rounding_mode="trunc").to(input.dtype)
 
@@ -732,6 +727,47 @@ _avg_pool_op = define(
         "the sliding windows of a batched (N, C, *spatial) input; kernel_size, stride and padding (zeros) are "
         "tuples of nd ints (nd = 1, 2 or 3); divisor_override is None or a non-zero number. A composite that "
         "backends may fuse")
+
+
+def _avg_divisor_of(input, kernel_size, stride, padding, out, count_include_pad, divisor_override):
+    """What each window's sum is divided by: divisor_override, a per-window tensor of shape ``out``, or K."""
+    if divisor_override is not None:
+        return divisor_override
+    divisor = _avg_divisor(tuple(input.shape[2:]), kernel_size, stride, padding, out, count_include_pad,
+                           input.dtype if input.dtype.is_floating_point else dt.int64, str(input.device))
+    return _prod(kernel_size) if divisor is None else divisor
+
+
+def _avg_pool_backward_parts(grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                             divisor_override):
+    """avg_pool is linear: each window's grad_output over its divisor is added to every position of the window in
+    the padded plane, and the padding is cropped. A scatter-add, so it is differentiable in grad_output."""
+    nd = len(kernel_size)
+    n, c, spatial = input.shape[0], input.shape[1], tuple(input.shape[2:])
+    out = _pool_out(input, kernel_size, stride, padding, (1,) * nd, ceil_mode)
+    padded = tuple(p + size + max((o - 1) * s + k - size - p, 0)
+                   for size, k, s, p, o in zip(spatial, kernel_size, stride, padding, out))
+    per_dim = [[[w * s + j for j in range(k)] for w in range(o)] for k, s, o in zip(kernel_size, stride, out)]
+    table = _table_from(per_dim, padded, str(input.device))  # (L, K) positions in the padded plane
+    lk = table.shape[0] * table.shape[1]
+    g = grad_output / _avg_divisor_of(input, kernel_size, stride, padding, out, count_include_pad, divisor_override)
+    g = g.reshape(n, c, table.shape[0], 1).expand(n, c, table.shape[0], table.shape[1]).reshape(n, c, lk)
+    grad = ops.zeros((n, c, _prod(padded)), dtype=g.dtype, device=g.device)
+    grad = ops.scatter_add(grad, 2, table.reshape(1, 1, lk).expand(n, c, lk), g).reshape((n, c) + padded)
+    return grad[(slice(None),) * 2 + tuple(slice(p, p + size) for p, size in zip(padding, spatial))]
+
+
+avg_pool_backward = define(
+    "avg_pool_backward", decomposition=_avg_pool_backward_parts,
+    doc="avg_pool_backward(grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad, "
+        "divisor_override): the gradient of avg_pool, each window's grad_output over its divisor added to the "
+        "input positions of the window. A composite (scatter-add) that backends may fuse")
+
+
+@derivative("avg_pool")
+def _avg_pool_derivative(ctx, g):
+    """One node per average pool; the backward needs only the input's geometry."""
+    return (avg_pool_backward(g, ctx.input(0), *ctx.args[1:7]),)
 
 
 def _avg_pool(op, nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
