@@ -411,8 +411,8 @@ def test_a_long_loop_keeps_a_flat_rss(force_c):
     assert rss() - start < 8 << 20
 
 
-# -- convolution and max pooling (csrc/conv.c) -----------------------------------------------------------------
-_CONV_OPS = ("convolution", "convolution_backward", "max_pool", "max_pool_backward")
+# -- convolution and pooling (csrc/conv.c) ---------------------------------------------------------------------
+_CONV_OPS = ("convolution", "convolution_backward", "max_pool", "max_pool_backward", "avg_pool", "avg_pool_backward")
 
 
 @pytest.fixture
@@ -423,7 +423,7 @@ def c_calls(monkeypatch):
     _backend()
     kernels = get_operator("convolution").kernels[backend_key("cpu").bit].__self__
     calls = dict.fromkeys(_CONV_OPS, 0)
-    for op, table in zip(_CONV_OPS, ("conv", "conv_backward", "pool", "pool_backward")):
+    for op, table in zip(_CONV_OPS, ("conv", "conv_backward", "pool", "pool_backward", "avg", "avg_backward")):
         for dtype, fn in getattr(kernels, table).items():
             def counted(*args, op=op, fn=fn):
                 calls[op] += 1
@@ -543,6 +543,42 @@ def test_max_pool_kernels_propagate_nan_and_skip_all_minus_inf_windows(c_calls):
     assert_close(grad, _decomposed("max_pool_backward", core.ones(1, 1, 2, 2), x, *geometry))
 
 
+_AVG_POOL_CASES = [  # (input shape, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    ((2, 3, 8, 8), (2, 2), (2, 2), (0, 0), False, True, None),
+    ((2, 3, 9, 7), (3, 3), (2, 2), (1, 1), True, True, None),  # ceil_mode's last window reaches past the padding
+    ((2, 3, 9, 7), (3, 3), (2, 2), (1, 1), True, False, None),
+    ((1, 2, 10, 9), (3, 2), (1, 3), (1, 0), False, False, None),
+    ((3, 2, 5, 6), (2, 3), (1, 2), (1, 1), False, True, 5),
+    ((2, 3, 11), (3,), (2,), (1,), True, False, None),
+    ((1, 1, 64, 64), (3, 3), (1, 1), (1, 1), False, True, None),  # 36864 window reads: the OpenMP loop
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", range(len(_AVG_POOL_CASES)))
+def test_avg_pool_kernels_match_the_decomposition(c_calls, dtype, case):
+    shape, *geometry = _AVG_POOL_CASES[case]
+    x = core.randn(*shape, dtype=getattr(core, dtype)) * 3
+    if case == 1:
+        x = x.transpose(-1, -2).contiguous().transpose(-1, -2)  # a strided input: made contiguous first
+    out = get_operator("avg_pool")(x, *geometry)
+    _assert_all_close([out], [_exact("avg_pool", x, *geometry)], dtype)
+    g = core.randn(tuple(out.shape), dtype=x.dtype)
+    got = get_operator("avg_pool_backward")(g, x, *geometry)
+    _assert_all_close([got], [_exact("avg_pool_backward", g, x, *geometry)], dtype)
+    assert c_calls["avg_pool"] == 1 and c_calls["avg_pool_backward"] == 1
+
+
+def test_avg_pool_gradients_through_the_c_kernels_gradcheck(c_calls):
+    from core.autograd import gradcheck, gradgradcheck
+
+    x = core.randn(2, 2, 6, 5, dtype=core.float64, requires_grad=True)
+    for args in ((3, 2, 1, True, False), (2, 1, 0, False, True, 3)):
+        assert gradcheck(lambda x: core.nn.functional.avg_pool2d(x, *args), (x,))
+        assert gradgradcheck(lambda x: core.nn.functional.avg_pool2d(x, *args), (x,))
+    assert c_calls["avg_pool"] and c_calls["avg_pool_backward"]
+
+
 def test_conv_and_pool_fall_back_where_c_does_not_apply(c_calls):
     geometry = ((1, 1, 1), (0, 1, 0), (1, 1, 1), 1)
     x3, w3 = core.randn(1, 2, 4, 4, 4), core.randn(3, 2, 2, 2, 2)
@@ -551,6 +587,9 @@ def test_conv_and_pool_fall_back_where_c_does_not_apply(c_calls):
     xi = core.randint(-5, 5, (2, 3, 6, 6))
     pool = ((2, 2), (2, 2), (0, 0), (1, 1), False)
     assert_close(get_operator("max_pool")(xi, *pool), _decomposed("max_pool", xi, *pool))
+    avg, avg3d = ((2, 2), (2, 2), (0, 0), False, True, None), ((2, 2, 2), (2, 2, 2), (0, 0, 0), False, True, None)
+    for x, geometry in ((xi, avg), (xi.half(), avg), (core.randn(1, 2, 4, 4, 4), avg3d)):  # int, half, 3-D
+        assert_close(get_operator("avg_pool")(x, *geometry), _decomposed("avg_pool", x, *geometry))
     xh, wh = core.randn(1, 2, 5, 5).half(), core.randn(3, 2, 3, 3).half()
     assert get_operator("convolution")(xh, wh, None, (1, 1), (0, 0), (1, 1), 1).dtype == core.float16
     empty = core.randn(0, 2, 5, 5)

@@ -1,5 +1,5 @@
-"""Convolution and max pooling kernels (``convolution``, ``convolution_backward``, ``max_pool``,
-``max_pool_backward``): im2col + OpenBLAS GEMM per image and direct pooling loops in C (csrc/conv.c).
+"""Convolution and pooling kernels (``convolution``, ``convolution_backward``, ``max_pool``, ``max_pool_backward``,
+``avg_pool``, ``avg_pool_backward``): im2col + OpenBLAS GEMM per image and direct pooling loops in C (csrc/conv.c).
 
 C takes float32/float64 problems with one or two spatial dims (a 1-D one runs as 2-D with a height of 1), any
 stride, padding, dilation and groups, operands of one dtype; they are made contiguous and their geometry and
@@ -13,7 +13,7 @@ from .ckernels import CKernels
 
 __all__ = ["CONV_OPS", "build_conv_kernels"]
 
-CONV_OPS = ("convolution", "convolution_backward", "max_pool", "max_pool_backward")
+CONV_OPS = ("convolution", "convolution_backward", "max_pool", "max_pool_backward", "avg_pool", "avg_pool_backward")
 _DTYPES = ("float32", "float64")
 _INT_MAX = 2**31 - 1
 
@@ -82,7 +82,7 @@ def _pool_geometry(ffi, x, kernel_size, stride, padding, dilation, ceil_mode):
 
 
 class _Kernels(CKernels):
-    """The four kernels over one extension; each falls back to ``base[op]`` where C does not apply."""
+    """The kernels over one extension; each falls back to ``base[op]`` where C does not apply."""
 
     def __init__(self, ffi, lib, key: int, base: dict):
         super().__init__(ffi, key, base)
@@ -90,6 +90,8 @@ class _Kernels(CKernels):
         self.conv_backward = {d: getattr(lib, f"ccc_conv2d_backward_{d}") for d in _DTYPES}
         self.pool = {d: getattr(lib, f"ccc_max_pool2d_{d}") for d in _DTYPES}
         self.pool_backward = {d: getattr(lib, f"ccc_max_pool2d_backward_{d}") for d in _DTYPES}
+        self.avg = {d: getattr(lib, f"ccc_avg_pool2d_{d}") for d in _DTYPES}
+        self.avg_backward = {d: getattr(lib, f"ccc_avg_pool2d_backward_{d}") for d in _DTYPES}
 
     def convolution(self, input, weight, bias, stride, padding, dilation, groups):
         """``convolution`` over the batched input: bias preset in the output, then one GEMM per image and group."""
@@ -149,6 +151,39 @@ class _Kernels(CKernels):
         failed = self.pool_backward[x.dtype.name](found[0], self._pointer("max_pool_backward", g),
                                                   self._pointer("max_pool_backward", x), buf)
         _check_scratch("max_pool_backward", failed)
+        return out
+
+
+    def _avg_geometry(self, input, kernel_size, stride, padding, ceil_mode, divisor_override, *others):
+        """The pool geometry of an average pool C runs (float operands of one dtype, a non-zero divisor), or None."""
+        if not _same_float_dtype(input, *others) or (divisor_override is not None and divisor_override == 0):
+            return None
+        return _pool_geometry(self.ffi, input, kernel_size, stride, padding, (1,) * len(kernel_size), ceil_mode)
+
+    def avg_pool(self, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+        """``avg_pool``: each window's sum (in double) over PyTorch's divisor, per (sample, channel) plane."""
+        args = (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        found = self._avg_geometry(input, kernel_size, stride, padding, ceil_mode, divisor_override)
+        if found is None:
+            return self.base["avg_pool"](input, *args)
+        geometry, out_size = found
+        x = input.contiguous()
+        out, buf = self._empty(tuple(x.shape[:2]) + out_size, x.dtype)
+        self.avg[x.dtype.name](geometry, self._pointer("avg_pool", x), buf, int(bool(count_include_pad)),
+                               float(divisor_override or 0))
+        return out
+
+    def avg_pool_backward(self, grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                          divisor_override):
+        """Each window's gradient over its divisor, added to the window's input positions."""
+        args = (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        found = self._avg_geometry(input, kernel_size, stride, padding, ceil_mode, divisor_override, grad_output)
+        if found is None or tuple(grad_output.shape) != tuple(input.shape[:2]) + found[1]:
+            return self.base["avg_pool_backward"](grad_output, input, *args)
+        g = grad_output.contiguous()
+        out, buf = self._empty(tuple(input.shape), input.dtype)
+        self.avg_backward[g.dtype.name](found[0], self._pointer("avg_pool_backward", g), buf,
+                                        int(bool(count_include_pad)), float(divisor_override or 0))
         return out
 
 

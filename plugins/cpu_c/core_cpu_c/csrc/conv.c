@@ -1,4 +1,5 @@
-/* 2-D convolution (im2col + OpenBLAS GEMM per image, col2im for the input gradient) and direct max pooling.
+/* 2-D convolution (im2col + OpenBLAS GEMM per image, col2im for the input gradient), direct max and average
+pooling.
 
 Geometry and operands are validated in Python (conv.py): dense buffers of the sizes in the geometry struct.
 Weight (O, C/G, KH, KW) is read per group g as the (O/G) x (C/G * KH * KW) matrix W_g; the im2col matrix of
@@ -365,6 +366,70 @@ static inline window window_at(const ccc_pool2d* g, const long long* rows, const
         return failed ? -1 : 0;                                                                                        \
     }
 
+/* The clipped extent of average-pooling window (oh, ow) and its divisor, as PyTorch's avg_pool2d computes them. */
+typedef struct {
+    long long h0, h1, w0, w1;
+    double divisor;
+} avg_window;
+
+static inline avg_window avg_window_at(const ccc_pool2d* g, long long oh, long long ow, int count_include_pad,
+                                       double divisor_override) {
+    long long h0 = oh * g->stride_h - g->pad_h, w0 = ow * g->stride_w - g->pad_w;
+    long long h1 = h0 + g->kernel_h, w1 = w0 + g->kernel_w;
+    if (h1 > g->height + g->pad_h) h1 = g->height + g->pad_h;
+    if (w1 > g->width + g->pad_w) w1 = g->width + g->pad_w;
+    const long long padded = (h1 - h0) * (w1 - w0);
+    if (h0 < 0) h0 = 0;
+    if (w0 < 0) w0 = 0;
+    if (h1 > g->height) h1 = g->height;
+    if (w1 > g->width) w1 = g->width;
+    avg_window w = {h0, h1, w0, w1, 0.0};
+    w.divisor = divisor_override != 0.0 ? divisor_override
+                                        : (double)(count_include_pad ? padded : (h1 - h0) * (w1 - w0));
+    return w;
+}
+
+/* Average pooling over each (N * C) plane: a window's sum in double over its divisor; the backward spreads each
+   window's gradient over its divisor to the window's input positions (planes are independent: no races). */
+#define DEFINE_AVG_POOL(T, N)                                                                                          \
+    int ccc_avg_pool2d_##N(const ccc_pool2d* g, const void* x_, void* out_, int count_include_pad,                     \
+                           double divisor_override) {                                                                  \
+        const T* x = (const T*)x_;                                                                                     \
+        T* out = (T*)out_;                                                                                             \
+        const long long plane = g->height * g->width, L = g->out_h * g->out_w;                                         \
+        _Pragma("omp parallel for schedule(static) if(g->planes * L * g->kernel_h * g->kernel_w >= PARALLEL_MIN)")     \
+        for (long long p = 0; p < g->planes; p++)                                                                      \
+            for (long long oh = 0; oh < g->out_h; oh++)                                                                \
+                for (long long ow = 0; ow < g->out_w; ow++) {                                                          \
+                    const avg_window w = avg_window_at(g, oh, ow, count_include_pad, divisor_override);                \
+                    const T* xp = x + p * plane;                                                                       \
+                    double sum = 0.0;                                                                                  \
+                    for (long long i = w.h0; i < w.h1; i++)                                                            \
+                        for (long long j = w.w0; j < w.w1; j++) sum += xp[i * g->width + j];                           \
+                    out[p * L + oh * g->out_w + ow] = (T)(sum / w.divisor);                                            \
+                }                                                                                                      \
+        return 0;                                                                                                      \
+    }                                                                                                                  \
+    int ccc_avg_pool2d_backward_##N(const ccc_pool2d* g, const void* grad_out_, void* grad_x_, int count_include_pad,  \
+                                    double divisor_override) {                                                         \
+        const T* grad_out = (const T*)grad_out_;                                                                       \
+        T* grad_x = (T*)grad_x_;                                                                                       \
+        const long long plane = g->height * g->width, L = g->out_h * g->out_w;                                         \
+        _Pragma("omp parallel for schedule(static) if(g->planes * L * g->kernel_h * g->kernel_w >= PARALLEL_MIN)")     \
+        for (long long p = 0; p < g->planes; p++) {                                                                    \
+            T* gx = grad_x + p * plane;                                                                                \
+            memset(gx, 0, (size_t)plane * sizeof(T));                                                                 \
+            for (long long oh = 0; oh < g->out_h; oh++)                                                                \
+                for (long long ow = 0; ow < g->out_w; ow++) {                                                          \
+                    const avg_window w = avg_window_at(g, oh, ow, count_include_pad, divisor_override);                \
+                    const T v = (T)(grad_out[p * L + oh * g->out_w + ow] / w.divisor);                                 \
+                    for (long long i = w.h0; i < w.h1; i++)                                                            \
+                        for (long long j = w.w0; j < w.w1; j++) gx[i * g->width + j] += v;                             \
+                }                                                                                                      \
+        }                                                                                                              \
+        return 0;                                                                                                      \
+    }
+
 DEFINE_IM2COL(float, float32)
 DEFINE_IM2COL(double, float64)
 DEFINE_CONV_IMAGE(float, float32, scipy_cblas_sgemm)
@@ -375,3 +440,5 @@ DEFINE_CONV_BACKWARD(float, float32)
 DEFINE_CONV_BACKWARD(double, float64)
 DEFINE_MAX_POOL(float, float32)
 DEFINE_MAX_POOL(double, float64)
+DEFINE_AVG_POOL(float, float32)
+DEFINE_AVG_POOL(double, float64)

@@ -1,4 +1,4 @@
-/* 2-D convolution and max pooling (declarations cffi reads: plain C, no macros). Every pointer is a dense
+/* 2-D convolution, max and average pooling (declarations cffi reads: plain C, no macros). Every pointer is a dense
    (contiguous) buffer validated in Python (conv.py); bias, grad_x, grad_w and grad_b may be NULL (not used / not
    wanted). Each returns 0, or -1 when its scratch memory could not be allocated. */
 typedef struct {
@@ -23,3 +23,13 @@ int ccc_max_pool2d_float32(const ccc_pool2d* g, const void* x, void* out);
 int ccc_max_pool2d_float64(const ccc_pool2d* g, const void* x, void* out);
 int ccc_max_pool2d_backward_float32(const ccc_pool2d* g, const void* grad_out, const void* x, void* grad_x);
 int ccc_max_pool2d_backward_float64(const ccc_pool2d* g, const void* grad_out, const void* x, void* grad_x);
+/* Average pooling (dilation 1): PyTorch's divisors (count_include_pad counts the padding inside the window but not
+   what ceil_mode adds beyond it); divisor_override 0 means none. */
+int ccc_avg_pool2d_float32(const ccc_pool2d* g, const void* x, void* out, int count_include_pad,
+                           double divisor_override);
+int ccc_avg_pool2d_float64(const ccc_pool2d* g, const void* x, void* out, int count_include_pad,
+                           double divisor_override);
+int ccc_avg_pool2d_backward_float32(const ccc_pool2d* g, const void* grad_out, void* grad_x, int count_include_pad,
+                                    double divisor_override);
+int ccc_avg_pool2d_backward_float64(const ccc_pool2d* g, const void* grad_out, void* grad_x, int count_include_pad,
+                                    double divisor_override);
