@@ -462,3 +462,48 @@ def test_batch_norm_in_training_is_never_removed_or_merged():
     x = core.randn(4, 3)
     traced = core.jit.trace(fn, x)
     assert [n.op for n in traced.graph.nodes].count("batch_norm") == 2
+
+
+def test_reads_across_a_write_declared_by_an_op_are_not_merged():
+    """batch_norm declares writes=(1, 2): a read of the running mean before it and the same read after it see
+    different contents, so cse keeps both (and constant folding or dce never touch the write)."""
+
+    class Model(nn.Module):  # F.batch_norm on buffers: no in-place op of its own (BatchNorm1d bumps a counter)
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("mean", core.zeros(3))
+            self.register_buffer("var", core.ones(3))
+
+        def forward(self, x):
+            before = self.mean * 2
+            y = F.batch_norm(x, self.mean, self.var, training=True, momentum=0.5)
+            return self.mean * 2 - before, y  # merged reads would give 0
+
+    model, x = Model(), core.randn(4, 3)
+    traced = core.jit.trace(model, x)
+    graph = traced.graph
+    node = next(n for n in graph.nodes if n.op == "batch_norm")
+    assert len(node.written) == 2 and not node.is_pure
+    model.mean.zero_()
+    got = traced(x)
+    assert_close(model.mean, 0.5 * x.mean(0))  # the module's own buffer was updated
+    model.mean.zero_()
+    for g, e in zip(got, model(x)):
+        assert_close(g, e)
+    assert_close(got[0], x.mean(0))
+
+
+def test_define_declares_the_arguments_an_op_writes():
+    op = core.dispatch.define("testlib::writes_second", decomposition=lambda x, acc: acc.add_(x) * 0 + x,
+                              writes=(1,))
+    assert op.writes == (1,) and core.dispatch.get_operator("fill_").writes == (0,)
+    with pytest.raises(ValueError, match="writes must hold argument positions"):
+        core.dispatch.define("testlib::bad_writes", decomposition=lambda x: x, writes=(-1,))
+    acc = core.zeros(3)
+
+    def fn(x):
+        op(x, acc)  # unused output: kept, it writes acc
+        return x + 1
+
+    traced = core.jit.trace(fn, core.ones(3))
+    assert [n.op for n in traced.graph.nodes if n.op == "testlib::writes_second"]

@@ -9,18 +9,25 @@ __all__ = ["DispatchKey", "backend_key", "keys_in", "tls", "OPERATORS", "Operato
 
 
 def define(name: str, *, meta=None, decomposition=None, default=None, primitive: bool = False,
-           inplace: bool = False, doc: str = "") -> Operator:
+           inplace: bool = False, writes: tuple = (), doc: str = "") -> Operator:
     """Declare op ``name`` once: its meta function, decomposition or device-agnostic kernel.
 
     A *primitive* has a meta function and must be implemented by backends; a
     *composite* has a decomposition into other ops (which a backend may
     override with a fused kernel). Declaring a name twice is an error.
+    ``writes`` lists the positions of tensor arguments the op may write besides
+    its outputs (an in-place op writes argument 0 without saying so), e.g.
+    ``batch_norm`` its running statistics; the JIT keeps such calls in place.
     """
     if name in OPERATORS:
         raise RuntimeError(f"op '{name}' is already declared")
     if primitive and meta is None:
         raise ValueError(f"primitive op '{name}' needs a meta function")
+    writes = tuple(writes)
+    if any(not isinstance(i, int) or i < 0 for i in writes):
+        raise ValueError(f"op '{name}': writes must hold argument positions (non-negative ints), got {writes!r}")
     op = Operator(name, meta=meta, decomposition=decomposition, default=default,
                   primitive=primitive, inplace=inplace, doc=doc)
+    op.writes = tuple(sorted(set(writes) | ({0} if inplace else set())))
     OPERATORS[name] = op
     return op

@@ -39,7 +39,7 @@ _DEBUG = [False]
 class Operator:
     """A declared op: its meta function, derivative, decomposition and per-key kernels."""
 
-    __slots__ = ("name", "meta", "decomposition", "default", "primitive", "inplace", "kernels",
+    __slots__ = ("name", "meta", "decomposition", "default", "primitive", "inplace", "writes", "kernels",
                  "owners", "tiers", "derivative", "doc", "_cache", "__weakref__", "__dict__")
 
     def __init__(self, name: str, meta=None, decomposition=None, default=None, primitive=False,
@@ -50,6 +50,7 @@ class Operator:
         self.default = default
         self.primitive = primitive
         self.inplace = inplace
+        self.writes: tuple = (0,) if inplace else ()  # positions of the tensor arguments the op may write
         self.kernels: dict[int, Callable] = {}
         self.owners: dict[int, str] = {}
         self.tiers: dict[int, list] = {}  # key bit -> [min_numel, the kernel that runs below it]

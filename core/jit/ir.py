@@ -29,9 +29,6 @@ __all__ = ["Value", "Node", "Graph", "GraphError", "JIT_OPS", "RANDOM_OPS", "map
 # Ops with no tensor-valued effects beyond their outputs but whose outputs differ run to run: never folded,
 # never merged. (The in-place random fills are already excluded as mutations.)
 RANDOM_OPS = frozenset({"multinomial", "dropout", "rand_like", "randn_like", "randint_like"})
-# Ops that write some of their arguments without being in-place ops (batch_norm updates its running statistics in
-# training): never folded, merged or removed.
-SIDE_EFFECT_OPS = frozenset({"batch_norm"})
 # Ops the JIT defines itself (op name -> object with run(node, args) and describe(node)); filled by the passes.
 JIT_OPS: dict = {}
 
@@ -117,12 +114,25 @@ class Node:
         return bool(op is not None and op.inplace)
 
     @property
+    def written(self) -> list:
+        """The argument Values the node may write: the first of an in-place op, and those its op declares in
+        ``define(..., writes=...)`` (``batch_norm``'s running statistics)."""
+        if self.op in JIT_OPS:
+            return []
+        from ..dispatch.operator import OPERATORS
+
+        op = OPERATORS.get(self.op)
+        if op is None or not op.writes:
+            return []
+        return [self.args[i] for i in op.writes if i < len(self.args) and isinstance(self.args[i], Value)]
+
+    @property
     def is_pure(self) -> bool:
         """No side effects and a deterministic result: may be folded, merged or removed when unused."""
         spec = JIT_OPS.get(self.op)
         if spec is not None:
             return spec.pure
-        return not self.is_inplace and self.op not in RANDOM_OPS and self.op not in SIDE_EFFECT_OPS
+        return not self.is_inplace and not self.written and self.op not in RANDOM_OPS
 
     def __repr__(self) -> str:
         return f"<Node {self.op} -> {', '.join(v.ref for v in self.outputs)}>"

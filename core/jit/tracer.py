@@ -172,7 +172,8 @@ def _tracer_kernel(op, below: int, *args, **kwargs):
     tracer = _STATE.tracer
     if tracer is None:  # another thread's include set cannot leak here, but stay safe
         return op.redispatch(below, *args, **kwargs)
-    vargs = tracer.lift(args, mutated_first=op.inplace)
+    writes = op.writes
+    vargs = tuple(tracer.lift(a, i in writes) for i, a in enumerate(args)) if writes else tracer.lift(args)
     vkwargs = tracer.lift(kwargs) if kwargs else {}
     prev = tls.exclude
     tls.exclude = prev | _TRACER_MASK

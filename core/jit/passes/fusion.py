@@ -166,7 +166,7 @@ def find_groups(graph: Graph) -> list:
     enabled: dict = {}
     for node in graph.nodes:
         producers = {id(g): g for g in (group_of.get(v) for v in node.inputs) if g is not None}
-        if node.is_inplace:
+        if node.is_inplace or node.written:  # a write closes every open group
             for g in groups:
                 g.open = False
             continue

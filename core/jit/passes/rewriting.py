@@ -59,12 +59,12 @@ def mutable_values(graph: Graph) -> set:
     classes = _Classes()
     written = []
     for node in graph.nodes:
+        written += node.written
         if not shares_storage(node):
             continue
         sources = node.inputs
         if node.is_inplace and node.args and isinstance(node.args[0], Value):
             sources = [node.args[0]]
-            written.append(node.args[0])
         for out in node.outputs:
             for v in sources:
                 classes.union(out, v)

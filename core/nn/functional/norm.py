@@ -109,7 +109,7 @@ def _batch_norm_parts(input, running_mean, running_var, weight, bias, training, 
     return input * shape(scale) + shape(shift)
 
 
-_batch_norm_op = define("batch_norm", decomposition=_batch_norm_parts,
+_batch_norm_op = define("batch_norm", decomposition=_batch_norm_parts, writes=(1, 2),
                         doc="batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps): "
                             "per-channel (x - mean) / sqrt(var + eps) * weight + bias of an (N, C, *) input; "
                             "training uses the batch statistics (biased variance) and updates running_mean and "
