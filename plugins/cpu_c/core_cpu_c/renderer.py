@@ -31,7 +31,7 @@ DTYPES = FLOATS  # the product's dtypes (kernels.py)
 
 _FLOAT_UNARY = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
                 "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "erfc",
-                "reciprocal", "frac", "deg2rad", "rad2deg", "sinc")
+                "reciprocal", "deg2rad", "rad2deg", "sinc", "lgamma")
 _FLOAT_BINARY = ("div", "pow", "atan2", "copysign", "hypot", "logaddexp", "logaddexp2", "xlogy", "nextafter",
                  "tanh_backward", "sigmoid_backward", "relu_backward")
 # {op: the dtypes its kernels compile for}
@@ -39,7 +39,8 @@ OP_DTYPES = {
     **dict.fromkeys(_FLOAT_UNARY, FLOATS),
     **dict.fromkeys(("neg", "relu"), NUMBERS),
     **dict.fromkeys(("abs", "square", "positive", "sign", "sgn", "floor", "ceil", "trunc", "round"), ALL),
-    **dict.fromkeys(("isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit"), FLOATS),
+    **dict.fromkeys(("isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit"), ALL),
+    "frac": NUMBERS,
     "logical_not": ALL, "bitwise_not": INTEGERS + ("bool",),
     **dict.fromkeys(_FLOAT_BINARY, FLOATS),
     **dict.fromkeys(("add", "mul", "maximum", "minimum", "fmax", "fmin"), ALL),
@@ -50,7 +51,7 @@ OP_DTYPES = {
     **dict.fromkeys(("bitwise_left_shift", "bitwise_right_shift"), INTEGERS),
     "where": ALL, "clamp": ALL,
 }
-_UNARY = ("neg", "abs", "square", "positive", "relu", "sign", "sgn", "floor", "ceil", "trunc", "round", "isnan",
+_UNARY = ("neg", "abs", "square", "positive", "relu", "sign", "sgn", "floor", "ceil", "trunc", "round", "frac", "isnan",
           "isinf", "isfinite", "isposinf", "isneginf", "signbit", "logical_not", "bitwise_not")
 KERNEL_OPS = {op: 3 if op in ("where", "clamp") else 1 if op in _UNARY or op in _FLOAT_UNARY else 2
               for op in OP_DTYPES}
@@ -66,6 +67,7 @@ CHECKED_DIVISION = ("floor_divide", "remainder", "fmod", "div_trunc")
 # "float", "int" or "bool". {W} is the unsigned type integer arithmetic wraps in, {B} the integer's width in bits.
 # Calls of ccc_*_{N} name the helpers in _HELPERS ({N}: the dtype's name).
 _SAME = "a"
+_ZERO, _ONE = "((void)a, 0)", "((void)a, 1)"  # constants that still read a (no unused-variable warning)
 _OWN_EXPRESSIONS = {
     "relu_backward": "(b > 0 ? a : ({T})0)",
     "add": {"int": "({T})(({W})a + ({W})b)", "bool": "(a || b)"},
@@ -83,11 +85,17 @@ _OWN_EXPRESSIONS = {
     # NumPy's fmax/fmin: the non-NaN operand, b when equal (its vector loops; ±0 is path-dependent there)
     "fmax": {"float": "((a > b || b != b) ? a : b)", "int": "(a > b ? a : b)", "bool": "(a || b)"},
     "fmin": {"float": "((a < b || b != b) ? a : b)", "int": "(a < b ? a : b)", "bool": "(a && b)"},
-    "isnan": "(a != a)", "isinf": "(isinf(a) != 0)", "isfinite": "(isfinite(a) != 0)",
-    "isposinf": "(a == ({T})INFINITY)", "isneginf": "(a == -({T})INFINITY)", "signbit": "(signbit(a) != 0)",
+    # the float predicates on integers and bools: constants, and signbit is a < 0
+    "isnan": {"float": "(a != a)", "int": _ZERO, "bool": _ZERO},
+    "isinf": {"float": "(isinf(a) != 0)", "int": _ZERO, "bool": _ZERO},
+    "isfinite": {"float": "(isfinite(a) != 0)", "int": _ONE, "bool": _ONE},
+    "isposinf": {"float": "(a == ({T})INFINITY)", "int": _ZERO, "bool": _ZERO},
+    "isneginf": {"float": "(a == -({T})INFINITY)", "int": _ZERO, "bool": _ZERO},
+    "signbit": {"float": "(signbit(a) != 0)", "int": "(a < 0)", "bool": _ZERO},
     "logical_not": "(!a)", "bitwise_not": {"int": "({T})(~a)", "bool": "(!a)"},
     "logical_and": "(a && b)", "logical_or": "(a || b)", "logical_xor": "(!a != !b)",
-    "frac": "(a - {f:trunc}(a))", "deg2rad": "(a * (({T})M_PI / ({T})180))", "rad2deg": "(a * (({T})180 / ({T})M_PI))",
+    "frac": {"float": "(a - {f:trunc}(a))", "int": _ZERO},
+    "lgamma": "ccc_lgamma_{N}(a)", "deg2rad": "(a * (({T})M_PI / ({T})180))", "rad2deg": "(a * (({T})180 / ({T})M_PI))",
     "sinc": "ccc_sinc_{N}(a)", "copysign": "{f:copysign}(a, b)", "hypot": "{f:hypot}(a, b)",
     "nextafter": "{f:nextafter}(a, b)", "logaddexp": "ccc_logaddexp_{N}(a, b)",
     "logaddexp2": "ccc_logaddexp2_{N}(a, b)", "xlogy": "ccc_xlogy_{N}(a, b)",
@@ -154,6 +162,13 @@ static inline {T} ccc_xlogy_{N}({T} x, {T} y) {{
     /* scipy.special.xlogy: 0 where x == 0 and y is not NaN */
     if (x == 0 && y == y) return 0;
     return x * {f:log}(y);
+}}
+static inline {T} ccc_lgamma_{N}({T} x) {{
+    /* scipy.special.gammaln computes float32 in double too, and gives -inf at -inf (C: +inf); lgamma_r, as
+       lgamma writes the global signgam */
+    int sign;
+    if (x == -({T})INFINITY) return x;
+    return ({T})lgamma_r((double)x, &sign);
 }}
 static inline {T} ccc_sinc_{N}({T} x) {{
     /* np.sinc: x == 0 becomes 1e-20 before sin(pi x) / (pi x) */

@@ -52,6 +52,13 @@ static inline float ccc_xlogy_float32(float x, float y) {
     if (x == 0 && y == y) return 0;
     return x * logf(y);
 }
+static inline float ccc_lgamma_float32(float x) {
+    /* scipy.special.gammaln computes float32 in double too, and gives -inf at -inf (C: +inf); lgamma_r, as
+       lgamma writes the global signgam */
+    int sign;
+    if (x == -(float)INFINITY) return x;
+    return (float)lgamma_r((double)x, &sign);
+}
 static inline float ccc_sinc_float32(float x) {
     /* np.sinc: x == 0 becomes 1e-20 before sin(pi x) / (pi x) */
     float y = (float)M_PI * (x == 0 ? (float)1.0e-20 : x);
@@ -108,6 +115,13 @@ static inline double ccc_xlogy_float64(double x, double y) {
     /* scipy.special.xlogy: 0 where x == 0 and y is not NaN */
     if (x == 0 && y == y) return 0;
     return x * log(y);
+}
+static inline double ccc_lgamma_float64(double x) {
+    /* scipy.special.gammaln computes float32 in double too, and gives -inf at -inf (C: +inf); lgamma_r, as
+       lgamma writes the global signgam */
+    int sign;
+    if (x == -(double)INFINITY) return x;
+    return (double)lgamma_r((double)x, &sign);
 }
 static inline double ccc_sinc_float64(double x) {
     /* np.sinc: x == 0 becomes 1e-20 before sin(pi x) / (pi x) */
@@ -2538,98 +2552,6 @@ void ccc_reciprocal_float64_strided(long long n, int ndim, const long long* meta
         }
     }
 }
-void ccc_frac_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
-    float* restrict out = (float*)out_base + out_off;
-    const float* restrict in_a = (const float*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
-    for (long long i = 0; i < n; i++) {
-        float a = in_a[i]; out[i] = (float)((a - truncf(a)));
-    }
-}
-void ccc_frac_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
-    const long long* shape = meta;
-    const long long* os = meta + ndim;
-    const long long* as = meta + 2 * ndim;
-    const long long* offs = meta + 3 * ndim;
-    float* restrict out = (float*)out_base;
-    const float* restrict in_a = (const float*)a_base;
-    const long long inner = shape[ndim - 1];
-    #pragma omp parallel if(n >= 32768)
-    {
-        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
-        long long i = n / nt * t + (t < n % nt ? t : n % nt);
-        long long end = i + n / nt + (t < n % nt);
-        while (i < end) {
-            long long row = i / inner, j = i % inner, len = inner - j;
-            if (len > end - i) len = end - i;
-            long long o = offs[0] + j * os[ndim - 1];
-            long long a_at = offs[1] + j * as[ndim - 1];
-            for (int d = ndim - 2; d >= 0; d--) {
-                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
-                a_at += c * as[d];
-            }
-            const long long so = os[ndim - 1];
-            const long long sa = as[ndim - 1];
-            if (so == 1 && sa == 1) {
-                #pragma omp simd
-                for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k]; out[o + k] = (float)((a - truncf(a)));
-                }
-            } else {
-                for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)((a - truncf(a)));
-                }
-            }
-            i += len;
-        }
-    }
-}
-void ccc_frac_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
-    double* restrict out = (double*)out_base + out_off;
-    const double* restrict in_a = (const double*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
-    for (long long i = 0; i < n; i++) {
-        double a = in_a[i]; out[i] = (double)((a - trunc(a)));
-    }
-}
-void ccc_frac_float64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
-    const long long* shape = meta;
-    const long long* os = meta + ndim;
-    const long long* as = meta + 2 * ndim;
-    const long long* offs = meta + 3 * ndim;
-    double* restrict out = (double*)out_base;
-    const double* restrict in_a = (const double*)a_base;
-    const long long inner = shape[ndim - 1];
-    #pragma omp parallel if(n >= 32768)
-    {
-        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
-        long long i = n / nt * t + (t < n % nt ? t : n % nt);
-        long long end = i + n / nt + (t < n % nt);
-        while (i < end) {
-            long long row = i / inner, j = i % inner, len = inner - j;
-            if (len > end - i) len = end - i;
-            long long o = offs[0] + j * os[ndim - 1];
-            long long a_at = offs[1] + j * as[ndim - 1];
-            for (int d = ndim - 2; d >= 0; d--) {
-                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
-                a_at += c * as[d];
-            }
-            const long long so = os[ndim - 1];
-            const long long sa = as[ndim - 1];
-            if (so == 1 && sa == 1) {
-                #pragma omp simd
-                for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k]; out[o + k] = (double)((a - trunc(a)));
-                }
-            } else {
-                for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k * sa]; out[o + k * so] = (double)((a - trunc(a)));
-                }
-            }
-            i += len;
-        }
-    }
-}
 void ccc_deg2rad_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -2900,6 +2822,98 @@ void ccc_sinc_float64_strided(long long n, int ndim, const long long* meta, void
             } else {
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(ccc_sinc_float64(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_lgamma_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    float* restrict out = (float*)out_base + out_off;
+    const float* restrict in_a = (const float*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = in_a[i]; out[i] = (float)(ccc_lgamma_float32(a));
+    }
+}
+void ccc_lgamma_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    float* restrict out = (float*)out_base;
+    const float* restrict in_a = (const float*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; out[o + k] = (float)(ccc_lgamma_float32(a));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(ccc_lgamma_float32(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_lgamma_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    double* restrict out = (double*)out_base + out_off;
+    const double* restrict in_a = (const double*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        double a = in_a[i]; out[i] = (double)(ccc_lgamma_float64(a));
+    }
+}
+void ccc_lgamma_float64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    double* restrict out = (double*)out_base;
+    const double* restrict in_a = (const double*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; out[o + k] = (double)(ccc_lgamma_float64(a));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(ccc_lgamma_float64(a));
                 }
             }
             i += len;
@@ -6954,6 +6968,282 @@ void ccc_isnan_float64_strided(long long n, int ndim, const long long* meta, voi
         }
     }
 }
+void ccc_isnan_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const signed char* restrict in_a = (const signed char*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        signed char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_isnan_int8_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const signed char* restrict in_a = (const signed char*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isnan_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        unsigned char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_isnan_uint8_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isnan_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const short* restrict in_a = (const short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        short a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_isnan_int16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const short* restrict in_a = (const short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isnan_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const int* restrict in_a = (const int*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        int a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_isnan_int32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const int* restrict in_a = (const int*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isnan_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const long long* restrict in_a = (const long long*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        long long a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_isnan_int64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const long long* restrict in_a = (const long long*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isnan_bool_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        unsigned char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_isnan_bool_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_isinf_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -7040,6 +7330,282 @@ void ccc_isinf_float64_strided(long long n, int ndim, const long long* meta, voi
             } else {
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((isinf(a) != 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isinf_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const signed char* restrict in_a = (const signed char*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        signed char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_isinf_int8_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const signed char* restrict in_a = (const signed char*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isinf_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        unsigned char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_isinf_uint8_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isinf_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const short* restrict in_a = (const short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        short a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_isinf_int16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const short* restrict in_a = (const short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isinf_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const int* restrict in_a = (const int*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        int a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_isinf_int32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const int* restrict in_a = (const int*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isinf_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const long long* restrict in_a = (const long long*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        long long a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_isinf_int64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const long long* restrict in_a = (const long long*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isinf_bool_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        unsigned char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_isinf_bool_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
             }
             i += len;
@@ -7138,6 +7704,282 @@ void ccc_isfinite_float64_strided(long long n, int ndim, const long long* meta, 
         }
     }
 }
+void ccc_isfinite_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const signed char* restrict in_a = (const signed char*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        signed char a = in_a[i]; out[i] = (unsigned char)(((void)a, 1));
+    }
+}
+void ccc_isfinite_int8_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const signed char* restrict in_a = (const signed char*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 1));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 1));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isfinite_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        unsigned char a = in_a[i]; out[i] = (unsigned char)(((void)a, 1));
+    }
+}
+void ccc_isfinite_uint8_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 1));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 1));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isfinite_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const short* restrict in_a = (const short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        short a = in_a[i]; out[i] = (unsigned char)(((void)a, 1));
+    }
+}
+void ccc_isfinite_int16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const short* restrict in_a = (const short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 1));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 1));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isfinite_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const int* restrict in_a = (const int*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        int a = in_a[i]; out[i] = (unsigned char)(((void)a, 1));
+    }
+}
+void ccc_isfinite_int32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const int* restrict in_a = (const int*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 1));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 1));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isfinite_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const long long* restrict in_a = (const long long*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        long long a = in_a[i]; out[i] = (unsigned char)(((void)a, 1));
+    }
+}
+void ccc_isfinite_int64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const long long* restrict in_a = (const long long*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 1));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 1));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isfinite_bool_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        unsigned char a = in_a[i]; out[i] = (unsigned char)(((void)a, 1));
+    }
+}
+void ccc_isfinite_bool_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 1));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 1));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_isposinf_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -7224,6 +8066,282 @@ void ccc_isposinf_float64_strided(long long n, int ndim, const long long* meta, 
             } else {
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((a == (double)INFINITY));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isposinf_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const signed char* restrict in_a = (const signed char*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        signed char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_isposinf_int8_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const signed char* restrict in_a = (const signed char*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isposinf_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        unsigned char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_isposinf_uint8_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isposinf_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const short* restrict in_a = (const short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        short a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_isposinf_int16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const short* restrict in_a = (const short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isposinf_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const int* restrict in_a = (const int*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        int a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_isposinf_int32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const int* restrict in_a = (const int*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isposinf_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const long long* restrict in_a = (const long long*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        long long a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_isposinf_int64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const long long* restrict in_a = (const long long*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isposinf_bool_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        unsigned char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_isposinf_bool_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
             }
             i += len;
@@ -7322,6 +8440,282 @@ void ccc_isneginf_float64_strided(long long n, int ndim, const long long* meta, 
         }
     }
 }
+void ccc_isneginf_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const signed char* restrict in_a = (const signed char*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        signed char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_isneginf_int8_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const signed char* restrict in_a = (const signed char*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isneginf_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        unsigned char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_isneginf_uint8_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isneginf_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const short* restrict in_a = (const short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        short a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_isneginf_int16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const short* restrict in_a = (const short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isneginf_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const int* restrict in_a = (const int*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        int a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_isneginf_int32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const int* restrict in_a = (const int*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isneginf_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const long long* restrict in_a = (const long long*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        long long a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_isneginf_int64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const long long* restrict in_a = (const long long*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isneginf_bool_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        unsigned char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_isneginf_bool_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_signbit_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -7408,6 +8802,604 @@ void ccc_signbit_float64_strided(long long n, int ndim, const long long* meta, v
             } else {
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((signbit(a) != 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_signbit_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const signed char* restrict in_a = (const signed char*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        signed char a = in_a[i]; out[i] = (unsigned char)((a < 0));
+    }
+}
+void ccc_signbit_int8_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const signed char* restrict in_a = (const signed char*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; out[o + k] = (unsigned char)((a < 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((a < 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_signbit_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        unsigned char a = in_a[i]; out[i] = (unsigned char)((a < 0));
+    }
+}
+void ccc_signbit_uint8_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)((a < 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((a < 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_signbit_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const short* restrict in_a = (const short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        short a = in_a[i]; out[i] = (unsigned char)((a < 0));
+    }
+}
+void ccc_signbit_int16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const short* restrict in_a = (const short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; out[o + k] = (unsigned char)((a < 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((a < 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_signbit_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const int* restrict in_a = (const int*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        int a = in_a[i]; out[i] = (unsigned char)((a < 0));
+    }
+}
+void ccc_signbit_int32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const int* restrict in_a = (const int*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; out[o + k] = (unsigned char)((a < 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((a < 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_signbit_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const long long* restrict in_a = (const long long*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        long long a = in_a[i]; out[i] = (unsigned char)((a < 0));
+    }
+}
+void ccc_signbit_int64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const long long* restrict in_a = (const long long*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; out[o + k] = (unsigned char)((a < 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((a < 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_signbit_bool_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        unsigned char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_signbit_bool_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_frac_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    float* restrict out = (float*)out_base + out_off;
+    const float* restrict in_a = (const float*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = in_a[i]; out[i] = (float)((a - truncf(a)));
+    }
+}
+void ccc_frac_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    float* restrict out = (float*)out_base;
+    const float* restrict in_a = (const float*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; out[o + k] = (float)((a - truncf(a)));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)((a - truncf(a)));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_frac_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    double* restrict out = (double*)out_base + out_off;
+    const double* restrict in_a = (const double*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        double a = in_a[i]; out[i] = (double)((a - trunc(a)));
+    }
+}
+void ccc_frac_float64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    double* restrict out = (double*)out_base;
+    const double* restrict in_a = (const double*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; out[o + k] = (double)((a - trunc(a)));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k * sa]; out[o + k * so] = (double)((a - trunc(a)));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_frac_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    signed char* restrict out = (signed char*)out_base + out_off;
+    const signed char* restrict in_a = (const signed char*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        signed char a = in_a[i]; out[i] = (signed char)(((void)a, 0));
+    }
+}
+void ccc_frac_int8_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    signed char* restrict out = (signed char*)out_base;
+    const signed char* restrict in_a = (const signed char*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; out[o + k] = (signed char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k * sa]; out[o + k * so] = (signed char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_frac_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        unsigned char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
+    }
+}
+void ccc_frac_uint8_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_frac_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    short* restrict out = (short*)out_base + out_off;
+    const short* restrict in_a = (const short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        short a = in_a[i]; out[i] = (short)(((void)a, 0));
+    }
+}
+void ccc_frac_int16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    short* restrict out = (short*)out_base;
+    const short* restrict in_a = (const short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; out[o + k] = (short)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k * sa]; out[o + k * so] = (short)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_frac_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    int* restrict out = (int*)out_base + out_off;
+    const int* restrict in_a = (const int*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        int a = in_a[i]; out[i] = (int)(((void)a, 0));
+    }
+}
+void ccc_frac_int32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    int* restrict out = (int*)out_base;
+    const int* restrict in_a = (const int*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; out[o + k] = (int)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k * sa]; out[o + k * so] = (int)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_frac_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    long long* restrict out = (long long*)out_base + out_off;
+    const long long* restrict in_a = (const long long*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        long long a = in_a[i]; out[i] = (long long)(((void)a, 0));
+    }
+}
+void ccc_frac_int64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    long long* restrict out = (long long*)out_base;
+    const long long* restrict in_a = (const long long*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; out[o + k] = (long long)(((void)a, 0));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k * sa]; out[o + k * so] = (long long)(((void)a, 0));
                 }
             }
             i += len;
