@@ -254,16 +254,28 @@ def test_integer_scalars_wrap_into_the_tensor_dtype(force_c):
         _assert_matches(op, out, _reference(op, x, y), op)
 
 
-def test_mixed_dtypes_half_and_int_pow_use_the_reference(force_c):
+def test_mixed_dtypes_half_and_alpha_use_the_reference(force_c):
     i8, i16 = core.tensor(np.array([1, -2], np.int8)), core.tensor(np.array([300, 4], np.int16))
     out = i8 + i16
     assert not _from_c(out) and out.dtype == core.int16
     np.testing.assert_array_equal(out.numpy(), [301, 2])
     ints = core.tensor(np.array([1, 2, 3], np.int32))
-    for out in (core.exp(ints), ints / ints, core.pow(ints, 2), core.add(ints, ints, alpha=3),
-                core.sqrt(core.ones(3, dtype=core.float16))):
+    for out in (core.exp(ints), ints / ints, core.add(ints, ints, alpha=3), core.sqrt(core.ones(3, dtype=core.float16))):
         assert not _from_c(out)
-    assert _from_c(ints * ints) and _from_c(ints.double().exp())
+    assert _from_c(ints * ints) and _from_c(ints.double().exp()) and _from_c(core.pow(ints, 2))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64", "bool"])
+def test_integer_pow_wraps_and_takes_negative_exponents_as_pytorch(force_c, dtype):
+    values = np.array([0, 1, -1, 2, -2, 3, 7, -128, 127, 5, -3, 1], np.int64)
+    exponents = np.array([0, -5, -3, 63, -1, 40, 2, 1, 3, 100, -2, 2**40], np.int64)
+    base = core.tensor(values.astype(dtype))
+    exps = core.tensor(exponents.astype(dtype))
+    scalar = True if dtype == "bool" else 3  # bool ** 3 computes in int64
+    for args in ((base, exps), (base.reshape(3, 4).t(), exps.reshape(3, 4).t()), (base, exps[5]), (base, scalar)):
+        out = get_operator("pow")(*args)
+        assert _from_c(out)
+        _assert_matches("pow", out, _reference("pow", *args), f"pow {dtype}")
 
 
 # -- float specials ---------------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ DTYPES = FLOATS  # the product's dtypes (kernels.py)
 _FLOAT_UNARY = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
                 "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "erfc",
                 "reciprocal", "deg2rad", "rad2deg", "sinc", "lgamma")
-_FLOAT_BINARY = ("div", "pow", "atan2", "copysign", "hypot", "logaddexp", "logaddexp2", "xlogy", "nextafter",
+_FLOAT_BINARY = ("div", "atan2", "copysign", "hypot", "logaddexp", "logaddexp2", "xlogy", "nextafter",
                  "tanh_backward", "sigmoid_backward", "relu_backward")
 # {op: the dtypes its kernels compile for}
 OP_DTYPES = {
@@ -43,7 +43,7 @@ OP_DTYPES = {
     "frac": NUMBERS,
     "logical_not": ALL, "bitwise_not": INTEGERS + ("bool",),
     **dict.fromkeys(_FLOAT_BINARY, FLOATS),
-    **dict.fromkeys(("add", "mul", "maximum", "minimum", "fmax", "fmin"), ALL),
+    **dict.fromkeys(("add", "mul", "maximum", "minimum", "fmax", "fmin", "pow"), ALL),
     "sub": NUMBERS,
     **dict.fromkeys(("floor_divide", "remainder", "fmod", "div_trunc"), NUMBERS),
     **dict.fromkeys(("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"), ALL),
@@ -105,6 +105,7 @@ _OWN_EXPRESSIONS = {
     "div_trunc": {"float": "{f:trunc}(a / b)", "int": "ccc_div_trunc_{N}(a, b)"},
     "bitwise_left_shift": "((b < 0 || b >= {B}) ? ({T})0 : ({T})(({W})a << b))",
     "bitwise_right_shift": "((b < 0 || b >= {B}) ? ({T})(a < 0 ? -1 : 0) : ({T})(a >> b))",
+    "pow": {"int": "ccc_pow_{N}(a, b)", "bool": "(a || !b)"},  # bool: the reference's int8 power, as bool
     "where": "(a ? b : c)",
     # PyTorch's clamp: NaN input stays NaN, a NaN bound gives NaN (NumPy's maximum then minimum)
     "clamp": "ccc_clamp_max_{N}(ccc_clamp_min_{N}(a, b), c)",
@@ -191,6 +192,17 @@ static inline {T} ccc_remainder_{N}({T} a, {T} b) {{
     {T} r = a % b;
     if (r != 0 && ((b < 0) != (r < 0))) r += b;
     return r;
+}}
+static inline {T} ccc_pow_{N}({T} a, {T} b) {{
+    /* negative exponents as PyTorch: 1 -> 1, -1 -> +-1, others -> 0; else squaring, wrapping as NumPy's */
+    if (b < 0) return a == 1 ? 1 : a == -1 ? (({W})b & 1 ? -1 : 1) : 0;
+    {W} result = 1, base = ({W})a, e = ({W})b;
+    while (e) {{
+        if (e & 1) result *= base;
+        base *= base;
+        e >>= 1;
+    }}
+    return ({T})result;
 }}
 static inline {T} ccc_fmod_{N}({T} a, {T} b) {{
     if (b == 0 || b == -1) return 0;

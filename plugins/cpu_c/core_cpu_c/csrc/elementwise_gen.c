@@ -143,6 +143,17 @@ static inline signed char ccc_remainder_int8(signed char a, signed char b) {
     if (r != 0 && ((b < 0) != (r < 0))) r += b;
     return r;
 }
+static inline signed char ccc_pow_int8(signed char a, signed char b) {
+    /* negative exponents as PyTorch: 1 -> 1, -1 -> +-1, others -> 0; else squaring, wrapping as NumPy's */
+    if (b < 0) return a == 1 ? 1 : a == -1 ? ((unsigned int)b & 1 ? -1 : 1) : 0;
+    unsigned int result = 1, base = (unsigned int)a, e = (unsigned int)b;
+    while (e) {
+        if (e & 1) result *= base;
+        base *= base;
+        e >>= 1;
+    }
+    return (signed char)result;
+}
 static inline signed char ccc_fmod_int8(signed char a, signed char b) {
     if (b == 0 || b == -1) return 0;
     return a % b;
@@ -166,6 +177,17 @@ static inline unsigned char ccc_remainder_uint8(unsigned char a, unsigned char b
     unsigned char r = a % b;
     if (r != 0 && ((b < 0) != (r < 0))) r += b;
     return r;
+}
+static inline unsigned char ccc_pow_uint8(unsigned char a, unsigned char b) {
+    /* negative exponents as PyTorch: 1 -> 1, -1 -> +-1, others -> 0; else squaring, wrapping as NumPy's */
+    if (b < 0) return a == 1 ? 1 : a == -1 ? ((unsigned int)b & 1 ? -1 : 1) : 0;
+    unsigned int result = 1, base = (unsigned int)a, e = (unsigned int)b;
+    while (e) {
+        if (e & 1) result *= base;
+        base *= base;
+        e >>= 1;
+    }
+    return (unsigned char)result;
 }
 static inline unsigned char ccc_fmod_uint8(unsigned char a, unsigned char b) {
     if (b == 0 || b == -1) return 0;
@@ -191,6 +213,17 @@ static inline short ccc_remainder_int16(short a, short b) {
     if (r != 0 && ((b < 0) != (r < 0))) r += b;
     return r;
 }
+static inline short ccc_pow_int16(short a, short b) {
+    /* negative exponents as PyTorch: 1 -> 1, -1 -> +-1, others -> 0; else squaring, wrapping as NumPy's */
+    if (b < 0) return a == 1 ? 1 : a == -1 ? ((unsigned int)b & 1 ? -1 : 1) : 0;
+    unsigned int result = 1, base = (unsigned int)a, e = (unsigned int)b;
+    while (e) {
+        if (e & 1) result *= base;
+        base *= base;
+        e >>= 1;
+    }
+    return (short)result;
+}
 static inline short ccc_fmod_int16(short a, short b) {
     if (b == 0 || b == -1) return 0;
     return a % b;
@@ -215,6 +248,17 @@ static inline int ccc_remainder_int32(int a, int b) {
     if (r != 0 && ((b < 0) != (r < 0))) r += b;
     return r;
 }
+static inline int ccc_pow_int32(int a, int b) {
+    /* negative exponents as PyTorch: 1 -> 1, -1 -> +-1, others -> 0; else squaring, wrapping as NumPy's */
+    if (b < 0) return a == 1 ? 1 : a == -1 ? ((unsigned int)b & 1 ? -1 : 1) : 0;
+    unsigned int result = 1, base = (unsigned int)a, e = (unsigned int)b;
+    while (e) {
+        if (e & 1) result *= base;
+        base *= base;
+        e >>= 1;
+    }
+    return (int)result;
+}
 static inline int ccc_fmod_int32(int a, int b) {
     if (b == 0 || b == -1) return 0;
     return a % b;
@@ -238,6 +282,17 @@ static inline long long ccc_remainder_int64(long long a, long long b) {
     long long r = a % b;
     if (r != 0 && ((b < 0) != (r < 0))) r += b;
     return r;
+}
+static inline long long ccc_pow_int64(long long a, long long b) {
+    /* negative exponents as PyTorch: 1 -> 1, -1 -> +-1, others -> 0; else squaring, wrapping as NumPy's */
+    if (b < 0) return a == 1 ? 1 : a == -1 ? ((unsigned long long)b & 1 ? -1 : 1) : 0;
+    unsigned long long result = 1, base = (unsigned long long)a, e = (unsigned long long)b;
+    while (e) {
+        if (e & 1) result *= base;
+        base *= base;
+        e >>= 1;
+    }
+    return (long long)result;
 }
 static inline long long ccc_fmod_int64(long long a, long long b) {
     if (b == 0 || b == -1) return 0;
@@ -10154,110 +10209,6 @@ void ccc_div_float64_strided(long long n, int ndim, const long long* meta, void*
         }
     }
 }
-void ccc_pow_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
-    float* restrict out = (float*)out_base + out_off;
-    const float* restrict in_a = (const float*)a_base + a_off;
-    const float* restrict in_b = (const float*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
-    for (long long i = 0; i < n; i++) {
-        float a = in_a[i]; float b = in_b[i]; out[i] = (float)(powf(a, b));
-    }
-}
-void ccc_pow_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
-    const long long* shape = meta;
-    const long long* os = meta + ndim;
-    const long long* as = meta + 2 * ndim;
-    const long long* bs = meta + 3 * ndim;
-    const long long* offs = meta + 4 * ndim;
-    float* restrict out = (float*)out_base;
-    const float* restrict in_a = (const float*)a_base;
-    const float* restrict in_b = (const float*)b_base;
-    const long long inner = shape[ndim - 1];
-    #pragma omp parallel if(n >= 32768)
-    {
-        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
-        long long i = n / nt * t + (t < n % nt ? t : n % nt);
-        long long end = i + n / nt + (t < n % nt);
-        while (i < end) {
-            long long row = i / inner, j = i % inner, len = inner - j;
-            if (len > end - i) len = end - i;
-            long long o = offs[0] + j * os[ndim - 1];
-            long long a_at = offs[1] + j * as[ndim - 1];
-            long long b_at = offs[2] + j * bs[ndim - 1];
-            for (int d = ndim - 2; d >= 0; d--) {
-                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
-                a_at += c * as[d];
-                b_at += c * bs[d];
-            }
-            const long long so = os[ndim - 1];
-            const long long sa = as[ndim - 1];
-            const long long sb = bs[ndim - 1];
-            if (so == 1 && sa == 1 && sb == 1) {
-                #pragma omp simd
-                for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(powf(a, b));
-                }
-            } else {
-                for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)(powf(a, b));
-                }
-            }
-            i += len;
-        }
-    }
-}
-void ccc_pow_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
-    double* restrict out = (double*)out_base + out_off;
-    const double* restrict in_a = (const double*)a_base + a_off;
-    const double* restrict in_b = (const double*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
-    for (long long i = 0; i < n; i++) {
-        double a = in_a[i]; double b = in_b[i]; out[i] = (double)(pow(a, b));
-    }
-}
-void ccc_pow_float64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
-    const long long* shape = meta;
-    const long long* os = meta + ndim;
-    const long long* as = meta + 2 * ndim;
-    const long long* bs = meta + 3 * ndim;
-    const long long* offs = meta + 4 * ndim;
-    double* restrict out = (double*)out_base;
-    const double* restrict in_a = (const double*)a_base;
-    const double* restrict in_b = (const double*)b_base;
-    const long long inner = shape[ndim - 1];
-    #pragma omp parallel if(n >= 32768)
-    {
-        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
-        long long i = n / nt * t + (t < n % nt ? t : n % nt);
-        long long end = i + n / nt + (t < n % nt);
-        while (i < end) {
-            long long row = i / inner, j = i % inner, len = inner - j;
-            if (len > end - i) len = end - i;
-            long long o = offs[0] + j * os[ndim - 1];
-            long long a_at = offs[1] + j * as[ndim - 1];
-            long long b_at = offs[2] + j * bs[ndim - 1];
-            for (int d = ndim - 2; d >= 0; d--) {
-                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
-                a_at += c * as[d];
-                b_at += c * bs[d];
-            }
-            const long long so = os[ndim - 1];
-            const long long sa = as[ndim - 1];
-            const long long sb = bs[ndim - 1];
-            if (so == 1 && sa == 1 && sb == 1) {
-                #pragma omp simd
-                for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(pow(a, b));
-                }
-            } else {
-                for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)(pow(a, b));
-                }
-            }
-            i += len;
-        }
-    }
-}
 void ccc_atan2_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -13788,6 +13739,422 @@ void ccc_fmin_bool_strided(long long n, int ndim, const long long* meta, void* o
             } else {
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a && b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_pow_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    float* restrict out = (float*)out_base + out_off;
+    const float* restrict in_a = (const float*)a_base + a_off;
+    const float* restrict in_b = (const float*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = in_a[i]; float b = in_b[i]; out[i] = (float)(powf(a, b));
+    }
+}
+void ccc_pow_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    float* restrict out = (float*)out_base;
+    const float* restrict in_a = (const float*)a_base;
+    const float* restrict in_b = (const float*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(powf(a, b));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)(powf(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_pow_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    double* restrict out = (double*)out_base + out_off;
+    const double* restrict in_a = (const double*)a_base + a_off;
+    const double* restrict in_b = (const double*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        double a = in_a[i]; double b = in_b[i]; out[i] = (double)(pow(a, b));
+    }
+}
+void ccc_pow_float64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    double* restrict out = (double*)out_base;
+    const double* restrict in_a = (const double*)a_base;
+    const double* restrict in_b = (const double*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(pow(a, b));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)(pow(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_pow_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    signed char* restrict out = (signed char*)out_base + out_off;
+    const signed char* restrict in_a = (const signed char*)a_base + a_off;
+    const signed char* restrict in_b = (const signed char*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (signed char)(ccc_pow_int8(a, b));
+    }
+}
+void ccc_pow_int8_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    signed char* restrict out = (signed char*)out_base;
+    const signed char* restrict in_a = (const signed char*)a_base;
+    const signed char* restrict in_b = (const signed char*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(ccc_pow_int8(a, b));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (signed char)(ccc_pow_int8(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_pow_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
+    const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)(ccc_pow_uint8(a, b));
+    }
+}
+void ccc_pow_uint8_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base;
+    const unsigned char* restrict in_b = (const unsigned char*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(ccc_pow_uint8(a, b));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)(ccc_pow_uint8(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_pow_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    short* restrict out = (short*)out_base + out_off;
+    const short* restrict in_a = (const short*)a_base + a_off;
+    const short* restrict in_b = (const short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        short a = in_a[i]; short b = in_b[i]; out[i] = (short)(ccc_pow_int16(a, b));
+    }
+}
+void ccc_pow_int16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    short* restrict out = (short*)out_base;
+    const short* restrict in_a = (const short*)a_base;
+    const short* restrict in_b = (const short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)(ccc_pow_int16(a, b));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (short)(ccc_pow_int16(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_pow_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    int* restrict out = (int*)out_base + out_off;
+    const int* restrict in_a = (const int*)a_base + a_off;
+    const int* restrict in_b = (const int*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        int a = in_a[i]; int b = in_b[i]; out[i] = (int)(ccc_pow_int32(a, b));
+    }
+}
+void ccc_pow_int32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    int* restrict out = (int*)out_base;
+    const int* restrict in_a = (const int*)a_base;
+    const int* restrict in_b = (const int*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)(ccc_pow_int32(a, b));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (int)(ccc_pow_int32(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_pow_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    long long* restrict out = (long long*)out_base + out_off;
+    const long long* restrict in_a = (const long long*)a_base + a_off;
+    const long long* restrict in_b = (const long long*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        long long a = in_a[i]; long long b = in_b[i]; out[i] = (long long)(ccc_pow_int64(a, b));
+    }
+}
+void ccc_pow_int64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    long long* restrict out = (long long*)out_base;
+    const long long* restrict in_a = (const long long*)a_base;
+    const long long* restrict in_b = (const long long*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)(ccc_pow_int64(a, b));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (long long)(ccc_pow_int64(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_pow_bool_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
+    const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a || !b));
+    }
+}
+void ccc_pow_bool_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base;
+    const unsigned char* restrict in_b = (const unsigned char*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || !b));
+                }
+            } else {
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a || !b));
                 }
             }
             i += len;
