@@ -260,7 +260,8 @@ def test_mixed_dtypes_half_and_alpha_use_the_reference(force_c):
     assert not _from_c(out) and out.dtype == core.int16
     np.testing.assert_array_equal(out.numpy(), [301, 2])
     ints = core.tensor(np.array([1, 2, 3], np.int32))
-    for out in (core.exp(ints), ints / ints, core.add(ints, ints, alpha=3), core.sqrt(core.ones(3, dtype=core.float16))):
+    half = core.ones(3, dtype=core.float16)
+    for out in (core.exp(ints), ints / ints, core.add(ints, ints, alpha=3), core.sqrt(half)):
         assert not _from_c(out)
     assert _from_c(ints * ints) and _from_c(ints.double().exp()) and _from_c(core.pow(ints, 2))
 

@@ -81,7 +81,8 @@ _OWN_EXPRESSIONS = {
     "sgn": {"float": "(a != a ? a : ({T})((a > 0) - (a < 0)))", "int": "({T})((a > 0) - (a < 0))", "bool": _SAME},
     "relu": {"int": "(a > 0 ? a : ({T})0)"},
     **{op: {"int": _SAME, "bool": _SAME} for op in ("floor", "ceil", "trunc", "round")},
-    "maximum": {"int": "(a > b ? a : b)", "bool": "(a || b)"}, "minimum": {"int": "(a < b ? a : b)", "bool": "(a && b)"},
+    "maximum": {"int": "(a > b ? a : b)", "bool": "(a || b)"},
+    "minimum": {"int": "(a < b ? a : b)", "bool": "(a && b)"},
     # NumPy's fmax/fmin: the non-NaN operand, b when equal (its vector loops; ±0 is path-dependent there)
     "fmax": {"float": "((a > b || b != b) ? a : b)", "int": "(a > b ? a : b)", "bool": "(a || b)"},
     "fmin": {"float": "((a < b || b != b) ? a : b)", "int": "(a < b ? a : b)", "bool": "(a && b)"},
