@@ -64,8 +64,8 @@ static inline float ccc_sinc_float32(float x) {
     float y = (float)M_PI * (x == 0 ? (float)1.0e-20 : x);
     return sinf(y) / y;
 }
-static inline float ccc_clamp_min_float32(float a, float lo) { return (a != a || a > lo) ? a : lo; }
-static inline float ccc_clamp_max_float32(float a, float hi) { return (a != a || a < hi) ? a : hi; }
+static inline float ccc_clamp_min_float32(float a, float lo) { return (a > lo || a != a) ? a : lo; }
+static inline float ccc_clamp_max_float32(float a, float hi) { return (a < hi || a != a) ? a : hi; }
 static inline double ccc_divmod_float64(double a, double b, double* modulus) {
     /* npy_divmod: Python's floor division and remainder (remainder takes the divisor's sign) */
     double mod = fmod(a, b);
@@ -128,8 +128,8 @@ static inline double ccc_sinc_float64(double x) {
     double y = (double)M_PI * (x == 0 ? (double)1.0e-20 : x);
     return sin(y) / y;
 }
-static inline double ccc_clamp_min_float64(double a, double lo) { return (a != a || a > lo) ? a : lo; }
-static inline double ccc_clamp_max_float64(double a, double hi) { return (a != a || a < hi) ? a : hi; }
+static inline double ccc_clamp_min_float64(double a, double lo) { return (a > lo || a != a) ? a : lo; }
+static inline double ccc_clamp_max_float64(double a, double hi) { return (a < hi || a != a) ? a : hi; }
 static inline signed char ccc_floor_divide_int8(signed char a, signed char b) {
     if (b == 0) return 0;
     if (b == -1) return (signed char)((unsigned int)0 - (unsigned int)a);  /* never true for uint8 (promoted to int) */
@@ -345,6 +345,7 @@ void ccc_exp_float32_strided(long long n, int ndim, const long long* meta, void*
                     float a = in_a[a_at + k]; out[o + k] = (float)(expf(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(expf(a));
                 }
@@ -391,6 +392,7 @@ void ccc_exp_float64_strided(long long n, int ndim, const long long* meta, void*
                     double a = in_a[a_at + k]; out[o + k] = (double)(exp(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(exp(a));
                 }
@@ -437,6 +439,7 @@ void ccc_exp2_float32_strided(long long n, int ndim, const long long* meta, void
                     float a = in_a[a_at + k]; out[o + k] = (float)(exp2f(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(exp2f(a));
                 }
@@ -483,6 +486,7 @@ void ccc_exp2_float64_strided(long long n, int ndim, const long long* meta, void
                     double a = in_a[a_at + k]; out[o + k] = (double)(exp2(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(exp2(a));
                 }
@@ -529,6 +533,7 @@ void ccc_expm1_float32_strided(long long n, int ndim, const long long* meta, voi
                     float a = in_a[a_at + k]; out[o + k] = (float)(expm1f(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(expm1f(a));
                 }
@@ -575,6 +580,7 @@ void ccc_expm1_float64_strided(long long n, int ndim, const long long* meta, voi
                     double a = in_a[a_at + k]; out[o + k] = (double)(expm1(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(expm1(a));
                 }
@@ -621,6 +627,7 @@ void ccc_log_float32_strided(long long n, int ndim, const long long* meta, void*
                     float a = in_a[a_at + k]; out[o + k] = (float)(logf(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(logf(a));
                 }
@@ -667,6 +674,7 @@ void ccc_log_float64_strided(long long n, int ndim, const long long* meta, void*
                     double a = in_a[a_at + k]; out[o + k] = (double)(log(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(log(a));
                 }
@@ -713,6 +721,7 @@ void ccc_log2_float32_strided(long long n, int ndim, const long long* meta, void
                     float a = in_a[a_at + k]; out[o + k] = (float)(log2f(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(log2f(a));
                 }
@@ -759,6 +768,7 @@ void ccc_log2_float64_strided(long long n, int ndim, const long long* meta, void
                     double a = in_a[a_at + k]; out[o + k] = (double)(log2(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(log2(a));
                 }
@@ -805,6 +815,7 @@ void ccc_log10_float32_strided(long long n, int ndim, const long long* meta, voi
                     float a = in_a[a_at + k]; out[o + k] = (float)(log10f(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(log10f(a));
                 }
@@ -851,6 +862,7 @@ void ccc_log10_float64_strided(long long n, int ndim, const long long* meta, voi
                     double a = in_a[a_at + k]; out[o + k] = (double)(log10(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(log10(a));
                 }
@@ -897,6 +909,7 @@ void ccc_log1p_float32_strided(long long n, int ndim, const long long* meta, voi
                     float a = in_a[a_at + k]; out[o + k] = (float)(log1pf(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(log1pf(a));
                 }
@@ -943,6 +956,7 @@ void ccc_log1p_float64_strided(long long n, int ndim, const long long* meta, voi
                     double a = in_a[a_at + k]; out[o + k] = (double)(log1p(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(log1p(a));
                 }
@@ -989,6 +1003,7 @@ void ccc_sqrt_float32_strided(long long n, int ndim, const long long* meta, void
                     float a = in_a[a_at + k]; out[o + k] = (float)(sqrtf(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(sqrtf(a));
                 }
@@ -1035,6 +1050,7 @@ void ccc_sqrt_float64_strided(long long n, int ndim, const long long* meta, void
                     double a = in_a[a_at + k]; out[o + k] = (double)(sqrt(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(sqrt(a));
                 }
@@ -1081,6 +1097,7 @@ void ccc_rsqrt_float32_strided(long long n, int ndim, const long long* meta, voi
                     float a = in_a[a_at + k]; out[o + k] = (float)(((float)1 / sqrtf(a)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(((float)1 / sqrtf(a)));
                 }
@@ -1127,6 +1144,7 @@ void ccc_rsqrt_float64_strided(long long n, int ndim, const long long* meta, voi
                     double a = in_a[a_at + k]; out[o + k] = (double)(((double)1 / sqrt(a)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(((double)1 / sqrt(a)));
                 }
@@ -1173,6 +1191,7 @@ void ccc_sin_float32_strided(long long n, int ndim, const long long* meta, void*
                     float a = in_a[a_at + k]; out[o + k] = (float)(sinf(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(sinf(a));
                 }
@@ -1219,6 +1238,7 @@ void ccc_sin_float64_strided(long long n, int ndim, const long long* meta, void*
                     double a = in_a[a_at + k]; out[o + k] = (double)(sin(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(sin(a));
                 }
@@ -1265,6 +1285,7 @@ void ccc_cos_float32_strided(long long n, int ndim, const long long* meta, void*
                     float a = in_a[a_at + k]; out[o + k] = (float)(cosf(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(cosf(a));
                 }
@@ -1311,6 +1332,7 @@ void ccc_cos_float64_strided(long long n, int ndim, const long long* meta, void*
                     double a = in_a[a_at + k]; out[o + k] = (double)(cos(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(cos(a));
                 }
@@ -1357,6 +1379,7 @@ void ccc_tan_float32_strided(long long n, int ndim, const long long* meta, void*
                     float a = in_a[a_at + k]; out[o + k] = (float)(tanf(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(tanf(a));
                 }
@@ -1403,6 +1426,7 @@ void ccc_tan_float64_strided(long long n, int ndim, const long long* meta, void*
                     double a = in_a[a_at + k]; out[o + k] = (double)(tan(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(tan(a));
                 }
@@ -1449,6 +1473,7 @@ void ccc_asin_float32_strided(long long n, int ndim, const long long* meta, void
                     float a = in_a[a_at + k]; out[o + k] = (float)(asinf(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(asinf(a));
                 }
@@ -1495,6 +1520,7 @@ void ccc_asin_float64_strided(long long n, int ndim, const long long* meta, void
                     double a = in_a[a_at + k]; out[o + k] = (double)(asin(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(asin(a));
                 }
@@ -1541,6 +1567,7 @@ void ccc_acos_float32_strided(long long n, int ndim, const long long* meta, void
                     float a = in_a[a_at + k]; out[o + k] = (float)(acosf(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(acosf(a));
                 }
@@ -1587,6 +1614,7 @@ void ccc_acos_float64_strided(long long n, int ndim, const long long* meta, void
                     double a = in_a[a_at + k]; out[o + k] = (double)(acos(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(acos(a));
                 }
@@ -1633,6 +1661,7 @@ void ccc_atan_float32_strided(long long n, int ndim, const long long* meta, void
                     float a = in_a[a_at + k]; out[o + k] = (float)(atanf(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(atanf(a));
                 }
@@ -1679,6 +1708,7 @@ void ccc_atan_float64_strided(long long n, int ndim, const long long* meta, void
                     double a = in_a[a_at + k]; out[o + k] = (double)(atan(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(atan(a));
                 }
@@ -1725,6 +1755,7 @@ void ccc_sinh_float32_strided(long long n, int ndim, const long long* meta, void
                     float a = in_a[a_at + k]; out[o + k] = (float)(sinhf(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(sinhf(a));
                 }
@@ -1771,6 +1802,7 @@ void ccc_sinh_float64_strided(long long n, int ndim, const long long* meta, void
                     double a = in_a[a_at + k]; out[o + k] = (double)(sinh(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(sinh(a));
                 }
@@ -1817,6 +1849,7 @@ void ccc_cosh_float32_strided(long long n, int ndim, const long long* meta, void
                     float a = in_a[a_at + k]; out[o + k] = (float)(coshf(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(coshf(a));
                 }
@@ -1863,6 +1896,7 @@ void ccc_cosh_float64_strided(long long n, int ndim, const long long* meta, void
                     double a = in_a[a_at + k]; out[o + k] = (double)(cosh(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(cosh(a));
                 }
@@ -1909,6 +1943,7 @@ void ccc_tanh_float32_strided(long long n, int ndim, const long long* meta, void
                     float a = in_a[a_at + k]; out[o + k] = (float)(tanhf(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(tanhf(a));
                 }
@@ -1955,6 +1990,7 @@ void ccc_tanh_float64_strided(long long n, int ndim, const long long* meta, void
                     double a = in_a[a_at + k]; out[o + k] = (double)(tanh(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(tanh(a));
                 }
@@ -2001,6 +2037,7 @@ void ccc_asinh_float32_strided(long long n, int ndim, const long long* meta, voi
                     float a = in_a[a_at + k]; out[o + k] = (float)(asinhf(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(asinhf(a));
                 }
@@ -2047,6 +2084,7 @@ void ccc_asinh_float64_strided(long long n, int ndim, const long long* meta, voi
                     double a = in_a[a_at + k]; out[o + k] = (double)(asinh(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(asinh(a));
                 }
@@ -2093,6 +2131,7 @@ void ccc_acosh_float32_strided(long long n, int ndim, const long long* meta, voi
                     float a = in_a[a_at + k]; out[o + k] = (float)(acoshf(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(acoshf(a));
                 }
@@ -2139,6 +2178,7 @@ void ccc_acosh_float64_strided(long long n, int ndim, const long long* meta, voi
                     double a = in_a[a_at + k]; out[o + k] = (double)(acosh(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(acosh(a));
                 }
@@ -2185,6 +2225,7 @@ void ccc_atanh_float32_strided(long long n, int ndim, const long long* meta, voi
                     float a = in_a[a_at + k]; out[o + k] = (float)(atanhf(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(atanhf(a));
                 }
@@ -2231,6 +2272,7 @@ void ccc_atanh_float64_strided(long long n, int ndim, const long long* meta, voi
                     double a = in_a[a_at + k]; out[o + k] = (double)(atanh(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(atanh(a));
                 }
@@ -2277,6 +2319,7 @@ void ccc_sigmoid_float32_strided(long long n, int ndim, const long long* meta, v
                     float a = in_a[a_at + k]; out[o + k] = (float)(((float)1 / ((float)1 + expf(-a))));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(((float)1 / ((float)1 + expf(-a))));
                 }
@@ -2323,6 +2366,7 @@ void ccc_sigmoid_float64_strided(long long n, int ndim, const long long* meta, v
                     double a = in_a[a_at + k]; out[o + k] = (double)(((double)1 / ((double)1 + exp(-a))));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(((double)1 / ((double)1 + exp(-a))));
                 }
@@ -2369,6 +2413,7 @@ void ccc_erf_float32_strided(long long n, int ndim, const long long* meta, void*
                     float a = in_a[a_at + k]; out[o + k] = (float)(erff(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(erff(a));
                 }
@@ -2415,6 +2460,7 @@ void ccc_erf_float64_strided(long long n, int ndim, const long long* meta, void*
                     double a = in_a[a_at + k]; out[o + k] = (double)(erf(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(erf(a));
                 }
@@ -2461,6 +2507,7 @@ void ccc_erfc_float32_strided(long long n, int ndim, const long long* meta, void
                     float a = in_a[a_at + k]; out[o + k] = (float)(erfcf(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(erfcf(a));
                 }
@@ -2507,6 +2554,7 @@ void ccc_erfc_float64_strided(long long n, int ndim, const long long* meta, void
                     double a = in_a[a_at + k]; out[o + k] = (double)(erfc(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(erfc(a));
                 }
@@ -2553,6 +2601,7 @@ void ccc_reciprocal_float32_strided(long long n, int ndim, const long long* meta
                     float a = in_a[a_at + k]; out[o + k] = (float)(((float)1 / a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(((float)1 / a));
                 }
@@ -2599,6 +2648,7 @@ void ccc_reciprocal_float64_strided(long long n, int ndim, const long long* meta
                     double a = in_a[a_at + k]; out[o + k] = (double)(((double)1 / a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(((double)1 / a));
                 }
@@ -2645,6 +2695,7 @@ void ccc_deg2rad_float32_strided(long long n, int ndim, const long long* meta, v
                     float a = in_a[a_at + k]; out[o + k] = (float)((a * ((float)M_PI / (float)180)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)((a * ((float)M_PI / (float)180)));
                 }
@@ -2691,6 +2742,7 @@ void ccc_deg2rad_float64_strided(long long n, int ndim, const long long* meta, v
                     double a = in_a[a_at + k]; out[o + k] = (double)((a * ((double)M_PI / (double)180)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)((a * ((double)M_PI / (double)180)));
                 }
@@ -2737,6 +2789,7 @@ void ccc_rad2deg_float32_strided(long long n, int ndim, const long long* meta, v
                     float a = in_a[a_at + k]; out[o + k] = (float)((a * ((float)180 / (float)M_PI)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)((a * ((float)180 / (float)M_PI)));
                 }
@@ -2783,6 +2836,7 @@ void ccc_rad2deg_float64_strided(long long n, int ndim, const long long* meta, v
                     double a = in_a[a_at + k]; out[o + k] = (double)((a * ((double)180 / (double)M_PI)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)((a * ((double)180 / (double)M_PI)));
                 }
@@ -2829,6 +2883,7 @@ void ccc_sinc_float32_strided(long long n, int ndim, const long long* meta, void
                     float a = in_a[a_at + k]; out[o + k] = (float)(ccc_sinc_float32(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(ccc_sinc_float32(a));
                 }
@@ -2875,6 +2930,7 @@ void ccc_sinc_float64_strided(long long n, int ndim, const long long* meta, void
                     double a = in_a[a_at + k]; out[o + k] = (double)(ccc_sinc_float64(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(ccc_sinc_float64(a));
                 }
@@ -2921,6 +2977,7 @@ void ccc_lgamma_float32_strided(long long n, int ndim, const long long* meta, vo
                     float a = in_a[a_at + k]; out[o + k] = (float)(ccc_lgamma_float32(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(ccc_lgamma_float32(a));
                 }
@@ -2967,6 +3024,7 @@ void ccc_lgamma_float64_strided(long long n, int ndim, const long long* meta, vo
                     double a = in_a[a_at + k]; out[o + k] = (double)(ccc_lgamma_float64(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(ccc_lgamma_float64(a));
                 }
@@ -3013,6 +3071,7 @@ void ccc_neg_float32_strided(long long n, int ndim, const long long* meta, void*
                     float a = in_a[a_at + k]; out[o + k] = (float)(-a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(-a);
                 }
@@ -3059,6 +3118,7 @@ void ccc_neg_float64_strided(long long n, int ndim, const long long* meta, void*
                     double a = in_a[a_at + k]; out[o + k] = (double)(-a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(-a);
                 }
@@ -3105,6 +3165,7 @@ void ccc_neg_int8_strided(long long n, int ndim, const long long* meta, void* ou
                     signed char a = in_a[a_at + k]; out[o + k] = (signed char)((signed char)((unsigned int)0 - (unsigned int)a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; out[o + k * so] = (signed char)((signed char)((unsigned int)0 - (unsigned int)a));
                 }
@@ -3151,6 +3212,7 @@ void ccc_neg_uint8_strided(long long n, int ndim, const long long* meta, void* o
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)((unsigned char)((unsigned int)0 - (unsigned int)a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((unsigned char)((unsigned int)0 - (unsigned int)a));
                 }
@@ -3197,6 +3259,7 @@ void ccc_neg_int16_strided(long long n, int ndim, const long long* meta, void* o
                     short a = in_a[a_at + k]; out[o + k] = (short)((short)((unsigned int)0 - (unsigned int)a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; out[o + k * so] = (short)((short)((unsigned int)0 - (unsigned int)a));
                 }
@@ -3243,6 +3306,7 @@ void ccc_neg_int32_strided(long long n, int ndim, const long long* meta, void* o
                     int a = in_a[a_at + k]; out[o + k] = (int)((int)((unsigned int)0 - (unsigned int)a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; out[o + k * so] = (int)((int)((unsigned int)0 - (unsigned int)a));
                 }
@@ -3289,6 +3353,7 @@ void ccc_neg_int64_strided(long long n, int ndim, const long long* meta, void* o
                     long long a = in_a[a_at + k]; out[o + k] = (long long)((long long)((unsigned long long)0 - (unsigned long long)a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; out[o + k * so] = (long long)((long long)((unsigned long long)0 - (unsigned long long)a));
                 }
@@ -3335,6 +3400,7 @@ void ccc_relu_float32_strided(long long n, int ndim, const long long* meta, void
                     float a = in_a[a_at + k]; out[o + k] = (float)(((a > 0 || a != a) ? a : (float)0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(((a > 0 || a != a) ? a : (float)0));
                 }
@@ -3381,6 +3447,7 @@ void ccc_relu_float64_strided(long long n, int ndim, const long long* meta, void
                     double a = in_a[a_at + k]; out[o + k] = (double)(((a > 0 || a != a) ? a : (double)0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(((a > 0 || a != a) ? a : (double)0));
                 }
@@ -3427,6 +3494,7 @@ void ccc_relu_int8_strided(long long n, int ndim, const long long* meta, void* o
                     signed char a = in_a[a_at + k]; out[o + k] = (signed char)((a > 0 ? a : (signed char)0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; out[o + k * so] = (signed char)((a > 0 ? a : (signed char)0));
                 }
@@ -3473,6 +3541,7 @@ void ccc_relu_uint8_strided(long long n, int ndim, const long long* meta, void* 
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)((a > 0 ? a : (unsigned char)0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((a > 0 ? a : (unsigned char)0));
                 }
@@ -3519,6 +3588,7 @@ void ccc_relu_int16_strided(long long n, int ndim, const long long* meta, void* 
                     short a = in_a[a_at + k]; out[o + k] = (short)((a > 0 ? a : (short)0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; out[o + k * so] = (short)((a > 0 ? a : (short)0));
                 }
@@ -3565,6 +3635,7 @@ void ccc_relu_int32_strided(long long n, int ndim, const long long* meta, void* 
                     int a = in_a[a_at + k]; out[o + k] = (int)((a > 0 ? a : (int)0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; out[o + k * so] = (int)((a > 0 ? a : (int)0));
                 }
@@ -3611,6 +3682,7 @@ void ccc_relu_int64_strided(long long n, int ndim, const long long* meta, void* 
                     long long a = in_a[a_at + k]; out[o + k] = (long long)((a > 0 ? a : (long long)0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; out[o + k * so] = (long long)((a > 0 ? a : (long long)0));
                 }
@@ -3657,6 +3729,7 @@ void ccc_abs_float32_strided(long long n, int ndim, const long long* meta, void*
                     float a = in_a[a_at + k]; out[o + k] = (float)((fabsf(a)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)((fabsf(a)));
                 }
@@ -3703,6 +3776,7 @@ void ccc_abs_float64_strided(long long n, int ndim, const long long* meta, void*
                     double a = in_a[a_at + k]; out[o + k] = (double)((fabs(a)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)((fabs(a)));
                 }
@@ -3749,6 +3823,7 @@ void ccc_abs_int8_strided(long long n, int ndim, const long long* meta, void* ou
                     signed char a = in_a[a_at + k]; out[o + k] = (signed char)((a < 0 ? (signed char)((unsigned int)0 - (unsigned int)a) : a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; out[o + k * so] = (signed char)((a < 0 ? (signed char)((unsigned int)0 - (unsigned int)a) : a));
                 }
@@ -3795,6 +3870,7 @@ void ccc_abs_uint8_strided(long long n, int ndim, const long long* meta, void* o
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)((a < 0 ? (unsigned char)((unsigned int)0 - (unsigned int)a) : a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((a < 0 ? (unsigned char)((unsigned int)0 - (unsigned int)a) : a));
                 }
@@ -3841,6 +3917,7 @@ void ccc_abs_int16_strided(long long n, int ndim, const long long* meta, void* o
                     short a = in_a[a_at + k]; out[o + k] = (short)((a < 0 ? (short)((unsigned int)0 - (unsigned int)a) : a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; out[o + k * so] = (short)((a < 0 ? (short)((unsigned int)0 - (unsigned int)a) : a));
                 }
@@ -3887,6 +3964,7 @@ void ccc_abs_int32_strided(long long n, int ndim, const long long* meta, void* o
                     int a = in_a[a_at + k]; out[o + k] = (int)((a < 0 ? (int)((unsigned int)0 - (unsigned int)a) : a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; out[o + k * so] = (int)((a < 0 ? (int)((unsigned int)0 - (unsigned int)a) : a));
                 }
@@ -3933,6 +4011,7 @@ void ccc_abs_int64_strided(long long n, int ndim, const long long* meta, void* o
                     long long a = in_a[a_at + k]; out[o + k] = (long long)((a < 0 ? (long long)((unsigned long long)0 - (unsigned long long)a) : a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; out[o + k * so] = (long long)((a < 0 ? (long long)((unsigned long long)0 - (unsigned long long)a) : a));
                 }
@@ -3979,6 +4058,7 @@ void ccc_abs_bool_strided(long long n, int ndim, const long long* meta, void* ou
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(a);
                 }
@@ -4025,6 +4105,7 @@ void ccc_square_float32_strided(long long n, int ndim, const long long* meta, vo
                     float a = in_a[a_at + k]; out[o + k] = (float)((a * a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)((a * a));
                 }
@@ -4071,6 +4152,7 @@ void ccc_square_float64_strided(long long n, int ndim, const long long* meta, vo
                     double a = in_a[a_at + k]; out[o + k] = (double)((a * a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)((a * a));
                 }
@@ -4117,6 +4199,7 @@ void ccc_square_int8_strided(long long n, int ndim, const long long* meta, void*
                     signed char a = in_a[a_at + k]; out[o + k] = (signed char)((signed char)((unsigned int)a * (unsigned int)a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; out[o + k * so] = (signed char)((signed char)((unsigned int)a * (unsigned int)a));
                 }
@@ -4163,6 +4246,7 @@ void ccc_square_uint8_strided(long long n, int ndim, const long long* meta, void
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)((unsigned char)((unsigned int)a * (unsigned int)a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((unsigned char)((unsigned int)a * (unsigned int)a));
                 }
@@ -4209,6 +4293,7 @@ void ccc_square_int16_strided(long long n, int ndim, const long long* meta, void
                     short a = in_a[a_at + k]; out[o + k] = (short)((short)((unsigned int)a * (unsigned int)a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; out[o + k * so] = (short)((short)((unsigned int)a * (unsigned int)a));
                 }
@@ -4255,6 +4340,7 @@ void ccc_square_int32_strided(long long n, int ndim, const long long* meta, void
                     int a = in_a[a_at + k]; out[o + k] = (int)((int)((unsigned int)a * (unsigned int)a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; out[o + k * so] = (int)((int)((unsigned int)a * (unsigned int)a));
                 }
@@ -4301,6 +4387,7 @@ void ccc_square_int64_strided(long long n, int ndim, const long long* meta, void
                     long long a = in_a[a_at + k]; out[o + k] = (long long)((long long)((unsigned long long)a * (unsigned long long)a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; out[o + k * so] = (long long)((long long)((unsigned long long)a * (unsigned long long)a));
                 }
@@ -4347,6 +4434,7 @@ void ccc_square_bool_strided(long long n, int ndim, const long long* meta, void*
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(a);
                 }
@@ -4393,6 +4481,7 @@ void ccc_positive_float32_strided(long long n, int ndim, const long long* meta, 
                     float a = in_a[a_at + k]; out[o + k] = (float)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(a);
                 }
@@ -4439,6 +4528,7 @@ void ccc_positive_float64_strided(long long n, int ndim, const long long* meta, 
                     double a = in_a[a_at + k]; out[o + k] = (double)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(a);
                 }
@@ -4485,6 +4575,7 @@ void ccc_positive_int8_strided(long long n, int ndim, const long long* meta, voi
                     signed char a = in_a[a_at + k]; out[o + k] = (signed char)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; out[o + k * so] = (signed char)(a);
                 }
@@ -4531,6 +4622,7 @@ void ccc_positive_uint8_strided(long long n, int ndim, const long long* meta, vo
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(a);
                 }
@@ -4577,6 +4669,7 @@ void ccc_positive_int16_strided(long long n, int ndim, const long long* meta, vo
                     short a = in_a[a_at + k]; out[o + k] = (short)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; out[o + k * so] = (short)(a);
                 }
@@ -4623,6 +4716,7 @@ void ccc_positive_int32_strided(long long n, int ndim, const long long* meta, vo
                     int a = in_a[a_at + k]; out[o + k] = (int)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; out[o + k * so] = (int)(a);
                 }
@@ -4669,6 +4763,7 @@ void ccc_positive_int64_strided(long long n, int ndim, const long long* meta, vo
                     long long a = in_a[a_at + k]; out[o + k] = (long long)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; out[o + k * so] = (long long)(a);
                 }
@@ -4715,6 +4810,7 @@ void ccc_positive_bool_strided(long long n, int ndim, const long long* meta, voi
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(a);
                 }
@@ -4761,6 +4857,7 @@ void ccc_sign_float32_strided(long long n, int ndim, const long long* meta, void
                     float a = in_a[a_at + k]; out[o + k] = (float)((a != a ? a : (float)((a > 0) - (a < 0))));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)((a != a ? a : (float)((a > 0) - (a < 0))));
                 }
@@ -4807,6 +4904,7 @@ void ccc_sign_float64_strided(long long n, int ndim, const long long* meta, void
                     double a = in_a[a_at + k]; out[o + k] = (double)((a != a ? a : (double)((a > 0) - (a < 0))));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)((a != a ? a : (double)((a > 0) - (a < 0))));
                 }
@@ -4853,6 +4951,7 @@ void ccc_sign_int8_strided(long long n, int ndim, const long long* meta, void* o
                     signed char a = in_a[a_at + k]; out[o + k] = (signed char)((signed char)((a > 0) - (a < 0)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; out[o + k * so] = (signed char)((signed char)((a > 0) - (a < 0)));
                 }
@@ -4899,6 +4998,7 @@ void ccc_sign_uint8_strided(long long n, int ndim, const long long* meta, void* 
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)((unsigned char)((a > 0) - (a < 0)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((unsigned char)((a > 0) - (a < 0)));
                 }
@@ -4945,6 +5045,7 @@ void ccc_sign_int16_strided(long long n, int ndim, const long long* meta, void* 
                     short a = in_a[a_at + k]; out[o + k] = (short)((short)((a > 0) - (a < 0)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; out[o + k * so] = (short)((short)((a > 0) - (a < 0)));
                 }
@@ -4991,6 +5092,7 @@ void ccc_sign_int32_strided(long long n, int ndim, const long long* meta, void* 
                     int a = in_a[a_at + k]; out[o + k] = (int)((int)((a > 0) - (a < 0)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; out[o + k * so] = (int)((int)((a > 0) - (a < 0)));
                 }
@@ -5037,6 +5139,7 @@ void ccc_sign_int64_strided(long long n, int ndim, const long long* meta, void* 
                     long long a = in_a[a_at + k]; out[o + k] = (long long)((long long)((a > 0) - (a < 0)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; out[o + k * so] = (long long)((long long)((a > 0) - (a < 0)));
                 }
@@ -5083,6 +5186,7 @@ void ccc_sign_bool_strided(long long n, int ndim, const long long* meta, void* o
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(a);
                 }
@@ -5129,6 +5233,7 @@ void ccc_sgn_float32_strided(long long n, int ndim, const long long* meta, void*
                     float a = in_a[a_at + k]; out[o + k] = (float)((a != a ? a : (float)((a > 0) - (a < 0))));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)((a != a ? a : (float)((a > 0) - (a < 0))));
                 }
@@ -5175,6 +5280,7 @@ void ccc_sgn_float64_strided(long long n, int ndim, const long long* meta, void*
                     double a = in_a[a_at + k]; out[o + k] = (double)((a != a ? a : (double)((a > 0) - (a < 0))));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)((a != a ? a : (double)((a > 0) - (a < 0))));
                 }
@@ -5221,6 +5327,7 @@ void ccc_sgn_int8_strided(long long n, int ndim, const long long* meta, void* ou
                     signed char a = in_a[a_at + k]; out[o + k] = (signed char)((signed char)((a > 0) - (a < 0)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; out[o + k * so] = (signed char)((signed char)((a > 0) - (a < 0)));
                 }
@@ -5267,6 +5374,7 @@ void ccc_sgn_uint8_strided(long long n, int ndim, const long long* meta, void* o
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)((unsigned char)((a > 0) - (a < 0)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((unsigned char)((a > 0) - (a < 0)));
                 }
@@ -5313,6 +5421,7 @@ void ccc_sgn_int16_strided(long long n, int ndim, const long long* meta, void* o
                     short a = in_a[a_at + k]; out[o + k] = (short)((short)((a > 0) - (a < 0)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; out[o + k * so] = (short)((short)((a > 0) - (a < 0)));
                 }
@@ -5359,6 +5468,7 @@ void ccc_sgn_int32_strided(long long n, int ndim, const long long* meta, void* o
                     int a = in_a[a_at + k]; out[o + k] = (int)((int)((a > 0) - (a < 0)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; out[o + k * so] = (int)((int)((a > 0) - (a < 0)));
                 }
@@ -5405,6 +5515,7 @@ void ccc_sgn_int64_strided(long long n, int ndim, const long long* meta, void* o
                     long long a = in_a[a_at + k]; out[o + k] = (long long)((long long)((a > 0) - (a < 0)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; out[o + k * so] = (long long)((long long)((a > 0) - (a < 0)));
                 }
@@ -5451,6 +5562,7 @@ void ccc_sgn_bool_strided(long long n, int ndim, const long long* meta, void* ou
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(a);
                 }
@@ -5497,6 +5609,7 @@ void ccc_floor_float32_strided(long long n, int ndim, const long long* meta, voi
                     float a = in_a[a_at + k]; out[o + k] = (float)(floorf(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(floorf(a));
                 }
@@ -5543,6 +5656,7 @@ void ccc_floor_float64_strided(long long n, int ndim, const long long* meta, voi
                     double a = in_a[a_at + k]; out[o + k] = (double)(floor(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(floor(a));
                 }
@@ -5589,6 +5703,7 @@ void ccc_floor_int8_strided(long long n, int ndim, const long long* meta, void* 
                     signed char a = in_a[a_at + k]; out[o + k] = (signed char)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; out[o + k * so] = (signed char)(a);
                 }
@@ -5635,6 +5750,7 @@ void ccc_floor_uint8_strided(long long n, int ndim, const long long* meta, void*
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(a);
                 }
@@ -5681,6 +5797,7 @@ void ccc_floor_int16_strided(long long n, int ndim, const long long* meta, void*
                     short a = in_a[a_at + k]; out[o + k] = (short)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; out[o + k * so] = (short)(a);
                 }
@@ -5727,6 +5844,7 @@ void ccc_floor_int32_strided(long long n, int ndim, const long long* meta, void*
                     int a = in_a[a_at + k]; out[o + k] = (int)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; out[o + k * so] = (int)(a);
                 }
@@ -5773,6 +5891,7 @@ void ccc_floor_int64_strided(long long n, int ndim, const long long* meta, void*
                     long long a = in_a[a_at + k]; out[o + k] = (long long)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; out[o + k * so] = (long long)(a);
                 }
@@ -5819,6 +5938,7 @@ void ccc_floor_bool_strided(long long n, int ndim, const long long* meta, void* 
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(a);
                 }
@@ -5865,6 +5985,7 @@ void ccc_ceil_float32_strided(long long n, int ndim, const long long* meta, void
                     float a = in_a[a_at + k]; out[o + k] = (float)(ceilf(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(ceilf(a));
                 }
@@ -5911,6 +6032,7 @@ void ccc_ceil_float64_strided(long long n, int ndim, const long long* meta, void
                     double a = in_a[a_at + k]; out[o + k] = (double)(ceil(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(ceil(a));
                 }
@@ -5957,6 +6079,7 @@ void ccc_ceil_int8_strided(long long n, int ndim, const long long* meta, void* o
                     signed char a = in_a[a_at + k]; out[o + k] = (signed char)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; out[o + k * so] = (signed char)(a);
                 }
@@ -6003,6 +6126,7 @@ void ccc_ceil_uint8_strided(long long n, int ndim, const long long* meta, void* 
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(a);
                 }
@@ -6049,6 +6173,7 @@ void ccc_ceil_int16_strided(long long n, int ndim, const long long* meta, void* 
                     short a = in_a[a_at + k]; out[o + k] = (short)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; out[o + k * so] = (short)(a);
                 }
@@ -6095,6 +6220,7 @@ void ccc_ceil_int32_strided(long long n, int ndim, const long long* meta, void* 
                     int a = in_a[a_at + k]; out[o + k] = (int)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; out[o + k * so] = (int)(a);
                 }
@@ -6141,6 +6267,7 @@ void ccc_ceil_int64_strided(long long n, int ndim, const long long* meta, void* 
                     long long a = in_a[a_at + k]; out[o + k] = (long long)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; out[o + k * so] = (long long)(a);
                 }
@@ -6187,6 +6314,7 @@ void ccc_ceil_bool_strided(long long n, int ndim, const long long* meta, void* o
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(a);
                 }
@@ -6233,6 +6361,7 @@ void ccc_trunc_float32_strided(long long n, int ndim, const long long* meta, voi
                     float a = in_a[a_at + k]; out[o + k] = (float)(truncf(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(truncf(a));
                 }
@@ -6279,6 +6408,7 @@ void ccc_trunc_float64_strided(long long n, int ndim, const long long* meta, voi
                     double a = in_a[a_at + k]; out[o + k] = (double)(trunc(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(trunc(a));
                 }
@@ -6325,6 +6455,7 @@ void ccc_trunc_int8_strided(long long n, int ndim, const long long* meta, void* 
                     signed char a = in_a[a_at + k]; out[o + k] = (signed char)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; out[o + k * so] = (signed char)(a);
                 }
@@ -6371,6 +6502,7 @@ void ccc_trunc_uint8_strided(long long n, int ndim, const long long* meta, void*
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(a);
                 }
@@ -6417,6 +6549,7 @@ void ccc_trunc_int16_strided(long long n, int ndim, const long long* meta, void*
                     short a = in_a[a_at + k]; out[o + k] = (short)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; out[o + k * so] = (short)(a);
                 }
@@ -6463,6 +6596,7 @@ void ccc_trunc_int32_strided(long long n, int ndim, const long long* meta, void*
                     int a = in_a[a_at + k]; out[o + k] = (int)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; out[o + k * so] = (int)(a);
                 }
@@ -6509,6 +6643,7 @@ void ccc_trunc_int64_strided(long long n, int ndim, const long long* meta, void*
                     long long a = in_a[a_at + k]; out[o + k] = (long long)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; out[o + k * so] = (long long)(a);
                 }
@@ -6555,6 +6690,7 @@ void ccc_trunc_bool_strided(long long n, int ndim, const long long* meta, void* 
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(a);
                 }
@@ -6601,6 +6737,7 @@ void ccc_round_float32_strided(long long n, int ndim, const long long* meta, voi
                     float a = in_a[a_at + k]; out[o + k] = (float)(rintf(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(rintf(a));
                 }
@@ -6647,6 +6784,7 @@ void ccc_round_float64_strided(long long n, int ndim, const long long* meta, voi
                     double a = in_a[a_at + k]; out[o + k] = (double)(rint(a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(rint(a));
                 }
@@ -6693,6 +6831,7 @@ void ccc_round_int8_strided(long long n, int ndim, const long long* meta, void* 
                     signed char a = in_a[a_at + k]; out[o + k] = (signed char)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; out[o + k * so] = (signed char)(a);
                 }
@@ -6739,6 +6878,7 @@ void ccc_round_uint8_strided(long long n, int ndim, const long long* meta, void*
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(a);
                 }
@@ -6785,6 +6925,7 @@ void ccc_round_int16_strided(long long n, int ndim, const long long* meta, void*
                     short a = in_a[a_at + k]; out[o + k] = (short)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; out[o + k * so] = (short)(a);
                 }
@@ -6831,6 +6972,7 @@ void ccc_round_int32_strided(long long n, int ndim, const long long* meta, void*
                     int a = in_a[a_at + k]; out[o + k] = (int)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; out[o + k * so] = (int)(a);
                 }
@@ -6877,6 +7019,7 @@ void ccc_round_int64_strided(long long n, int ndim, const long long* meta, void*
                     long long a = in_a[a_at + k]; out[o + k] = (long long)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; out[o + k * so] = (long long)(a);
                 }
@@ -6923,6 +7066,7 @@ void ccc_round_bool_strided(long long n, int ndim, const long long* meta, void* 
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(a);
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(a);
                 }
@@ -6969,6 +7113,7 @@ void ccc_isnan_float32_strided(long long n, int ndim, const long long* meta, voi
                     float a = in_a[a_at + k]; out[o + k] = (unsigned char)((a != a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((a != a));
                 }
@@ -7015,6 +7160,7 @@ void ccc_isnan_float64_strided(long long n, int ndim, const long long* meta, voi
                     double a = in_a[a_at + k]; out[o + k] = (unsigned char)((a != a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((a != a));
                 }
@@ -7061,6 +7207,7 @@ void ccc_isnan_int8_strided(long long n, int ndim, const long long* meta, void* 
                     signed char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -7107,6 +7254,7 @@ void ccc_isnan_uint8_strided(long long n, int ndim, const long long* meta, void*
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -7153,6 +7301,7 @@ void ccc_isnan_int16_strided(long long n, int ndim, const long long* meta, void*
                     short a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -7199,6 +7348,7 @@ void ccc_isnan_int32_strided(long long n, int ndim, const long long* meta, void*
                     int a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -7245,6 +7395,7 @@ void ccc_isnan_int64_strided(long long n, int ndim, const long long* meta, void*
                     long long a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -7291,6 +7442,7 @@ void ccc_isnan_bool_strided(long long n, int ndim, const long long* meta, void* 
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -7337,6 +7489,7 @@ void ccc_isinf_float32_strided(long long n, int ndim, const long long* meta, voi
                     float a = in_a[a_at + k]; out[o + k] = (unsigned char)((isinf(a) != 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((isinf(a) != 0));
                 }
@@ -7383,6 +7536,7 @@ void ccc_isinf_float64_strided(long long n, int ndim, const long long* meta, voi
                     double a = in_a[a_at + k]; out[o + k] = (unsigned char)((isinf(a) != 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((isinf(a) != 0));
                 }
@@ -7429,6 +7583,7 @@ void ccc_isinf_int8_strided(long long n, int ndim, const long long* meta, void* 
                     signed char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -7475,6 +7630,7 @@ void ccc_isinf_uint8_strided(long long n, int ndim, const long long* meta, void*
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -7521,6 +7677,7 @@ void ccc_isinf_int16_strided(long long n, int ndim, const long long* meta, void*
                     short a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -7567,6 +7724,7 @@ void ccc_isinf_int32_strided(long long n, int ndim, const long long* meta, void*
                     int a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -7613,6 +7771,7 @@ void ccc_isinf_int64_strided(long long n, int ndim, const long long* meta, void*
                     long long a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -7659,6 +7818,7 @@ void ccc_isinf_bool_strided(long long n, int ndim, const long long* meta, void* 
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -7705,6 +7865,7 @@ void ccc_isfinite_float32_strided(long long n, int ndim, const long long* meta, 
                     float a = in_a[a_at + k]; out[o + k] = (unsigned char)((isfinite(a) != 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((isfinite(a) != 0));
                 }
@@ -7751,6 +7912,7 @@ void ccc_isfinite_float64_strided(long long n, int ndim, const long long* meta, 
                     double a = in_a[a_at + k]; out[o + k] = (unsigned char)((isfinite(a) != 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((isfinite(a) != 0));
                 }
@@ -7797,6 +7959,7 @@ void ccc_isfinite_int8_strided(long long n, int ndim, const long long* meta, voi
                     signed char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 1));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 1));
                 }
@@ -7843,6 +8006,7 @@ void ccc_isfinite_uint8_strided(long long n, int ndim, const long long* meta, vo
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 1));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 1));
                 }
@@ -7889,6 +8053,7 @@ void ccc_isfinite_int16_strided(long long n, int ndim, const long long* meta, vo
                     short a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 1));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 1));
                 }
@@ -7935,6 +8100,7 @@ void ccc_isfinite_int32_strided(long long n, int ndim, const long long* meta, vo
                     int a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 1));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 1));
                 }
@@ -7981,6 +8147,7 @@ void ccc_isfinite_int64_strided(long long n, int ndim, const long long* meta, vo
                     long long a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 1));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 1));
                 }
@@ -8027,6 +8194,7 @@ void ccc_isfinite_bool_strided(long long n, int ndim, const long long* meta, voi
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 1));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 1));
                 }
@@ -8073,6 +8241,7 @@ void ccc_isposinf_float32_strided(long long n, int ndim, const long long* meta, 
                     float a = in_a[a_at + k]; out[o + k] = (unsigned char)((a == (float)INFINITY));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((a == (float)INFINITY));
                 }
@@ -8119,6 +8288,7 @@ void ccc_isposinf_float64_strided(long long n, int ndim, const long long* meta, 
                     double a = in_a[a_at + k]; out[o + k] = (unsigned char)((a == (double)INFINITY));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((a == (double)INFINITY));
                 }
@@ -8165,6 +8335,7 @@ void ccc_isposinf_int8_strided(long long n, int ndim, const long long* meta, voi
                     signed char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -8211,6 +8382,7 @@ void ccc_isposinf_uint8_strided(long long n, int ndim, const long long* meta, vo
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -8257,6 +8429,7 @@ void ccc_isposinf_int16_strided(long long n, int ndim, const long long* meta, vo
                     short a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -8303,6 +8476,7 @@ void ccc_isposinf_int32_strided(long long n, int ndim, const long long* meta, vo
                     int a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -8349,6 +8523,7 @@ void ccc_isposinf_int64_strided(long long n, int ndim, const long long* meta, vo
                     long long a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -8395,6 +8570,7 @@ void ccc_isposinf_bool_strided(long long n, int ndim, const long long* meta, voi
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -8441,6 +8617,7 @@ void ccc_isneginf_float32_strided(long long n, int ndim, const long long* meta, 
                     float a = in_a[a_at + k]; out[o + k] = (unsigned char)((a == -(float)INFINITY));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((a == -(float)INFINITY));
                 }
@@ -8487,6 +8664,7 @@ void ccc_isneginf_float64_strided(long long n, int ndim, const long long* meta, 
                     double a = in_a[a_at + k]; out[o + k] = (unsigned char)((a == -(double)INFINITY));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((a == -(double)INFINITY));
                 }
@@ -8533,6 +8711,7 @@ void ccc_isneginf_int8_strided(long long n, int ndim, const long long* meta, voi
                     signed char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -8579,6 +8758,7 @@ void ccc_isneginf_uint8_strided(long long n, int ndim, const long long* meta, vo
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -8625,6 +8805,7 @@ void ccc_isneginf_int16_strided(long long n, int ndim, const long long* meta, vo
                     short a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -8671,6 +8852,7 @@ void ccc_isneginf_int32_strided(long long n, int ndim, const long long* meta, vo
                     int a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -8717,6 +8899,7 @@ void ccc_isneginf_int64_strided(long long n, int ndim, const long long* meta, vo
                     long long a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -8763,6 +8946,7 @@ void ccc_isneginf_bool_strided(long long n, int ndim, const long long* meta, voi
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -8809,6 +8993,7 @@ void ccc_signbit_float32_strided(long long n, int ndim, const long long* meta, v
                     float a = in_a[a_at + k]; out[o + k] = (unsigned char)((signbit(a) != 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((signbit(a) != 0));
                 }
@@ -8855,6 +9040,7 @@ void ccc_signbit_float64_strided(long long n, int ndim, const long long* meta, v
                     double a = in_a[a_at + k]; out[o + k] = (unsigned char)((signbit(a) != 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((signbit(a) != 0));
                 }
@@ -8901,6 +9087,7 @@ void ccc_signbit_int8_strided(long long n, int ndim, const long long* meta, void
                     signed char a = in_a[a_at + k]; out[o + k] = (unsigned char)((a < 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((a < 0));
                 }
@@ -8947,6 +9134,7 @@ void ccc_signbit_uint8_strided(long long n, int ndim, const long long* meta, voi
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)((a < 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((a < 0));
                 }
@@ -8993,6 +9181,7 @@ void ccc_signbit_int16_strided(long long n, int ndim, const long long* meta, voi
                     short a = in_a[a_at + k]; out[o + k] = (unsigned char)((a < 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((a < 0));
                 }
@@ -9039,6 +9228,7 @@ void ccc_signbit_int32_strided(long long n, int ndim, const long long* meta, voi
                     int a = in_a[a_at + k]; out[o + k] = (unsigned char)((a < 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((a < 0));
                 }
@@ -9085,6 +9275,7 @@ void ccc_signbit_int64_strided(long long n, int ndim, const long long* meta, voi
                     long long a = in_a[a_at + k]; out[o + k] = (unsigned char)((a < 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((a < 0));
                 }
@@ -9131,6 +9322,7 @@ void ccc_signbit_bool_strided(long long n, int ndim, const long long* meta, void
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -9177,6 +9369,7 @@ void ccc_frac_float32_strided(long long n, int ndim, const long long* meta, void
                     float a = in_a[a_at + k]; out[o + k] = (float)((a - truncf(a)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (float)((a - truncf(a)));
                 }
@@ -9223,6 +9416,7 @@ void ccc_frac_float64_strided(long long n, int ndim, const long long* meta, void
                     double a = in_a[a_at + k]; out[o + k] = (double)((a - trunc(a)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)((a - trunc(a)));
                 }
@@ -9269,6 +9463,7 @@ void ccc_frac_int8_strided(long long n, int ndim, const long long* meta, void* o
                     signed char a = in_a[a_at + k]; out[o + k] = (signed char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; out[o + k * so] = (signed char)(((void)a, 0));
                 }
@@ -9315,6 +9510,7 @@ void ccc_frac_uint8_strided(long long n, int ndim, const long long* meta, void* 
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
                 }
@@ -9361,6 +9557,7 @@ void ccc_frac_int16_strided(long long n, int ndim, const long long* meta, void* 
                     short a = in_a[a_at + k]; out[o + k] = (short)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; out[o + k * so] = (short)(((void)a, 0));
                 }
@@ -9407,6 +9604,7 @@ void ccc_frac_int32_strided(long long n, int ndim, const long long* meta, void* 
                     int a = in_a[a_at + k]; out[o + k] = (int)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; out[o + k * so] = (int)(((void)a, 0));
                 }
@@ -9453,6 +9651,7 @@ void ccc_frac_int64_strided(long long n, int ndim, const long long* meta, void* 
                     long long a = in_a[a_at + k]; out[o + k] = (long long)(((void)a, 0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; out[o + k * so] = (long long)(((void)a, 0));
                 }
@@ -9499,6 +9698,7 @@ void ccc_logical_not_float32_strided(long long n, int ndim, const long long* met
                     float a = in_a[a_at + k]; out[o + k] = (unsigned char)((!a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((!a));
                 }
@@ -9545,6 +9745,7 @@ void ccc_logical_not_float64_strided(long long n, int ndim, const long long* met
                     double a = in_a[a_at + k]; out[o + k] = (unsigned char)((!a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((!a));
                 }
@@ -9591,6 +9792,7 @@ void ccc_logical_not_int8_strided(long long n, int ndim, const long long* meta, 
                     signed char a = in_a[a_at + k]; out[o + k] = (unsigned char)((!a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((!a));
                 }
@@ -9637,6 +9839,7 @@ void ccc_logical_not_uint8_strided(long long n, int ndim, const long long* meta,
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)((!a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((!a));
                 }
@@ -9683,6 +9886,7 @@ void ccc_logical_not_int16_strided(long long n, int ndim, const long long* meta,
                     short a = in_a[a_at + k]; out[o + k] = (unsigned char)((!a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((!a));
                 }
@@ -9729,6 +9933,7 @@ void ccc_logical_not_int32_strided(long long n, int ndim, const long long* meta,
                     int a = in_a[a_at + k]; out[o + k] = (unsigned char)((!a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((!a));
                 }
@@ -9775,6 +9980,7 @@ void ccc_logical_not_int64_strided(long long n, int ndim, const long long* meta,
                     long long a = in_a[a_at + k]; out[o + k] = (unsigned char)((!a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((!a));
                 }
@@ -9821,6 +10027,7 @@ void ccc_logical_not_bool_strided(long long n, int ndim, const long long* meta, 
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)((!a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((!a));
                 }
@@ -9867,6 +10074,7 @@ void ccc_bitwise_not_int8_strided(long long n, int ndim, const long long* meta, 
                     signed char a = in_a[a_at + k]; out[o + k] = (signed char)((signed char)(~a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; out[o + k * so] = (signed char)((signed char)(~a));
                 }
@@ -9913,6 +10121,7 @@ void ccc_bitwise_not_uint8_strided(long long n, int ndim, const long long* meta,
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)((unsigned char)(~a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((unsigned char)(~a));
                 }
@@ -9959,6 +10168,7 @@ void ccc_bitwise_not_int16_strided(long long n, int ndim, const long long* meta,
                     short a = in_a[a_at + k]; out[o + k] = (short)((short)(~a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; out[o + k * so] = (short)((short)(~a));
                 }
@@ -10005,6 +10215,7 @@ void ccc_bitwise_not_int32_strided(long long n, int ndim, const long long* meta,
                     int a = in_a[a_at + k]; out[o + k] = (int)((int)(~a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; out[o + k * so] = (int)((int)(~a));
                 }
@@ -10051,6 +10262,7 @@ void ccc_bitwise_not_int64_strided(long long n, int ndim, const long long* meta,
                     long long a = in_a[a_at + k]; out[o + k] = (long long)((long long)(~a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; out[o + k * so] = (long long)((long long)(~a));
                 }
@@ -10097,6 +10309,7 @@ void ccc_bitwise_not_bool_strided(long long n, int ndim, const long long* meta, 
                     unsigned char a = in_a[a_at + k]; out[o + k] = (unsigned char)((!a));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((!a));
                 }
@@ -10149,6 +10362,7 @@ void ccc_div_float32_strided(long long n, int ndim, const long long* meta, void*
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)((a / b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)((a / b));
                 }
@@ -10201,6 +10415,7 @@ void ccc_div_float64_strided(long long n, int ndim, const long long* meta, void*
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)((a / b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)((a / b));
                 }
@@ -10253,6 +10468,7 @@ void ccc_atan2_float32_strided(long long n, int ndim, const long long* meta, voi
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(atan2f(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)(atan2f(a, b));
                 }
@@ -10305,6 +10521,7 @@ void ccc_atan2_float64_strided(long long n, int ndim, const long long* meta, voi
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(atan2(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)(atan2(a, b));
                 }
@@ -10357,6 +10574,7 @@ void ccc_copysign_float32_strided(long long n, int ndim, const long long* meta, 
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(copysignf(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)(copysignf(a, b));
                 }
@@ -10409,6 +10627,7 @@ void ccc_copysign_float64_strided(long long n, int ndim, const long long* meta, 
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(copysign(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)(copysign(a, b));
                 }
@@ -10461,6 +10680,7 @@ void ccc_hypot_float32_strided(long long n, int ndim, const long long* meta, voi
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(hypotf(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)(hypotf(a, b));
                 }
@@ -10513,6 +10733,7 @@ void ccc_hypot_float64_strided(long long n, int ndim, const long long* meta, voi
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(hypot(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)(hypot(a, b));
                 }
@@ -10565,6 +10786,7 @@ void ccc_logaddexp_float32_strided(long long n, int ndim, const long long* meta,
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(ccc_logaddexp_float32(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)(ccc_logaddexp_float32(a, b));
                 }
@@ -10617,6 +10839,7 @@ void ccc_logaddexp_float64_strided(long long n, int ndim, const long long* meta,
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(ccc_logaddexp_float64(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)(ccc_logaddexp_float64(a, b));
                 }
@@ -10669,6 +10892,7 @@ void ccc_logaddexp2_float32_strided(long long n, int ndim, const long long* meta
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(ccc_logaddexp2_float32(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)(ccc_logaddexp2_float32(a, b));
                 }
@@ -10721,6 +10945,7 @@ void ccc_logaddexp2_float64_strided(long long n, int ndim, const long long* meta
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(ccc_logaddexp2_float64(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)(ccc_logaddexp2_float64(a, b));
                 }
@@ -10773,6 +10998,7 @@ void ccc_xlogy_float32_strided(long long n, int ndim, const long long* meta, voi
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(ccc_xlogy_float32(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)(ccc_xlogy_float32(a, b));
                 }
@@ -10825,6 +11051,7 @@ void ccc_xlogy_float64_strided(long long n, int ndim, const long long* meta, voi
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(ccc_xlogy_float64(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)(ccc_xlogy_float64(a, b));
                 }
@@ -10877,6 +11104,7 @@ void ccc_nextafter_float32_strided(long long n, int ndim, const long long* meta,
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(nextafterf(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)(nextafterf(a, b));
                 }
@@ -10929,6 +11157,7 @@ void ccc_nextafter_float64_strided(long long n, int ndim, const long long* meta,
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(nextafter(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)(nextafter(a, b));
                 }
@@ -10981,6 +11210,7 @@ void ccc_tanh_backward_float32_strided(long long n, int ndim, const long long* m
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)((a * ((float)1 - b * b)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)((a * ((float)1 - b * b)));
                 }
@@ -11033,6 +11263,7 @@ void ccc_tanh_backward_float64_strided(long long n, int ndim, const long long* m
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)((a * ((double)1 - b * b)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)((a * ((double)1 - b * b)));
                 }
@@ -11085,6 +11316,7 @@ void ccc_sigmoid_backward_float32_strided(long long n, int ndim, const long long
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)((a * b * ((float)1 - b)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)((a * b * ((float)1 - b)));
                 }
@@ -11137,6 +11369,7 @@ void ccc_sigmoid_backward_float64_strided(long long n, int ndim, const long long
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)((a * b * ((double)1 - b)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)((a * b * ((double)1 - b)));
                 }
@@ -11189,6 +11422,7 @@ void ccc_relu_backward_float32_strided(long long n, int ndim, const long long* m
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)((b > 0 ? a : (float)0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)((b > 0 ? a : (float)0));
                 }
@@ -11241,6 +11475,7 @@ void ccc_relu_backward_float64_strided(long long n, int ndim, const long long* m
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)((b > 0 ? a : (double)0));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)((b > 0 ? a : (double)0));
                 }
@@ -11293,6 +11528,7 @@ void ccc_add_float32_strided(long long n, int ndim, const long long* meta, void*
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)((a + b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)((a + b));
                 }
@@ -11345,6 +11581,7 @@ void ccc_add_float64_strided(long long n, int ndim, const long long* meta, void*
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)((a + b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)((a + b));
                 }
@@ -11397,6 +11634,7 @@ void ccc_add_int8_strided(long long n, int ndim, const long long* meta, void* ou
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((signed char)((unsigned int)a + (unsigned int)b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (signed char)((signed char)((unsigned int)a + (unsigned int)b));
                 }
@@ -11449,6 +11687,7 @@ void ccc_add_uint8_strided(long long n, int ndim, const long long* meta, void* o
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((unsigned char)((unsigned int)a + (unsigned int)b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((unsigned char)((unsigned int)a + (unsigned int)b));
                 }
@@ -11501,6 +11740,7 @@ void ccc_add_int16_strided(long long n, int ndim, const long long* meta, void* o
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)((short)((unsigned int)a + (unsigned int)b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (short)((short)((unsigned int)a + (unsigned int)b));
                 }
@@ -11553,6 +11793,7 @@ void ccc_add_int32_strided(long long n, int ndim, const long long* meta, void* o
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)((int)((unsigned int)a + (unsigned int)b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (int)((int)((unsigned int)a + (unsigned int)b));
                 }
@@ -11605,6 +11846,7 @@ void ccc_add_int64_strided(long long n, int ndim, const long long* meta, void* o
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)((long long)((unsigned long long)a + (unsigned long long)b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (long long)((long long)((unsigned long long)a + (unsigned long long)b));
                 }
@@ -11657,6 +11899,7 @@ void ccc_add_bool_strided(long long n, int ndim, const long long* meta, void* ou
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a || b));
                 }
@@ -11709,6 +11952,7 @@ void ccc_mul_float32_strided(long long n, int ndim, const long long* meta, void*
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)((a * b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)((a * b));
                 }
@@ -11761,6 +12005,7 @@ void ccc_mul_float64_strided(long long n, int ndim, const long long* meta, void*
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)((a * b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)((a * b));
                 }
@@ -11813,6 +12058,7 @@ void ccc_mul_int8_strided(long long n, int ndim, const long long* meta, void* ou
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((signed char)((unsigned int)a * (unsigned int)b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (signed char)((signed char)((unsigned int)a * (unsigned int)b));
                 }
@@ -11865,6 +12111,7 @@ void ccc_mul_uint8_strided(long long n, int ndim, const long long* meta, void* o
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((unsigned char)((unsigned int)a * (unsigned int)b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((unsigned char)((unsigned int)a * (unsigned int)b));
                 }
@@ -11917,6 +12164,7 @@ void ccc_mul_int16_strided(long long n, int ndim, const long long* meta, void* o
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)((short)((unsigned int)a * (unsigned int)b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (short)((short)((unsigned int)a * (unsigned int)b));
                 }
@@ -11969,6 +12217,7 @@ void ccc_mul_int32_strided(long long n, int ndim, const long long* meta, void* o
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)((int)((unsigned int)a * (unsigned int)b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (int)((int)((unsigned int)a * (unsigned int)b));
                 }
@@ -12021,6 +12270,7 @@ void ccc_mul_int64_strided(long long n, int ndim, const long long* meta, void* o
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)((long long)((unsigned long long)a * (unsigned long long)b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (long long)((long long)((unsigned long long)a * (unsigned long long)b));
                 }
@@ -12073,6 +12323,7 @@ void ccc_mul_bool_strided(long long n, int ndim, const long long* meta, void* ou
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a && b));
                 }
@@ -12125,6 +12376,7 @@ void ccc_maximum_float32_strided(long long n, int ndim, const long long* meta, v
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)((a > b || a != a ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)((a > b || a != a ? a : b));
                 }
@@ -12177,6 +12429,7 @@ void ccc_maximum_float64_strided(long long n, int ndim, const long long* meta, v
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)((a > b || a != a ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)((a > b || a != a ? a : b));
                 }
@@ -12229,6 +12482,7 @@ void ccc_maximum_int8_strided(long long n, int ndim, const long long* meta, void
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((a > b ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (signed char)((a > b ? a : b));
                 }
@@ -12281,6 +12535,7 @@ void ccc_maximum_uint8_strided(long long n, int ndim, const long long* meta, voi
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a > b ? a : b));
                 }
@@ -12333,6 +12588,7 @@ void ccc_maximum_int16_strided(long long n, int ndim, const long long* meta, voi
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)((a > b ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (short)((a > b ? a : b));
                 }
@@ -12385,6 +12641,7 @@ void ccc_maximum_int32_strided(long long n, int ndim, const long long* meta, voi
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)((a > b ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (int)((a > b ? a : b));
                 }
@@ -12437,6 +12694,7 @@ void ccc_maximum_int64_strided(long long n, int ndim, const long long* meta, voi
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)((a > b ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (long long)((a > b ? a : b));
                 }
@@ -12489,6 +12747,7 @@ void ccc_maximum_bool_strided(long long n, int ndim, const long long* meta, void
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a || b));
                 }
@@ -12541,6 +12800,7 @@ void ccc_minimum_float32_strided(long long n, int ndim, const long long* meta, v
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)((a < b || a != a ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)((a < b || a != a ? a : b));
                 }
@@ -12593,6 +12853,7 @@ void ccc_minimum_float64_strided(long long n, int ndim, const long long* meta, v
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)((a < b || a != a ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)((a < b || a != a ? a : b));
                 }
@@ -12645,6 +12906,7 @@ void ccc_minimum_int8_strided(long long n, int ndim, const long long* meta, void
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((a < b ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (signed char)((a < b ? a : b));
                 }
@@ -12697,6 +12959,7 @@ void ccc_minimum_uint8_strided(long long n, int ndim, const long long* meta, voi
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a < b ? a : b));
                 }
@@ -12749,6 +13012,7 @@ void ccc_minimum_int16_strided(long long n, int ndim, const long long* meta, voi
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)((a < b ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (short)((a < b ? a : b));
                 }
@@ -12801,6 +13065,7 @@ void ccc_minimum_int32_strided(long long n, int ndim, const long long* meta, voi
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)((a < b ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (int)((a < b ? a : b));
                 }
@@ -12853,6 +13118,7 @@ void ccc_minimum_int64_strided(long long n, int ndim, const long long* meta, voi
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)((a < b ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (long long)((a < b ? a : b));
                 }
@@ -12905,6 +13171,7 @@ void ccc_minimum_bool_strided(long long n, int ndim, const long long* meta, void
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a && b));
                 }
@@ -12957,6 +13224,7 @@ void ccc_fmax_float32_strided(long long n, int ndim, const long long* meta, void
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(((a > b || b != b) ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)(((a > b || b != b) ? a : b));
                 }
@@ -13009,6 +13277,7 @@ void ccc_fmax_float64_strided(long long n, int ndim, const long long* meta, void
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(((a > b || b != b) ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)(((a > b || b != b) ? a : b));
                 }
@@ -13061,6 +13330,7 @@ void ccc_fmax_int8_strided(long long n, int ndim, const long long* meta, void* o
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((a > b ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (signed char)((a > b ? a : b));
                 }
@@ -13113,6 +13383,7 @@ void ccc_fmax_uint8_strided(long long n, int ndim, const long long* meta, void* 
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a > b ? a : b));
                 }
@@ -13165,6 +13436,7 @@ void ccc_fmax_int16_strided(long long n, int ndim, const long long* meta, void* 
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)((a > b ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (short)((a > b ? a : b));
                 }
@@ -13217,6 +13489,7 @@ void ccc_fmax_int32_strided(long long n, int ndim, const long long* meta, void* 
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)((a > b ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (int)((a > b ? a : b));
                 }
@@ -13269,6 +13542,7 @@ void ccc_fmax_int64_strided(long long n, int ndim, const long long* meta, void* 
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)((a > b ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (long long)((a > b ? a : b));
                 }
@@ -13321,6 +13595,7 @@ void ccc_fmax_bool_strided(long long n, int ndim, const long long* meta, void* o
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a || b));
                 }
@@ -13373,6 +13648,7 @@ void ccc_fmin_float32_strided(long long n, int ndim, const long long* meta, void
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(((a < b || b != b) ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)(((a < b || b != b) ? a : b));
                 }
@@ -13425,6 +13701,7 @@ void ccc_fmin_float64_strided(long long n, int ndim, const long long* meta, void
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(((a < b || b != b) ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)(((a < b || b != b) ? a : b));
                 }
@@ -13477,6 +13754,7 @@ void ccc_fmin_int8_strided(long long n, int ndim, const long long* meta, void* o
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((a < b ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (signed char)((a < b ? a : b));
                 }
@@ -13529,6 +13807,7 @@ void ccc_fmin_uint8_strided(long long n, int ndim, const long long* meta, void* 
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a < b ? a : b));
                 }
@@ -13581,6 +13860,7 @@ void ccc_fmin_int16_strided(long long n, int ndim, const long long* meta, void* 
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)((a < b ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (short)((a < b ? a : b));
                 }
@@ -13633,6 +13913,7 @@ void ccc_fmin_int32_strided(long long n, int ndim, const long long* meta, void* 
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)((a < b ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (int)((a < b ? a : b));
                 }
@@ -13685,6 +13966,7 @@ void ccc_fmin_int64_strided(long long n, int ndim, const long long* meta, void* 
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)((a < b ? a : b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (long long)((a < b ? a : b));
                 }
@@ -13737,6 +14019,7 @@ void ccc_fmin_bool_strided(long long n, int ndim, const long long* meta, void* o
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a && b));
                 }
@@ -13789,6 +14072,7 @@ void ccc_pow_float32_strided(long long n, int ndim, const long long* meta, void*
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(powf(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)(powf(a, b));
                 }
@@ -13841,6 +14125,7 @@ void ccc_pow_float64_strided(long long n, int ndim, const long long* meta, void*
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(pow(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)(pow(a, b));
                 }
@@ -13893,6 +14178,7 @@ void ccc_pow_int8_strided(long long n, int ndim, const long long* meta, void* ou
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(ccc_pow_int8(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (signed char)(ccc_pow_int8(a, b));
                 }
@@ -13945,6 +14231,7 @@ void ccc_pow_uint8_strided(long long n, int ndim, const long long* meta, void* o
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(ccc_pow_uint8(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)(ccc_pow_uint8(a, b));
                 }
@@ -13997,6 +14284,7 @@ void ccc_pow_int16_strided(long long n, int ndim, const long long* meta, void* o
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)(ccc_pow_int16(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (short)(ccc_pow_int16(a, b));
                 }
@@ -14049,6 +14337,7 @@ void ccc_pow_int32_strided(long long n, int ndim, const long long* meta, void* o
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)(ccc_pow_int32(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (int)(ccc_pow_int32(a, b));
                 }
@@ -14101,6 +14390,7 @@ void ccc_pow_int64_strided(long long n, int ndim, const long long* meta, void* o
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)(ccc_pow_int64(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (long long)(ccc_pow_int64(a, b));
                 }
@@ -14153,6 +14443,7 @@ void ccc_pow_bool_strided(long long n, int ndim, const long long* meta, void* ou
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || !b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a || !b));
                 }
@@ -14205,6 +14496,7 @@ void ccc_sub_float32_strided(long long n, int ndim, const long long* meta, void*
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)((a - b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)((a - b));
                 }
@@ -14257,6 +14549,7 @@ void ccc_sub_float64_strided(long long n, int ndim, const long long* meta, void*
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)((a - b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)((a - b));
                 }
@@ -14309,6 +14602,7 @@ void ccc_sub_int8_strided(long long n, int ndim, const long long* meta, void* ou
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((signed char)((unsigned int)a - (unsigned int)b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (signed char)((signed char)((unsigned int)a - (unsigned int)b));
                 }
@@ -14361,6 +14655,7 @@ void ccc_sub_uint8_strided(long long n, int ndim, const long long* meta, void* o
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((unsigned char)((unsigned int)a - (unsigned int)b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((unsigned char)((unsigned int)a - (unsigned int)b));
                 }
@@ -14413,6 +14708,7 @@ void ccc_sub_int16_strided(long long n, int ndim, const long long* meta, void* o
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)((short)((unsigned int)a - (unsigned int)b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (short)((short)((unsigned int)a - (unsigned int)b));
                 }
@@ -14465,6 +14761,7 @@ void ccc_sub_int32_strided(long long n, int ndim, const long long* meta, void* o
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)((int)((unsigned int)a - (unsigned int)b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (int)((int)((unsigned int)a - (unsigned int)b));
                 }
@@ -14517,6 +14814,7 @@ void ccc_sub_int64_strided(long long n, int ndim, const long long* meta, void* o
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)((long long)((unsigned long long)a - (unsigned long long)b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (long long)((long long)((unsigned long long)a - (unsigned long long)b));
                 }
@@ -14569,6 +14867,7 @@ void ccc_floor_divide_float32_strided(long long n, int ndim, const long long* me
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(ccc_floor_divide_float32(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)(ccc_floor_divide_float32(a, b));
                 }
@@ -14621,6 +14920,7 @@ void ccc_floor_divide_float64_strided(long long n, int ndim, const long long* me
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(ccc_floor_divide_float64(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)(ccc_floor_divide_float64(a, b));
                 }
@@ -14676,6 +14976,7 @@ int ccc_floor_divide_int8_strided(long long n, int ndim, const long long* meta, 
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(ccc_floor_divide_int8(a, b)); bad |= (b == 0);
                 }
             } else {
+                #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (signed char)(ccc_floor_divide_int8(a, b)); bad |= (b == 0);
                 }
@@ -14732,6 +15033,7 @@ int ccc_floor_divide_uint8_strided(long long n, int ndim, const long long* meta,
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(ccc_floor_divide_uint8(a, b)); bad |= (b == 0);
                 }
             } else {
+                #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)(ccc_floor_divide_uint8(a, b)); bad |= (b == 0);
                 }
@@ -14788,6 +15090,7 @@ int ccc_floor_divide_int16_strided(long long n, int ndim, const long long* meta,
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)(ccc_floor_divide_int16(a, b)); bad |= (b == 0);
                 }
             } else {
+                #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (short)(ccc_floor_divide_int16(a, b)); bad |= (b == 0);
                 }
@@ -14844,6 +15147,7 @@ int ccc_floor_divide_int32_strided(long long n, int ndim, const long long* meta,
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)(ccc_floor_divide_int32(a, b)); bad |= (b == 0);
                 }
             } else {
+                #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (int)(ccc_floor_divide_int32(a, b)); bad |= (b == 0);
                 }
@@ -14900,6 +15204,7 @@ int ccc_floor_divide_int64_strided(long long n, int ndim, const long long* meta,
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)(ccc_floor_divide_int64(a, b)); bad |= (b == 0);
                 }
             } else {
+                #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (long long)(ccc_floor_divide_int64(a, b)); bad |= (b == 0);
                 }
@@ -14953,6 +15258,7 @@ void ccc_remainder_float32_strided(long long n, int ndim, const long long* meta,
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(ccc_remainder_float32(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)(ccc_remainder_float32(a, b));
                 }
@@ -15005,6 +15311,7 @@ void ccc_remainder_float64_strided(long long n, int ndim, const long long* meta,
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(ccc_remainder_float64(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)(ccc_remainder_float64(a, b));
                 }
@@ -15060,6 +15367,7 @@ int ccc_remainder_int8_strided(long long n, int ndim, const long long* meta, voi
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(ccc_remainder_int8(a, b)); bad |= (b == 0);
                 }
             } else {
+                #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (signed char)(ccc_remainder_int8(a, b)); bad |= (b == 0);
                 }
@@ -15116,6 +15424,7 @@ int ccc_remainder_uint8_strided(long long n, int ndim, const long long* meta, vo
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(ccc_remainder_uint8(a, b)); bad |= (b == 0);
                 }
             } else {
+                #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)(ccc_remainder_uint8(a, b)); bad |= (b == 0);
                 }
@@ -15172,6 +15481,7 @@ int ccc_remainder_int16_strided(long long n, int ndim, const long long* meta, vo
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)(ccc_remainder_int16(a, b)); bad |= (b == 0);
                 }
             } else {
+                #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (short)(ccc_remainder_int16(a, b)); bad |= (b == 0);
                 }
@@ -15228,6 +15538,7 @@ int ccc_remainder_int32_strided(long long n, int ndim, const long long* meta, vo
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)(ccc_remainder_int32(a, b)); bad |= (b == 0);
                 }
             } else {
+                #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (int)(ccc_remainder_int32(a, b)); bad |= (b == 0);
                 }
@@ -15284,6 +15595,7 @@ int ccc_remainder_int64_strided(long long n, int ndim, const long long* meta, vo
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)(ccc_remainder_int64(a, b)); bad |= (b == 0);
                 }
             } else {
+                #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (long long)(ccc_remainder_int64(a, b)); bad |= (b == 0);
                 }
@@ -15337,6 +15649,7 @@ void ccc_fmod_float32_strided(long long n, int ndim, const long long* meta, void
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(fmodf(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)(fmodf(a, b));
                 }
@@ -15389,6 +15702,7 @@ void ccc_fmod_float64_strided(long long n, int ndim, const long long* meta, void
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(fmod(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)(fmod(a, b));
                 }
@@ -15444,6 +15758,7 @@ int ccc_fmod_int8_strided(long long n, int ndim, const long long* meta, void* ou
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(ccc_fmod_int8(a, b)); bad |= (b == 0);
                 }
             } else {
+                #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (signed char)(ccc_fmod_int8(a, b)); bad |= (b == 0);
                 }
@@ -15500,6 +15815,7 @@ int ccc_fmod_uint8_strided(long long n, int ndim, const long long* meta, void* o
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(ccc_fmod_uint8(a, b)); bad |= (b == 0);
                 }
             } else {
+                #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)(ccc_fmod_uint8(a, b)); bad |= (b == 0);
                 }
@@ -15556,6 +15872,7 @@ int ccc_fmod_int16_strided(long long n, int ndim, const long long* meta, void* o
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)(ccc_fmod_int16(a, b)); bad |= (b == 0);
                 }
             } else {
+                #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (short)(ccc_fmod_int16(a, b)); bad |= (b == 0);
                 }
@@ -15612,6 +15929,7 @@ int ccc_fmod_int32_strided(long long n, int ndim, const long long* meta, void* o
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)(ccc_fmod_int32(a, b)); bad |= (b == 0);
                 }
             } else {
+                #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (int)(ccc_fmod_int32(a, b)); bad |= (b == 0);
                 }
@@ -15668,6 +15986,7 @@ int ccc_fmod_int64_strided(long long n, int ndim, const long long* meta, void* o
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)(ccc_fmod_int64(a, b)); bad |= (b == 0);
                 }
             } else {
+                #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (long long)(ccc_fmod_int64(a, b)); bad |= (b == 0);
                 }
@@ -15721,6 +16040,7 @@ void ccc_div_trunc_float32_strided(long long n, int ndim, const long long* meta,
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(truncf(a / b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)(truncf(a / b));
                 }
@@ -15773,6 +16093,7 @@ void ccc_div_trunc_float64_strided(long long n, int ndim, const long long* meta,
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(trunc(a / b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)(trunc(a / b));
                 }
@@ -15828,6 +16149,7 @@ int ccc_div_trunc_int8_strided(long long n, int ndim, const long long* meta, voi
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(ccc_div_trunc_int8(a, b)); bad |= (b == 0);
                 }
             } else {
+                #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (signed char)(ccc_div_trunc_int8(a, b)); bad |= (b == 0);
                 }
@@ -15884,6 +16206,7 @@ int ccc_div_trunc_uint8_strided(long long n, int ndim, const long long* meta, vo
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(ccc_div_trunc_uint8(a, b)); bad |= (b == 0);
                 }
             } else {
+                #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)(ccc_div_trunc_uint8(a, b)); bad |= (b == 0);
                 }
@@ -15940,6 +16263,7 @@ int ccc_div_trunc_int16_strided(long long n, int ndim, const long long* meta, vo
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)(ccc_div_trunc_int16(a, b)); bad |= (b == 0);
                 }
             } else {
+                #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (short)(ccc_div_trunc_int16(a, b)); bad |= (b == 0);
                 }
@@ -15996,6 +16320,7 @@ int ccc_div_trunc_int32_strided(long long n, int ndim, const long long* meta, vo
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)(ccc_div_trunc_int32(a, b)); bad |= (b == 0);
                 }
             } else {
+                #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (int)(ccc_div_trunc_int32(a, b)); bad |= (b == 0);
                 }
@@ -16052,6 +16377,7 @@ int ccc_div_trunc_int64_strided(long long n, int ndim, const long long* meta, vo
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)(ccc_div_trunc_int64(a, b)); bad |= (b == 0);
                 }
             } else {
+                #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (long long)(ccc_div_trunc_int64(a, b)); bad |= (b == 0);
                 }
@@ -16105,6 +16431,7 @@ void ccc_eq_float32_strided(long long n, int ndim, const long long* meta, void* 
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((a == b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a == b));
                 }
@@ -16157,6 +16484,7 @@ void ccc_eq_float64_strided(long long n, int ndim, const long long* meta, void* 
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((a == b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a == b));
                 }
@@ -16209,6 +16537,7 @@ void ccc_eq_int8_strided(long long n, int ndim, const long long* meta, void* out
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a == b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a == b));
                 }
@@ -16261,6 +16590,7 @@ void ccc_eq_uint8_strided(long long n, int ndim, const long long* meta, void* ou
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a == b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a == b));
                 }
@@ -16313,6 +16643,7 @@ void ccc_eq_int16_strided(long long n, int ndim, const long long* meta, void* ou
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((a == b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a == b));
                 }
@@ -16365,6 +16696,7 @@ void ccc_eq_int32_strided(long long n, int ndim, const long long* meta, void* ou
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((a == b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a == b));
                 }
@@ -16417,6 +16749,7 @@ void ccc_eq_int64_strided(long long n, int ndim, const long long* meta, void* ou
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((a == b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a == b));
                 }
@@ -16469,6 +16802,7 @@ void ccc_eq_bool_strided(long long n, int ndim, const long long* meta, void* out
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a == b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a == b));
                 }
@@ -16521,6 +16855,7 @@ void ccc_ne_float32_strided(long long n, int ndim, const long long* meta, void* 
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((a != b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a != b));
                 }
@@ -16573,6 +16908,7 @@ void ccc_ne_float64_strided(long long n, int ndim, const long long* meta, void* 
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((a != b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a != b));
                 }
@@ -16625,6 +16961,7 @@ void ccc_ne_int8_strided(long long n, int ndim, const long long* meta, void* out
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a != b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a != b));
                 }
@@ -16677,6 +17014,7 @@ void ccc_ne_uint8_strided(long long n, int ndim, const long long* meta, void* ou
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a != b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a != b));
                 }
@@ -16729,6 +17067,7 @@ void ccc_ne_int16_strided(long long n, int ndim, const long long* meta, void* ou
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((a != b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a != b));
                 }
@@ -16781,6 +17120,7 @@ void ccc_ne_int32_strided(long long n, int ndim, const long long* meta, void* ou
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((a != b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a != b));
                 }
@@ -16833,6 +17173,7 @@ void ccc_ne_int64_strided(long long n, int ndim, const long long* meta, void* ou
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((a != b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a != b));
                 }
@@ -16885,6 +17226,7 @@ void ccc_ne_bool_strided(long long n, int ndim, const long long* meta, void* out
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a != b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a != b));
                 }
@@ -16937,6 +17279,7 @@ void ccc_lt_float32_strided(long long n, int ndim, const long long* meta, void* 
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a < b));
                 }
@@ -16989,6 +17332,7 @@ void ccc_lt_float64_strided(long long n, int ndim, const long long* meta, void* 
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a < b));
                 }
@@ -17041,6 +17385,7 @@ void ccc_lt_int8_strided(long long n, int ndim, const long long* meta, void* out
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a < b));
                 }
@@ -17093,6 +17438,7 @@ void ccc_lt_uint8_strided(long long n, int ndim, const long long* meta, void* ou
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a < b));
                 }
@@ -17145,6 +17491,7 @@ void ccc_lt_int16_strided(long long n, int ndim, const long long* meta, void* ou
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a < b));
                 }
@@ -17197,6 +17544,7 @@ void ccc_lt_int32_strided(long long n, int ndim, const long long* meta, void* ou
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a < b));
                 }
@@ -17249,6 +17597,7 @@ void ccc_lt_int64_strided(long long n, int ndim, const long long* meta, void* ou
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a < b));
                 }
@@ -17301,6 +17650,7 @@ void ccc_lt_bool_strided(long long n, int ndim, const long long* meta, void* out
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a < b));
                 }
@@ -17353,6 +17703,7 @@ void ccc_le_float32_strided(long long n, int ndim, const long long* meta, void* 
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((a <= b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a <= b));
                 }
@@ -17405,6 +17756,7 @@ void ccc_le_float64_strided(long long n, int ndim, const long long* meta, void* 
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((a <= b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a <= b));
                 }
@@ -17457,6 +17809,7 @@ void ccc_le_int8_strided(long long n, int ndim, const long long* meta, void* out
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a <= b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a <= b));
                 }
@@ -17509,6 +17862,7 @@ void ccc_le_uint8_strided(long long n, int ndim, const long long* meta, void* ou
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a <= b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a <= b));
                 }
@@ -17561,6 +17915,7 @@ void ccc_le_int16_strided(long long n, int ndim, const long long* meta, void* ou
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((a <= b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a <= b));
                 }
@@ -17613,6 +17968,7 @@ void ccc_le_int32_strided(long long n, int ndim, const long long* meta, void* ou
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((a <= b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a <= b));
                 }
@@ -17665,6 +18021,7 @@ void ccc_le_int64_strided(long long n, int ndim, const long long* meta, void* ou
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((a <= b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a <= b));
                 }
@@ -17717,6 +18074,7 @@ void ccc_le_bool_strided(long long n, int ndim, const long long* meta, void* out
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a <= b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a <= b));
                 }
@@ -17769,6 +18127,7 @@ void ccc_gt_float32_strided(long long n, int ndim, const long long* meta, void* 
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a > b));
                 }
@@ -17821,6 +18180,7 @@ void ccc_gt_float64_strided(long long n, int ndim, const long long* meta, void* 
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a > b));
                 }
@@ -17873,6 +18233,7 @@ void ccc_gt_int8_strided(long long n, int ndim, const long long* meta, void* out
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a > b));
                 }
@@ -17925,6 +18286,7 @@ void ccc_gt_uint8_strided(long long n, int ndim, const long long* meta, void* ou
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a > b));
                 }
@@ -17977,6 +18339,7 @@ void ccc_gt_int16_strided(long long n, int ndim, const long long* meta, void* ou
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a > b));
                 }
@@ -18029,6 +18392,7 @@ void ccc_gt_int32_strided(long long n, int ndim, const long long* meta, void* ou
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a > b));
                 }
@@ -18081,6 +18445,7 @@ void ccc_gt_int64_strided(long long n, int ndim, const long long* meta, void* ou
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a > b));
                 }
@@ -18133,6 +18498,7 @@ void ccc_gt_bool_strided(long long n, int ndim, const long long* meta, void* out
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a > b));
                 }
@@ -18185,6 +18551,7 @@ void ccc_ge_float32_strided(long long n, int ndim, const long long* meta, void* 
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((a >= b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a >= b));
                 }
@@ -18237,6 +18604,7 @@ void ccc_ge_float64_strided(long long n, int ndim, const long long* meta, void* 
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((a >= b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a >= b));
                 }
@@ -18289,6 +18657,7 @@ void ccc_ge_int8_strided(long long n, int ndim, const long long* meta, void* out
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a >= b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a >= b));
                 }
@@ -18341,6 +18710,7 @@ void ccc_ge_uint8_strided(long long n, int ndim, const long long* meta, void* ou
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a >= b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a >= b));
                 }
@@ -18393,6 +18763,7 @@ void ccc_ge_int16_strided(long long n, int ndim, const long long* meta, void* ou
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((a >= b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a >= b));
                 }
@@ -18445,6 +18816,7 @@ void ccc_ge_int32_strided(long long n, int ndim, const long long* meta, void* ou
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((a >= b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a >= b));
                 }
@@ -18497,6 +18869,7 @@ void ccc_ge_int64_strided(long long n, int ndim, const long long* meta, void* ou
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((a >= b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a >= b));
                 }
@@ -18549,6 +18922,7 @@ void ccc_ge_bool_strided(long long n, int ndim, const long long* meta, void* out
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a >= b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a >= b));
                 }
@@ -18601,6 +18975,7 @@ void ccc_logical_and_float32_strided(long long n, int ndim, const long long* met
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a && b));
                 }
@@ -18653,6 +19028,7 @@ void ccc_logical_and_float64_strided(long long n, int ndim, const long long* met
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a && b));
                 }
@@ -18705,6 +19081,7 @@ void ccc_logical_and_int8_strided(long long n, int ndim, const long long* meta, 
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a && b));
                 }
@@ -18757,6 +19134,7 @@ void ccc_logical_and_uint8_strided(long long n, int ndim, const long long* meta,
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a && b));
                 }
@@ -18809,6 +19187,7 @@ void ccc_logical_and_int16_strided(long long n, int ndim, const long long* meta,
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a && b));
                 }
@@ -18861,6 +19240,7 @@ void ccc_logical_and_int32_strided(long long n, int ndim, const long long* meta,
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a && b));
                 }
@@ -18913,6 +19293,7 @@ void ccc_logical_and_int64_strided(long long n, int ndim, const long long* meta,
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a && b));
                 }
@@ -18965,6 +19346,7 @@ void ccc_logical_and_bool_strided(long long n, int ndim, const long long* meta, 
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a && b));
                 }
@@ -19017,6 +19399,7 @@ void ccc_logical_or_float32_strided(long long n, int ndim, const long long* meta
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a || b));
                 }
@@ -19069,6 +19452,7 @@ void ccc_logical_or_float64_strided(long long n, int ndim, const long long* meta
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a || b));
                 }
@@ -19121,6 +19505,7 @@ void ccc_logical_or_int8_strided(long long n, int ndim, const long long* meta, v
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a || b));
                 }
@@ -19173,6 +19558,7 @@ void ccc_logical_or_uint8_strided(long long n, int ndim, const long long* meta, 
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a || b));
                 }
@@ -19225,6 +19611,7 @@ void ccc_logical_or_int16_strided(long long n, int ndim, const long long* meta, 
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a || b));
                 }
@@ -19277,6 +19664,7 @@ void ccc_logical_or_int32_strided(long long n, int ndim, const long long* meta, 
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a || b));
                 }
@@ -19329,6 +19717,7 @@ void ccc_logical_or_int64_strided(long long n, int ndim, const long long* meta, 
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a || b));
                 }
@@ -19381,6 +19770,7 @@ void ccc_logical_or_bool_strided(long long n, int ndim, const long long* meta, v
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a || b));
                 }
@@ -19433,6 +19823,7 @@ void ccc_logical_xor_float32_strided(long long n, int ndim, const long long* met
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((!a != !b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((!a != !b));
                 }
@@ -19485,6 +19876,7 @@ void ccc_logical_xor_float64_strided(long long n, int ndim, const long long* met
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((!a != !b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((!a != !b));
                 }
@@ -19537,6 +19929,7 @@ void ccc_logical_xor_int8_strided(long long n, int ndim, const long long* meta, 
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((!a != !b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((!a != !b));
                 }
@@ -19589,6 +19982,7 @@ void ccc_logical_xor_uint8_strided(long long n, int ndim, const long long* meta,
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((!a != !b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((!a != !b));
                 }
@@ -19641,6 +20035,7 @@ void ccc_logical_xor_int16_strided(long long n, int ndim, const long long* meta,
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((!a != !b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((!a != !b));
                 }
@@ -19693,6 +20088,7 @@ void ccc_logical_xor_int32_strided(long long n, int ndim, const long long* meta,
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((!a != !b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((!a != !b));
                 }
@@ -19745,6 +20141,7 @@ void ccc_logical_xor_int64_strided(long long n, int ndim, const long long* meta,
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((!a != !b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((!a != !b));
                 }
@@ -19797,6 +20194,7 @@ void ccc_logical_xor_bool_strided(long long n, int ndim, const long long* meta, 
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((!a != !b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((!a != !b));
                 }
@@ -19849,6 +20247,7 @@ void ccc_bitwise_and_int8_strided(long long n, int ndim, const long long* meta, 
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((a & b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (signed char)((a & b));
                 }
@@ -19901,6 +20300,7 @@ void ccc_bitwise_and_uint8_strided(long long n, int ndim, const long long* meta,
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a & b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a & b));
                 }
@@ -19953,6 +20353,7 @@ void ccc_bitwise_and_int16_strided(long long n, int ndim, const long long* meta,
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)((a & b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (short)((a & b));
                 }
@@ -20005,6 +20406,7 @@ void ccc_bitwise_and_int32_strided(long long n, int ndim, const long long* meta,
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)((a & b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (int)((a & b));
                 }
@@ -20057,6 +20459,7 @@ void ccc_bitwise_and_int64_strided(long long n, int ndim, const long long* meta,
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)((a & b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (long long)((a & b));
                 }
@@ -20109,6 +20512,7 @@ void ccc_bitwise_and_bool_strided(long long n, int ndim, const long long* meta, 
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a & b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a & b));
                 }
@@ -20161,6 +20565,7 @@ void ccc_bitwise_or_int8_strided(long long n, int ndim, const long long* meta, v
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((a | b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (signed char)((a | b));
                 }
@@ -20213,6 +20618,7 @@ void ccc_bitwise_or_uint8_strided(long long n, int ndim, const long long* meta, 
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a | b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a | b));
                 }
@@ -20265,6 +20671,7 @@ void ccc_bitwise_or_int16_strided(long long n, int ndim, const long long* meta, 
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)((a | b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (short)((a | b));
                 }
@@ -20317,6 +20724,7 @@ void ccc_bitwise_or_int32_strided(long long n, int ndim, const long long* meta, 
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)((a | b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (int)((a | b));
                 }
@@ -20369,6 +20777,7 @@ void ccc_bitwise_or_int64_strided(long long n, int ndim, const long long* meta, 
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)((a | b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (long long)((a | b));
                 }
@@ -20421,6 +20830,7 @@ void ccc_bitwise_or_bool_strided(long long n, int ndim, const long long* meta, v
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a | b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a | b));
                 }
@@ -20473,6 +20883,7 @@ void ccc_bitwise_xor_int8_strided(long long n, int ndim, const long long* meta, 
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((a ^ b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (signed char)((a ^ b));
                 }
@@ -20525,6 +20936,7 @@ void ccc_bitwise_xor_uint8_strided(long long n, int ndim, const long long* meta,
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a ^ b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a ^ b));
                 }
@@ -20577,6 +20989,7 @@ void ccc_bitwise_xor_int16_strided(long long n, int ndim, const long long* meta,
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)((a ^ b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (short)((a ^ b));
                 }
@@ -20629,6 +21042,7 @@ void ccc_bitwise_xor_int32_strided(long long n, int ndim, const long long* meta,
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)((a ^ b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (int)((a ^ b));
                 }
@@ -20681,6 +21095,7 @@ void ccc_bitwise_xor_int64_strided(long long n, int ndim, const long long* meta,
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)((a ^ b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (long long)((a ^ b));
                 }
@@ -20733,6 +21148,7 @@ void ccc_bitwise_xor_bool_strided(long long n, int ndim, const long long* meta, 
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a ^ b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a ^ b));
                 }
@@ -20785,6 +21201,7 @@ void ccc_bitwise_left_shift_int8_strided(long long n, int ndim, const long long*
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(((b < 0 || b >= 8) ? (signed char)0 : (signed char)((unsigned int)a << b)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (signed char)(((b < 0 || b >= 8) ? (signed char)0 : (signed char)((unsigned int)a << b)));
                 }
@@ -20837,6 +21254,7 @@ void ccc_bitwise_left_shift_uint8_strided(long long n, int ndim, const long long
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(((b < 0 || b >= 8) ? (unsigned char)0 : (unsigned char)((unsigned int)a << b)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)(((b < 0 || b >= 8) ? (unsigned char)0 : (unsigned char)((unsigned int)a << b)));
                 }
@@ -20889,6 +21307,7 @@ void ccc_bitwise_left_shift_int16_strided(long long n, int ndim, const long long
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)(((b < 0 || b >= 16) ? (short)0 : (short)((unsigned int)a << b)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (short)(((b < 0 || b >= 16) ? (short)0 : (short)((unsigned int)a << b)));
                 }
@@ -20941,6 +21360,7 @@ void ccc_bitwise_left_shift_int32_strided(long long n, int ndim, const long long
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)(((b < 0 || b >= 32) ? (int)0 : (int)((unsigned int)a << b)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (int)(((b < 0 || b >= 32) ? (int)0 : (int)((unsigned int)a << b)));
                 }
@@ -20993,6 +21413,7 @@ void ccc_bitwise_left_shift_int64_strided(long long n, int ndim, const long long
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)(((b < 0 || b >= 64) ? (long long)0 : (long long)((unsigned long long)a << b)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (long long)(((b < 0 || b >= 64) ? (long long)0 : (long long)((unsigned long long)a << b)));
                 }
@@ -21045,6 +21466,7 @@ void ccc_bitwise_right_shift_int8_strided(long long n, int ndim, const long long
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(((b < 0 || b >= 8) ? (signed char)(a < 0 ? -1 : 0) : (signed char)(a >> b)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (signed char)(((b < 0 || b >= 8) ? (signed char)(a < 0 ? -1 : 0) : (signed char)(a >> b)));
                 }
@@ -21097,6 +21519,7 @@ void ccc_bitwise_right_shift_uint8_strided(long long n, int ndim, const long lon
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(((b < 0 || b >= 8) ? (unsigned char)(a < 0 ? -1 : 0) : (unsigned char)(a >> b)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)(((b < 0 || b >= 8) ? (unsigned char)(a < 0 ? -1 : 0) : (unsigned char)(a >> b)));
                 }
@@ -21149,6 +21572,7 @@ void ccc_bitwise_right_shift_int16_strided(long long n, int ndim, const long lon
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)(((b < 0 || b >= 16) ? (short)(a < 0 ? -1 : 0) : (short)(a >> b)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (short)(((b < 0 || b >= 16) ? (short)(a < 0 ? -1 : 0) : (short)(a >> b)));
                 }
@@ -21201,6 +21625,7 @@ void ccc_bitwise_right_shift_int32_strided(long long n, int ndim, const long lon
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)(((b < 0 || b >= 32) ? (int)(a < 0 ? -1 : 0) : (int)(a >> b)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (int)(((b < 0 || b >= 32) ? (int)(a < 0 ? -1 : 0) : (int)(a >> b)));
                 }
@@ -21253,6 +21678,7 @@ void ccc_bitwise_right_shift_int64_strided(long long n, int ndim, const long lon
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)(((b < 0 || b >= 64) ? (long long)(a < 0 ? -1 : 0) : (long long)(a >> b)));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (long long)(((b < 0 || b >= 64) ? (long long)(a < 0 ? -1 : 0) : (long long)(a >> b)));
                 }
@@ -21311,6 +21737,7 @@ void ccc_where_float32_strided(long long n, int ndim, const long long* meta, voi
                     unsigned char a = in_a[a_at + k]; float b = in_b[b_at + k]; float c = in_c[c_at + k]; out[o + k] = (float)((a ? b : c));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; float c = in_c[c_at + k * sc]; out[o + k * so] = (float)((a ? b : c));
                 }
@@ -21369,6 +21796,7 @@ void ccc_where_float64_strided(long long n, int ndim, const long long* meta, voi
                     unsigned char a = in_a[a_at + k]; double b = in_b[b_at + k]; double c = in_c[c_at + k]; out[o + k] = (double)((a ? b : c));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; double c = in_c[c_at + k * sc]; out[o + k * so] = (double)((a ? b : c));
                 }
@@ -21427,6 +21855,7 @@ void ccc_where_int8_strided(long long n, int ndim, const long long* meta, void* 
                     unsigned char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; signed char c = in_c[c_at + k]; out[o + k] = (signed char)((a ? b : c));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; signed char c = in_c[c_at + k * sc]; out[o + k * so] = (signed char)((a ? b : c));
                 }
@@ -21485,6 +21914,7 @@ void ccc_where_uint8_strided(long long n, int ndim, const long long* meta, void*
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; unsigned char c = in_c[c_at + k]; out[o + k] = (unsigned char)((a ? b : c));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; unsigned char c = in_c[c_at + k * sc]; out[o + k * so] = (unsigned char)((a ? b : c));
                 }
@@ -21543,6 +21973,7 @@ void ccc_where_int16_strided(long long n, int ndim, const long long* meta, void*
                     unsigned char a = in_a[a_at + k]; short b = in_b[b_at + k]; short c = in_c[c_at + k]; out[o + k] = (short)((a ? b : c));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; short c = in_c[c_at + k * sc]; out[o + k * so] = (short)((a ? b : c));
                 }
@@ -21601,6 +22032,7 @@ void ccc_where_int32_strided(long long n, int ndim, const long long* meta, void*
                     unsigned char a = in_a[a_at + k]; int b = in_b[b_at + k]; int c = in_c[c_at + k]; out[o + k] = (int)((a ? b : c));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; int c = in_c[c_at + k * sc]; out[o + k * so] = (int)((a ? b : c));
                 }
@@ -21659,6 +22091,7 @@ void ccc_where_int64_strided(long long n, int ndim, const long long* meta, void*
                     unsigned char a = in_a[a_at + k]; long long b = in_b[b_at + k]; long long c = in_c[c_at + k]; out[o + k] = (long long)((a ? b : c));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; long long c = in_c[c_at + k * sc]; out[o + k * so] = (long long)((a ? b : c));
                 }
@@ -21717,6 +22150,7 @@ void ccc_where_bool_strided(long long n, int ndim, const long long* meta, void* 
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; unsigned char c = in_c[c_at + k]; out[o + k] = (unsigned char)((a ? b : c));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; unsigned char c = in_c[c_at + k * sc]; out[o + k * so] = (unsigned char)((a ? b : c));
                 }
@@ -21775,6 +22209,7 @@ void ccc_clamp_float32_strided(long long n, int ndim, const long long* meta, voi
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; float c = in_c[c_at + k]; out[o + k] = (float)(ccc_clamp_max_float32(ccc_clamp_min_float32(a, b), c));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; float c = in_c[c_at + k * sc]; out[o + k * so] = (float)(ccc_clamp_max_float32(ccc_clamp_min_float32(a, b), c));
                 }
@@ -21833,6 +22268,7 @@ void ccc_clamp_float64_strided(long long n, int ndim, const long long* meta, voi
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; double c = in_c[c_at + k]; out[o + k] = (double)(ccc_clamp_max_float64(ccc_clamp_min_float64(a, b), c));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; double c = in_c[c_at + k * sc]; out[o + k * so] = (double)(ccc_clamp_max_float64(ccc_clamp_min_float64(a, b), c));
                 }
@@ -21891,6 +22327,7 @@ void ccc_clamp_int8_strided(long long n, int ndim, const long long* meta, void* 
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; signed char c = in_c[c_at + k]; out[o + k] = (signed char)(ccc_clamp_max_int8(ccc_clamp_min_int8(a, b), c));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; signed char c = in_c[c_at + k * sc]; out[o + k * so] = (signed char)(ccc_clamp_max_int8(ccc_clamp_min_int8(a, b), c));
                 }
@@ -21949,6 +22386,7 @@ void ccc_clamp_uint8_strided(long long n, int ndim, const long long* meta, void*
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; unsigned char c = in_c[c_at + k]; out[o + k] = (unsigned char)(ccc_clamp_max_uint8(ccc_clamp_min_uint8(a, b), c));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; unsigned char c = in_c[c_at + k * sc]; out[o + k * so] = (unsigned char)(ccc_clamp_max_uint8(ccc_clamp_min_uint8(a, b), c));
                 }
@@ -22007,6 +22445,7 @@ void ccc_clamp_int16_strided(long long n, int ndim, const long long* meta, void*
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; short c = in_c[c_at + k]; out[o + k] = (short)(ccc_clamp_max_int16(ccc_clamp_min_int16(a, b), c));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; short c = in_c[c_at + k * sc]; out[o + k * so] = (short)(ccc_clamp_max_int16(ccc_clamp_min_int16(a, b), c));
                 }
@@ -22065,6 +22504,7 @@ void ccc_clamp_int32_strided(long long n, int ndim, const long long* meta, void*
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; int c = in_c[c_at + k]; out[o + k] = (int)(ccc_clamp_max_int32(ccc_clamp_min_int32(a, b), c));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; int c = in_c[c_at + k * sc]; out[o + k * so] = (int)(ccc_clamp_max_int32(ccc_clamp_min_int32(a, b), c));
                 }
@@ -22123,6 +22563,7 @@ void ccc_clamp_int64_strided(long long n, int ndim, const long long* meta, void*
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; long long c = in_c[c_at + k]; out[o + k] = (long long)(ccc_clamp_max_int64(ccc_clamp_min_int64(a, b), c));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; long long c = in_c[c_at + k * sc]; out[o + k * so] = (long long)(ccc_clamp_max_int64(ccc_clamp_min_int64(a, b), c));
                 }
@@ -22181,6 +22622,7 @@ void ccc_clamp_bool_strided(long long n, int ndim, const long long* meta, void* 
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; unsigned char c = in_c[c_at + k]; out[o + k] = (unsigned char)(ccc_clamp_max_bool(ccc_clamp_min_bool(a, b), c));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; unsigned char c = in_c[c_at + k * sc]; out[o + k * so] = (unsigned char)(ccc_clamp_max_bool(ccc_clamp_min_bool(a, b), c));
                 }
@@ -22233,6 +22675,7 @@ void ccc_clamp_min_float32_strided(long long n, int ndim, const long long* meta,
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(ccc_clamp_min_float32(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)(ccc_clamp_min_float32(a, b));
                 }
@@ -22285,6 +22728,7 @@ void ccc_clamp_min_float64_strided(long long n, int ndim, const long long* meta,
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(ccc_clamp_min_float64(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)(ccc_clamp_min_float64(a, b));
                 }
@@ -22337,6 +22781,7 @@ void ccc_clamp_min_int8_strided(long long n, int ndim, const long long* meta, vo
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(ccc_clamp_min_int8(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char b = in_b[b_at + k * sb]; out[o + k * so] = (signed char)(ccc_clamp_min_int8(a, b));
                 }
@@ -22389,6 +22834,7 @@ void ccc_clamp_min_uint8_strided(long long n, int ndim, const long long* meta, v
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(ccc_clamp_min_uint8(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)(ccc_clamp_min_uint8(a, b));
                 }
@@ -22441,6 +22887,7 @@ void ccc_clamp_min_int16_strided(long long n, int ndim, const long long* meta, v
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)(ccc_clamp_min_int16(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short b = in_b[b_at + k * sb]; out[o + k * so] = (short)(ccc_clamp_min_int16(a, b));
                 }
@@ -22493,6 +22940,7 @@ void ccc_clamp_min_int32_strided(long long n, int ndim, const long long* meta, v
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)(ccc_clamp_min_int32(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int b = in_b[b_at + k * sb]; out[o + k * so] = (int)(ccc_clamp_min_int32(a, b));
                 }
@@ -22545,6 +22993,7 @@ void ccc_clamp_min_int64_strided(long long n, int ndim, const long long* meta, v
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)(ccc_clamp_min_int64(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (long long)(ccc_clamp_min_int64(a, b));
                 }
@@ -22597,6 +23046,7 @@ void ccc_clamp_min_bool_strided(long long n, int ndim, const long long* meta, vo
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(ccc_clamp_min_bool(a, b));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)(ccc_clamp_min_bool(a, b));
                 }
@@ -22649,6 +23099,7 @@ void ccc_clamp_max_float32_strided(long long n, int ndim, const long long* meta,
                     float a = in_a[a_at + k]; float c = in_c[c_at + k]; out[o + k] = (float)(ccc_clamp_max_float32(a, c));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k * sa]; float c = in_c[c_at + k * sc]; out[o + k * so] = (float)(ccc_clamp_max_float32(a, c));
                 }
@@ -22701,6 +23152,7 @@ void ccc_clamp_max_float64_strided(long long n, int ndim, const long long* meta,
                     double a = in_a[a_at + k]; double c = in_c[c_at + k]; out[o + k] = (double)(ccc_clamp_max_float64(a, c));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double c = in_c[c_at + k * sc]; out[o + k * so] = (double)(ccc_clamp_max_float64(a, c));
                 }
@@ -22753,6 +23205,7 @@ void ccc_clamp_max_int8_strided(long long n, int ndim, const long long* meta, vo
                     signed char a = in_a[a_at + k]; signed char c = in_c[c_at + k]; out[o + k] = (signed char)(ccc_clamp_max_int8(a, c));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k * sa]; signed char c = in_c[c_at + k * sc]; out[o + k * so] = (signed char)(ccc_clamp_max_int8(a, c));
                 }
@@ -22805,6 +23258,7 @@ void ccc_clamp_max_uint8_strided(long long n, int ndim, const long long* meta, v
                     unsigned char a = in_a[a_at + k]; unsigned char c = in_c[c_at + k]; out[o + k] = (unsigned char)(ccc_clamp_max_uint8(a, c));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char c = in_c[c_at + k * sc]; out[o + k * so] = (unsigned char)(ccc_clamp_max_uint8(a, c));
                 }
@@ -22857,6 +23311,7 @@ void ccc_clamp_max_int16_strided(long long n, int ndim, const long long* meta, v
                     short a = in_a[a_at + k]; short c = in_c[c_at + k]; out[o + k] = (short)(ccc_clamp_max_int16(a, c));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k * sa]; short c = in_c[c_at + k * sc]; out[o + k * so] = (short)(ccc_clamp_max_int16(a, c));
                 }
@@ -22909,6 +23364,7 @@ void ccc_clamp_max_int32_strided(long long n, int ndim, const long long* meta, v
                     int a = in_a[a_at + k]; int c = in_c[c_at + k]; out[o + k] = (int)(ccc_clamp_max_int32(a, c));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k * sa]; int c = in_c[c_at + k * sc]; out[o + k * so] = (int)(ccc_clamp_max_int32(a, c));
                 }
@@ -22961,6 +23417,7 @@ void ccc_clamp_max_int64_strided(long long n, int ndim, const long long* meta, v
                     long long a = in_a[a_at + k]; long long c = in_c[c_at + k]; out[o + k] = (long long)(ccc_clamp_max_int64(a, c));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long c = in_c[c_at + k * sc]; out[o + k * so] = (long long)(ccc_clamp_max_int64(a, c));
                 }
@@ -23013,6 +23470,7 @@ void ccc_clamp_max_bool_strided(long long n, int ndim, const long long* meta, vo
                     unsigned char a = in_a[a_at + k]; unsigned char c = in_c[c_at + k]; out[o + k] = (unsigned char)(ccc_clamp_max_bool(a, c));
                 }
             } else {
+                #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char c = in_c[c_at + k * sc]; out[o + k * so] = (unsigned char)(ccc_clamp_max_bool(a, c));
                 }
