@@ -382,6 +382,44 @@ def test_any_strided_broadcast_layout_matches_the_reference(case):
     _assert_matches(op, actual, _reference(op, a, b), f"{op} {dtype} {out_shape} {b_shape}")
 
 
+@st.composite
+def _strided_ternary(draw):
+    ndim = draw(st.integers(0, 3))
+    shape = tuple(draw(st.lists(st.integers(0, 4), min_size=ndim, max_size=ndim)))
+    steps = tuple(draw(st.lists(st.integers(1, 3), min_size=ndim, max_size=ndim)))
+    perm = tuple(draw(st.permutations(range(ndim))))
+    masks = [draw(st.lists(st.booleans(), min_size=ndim, max_size=ndim)) for _ in range(2)]
+    op = draw(st.sampled_from(["where", "clamp"]))
+    bounds = draw(st.sampled_from(["both", "min", "max", "numbers"]))
+    return shape, steps, perm, masks, op, bounds, draw(st.sampled_from(OP_DTYPES[op])), draw(st.integers(0, 2**16))
+
+
+@settings(max_examples=40, deadline=None)
+@given(_strided_ternary())
+def test_where_and_clamp_on_any_strided_broadcast_layout(case):
+    _backend()
+    import core_cpu_c
+
+    shape, steps, perm, masks, op, bounds, dtype, seed = case
+    big = tuple(s * k for s, k in zip(shape, steps))
+    x = _tensor(dtype, big, seed)[tuple(slice(None, None, k) for k in steps)]
+    x = x.permute(*perm) if perm else x
+    y, z = (_tensor(dtype, tuple(1 if flag else s for s, flag in zip(x.shape, mask)), seed + k + 1)
+            for k, mask in enumerate(masks))
+    if op == "where":
+        args = (core.tensor(_values("bool", tuple(y.shape), seed + 3)), x, z)
+    else:
+        numbers = {"bool": (False, True), "float32": (-1.0, 2.0), "float64": (-0.5, 0.5)}.get(dtype, (-4, 6))
+        args = {"both": (x, y, z), "min": (x, y, None), "max": (x, None, z), "numbers": (x, *numbers)}[bounds]
+    saved = core_cpu_c.set_min_numel(0)
+    try:
+        actual = get_operator(op)(*args)
+    finally:
+        core_cpu_c.set_min_numel(saved)
+    assert _from_c(actual)
+    _assert_matches(op, actual, _reference(op, *args), f"{op} {dtype} {bounds} {tuple(x.shape)}")
+
+
 def test_large_integer_tensors_use_threads_and_match_numpy():
     _backend()
     n = 1 << 18
