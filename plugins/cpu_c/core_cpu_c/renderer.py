@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from core.codegen import CRenderer
 
-__all__ = ["CpuRenderer", "KERNEL_OPS", "OP_DTYPES", "C_KERNELS", "kernel_name"]
+__all__ = ["CpuRenderer", "KERNEL_OPS", "OP_DTYPES", "UNARY_OPS", "BINARY_OPS", "kernel_name", "render_all"]
 
 FLOATS = ("float32", "float64")
 INTEGERS = ("int8", "uint8", "int16", "int32", "int64")
@@ -40,8 +40,8 @@ _FLOAT_BINARY = ("div", "atan2", "copysign", "hypot", "logaddexp", "logaddexp2",
 OP_DTYPES = {
     **dict.fromkeys(_FLOAT_UNARY, FLOATS),
     **dict.fromkeys(("neg", "relu"), NUMBERS),
-    **dict.fromkeys(("abs", "square", "positive", "sign", "sgn", "floor", "ceil", "trunc", "round"), ALL),
-    **dict.fromkeys(("isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit"), ALL),
+    **dict.fromkeys(("abs", "square", "positive", "sign", "sgn", "floor", "ceil", "trunc", "round", "isnan", "isinf",
+                     "isfinite", "isposinf", "isneginf", "signbit"), ALL),
     "frac": NUMBERS,
     "logical_not": ALL, "bitwise_not": INTEGERS + ("bool",),
     **dict.fromkeys(_FLOAT_BINARY, FLOATS),
@@ -243,9 +243,6 @@ def kernel_name(op: str, dtype: str) -> str:
 def c_kernels(op: str) -> tuple:
     """The C kernels of dispatcher op ``op``: clamp has one per set of bounds (both, min only, max only)."""
     return ("clamp", "clamp_min", "clamp_max") if op == "clamp" else (op,)
-
-
-C_KERNELS = [name for op in OP_DTYPES for name in c_kernels(op)]
 
 
 class CpuRenderer(CRenderer):
