@@ -434,3 +434,19 @@ def test_large_integer_tensors_use_threads_and_match_numpy():
     chosen = core.where(cond, x, core.clamp(x, -5, 5))
     assert _from_c(chosen)
     np.testing.assert_array_equal(chosen.numpy(), np.where(a > 0, a, np.clip(a, -5, 5)))
+
+
+def test_new_kernels_leave_tiny_calls_to_numpy_through_the_dispatcher():
+    _backend()
+    import core_cpu_c
+    from core_cpu_c.plugin import DEFAULT_MIN_NUMEL
+
+    saved = core_cpu_c.set_min_numel(DEFAULT_MIN_NUMEL)
+    try:
+        for n, in_c in ((8, False), (DEFAULT_MIN_NUMEL, True)):
+            x = core.arange(n, dtype=core.int32)
+            f = core.rand(n)
+            for out in (x * x, x // 3, x << 2, core.where(f > 0.5, f, 0.0), core.clamp(f, 0.2, 0.8), core.isnan(f)):
+                assert _from_c(out) == in_c
+    finally:
+        core_cpu_c.set_min_numel(saved)
