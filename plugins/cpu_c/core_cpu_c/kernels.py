@@ -1,9 +1,9 @@
 """cpu_c's kernels: compiled elementwise ops and a BLAS batched_matmul (reductions: reduce.py).
 
 Each kernel validates its operands in Python (layout.py) and then makes one C
-call; whatever C does not cover (integer/bool/half dtypes, mixed dtypes,
-``alpha``, negative strides) is handed to the NumPy reference kernel it
-replaces, so results never depend on which path ran.
+call; whatever C does not cover (half and complex dtypes, mixed dtypes,
+``alpha``, negative strides, integer division by zero) is handed to the
+NumPy reference kernel it replaces, so results never depend on which path ran.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 from core.backends.api import contiguous_strides
 
 from .layout import check_bounds, collapse, operand
-from .renderer import COMPARISONS, DTYPES, KERNEL_OPS, kernel_name
+from .renderer import BOOL_OUTPUT, DTYPES, KERNEL_OPS, OP_DTYPES, kernel_name
 from .runtime import new_tensor
 
 __all__ = ["Context", "build_kernels", "sized_thresholds"]
@@ -34,62 +34,83 @@ class Context:
 
 
 def _elementwise(ctx: Context, entry, shape: tuple, strides: tuple, n: int, out_dtype, operands: list):
-    """Allocate the output and run the contiguous or the strided kernel of ``entry`` over ``operands``."""
+    """(output, the C call's result) of ``entry``'s contiguous or strided kernel over ``operands``.
+
+    The result is None for void kernels (and when nothing ran); integer division kernels return how many zero
+    divisors they met.
+    """
     contig, strided = entry
     out, buf = new_tensor(shape, out_dtype, n * out_dtype.itemsize, ctx.key, strides)
     if n == 0:
-        return out
+        return out, None
     fb = ctx.from_buffer
     if all(o.strides is strides for o in operands):  # every input dense and full-size: no collapsing
         args = [n, fb(buf), 0]
         for o in operands:
             args += [fb(o.buffer), o.offset]
-        contig(*args)
-        return out
+        return out, contig(*args)
     cshape, cstrides = collapse(shape, [strides] + [o.strides for o in operands])
     if n == 1 or (len(cshape) == 1 and all(s == (1,) for s in cstrides)):
         args = [n, fb(buf), 0]
         for o in operands:
             args += [fb(o.buffer), o.offset]
-        contig(*args)
-        return out
+        return out, contig(*args)
     meta = list(cshape)
     for s in cstrides:
         meta += s
     meta += [0] + [o.offset for o in operands]
-    strided(n, len(cshape), ctx.ffi.new("long long[]", meta), fb(buf), *[fb(o.buffer) for o in operands])
-    return out
+    return out, strided(n, len(cshape), ctx.ffi.new("long long[]", meta), fb(buf),
+                        *[fb(o.buffer) for o in operands])
 
 
-def _entries(ctx: Context, op: str) -> dict:
-    return {d: (getattr(ctx.lib, kernel_name(op, d) + "_contig"), getattr(ctx.lib, kernel_name(op, d) + "_strided"))
-            for d in DTYPES}
+def _entries(ctx: Context, name: str, op: str | None = None) -> dict:
+    """{dtype name: (contiguous, strided) entry} of C kernel ``name`` (of dispatcher op ``op``, default ``name``)."""
+    return {d: (getattr(ctx.lib, kernel_name(name, d) + "_contig"), getattr(ctx.lib, kernel_name(name, d) + "_strided"))
+            for d in OP_DTYPES[op or name]}
 
 
-def _run(ctx: Context, op: str, entry, shape: tuple, out_dtype, compute_dtype, inputs: tuple):
-    """The output tensor, or None when the NumPy kernel should run (a layout or dtype C does not take).
+def _scalar(x, dtype):
+    """Python number ``x`` as the reference kernel reads it in ``dtype`` (integers wrap); None if C cannot take it."""
+    if dtype.is_floating_point:
+        return x
+    if isinstance(x, float):
+        return None
+    try:
+        return np.asarray(x).astype(dtype.numpy).item()
+    except (OverflowError, TypeError, ValueError):
+        return None
 
-    Tiny calls never get here: the dispatcher sends them to the NumPy kernel (see :func:`sized_thresholds`).
+
+def _run(ctx: Context, op: str, entry, shape: tuple, out_dtype, dtypes: tuple, inputs: tuple):
+    """The output tensor, or None when the NumPy kernel should run (a layout or dtype C does not take, or an
+    integer division by zero, which the reference reports).
+
+    Input k is read as ``dtypes[k]``. Tiny calls never get here: the dispatcher sends them to the NumPy kernel
+    (see :func:`sized_thresholds`).
     """
     n = math.prod(shape)
     strides = contiguous_strides(shape)
     operands = []
-    for x in inputs:
-        o = operand(op, x, compute_dtype, shape, strides, n)
+    for x, dtype in zip(inputs, dtypes):
+        if not hasattr(x, "_storage") and isinstance(x, (bool, int, float)):
+            x = _scalar(x, dtype)
+        o = None if x is None else operand(op, x, dtype, shape, strides, n)
         if o is None:
             return None
         operands.append(o)
-    return _elementwise(ctx, entry, shape, strides, n, out_dtype, operands)
+    out, result = _elementwise(ctx, entry, shape, strides, n, out_dtype, operands)
+    return None if result else out
 
 
 def _unary(ctx: Context, op: str, base):
     entries = _entries(ctx, op)
+    bool_out = op in BOOL_OUTPUT
 
     def kernel(spec, input):
         cd = spec.compute_dtype
         entry = entries.get(cd.name)
-        if entry is not None and spec.dtype == cd:
-            out = _run(ctx, op, entry, spec.shape, cd, cd, (input,))
+        if entry is not None and spec.dtype == (ctx.bool if bool_out else cd):
+            out = _run(ctx, op, entry, spec.shape, spec.dtype, (cd,), (input,))
             if out is not None:
                 return out
         return base(spec, input)
@@ -99,17 +120,52 @@ def _unary(ctx: Context, op: str, base):
 
 def _binary(ctx: Context, op: str, base):
     entries = _entries(ctx, op)
-    compares = op in COMPARISONS
+    bool_out = op in BOOL_OUTPUT
     has_alpha = op in ("add", "sub")
 
     def kernel(spec, a, b, alpha=1):
         cd = spec.compute_dtype
         entry = entries.get(cd.name)
-        if entry is not None and alpha == 1 and spec.dtype == (ctx.bool if compares else cd):
-            out = _run(ctx, op, entry, spec.shape, spec.dtype, cd, (a, b))
+        if entry is not None and alpha == 1 and spec.dtype == (ctx.bool if bool_out else cd):
+            out = _run(ctx, op, entry, spec.shape, spec.dtype, (cd, cd), (a, b))
             if out is not None:
                 return out
         return base(spec, a, b, alpha) if has_alpha else base(spec, a, b)
+
+    return kernel
+
+
+def _where(ctx: Context, base):
+    """where(condition, input, other): a bool or uint8 condition (nonzero selects input) over one dtype."""
+    entries = _entries(ctx, "where")
+
+    def kernel(spec, condition, input, other):
+        cd = spec.compute_dtype
+        entry = entries.get(cd.name)
+        cond = getattr(condition, "dtype", None)
+        if entry is not None and spec.dtype == cd and cond is not None and cond.name in ("bool", "uint8"):
+            out = _run(ctx, "where", entry, spec.shape, cd, (cond, cd, cd), (condition, input, other))
+            if out is not None:
+                return out
+        return base(spec, condition, input, other)
+
+    return kernel
+
+
+def _clamp(ctx: Context, base):
+    """clamp(input, min=None, max=None): one C kernel per set of bounds given (tensors or numbers)."""
+    entries = {name: _entries(ctx, name, "clamp") for name in ("clamp", "clamp_min", "clamp_max")}
+
+    def kernel(spec, input, min=None, max=None):  # noqa: A002 - torch.clamp's names
+        cd = spec.compute_dtype
+        name = "clamp" if min is not None and max is not None else "clamp_min" if min is not None else "clamp_max"
+        entry = entries[name].get(cd.name)
+        if entry is not None and spec.dtype == cd and (min is not None or max is not None):
+            inputs = tuple(x for x in (input, min, max) if x is not None)
+            out = _run(ctx, "clamp", entry, spec.shape, cd, (cd,) * len(inputs), inputs)
+            if out is not None:
+                return out
+        return base(spec, input, min, max)
 
     return kernel
 
@@ -120,7 +176,7 @@ def _relu(ctx: Context, base):
 
     def kernel(x):
         entry = entries.get(x.dtype.name)
-        out = None if entry is None else _run(ctx, "relu", entry, x._shape, x.dtype, x.dtype, (x,))
+        out = None if entry is None else _run(ctx, "relu", entry, x._shape, x.dtype, (x.dtype,), (x,))
         return base(x) if out is None else out
 
     return kernel
@@ -135,7 +191,7 @@ def _activation_backward(ctx: Context, op: str, base):
         entry = entries.get(g.dtype.name)
         out = None
         if entry is not None and g._shape == y._shape:
-            out = _run(ctx, op, entry, g._shape, g.dtype, g.dtype, (g, y))
+            out = _run(ctx, op, entry, g._shape, g.dtype, (g.dtype, g.dtype), (g, y))
         return base(g, y) if out is None else out
 
     return kernel
@@ -234,6 +290,10 @@ def build_kernels(ffi, lib, key: int, bool_dtype, base_kernels: dict, min_numel:
             continue
         if op == "relu":
             kernels[op] = _relu(ctx, base)
+        elif op == "where":
+            kernels[op] = _where(ctx, base)
+        elif op == "clamp":
+            kernels[op] = _clamp(ctx, base)
         elif op in ("tanh_backward", "sigmoid_backward", "relu_backward"):
             kernels[op] = _activation_backward(ctx, op, base)
         elif arity == 1:

@@ -6,26 +6,233 @@ kernels. This subclass keeps the renderer's expression table, type names and
 math-function spellings, and renders instead a contiguous loop (vectorised,
 OpenMP above a size threshold) and a strided loop that walks rows: the
 coordinates are computed once per row, the innermost dim runs with plain
-strides (stride 0 = broadcast). One template for every op and dtype.
+strides (stride 0 = broadcast), as an `omp simd` loop too (without it GCC
+leaves float selects such as maximum as branches: ~10x slower on random
+data). One template for every op and dtype.
+
+Each op compiles for the dtypes it lists in :data:`OP_DTYPES`, with the same
+dtype in and out (``bool`` out for comparisons, predicates and logical ops;
+``where``'s condition is a byte). What the NumPy reference does for a dtype is
+the spec: integer arithmetic wraps (computed in an unsigned type, so C has no
+signed-overflow UB), bool ``add`` is ``or``. Integer division by zero raises
+in the reference: those kernels return how many zero divisors they saw, and
+the Python side then hands the call to the reference.
 """
 
 from __future__ import annotations
 
 from core.codegen import CRenderer
 
-__all__ = ["CpuRenderer", "KERNEL_OPS", "kernel_name"]
+__all__ = ["CpuRenderer", "KERNEL_OPS", "OP_DTYPES", "UNARY_OPS", "BINARY_OPS", "kernel_name", "render_all"]
 
-# The ops this backend compiles, by arity. Float-only: integer/bool inputs keep the NumPy kernels.
-UNARY_OPS = ("neg", "abs", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
-             "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf",
-             "erfc", "reciprocal", "floor", "ceil", "trunc", "round", "square", "positive", "relu")
-BINARY_OPS = ("add", "sub", "mul", "div", "maximum", "minimum", "pow", "atan2", "eq", "ne", "lt", "le", "gt", "ge",
-              "tanh_backward", "sigmoid_backward", "relu_backward")
+FLOATS = ("float32", "float64")
+INTEGERS = ("int8", "uint8", "int16", "int32", "int64")
+NUMBERS = FLOATS + INTEGERS
+ALL = NUMBERS + ("bool",)
+DTYPES = FLOATS  # the product's dtypes (kernels.py)
+
+_FLOAT_UNARY = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
+                "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "erfc",
+                "reciprocal", "deg2rad", "rad2deg", "sinc", "lgamma")
+_FLOAT_BINARY = ("div", "atan2", "copysign", "hypot", "logaddexp", "logaddexp2", "xlogy", "nextafter",
+                 "tanh_backward", "sigmoid_backward", "relu_backward")
+# {op: the dtypes its kernels compile for}
+OP_DTYPES = {
+    **dict.fromkeys(_FLOAT_UNARY, FLOATS),
+    **dict.fromkeys(("neg", "relu"), NUMBERS),
+    **dict.fromkeys(("abs", "square", "positive", "sign", "sgn", "floor", "ceil", "trunc", "round", "isnan", "isinf",
+                     "isfinite", "isposinf", "isneginf", "signbit"), ALL),
+    "frac": NUMBERS,
+    "logical_not": ALL, "bitwise_not": INTEGERS + ("bool",),
+    **dict.fromkeys(_FLOAT_BINARY, FLOATS),
+    **dict.fromkeys(("add", "mul", "maximum", "minimum", "fmax", "fmin", "pow"), ALL),
+    "sub": NUMBERS,
+    **dict.fromkeys(("floor_divide", "remainder", "fmod", "div_trunc"), NUMBERS),
+    **dict.fromkeys(("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"), ALL),
+    **dict.fromkeys(("bitwise_and", "bitwise_or", "bitwise_xor"), INTEGERS + ("bool",)),
+    **dict.fromkeys(("bitwise_left_shift", "bitwise_right_shift"), INTEGERS),
+    "where": ALL, "clamp": ALL,
+}
+_UNARY = ("neg", "abs", "square", "positive", "relu", "sign", "sgn", "floor", "ceil", "trunc", "round", "frac", "isnan",
+          "isinf", "isfinite", "isposinf", "isneginf", "signbit", "logical_not", "bitwise_not")
+KERNEL_OPS = {op: 3 if op in ("where", "clamp") else 1 if op in _UNARY or op in _FLOAT_UNARY else 2
+              for op in OP_DTYPES}
+UNARY_OPS = tuple(op for op, arity in KERNEL_OPS.items() if arity == 1)
+BINARY_OPS = tuple(op for op, arity in KERNEL_OPS.items() if arity == 2)
 COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
-DTYPES = ("float32", "float64")
-# relu_backward(g, x) (core composite, relu's derivative) has no expression in core.codegen's table: spelled here
-_OWN_EXPRESSIONS = {"relu_backward": "(b > 0 ? a : ({T})0)"}
-KERNEL_OPS = {name: 1 for name in UNARY_OPS} | {name: 2 for name in BINARY_OPS}
+BOOL_OUTPUT = COMPARISONS + ("logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf",
+                             "isfinite", "isposinf", "isneginf", "signbit")
+# Integer division: a zero divisor makes the reference raise; its kernels count zero divisors instead.
+CHECKED_DIVISION = ("floor_divide", "remainder", "fmod", "div_trunc")
+
+# Expressions core.codegen's table lacks, or spells for floats only: {op: text} or {op: {kind: text}}, kind being
+# "float", "int" or "bool". {W} is the unsigned type integer arithmetic wraps in, {B} the integer's width in bits.
+# Calls of ccc_*_{N} name the helpers in _HELPERS ({N}: the dtype's name).
+_SAME = "a"
+_ZERO, _ONE = "((void)a, 0)", "((void)a, 1)"  # constants that still read a (no unused-variable warning)
+_OWN_EXPRESSIONS = {
+    "relu_backward": "(b > 0 ? a : ({T})0)",
+    "add": {"int": "({T})(({W})a + ({W})b)", "bool": "(a || b)"},
+    "sub": {"int": "({T})(({W})a - ({W})b)"},
+    "mul": {"int": "({T})(({W})a * ({W})b)", "bool": "(a && b)"},
+    "neg": {"int": "({T})(({W})0 - ({W})a)"},
+    "abs": {"int": "(a < 0 ? ({T})(({W})0 - ({W})a) : a)", "bool": _SAME},
+    "square": {"int": "({T})(({W})a * ({W})a)", "bool": _SAME},
+    # core's NaN tests (a != a) are left out of the integer forms: GCC warns on them
+    "sign": {"int": "({T})((a > 0) - (a < 0))", "bool": _SAME},
+    "sgn": {"float": "(a != a ? a : ({T})((a > 0) - (a < 0)))", "int": "({T})((a > 0) - (a < 0))", "bool": _SAME},
+    "relu": {"int": "(a > 0 ? a : ({T})0)"},
+    **{op: {"int": _SAME, "bool": _SAME} for op in ("floor", "ceil", "trunc", "round")},
+    "maximum": {"int": "(a > b ? a : b)", "bool": "(a || b)"},
+    "minimum": {"int": "(a < b ? a : b)", "bool": "(a && b)"},
+    # NumPy's fmax/fmin: the non-NaN operand, b when equal (its vector loops; ±0 is path-dependent there)
+    "fmax": {"float": "((a > b || b != b) ? a : b)", "int": "(a > b ? a : b)", "bool": "(a || b)"},
+    "fmin": {"float": "((a < b || b != b) ? a : b)", "int": "(a < b ? a : b)", "bool": "(a && b)"},
+    # the float predicates on integers and bools: constants, and signbit is a < 0
+    "isnan": {"float": "(a != a)", "int": _ZERO, "bool": _ZERO},
+    "isinf": {"float": "(isinf(a) != 0)", "int": _ZERO, "bool": _ZERO},
+    "isfinite": {"float": "(isfinite(a) != 0)", "int": _ONE, "bool": _ONE},
+    "isposinf": {"float": "(a == ({T})INFINITY)", "int": _ZERO, "bool": _ZERO},
+    "isneginf": {"float": "(a == -({T})INFINITY)", "int": _ZERO, "bool": _ZERO},
+    "signbit": {"float": "(signbit(a) != 0)", "int": "(a < 0)", "bool": _ZERO},
+    "logical_not": "(!a)", "bitwise_not": {"int": "({T})(~a)", "bool": "(!a)"},
+    "logical_and": "(a && b)", "logical_or": "(a || b)", "logical_xor": "(!a != !b)",
+    "frac": {"float": "(a - {f:trunc}(a))", "int": _ZERO},
+    "lgamma": "ccc_lgamma_{N}(a)", "deg2rad": "(a * (({T})M_PI / ({T})180))", "rad2deg": "(a * (({T})180 / ({T})M_PI))",
+    "sinc": "ccc_sinc_{N}(a)", "copysign": "{f:copysign}(a, b)", "hypot": "{f:hypot}(a, b)",
+    "nextafter": "{f:nextafter}(a, b)", "logaddexp": "ccc_logaddexp_{N}(a, b)",
+    "logaddexp2": "ccc_logaddexp2_{N}(a, b)", "xlogy": "ccc_xlogy_{N}(a, b)",
+    "floor_divide": {"float": "ccc_floor_divide_{N}(a, b)", "int": "ccc_floor_divide_{N}(a, b)"},
+    "remainder": {"float": "ccc_remainder_{N}(a, b)", "int": "ccc_remainder_{N}(a, b)"},
+    "fmod": {"float": "{f:fmod}(a, b)", "int": "ccc_fmod_{N}(a, b)"},
+    "div_trunc": {"float": "{f:trunc}(a / b)", "int": "ccc_div_trunc_{N}(a, b)"},
+    "bitwise_left_shift": "((b < 0 || b >= {B}) ? ({T})0 : ({T})(({W})a << b))",
+    "bitwise_right_shift": "((b < 0 || b >= {B}) ? ({T})(a < 0 ? -1 : 0) : ({T})(a >> b))",
+    "pow": {"int": "ccc_pow_{N}(a, b)", "bool": "(a || !b)"},  # bool: the reference's int8 power, as bool
+    "where": "(a ? b : c)",
+    # PyTorch's clamp: NaN input stays NaN, a NaN bound gives NaN (NumPy's maximum then minimum)
+    "clamp": "ccc_clamp_max_{N}(ccc_clamp_min_{N}(a, b), c)",
+    "clamp_min": "ccc_clamp_min_{N}(a, b)", "clamp_max": "ccc_clamp_max_{N}(a, c)",
+}
+
+# Helpers the expressions call, rendered once per dtype of their kind, in the order NumPy's loops compute.
+_FLOAT_HELPERS = """\
+static inline {T} ccc_divmod_{N}({T} a, {T} b, {T}* modulus) {{
+    /* npy_divmod: Python's floor division and remainder (remainder takes the divisor's sign) */
+    {T} mod = {f:fmod}(a, b);
+    if (!b) {{ *modulus = mod; return a / b; }}
+    {T} div = (a - mod) / b;
+    if (mod) {{
+        if ((b < 0) != (mod < 0)) {{ mod += b; div -= ({T})1; }}
+    }} else {{
+        mod = {f:copysign}(({T})0, b);
+    }}
+    {T} floordiv;
+    if (div) {{
+        floordiv = {f:floor}(div);
+        if (div - floordiv > ({T})0.5) floordiv += ({T})1;
+    }} else {{
+        floordiv = {f:copysign}(({T})0, a / b);
+    }}
+    *modulus = mod;
+    return floordiv;
+}}
+static inline {T} ccc_floor_divide_{N}({T} a, {T} b) {{
+    {T} mod;
+    return b ? ccc_divmod_{N}(a, b, &mod) : a / b;
+}}
+static inline {T} ccc_remainder_{N}({T} a, {T} b) {{
+    {T} mod;
+    if (!b) return {f:fmod}(a, b);
+    ccc_divmod_{N}(a, b, &mod);
+    return mod;
+}}
+static inline {T} ccc_logaddexp_{N}({T} x, {T} y) {{
+    if (x == y) return x + ({T})0.693147180559945309417232121458176568;  /* infinities of one sign */
+    {T} d = x - y;
+    if (d > 0) return x + {f:log1p}({f:exp}(-d));
+    if (d <= 0) return y + {f:log1p}({f:exp}(d));
+    return d;  /* NaN */
+}}
+static inline {T} ccc_logaddexp2_{N}({T} x, {T} y) {{
+    const {T} log2e = ({T})1.442695040888963407359924681001892137;
+    if (x == y) return x + 1;
+    {T} d = x - y;
+    if (d > 0) return x + log2e * {f:log1p}({f:exp2}(-d));
+    if (d <= 0) return y + log2e * {f:log1p}({f:exp2}(d));
+    return d;
+}}
+static inline {T} ccc_xlogy_{N}({T} x, {T} y) {{
+    /* scipy.special.xlogy: 0 where x == 0 and y is not NaN */
+    if (x == 0 && y == y) return 0;
+    return x * {f:log}(y);
+}}
+static inline {T} ccc_lgamma_{N}({T} x) {{
+    /* scipy.special.gammaln computes float32 in double too, and gives -inf at -inf (C: +inf); lgamma_r, as
+       lgamma writes the global signgam */
+    int sign;
+    if (x == -({T})INFINITY) return x;
+    return ({T})lgamma_r((double)x, &sign);
+}}
+static inline {T} ccc_sinc_{N}({T} x) {{
+    /* np.sinc: x == 0 becomes 1e-20 before sin(pi x) / (pi x) */
+    {T} y = ({T})M_PI * (x == 0 ? ({T})1.0e-20 : x);
+    return {f:sin}(y) / y;
+}}
+"""
+# Integer division as NumPy's integer loops compute it; the zero divisor (counted by the kernel) gives 0 and
+# MIN / -1 wraps, instead of C's undefined behaviour.
+_INT_HELPERS = """\
+static inline {T} ccc_floor_divide_{N}({T} a, {T} b) {{
+    if (b == 0) return 0;
+    if (b == -1) return ({T})(({W})0 - ({W})a);  /* never true for uint8 (promoted to int) */
+    {T} q = a / b;
+    if (a % b != 0 && ((a < 0) != (b < 0))) q--;
+    return q;
+}}
+static inline {T} ccc_remainder_{N}({T} a, {T} b) {{
+    if (b == 0 || b == -1) return 0;
+    {T} r = a % b;
+    if (r != 0 && ((b < 0) != (r < 0))) r += b;
+    return r;
+}}
+static inline {T} ccc_pow_{N}({T} a, {T} b) {{
+    /* negative exponents as PyTorch: 1 -> 1, -1 -> +-1, others -> 0; else squaring, wrapping as NumPy's */
+    if (b < 0) return a == 1 ? 1 : a == -1 ? (({W})b & 1 ? -1 : 1) : 0;
+    {W} result = 1, base = ({W})a, e = ({W})b;
+    while (e) {{
+        if (e & 1) result *= base;
+        base *= base;
+        e >>= 1;
+    }}
+    return ({T})result;
+}}
+static inline {T} ccc_fmod_{N}({T} a, {T} b) {{
+    if (b == 0 || b == -1) return 0;
+    return a % b;
+}}
+static inline {T} ccc_div_trunc_{N}({T} a, {T} b) {{
+    if (b == 0) return 0;
+    if (b == -1) return ({T})(({W})0 - ({W})a);
+    return a / b;
+}}
+"""
+# clamp's bounds as NumPy's maximum / minimum (the bound when equal, NaN from either side), a NaN input kept.
+# Spelled with `||` (as core's maximum): GCC 12 vectorizes these nested, not the branch-free `(a != a) | (a > lo)`
+_CLAMP_HELPERS = """\
+static inline {T} ccc_clamp_min_{N}({T} a, {T} lo) {{ return (a > lo || a != a) ? a : lo; }}
+static inline {T} ccc_clamp_max_{N}({T} a, {T} hi) {{ return (a < hi || a != a) ? a : hi; }}
+"""
+_INTEGER_CLAMP_HELPERS = _CLAMP_HELPERS.replace(" || a != a", "")
+_HELPERS = {"float": _FLOAT_HELPERS + _CLAMP_HELPERS, "int": _INT_HELPERS + _INTEGER_CLAMP_HELPERS,
+            "bool": _INTEGER_CLAMP_HELPERS}
+_WRAP_TYPES = {"int64": "unsigned long long"}  # the others wrap in unsigned int (no promotion back to int)
+_BITS = {"int8": 8, "uint8": 8, "int16": 16, "int32": 32, "int64": 64}
+
+
+def kind_of(dtype: str) -> str:
+    """"float", "int" or "bool": which expression of an op serves ``dtype``."""
+    return "float" if dtype in FLOATS else "bool" if dtype == "bool" else "int"
 
 
 def kernel_name(op: str, dtype: str) -> str:
@@ -33,41 +240,70 @@ def kernel_name(op: str, dtype: str) -> str:
     return f"ccc_{op}_{dtype}"
 
 
+def c_kernels(op: str) -> tuple:
+    """The C kernels of dispatcher op ``op``: clamp has one per set of bounds (both, min only, max only)."""
+    return ("clamp", "clamp_min", "clamp_max") if op == "clamp" else (op,)
+
+
 class CpuRenderer(CRenderer):
     """Renders this backend's contiguous + strided elementwise kernels."""
 
+    def fill(self, template: str, dtype: str) -> str:
+        """``template`` with this backend's placeholders and core's ({T}, {f:name}) filled for ``dtype``."""
+        text = template.replace("{N}", dtype).replace("{W}", _WRAP_TYPES.get(dtype, "unsigned int"))
+        return self.expand(text.replace("{B}", str(_BITS.get(dtype, 0))), dtype)
+
+    def expression(self, op: str, dtype: str) -> str:
+        """The C expression of ``op`` over inputs a, b, c of ``dtype``."""
+        own = _OWN_EXPRESSIONS.get(op)
+        if isinstance(own, dict):
+            own = own.get(kind_of(dtype))
+        if own is None:
+            from core.codegen import expression_for
+
+            own = expression_for(op)
+        return self.fill(own, dtype)
+
+    def helpers(self, dtype: str) -> str:
+        """The static inline helpers the expressions of ``dtype`` call."""
+        return self.fill(_HELPERS[kind_of(dtype)], dtype).replace("{{", "{").replace("}}", "}")
+
     def render_pair(self, op: str, dtype: str) -> tuple:
-        """(C source, prototypes) of ``op``'s two kernels for inputs of ``dtype``."""
-        arity = KERNEL_OPS[op]
-        out_dtype = "bool" if op in COMPARISONS else dtype
-        expr = self.expand(_OWN_EXPRESSIONS.get(op) or _expression(op), dtype)
+        """(C source, prototypes) of C kernel ``op``'s two entry points for inputs of ``dtype``."""
+        names = {"clamp": "abc", "clamp_min": "ab", "clamp_max": "ac"}.get(op) or "abc"[:KERNEL_OPS[op]]
+        out_dtype = "bool" if op in BOOL_OUTPUT else dtype
+        expr = self.expression(op, dtype)
         T, O = self.type_name(dtype), self.type_name(out_dtype)
-        names = "ab"[:arity]
+        types = {x: ("unsigned char" if op == "where" and x == "a" else T) for x in names}
+        checked = op in CHECKED_DIVISION and kind_of(dtype) == "int"
+        ret, bad = ("int", " reduction(|:bad)") if checked else ("void", "")
         prefix = kernel_name(op, dtype)
         contig_params = ["long long n", "void* out_base", "long long out_off"]
         strided_params = ["long long n", "int ndim", "const long long* meta", "void* out_base"]
         for name in names:
             contig_params += [f"const void* {name}_base", f"long long {name}_off"]
             strided_params += [f"const void* {name}_base"]
-        contig_sig = f"void {prefix}_contig({', '.join(contig_params)})"
-        strided_sig = f"void {prefix}_strided({', '.join(strided_params)})"
-        loads = " ".join(f"{T} {x} = in_{x}[{{{x}}}];" for x in names)
+        contig_sig = f"{ret} {prefix}_contig({', '.join(contig_params)})"
+        strided_sig = f"{ret} {prefix}_strided({', '.join(strided_params)})"
+        loads = " ".join(f"{types[x]} {x} = in_{x}[{{{x}}}];" for x in names)
         pointers = [f"    {O}* restrict out = ({O}*)out_base + out_off;"]
-        pointers += [f"    const {T}* restrict in_{x} = (const {T}*){x}_base + {x}_off;" for x in names]
-        body = f"{loads} out[{{o}}] = ({O})({expr});"
-        contig = [contig_sig + " {", *pointers,
-                  f"    #pragma omp parallel for simd if(n >= {self.parallel_threshold}) schedule(static)",
+        pointers += [f"    const {types[x]}* restrict in_{x} = (const {types[x]}*){x}_base + {x}_off;" for x in names]
+        body = f"{loads} out[{{o}}] = ({O})({expr});" + (" bad |= (b == 0);" if checked else "")
+        start = ["    int bad = 0;"] if checked else []
+        end = ["    return bad;"] if checked else []
+        contig = [contig_sig + " {", *pointers, *start,
+                  f"    #pragma omp parallel for simd if(n >= {self.parallel_threshold}) schedule(static){bad}",
                   "    for (long long i = 0; i < n; i++) {",
-                  "        " + body.format(o="i", a="i", b="i"), "    }", "}"]
+                  "        " + body.format(o="i", a="i", b="i", c="i"), "    }", *end, "}"]
         # meta = shape[ndim], out strides[ndim], then each input's strides[ndim], then the offsets (out, inputs)
         strided = [strided_sig + " {", "    const long long* shape = meta;",
                    "    const long long* os = meta + ndim;"]
         strided += [f"    const long long* {x}s = meta + {k + 2} * ndim;" for k, x in enumerate(names)]
-        strided += [f"    const long long* offs = meta + {arity + 2} * ndim;",
+        strided += [f"    const long long* offs = meta + {len(names) + 2} * ndim;",
                     f"    {O}* restrict out = ({O}*)out_base;"]
-        strided += [f"    const {T}* restrict in_{x} = (const {T}*){x}_base;" for x in names]
-        strided += ["    const long long inner = shape[ndim - 1];",
-                    f"    #pragma omp parallel if(n >= {self.parallel_threshold})",
+        strided += [f"    const {types[x]}* restrict in_{x} = (const {types[x]}*){x}_base;" for x in names]
+        strided += [*start, "    const long long inner = shape[ndim - 1];",
+                    f"    #pragma omp parallel if(n >= {self.parallel_threshold}){bad}",
                     "    {", "        long long nt = omp_get_num_threads(), t = omp_get_thread_num();",
                     "        long long i = n / nt * t + (t < n % nt ? t : n % nt);",
                     "        long long end = i + n / nt + (t < n % nt);",
@@ -82,24 +318,19 @@ class CpuRenderer(CRenderer):
         strided += ["            }", "            const long long so = os[ndim - 1];"]
         strided += [f"            const long long s{x} = {x}s[ndim - 1];" for x in names]
         unit = " && ".join(["so == 1"] + [f"s{x} == 1" for x in names])
-        strided += [f"            if ({unit}) {{",
-                    "                #pragma omp simd",
+        simd = f"                #pragma omp simd{bad}"
+        strided += [f"            if ({unit}) {{", simd,
                     "                for (long long k = 0; k < len; k++) {",
                     "                    " + body.format(o="o + k", **{x: f"{x}_at + k" for x in names}),
-                    "                }", "            } else {",
+                    "                }", "            } else {", simd,
                     "                for (long long k = 0; k < len; k++) {",
                     "                    " + body.format(o="o + k * so", **{x: f"{x}_at + k * s{x}" for x in names}),
-                    "                }", "            }", "            i += len;", "        }", "    }", "}"]
+                    "                }", "            }", "            i += len;", "        }", "    }", *end, "}"]
         return "\n".join(contig + strided) + "\n", contig_sig + ";\n" + strided_sig + ";\n"
 
 
-def _expression(op: str) -> str:
-    from core.codegen import expression_for
-
-    return expression_for(op)
-
-
 PREAMBLE = """/* GENERATED by `python -m core_cpu_c.gen` from core.codegen's expressions: do not edit. */
+#define _DEFAULT_SOURCE /* M_PI */
 #include <math.h>
 #include "omp_compat.h"
 """
@@ -109,9 +340,11 @@ def render_all() -> tuple:
     """(the .c file, the .h file) holding every compiled elementwise kernel."""
     renderer = CpuRenderer()
     sources, headers = [PREAMBLE], ["/* GENERATED by `python -m core_cpu_c.gen`: do not edit. */\n"]
-    for op in KERNEL_OPS:
-        for dtype in DTYPES:
-            source, header = renderer.render_pair(op, dtype)
-            sources.append(source)
-            headers.append(header)
+    sources += [renderer.helpers(dtype) for dtype in ALL]
+    for op in OP_DTYPES:
+        for name in c_kernels(op):
+            for dtype in OP_DTYPES[op]:
+                source, header = renderer.render_pair(name, dtype)
+                sources.append(source)
+                headers.append(header)
     return "".join(sources), "".join(headers)
