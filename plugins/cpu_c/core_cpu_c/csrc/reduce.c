@@ -153,3 +153,246 @@ DEFINE_REDUCTIONS(double, float64)
 
 DEFINE_SOFTMAX(float, float32, expf, log)
 DEFINE_SOFTMAX(double, float64, exp, log)
+
+/* ---- Strided reductions over any set of dims, and scans along one dim ------------------------------------------
+   The Python side (reduce.py) splits a tensor's dims into kept and reduced ones, collapses each group and checks
+   every element lies inside the storage. Each output walks its reduced elements with an odometer whose inner-most
+   dim is a plain loop. When the last kept dim has a smaller input stride than the reduced dims (a sum over dim 0
+   of a row-major matrix), BLOCK neighbouring outputs are accumulated together instead, so every read of the inner
+   loop is contiguous (or evenly strided) and vectorisable.
+   An op is ACC (accumulator type), INIT(a), STEP(a, ix, x, j) (j: the element's position along the reduced dims
+   in row-major order, for the arg-reductions), FINAL(a, ix). Integer sums and products wrap through unsigned long
+   long (signed overflow is UB in C; NumPy and PyTorch wrap). */
+#include <limits.h>
+#include <stdint.h>
+
+#define MAXD 64 /* dims of a collapsed group (reduce.py sends more to NumPy) */
+#define BLOCK 256
+
+#define DEFINE_REDUCE(OP, NAME, T, ACC, OUT, INIT, STEP, FINAL)                                                        \
+    void ccc_reduce_##OP##_##NAME(const long long* meta, const void* in_base, void* out_base) {                       \
+        const int nk = (int)meta[0], nr = (int)meta[1], block = (int)meta[2];                                          \
+        const long long *ks = meta + 4, *kst = ks + nk, *rs = kst + nk, *rst = rs + nr;                                \
+        const T* in = (const T*)in_base + meta[3];                                                                     \
+        OUT* out = (OUT*)out_base;                                                                                     \
+        long long nout = 1, nred = 1;                                                                                  \
+        for (int d = 0; d < nk; d++) nout *= ks[d];                                                                    \
+        for (int d = 0; d < nr; d++) nred *= rs[d];                                                                    \
+        const long long rin = rs[nr - 1], rinst = rst[nr - 1], router = nred / rin;                                    \
+        if (!block) {                                                                                                  \
+            _Pragma("omp parallel for schedule(static) if(nout * nred >= PARALLEL_MIN)")                               \
+            for (long long o = 0; o < nout; o++) {                                                                     \
+                long long off = 0, rem = o, idx[MAXD], j = 0, ix = 0;                                                  \
+                for (int d = nk - 1; d >= 0; d--) off += (rem % ks[d]) * kst[d], rem /= ks[d];                         \
+                for (int d = 0; d < nr; d++) idx[d] = 0;                                                               \
+                ACC a;                                                                                                 \
+                INIT(a);                                                                                               \
+                for (long long q = 0; q < router; q++) {                                                               \
+                    const T* p = in + off;                                                                             \
+                    for (long long i = 0; i < rin; i++, j++) {                                                         \
+                        T x = p[i * rinst];                                                                            \
+                        STEP(a, ix, x, j);                                                                             \
+                    }                                                                                                  \
+                    for (int d = nr - 2; d >= 0; d--) {                                                                \
+                        off += rst[d];                                                                                 \
+                        if (++idx[d] < rs[d]) break;                                                                   \
+                        off -= rst[d] * rs[d], idx[d] = 0;                                                             \
+                    }                                                                                                  \
+                }                                                                                                      \
+                out[o] = FINAL(a, ix);                                                                                 \
+            }                                                                                                          \
+            return;                                                                                                    \
+        }                                                                                                              \
+        const long long K = ks[nk - 1], kstep = kst[nk - 1], nblk = (K + BLOCK - 1) / BLOCK, tasks = nout / K * nblk;  \
+        _Pragma("omp parallel for schedule(static) if(nout * nred >= PARALLEL_MIN)")                                   \
+        for (long long t = 0; t < tasks; t++) {                                                                        \
+            const long long ob = t / nblk, k0 = (t % nblk) * BLOCK, kn = K - k0 < BLOCK ? K - k0 : BLOCK;              \
+            long long off = k0 * kstep, rem = ob, idx[MAXD], j = 0, ix[BLOCK];                                         \
+            ACC a[BLOCK];                                                                                              \
+            for (int d = nk - 2; d >= 0; d--) off += (rem % ks[d]) * kst[d], rem /= ks[d];                             \
+            for (int d = 0; d < nr; d++) idx[d] = 0;                                                                   \
+            for (long long k = 0; k < kn; k++) {                                                                       \
+                INIT(a[k]);                                                                                            \
+                ix[k] = 0;                                                                                             \
+            }                                                                                                          \
+            for (long long q = 0; q < router; q++) {                                                                   \
+                for (long long i = 0; i < rin; i++, j++) {                                                             \
+                    const T* p = in + off + i * rinst;                                                                 \
+                    for (long long k = 0; k < kn; k++) {                                                               \
+                        T x = p[k * kstep];                                                                            \
+                        STEP(a[k], ix[k], x, j);                                                                       \
+                    }                                                                                                  \
+                }                                                                                                      \
+                for (int d = nr - 2; d >= 0; d--) {                                                                    \
+                    off += rst[d];                                                                                     \
+                    if (++idx[d] < rs[d]) break;                                                                       \
+                    off -= rst[d] * rs[d], idx[d] = 0;                                                                 \
+                }                                                                                                      \
+            }                                                                                                          \
+            OUT* y = out + ob * K + k0;                                                                                \
+            for (long long k = 0; k < kn; k++) y[k] = FINAL(a[k], ix[k]);                                              \
+        }                                                                                                              \
+    }
+
+/* The ops. Extrema follow NumPy's maximum/minimum (a NaN wins and stays; on ties the later element) and the
+   arg-reductions np.argmax/argmin (the first NaN, else the first extremum). */
+#define INIT_ZERO(a) a = 0
+#define INIT_ONE(a) a = 1
+#define STEP_FSUM(a, ix, x, j) a += (double)x
+#define STEP_FPROD(a, ix, x, j) a *= x
+#define STEP_ISUM(a, ix, x, j) a += (unsigned long long)(long long)x
+#define STEP_IPROD(a, ix, x, j) a *= (unsigned long long)(long long)x
+#define STEP_MAX(a, ix, x, j) a = (a != a || a > x) ? a : x
+#define STEP_MIN(a, ix, x, j) a = (a != a || a < x) ? a : x
+#define STEP_ANY(a, ix, x, j) a |= (x != 0)
+#define STEP_ALL(a, ix, x, j) a &= (x != 0)
+#define STEP_ARGMAX(a, ix, x, j)                                                                                       \
+    if (a == a && (x > a || x != x)) a = x, ix = j
+#define STEP_ARGMIN(a, ix, x, j)                                                                                       \
+    if (a == a && (x < a || x != x)) a = x, ix = j
+#define FINAL_ACC(a, ix) ((void)(ix), (a))
+#define FINAL_INDEX(a, ix) ix
+
+/* One dtype's reductions: NAME, C type, its lowest and highest value (infinities for floats). */
+#define DEFINE_EXTREMA(NAME, T, LO, HI)                                                                                \
+    DEFINE_REDUCE(amax, NAME, T, T, T, INIT_LO_##NAME, STEP_MAX, FINAL_ACC)                                            \
+    DEFINE_REDUCE(amin, NAME, T, T, T, INIT_HI_##NAME, STEP_MIN, FINAL_ACC)                                            \
+    DEFINE_REDUCE(any, NAME, T, int, unsigned char, INIT_ZERO, STEP_ANY, FINAL_ACC)                                    \
+    DEFINE_REDUCE(all, NAME, T, int, unsigned char, INIT_ONE, STEP_ALL, FINAL_ACC)
+#define DEFINE_ARG(NAME, T)                                                                                            \
+    DEFINE_REDUCE(argmax, NAME, T, T, long long, INIT_LO_##NAME, STEP_ARGMAX, FINAL_INDEX)                             \
+    DEFINE_REDUCE(argmin, NAME, T, T, long long, INIT_HI_##NAME, STEP_ARGMIN, FINAL_INDEX)
+#define DEFINE_FLOAT_REDUCTIONS(NAME, T)                                                                               \
+    DEFINE_REDUCE(sum, NAME, T, double, T, INIT_ZERO, STEP_FSUM, FINAL_ACC)                                            \
+    DEFINE_REDUCE(prod, NAME, T, T, T, INIT_ONE, STEP_FPROD, FINAL_ACC)                                                \
+    DEFINE_EXTREMA(NAME, T, -INFINITY, INFINITY)                                                                       \
+    DEFINE_ARG(NAME, T)
+#define DEFINE_INT_REDUCTIONS(NAME, T)                                                                                 \
+    DEFINE_REDUCE(sum, NAME, T, unsigned long long, long long, INIT_ZERO, STEP_ISUM, FINAL_ACC)                        \
+    DEFINE_REDUCE(prod, NAME, T, unsigned long long, long long, INIT_ONE, STEP_IPROD, FINAL_ACC)                       \
+    DEFINE_EXTREMA(NAME, T, 0, 0)
+
+#define INIT_LO_float32(a) a = -INFINITY
+#define INIT_HI_float32(a) a = INFINITY
+#define INIT_LO_float64(a) a = -INFINITY
+#define INIT_HI_float64(a) a = INFINITY
+#define INIT_LO_int8(a) a = SCHAR_MIN
+#define INIT_HI_int8(a) a = SCHAR_MAX
+#define INIT_LO_uint8(a) a = 0
+#define INIT_HI_uint8(a) a = UCHAR_MAX
+#define INIT_LO_int16(a) a = SHRT_MIN
+#define INIT_HI_int16(a) a = SHRT_MAX
+#define INIT_LO_int32(a) a = INT_MIN
+#define INIT_HI_int32(a) a = INT_MAX
+#define INIT_LO_int64(a) a = LLONG_MIN
+#define INIT_HI_int64(a) a = LLONG_MAX
+#define INIT_LO_bool(a) a = 0
+#define INIT_HI_bool(a) a = 1
+
+DEFINE_FLOAT_REDUCTIONS(float32, float)
+DEFINE_FLOAT_REDUCTIONS(float64, double)
+DEFINE_INT_REDUCTIONS(int8, int8_t)
+DEFINE_ARG(int8, int8_t)
+DEFINE_INT_REDUCTIONS(uint8, uint8_t)
+DEFINE_ARG(uint8, uint8_t)
+DEFINE_INT_REDUCTIONS(int16, int16_t)
+DEFINE_ARG(int16, int16_t)
+DEFINE_INT_REDUCTIONS(int32, int32_t)
+DEFINE_ARG(int32, int32_t)
+DEFINE_INT_REDUCTIONS(int64, int64_t)
+DEFINE_ARG(int64, int64_t)
+DEFINE_INT_REDUCTIONS(bool, uint8_t)
+
+/* Scans: each kept position runs along the scan dim in order (NumPy's accumulate order, so float cumsum/cumprod
+   are bit-exact), or, when the scan dim is not the output's inner-most, BLOCK neighbouring kept positions advance
+   together. STEP(a, ix, x, j) updates the running value (and index); the index array is written only by cummax/cummin
+   (WRITE_IX). cummax: NumPy's maximum.accumulate value; the index is the latest one where the input equals the
+   running value or is NaN (core's reference kernel, PyTorch's rule). */
+#define STEP_CUMMAX(a, ix, x, j)                                                                                       \
+    a = (a != a || a > x) ? a : x;                                                                                     \
+    if (x == a || x != x) ix = j
+#define STEP_CUMMIN(a, ix, x, j)                                                                                       \
+    a = (a != a || a < x) ? a : x;                                                                                     \
+    if (x == a || x != x) ix = j
+#define WRITE_IX_NO(p, v) (void)(v)
+#define WRITE_IX_YES(p, v) p = v
+
+#define DEFINE_SCAN(OP, NAME, T, ACC, OUT, INIT, STEP, WRITE_IX)                                                       \
+    void ccc_scan_##OP##_##NAME(const long long* meta, const void* in_base, void* out_base, void* idx_base) {         \
+        const int nk = (int)meta[0], block = (int)meta[1];                                                             \
+        const long long n = meta[3], sd = meta[4], od = meta[5];                                                       \
+        const long long *ks = meta + 6, *kin = ks + nk, *kout = kin + nk;                                              \
+        const T* in = (const T*)in_base + meta[2];                                                                     \
+        OUT* out = (OUT*)out_base;                                                                                     \
+        long long* oix = (long long*)idx_base;                                                                         \
+        (void)oix;                                                                                                     \
+        long long nkept = 1;                                                                                           \
+        for (int d = 0; d < nk; d++) nkept *= ks[d];                                                                   \
+        if (!block) {                                                                                                  \
+            _Pragma("omp parallel for schedule(static) if(nkept * n >= PARALLEL_MIN)")                                 \
+            for (long long o = 0; o < nkept; o++) {                                                                    \
+                long long ioff = 0, ooff = 0, rem = o, ix = 0;                                                         \
+                for (int d = nk - 1; d >= 0; d--) {                                                                    \
+                    long long c = rem % ks[d];                                                                         \
+                    ioff += c * kin[d], ooff += c * kout[d], rem /= ks[d];                                             \
+                }                                                                                                      \
+                ACC a;                                                                                                 \
+                INIT(a);                                                                                               \
+                for (long long j = 0; j < n; j++) {                                                                    \
+                    T x = in[ioff + j * sd];                                                                           \
+                    STEP(a, ix, x, j);                                                                                 \
+                    out[ooff + j * od] = (OUT)a;                                                                       \
+                    WRITE_IX(oix[ooff + j * od], ix);                                                                  \
+                }                                                                                                      \
+            }                                                                                                          \
+            return;                                                                                                    \
+        }                                                                                                              \
+        const long long K = ks[nk - 1], kis = kin[nk - 1], kos = kout[nk - 1];                                         \
+        const long long nblk = (K + BLOCK - 1) / BLOCK, tasks = nkept / K * nblk;                                      \
+        _Pragma("omp parallel for schedule(static) if(nkept * n >= PARALLEL_MIN)")                                     \
+        for (long long t = 0; t < tasks; t++) {                                                                        \
+            const long long ob = t / nblk, k0 = (t % nblk) * BLOCK, kn = K - k0 < BLOCK ? K - k0 : BLOCK;              \
+            long long ioff = k0 * kis, ooff = k0 * kos, rem = ob, ix[BLOCK];                                           \
+            ACC a[BLOCK];                                                                                              \
+            for (int d = nk - 2; d >= 0; d--) {                                                                        \
+                long long c = rem % ks[d];                                                                             \
+                ioff += c * kin[d], ooff += c * kout[d], rem /= ks[d];                                                 \
+            }                                                                                                          \
+            for (long long k = 0; k < kn; k++) {                                                                       \
+                INIT(a[k]);                                                                                            \
+                ix[k] = 0;                                                                                             \
+            }                                                                                                          \
+            for (long long j = 0; j < n; j++) {                                                                        \
+                const T* p = in + ioff + j * sd;                                                                       \
+                OUT* y = out + ooff + j * od;                                                                          \
+                for (long long k = 0; k < kn; k++) {                                                                   \
+                    T x = p[k * kis];                                                                                  \
+                    STEP(a[k], ix[k], x, j);                                                                           \
+                    y[k * kos] = (OUT)a[k];                                                                            \
+                    WRITE_IX(oix[ooff + j * od + k * kos], ix[k]);                                                     \
+                }                                                                                                      \
+            }                                                                                                          \
+        }                                                                                                              \
+    }
+
+#define DEFINE_CUMEXT(NAME, T)                                                                                         \
+    DEFINE_SCAN(cummax, NAME, T, T, T, INIT_LO_##NAME, STEP_CUMMAX, WRITE_IX_YES)                                      \
+    DEFINE_SCAN(cummin, NAME, T, T, T, INIT_HI_##NAME, STEP_CUMMIN, WRITE_IX_YES)
+#define DEFINE_FLOAT_SCANS(NAME, T)                                                                                    \
+    DEFINE_SCAN(cumsum, NAME, T, T, T, INIT_ZERO, STEP_FADD, WRITE_IX_NO)                                         \
+    DEFINE_SCAN(cumprod, NAME, T, T, T, INIT_ONE, STEP_FPROD, WRITE_IX_NO)                                             \
+    DEFINE_CUMEXT(NAME, T)
+#define DEFINE_INT_SCANS(NAME, T)                                                                                      \
+    DEFINE_SCAN(cumsum, NAME, T, unsigned long long, long long, INIT_ZERO, STEP_ISUM, WRITE_IX_NO)                     \
+    DEFINE_SCAN(cumprod, NAME, T, unsigned long long, long long, INIT_ONE, STEP_IPROD, WRITE_IX_NO)                    \
+    DEFINE_CUMEXT(NAME, T)
+#define STEP_FADD(a, ix, x, j) a += x
+
+DEFINE_FLOAT_SCANS(float32, float)
+DEFINE_FLOAT_SCANS(float64, double)
+DEFINE_INT_SCANS(int8, int8_t)
+DEFINE_INT_SCANS(uint8, uint8_t)
+DEFINE_INT_SCANS(int16, int16_t)
+DEFINE_INT_SCANS(int32, int32_t)
+DEFINE_INT_SCANS(int64, int64_t)
+DEFINE_INT_SCANS(bool, uint8_t)
