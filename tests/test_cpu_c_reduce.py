@@ -146,7 +146,7 @@ def _check_reduction(calls, op, x, dims, keepdim, dtype):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", REDUCTIONS)
 def test_reductions_over_any_dims_of_any_layout_match_the_reference(calls, op, dtype):
-    for name, x in _layouts(dtype, special=op in ("amax", "amin", "any", "all")):
+    for _, x in _layouts(dtype, special=op in ("amax", "amin", "any", "all")):
         for dims in _DIM_SETS:
             dims = tuple(d % 3 for d in dims)
             for keepdim in (False, True):
@@ -265,7 +265,7 @@ def test_scans_along_any_dim_of_any_layout_match_the_reference(calls, op, dtype)
     layouts = _layouts(dtype, special=special) + [
         ("zero_d", core.tensor(_data(dtype, ()))), ("one_d", core.tensor(_data(dtype, (11,), special=special))),
         ("empty", core.tensor(_data(dtype, (3, 0, 2))))]
-    for name, x in layouts:
+    for _, x in layouts:
         for dim in range(max(x.dim(), 1)):
             _check_scan(calls, op, x, dim, dtype)
 
@@ -384,3 +384,21 @@ def test_out_of_bounds_views_are_refused_before_c(calls):
         with pytest.raises(LayoutError, match="reaches element"):
             get_operator(op)(*args)
     assert sum(calls.values()) == 0
+
+
+def test_reductions_are_sized_by_their_input_not_their_output(calls):
+    """A million inputs summed to one number is big work: the kernels check their input size themselves, and the
+    dispatcher (which sizes ops by output) must not send them to NumPy."""
+    import core_cpu_c
+
+    previous = core_cpu_c.set_min_numel(4096)
+    try:
+        big, tiny = core.rand(100, 100), core.rand(10, 10)
+        core.sum(big, 1), core.amax(big), core.argmax(big, 0), core.any(big > 0.5, 1)
+        assert [_c_calls(calls, op) for op in ("sum", "amax", "argmax", "any")] == [1, 1, 1, 1]
+        core.sum(tiny, 1), core.cumsum(tiny, 0), core.argmax(tiny)
+        assert sum(calls.values()) == 4
+        core.cumsum(big, 0)
+        assert _c_calls(calls, "cumsum") == 1
+    finally:
+        core_cpu_c.set_min_numel(previous)

@@ -201,6 +201,8 @@ def _family(op: str):
 
 
 def sized_thresholds(kernels: dict, min_numel: int) -> dict:
-    """{op: dispatcher threshold}: softmax is sized by its input; the reductions check their input size
-    themselves (their output has one element per row)."""
-    return {op: min_numel for op in kernels if "softmax" in op}
+    """{op: dispatcher threshold}: softmax is sized by its input (= its output); the reductions and scans get 0
+    (the dispatcher never sizes them: they check their *input* size against ``min_numel`` themselves, as their
+    output can be one element for a million inputs). The explicit 0 also overrides a threshold by output size
+    that another family's table might give them."""
+    return {op: min_numel if "softmax" in op else 0 for op in kernels}

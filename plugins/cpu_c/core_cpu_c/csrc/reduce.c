@@ -166,11 +166,119 @@ DEFINE_SOFTMAX(double, float64, exp, log)
 #include <limits.h>
 #include <stdint.h>
 
+typedef unsigned long long wrap64; /* integer sums and products wrap through it */
 #define MAXD 64 /* dims of a collapsed group (reduce.py sends more to NumPy) */
 #define BLOCK 256
 
-#define DEFINE_REDUCE(OP, NAME, T, ACC, OUT, INIT, STEP, FINAL)                                                        \
-    void ccc_reduce_##OP##_##NAME(const long long* meta, const void* in_base, void* out_base) {                       \
+/* ODOMETER: step `off` to the next run of the reduced dims 0..nr-2 (the inner-most dim is a loop of its own). */
+#define ODOMETER(off, idx)                                                                                             \
+    for (int d = nr - 2; d >= 0; d--) {                                                                                \
+        off += rst[d];                                                                                                 \
+        if (++idx[d] < rs[d]) break;                                                                                   \
+        off -= rst[d] * rs[d], idx[d] = 0;                                                                             \
+    }
+
+/* One output's reduction (no block): LANES accumulators over the inner-most reduced dim, so the loop has no
+   dependency chain through one accumulator (and vectorises when that dim is contiguous), then combined.
+   LSTEP(a, x) is the op on values, COMBINE(a, b) merges a lane into `a`. The arg-reductions run LSTEP as the
+   extremum (NaN winning) and then find the first element equal to it (the first NaN when it is NaN). */
+#define REDUCE_ONE(T, ACC, INIT, LSTEP, COMBINE)                                                                       \
+    {                                                                                                                  \
+        ACC al[LANES];                                                                                                 \
+        for (int l = 0; l < LANES; l++) INIT(al[l]);                                                                   \
+        for (long long q = 0; q < router; q++) {                                                                       \
+            const T* p = in + off;                                                                                     \
+            long long i = 0;                                                                                           \
+            if (rinst == 1) {                                                                                          \
+                for (; i + LANES <= rin; i += LANES) {                                                                 \
+                    _Pragma("omp simd") for (int l = 0; l < LANES; l++) {                                              \
+                        T x = p[i + l];                                                                                \
+                        LSTEP(al[l], x);                                                                               \
+                    }                                                                                                  \
+                }                                                                                                      \
+            } else {                                                                                                   \
+                for (; i + LANES <= rin; i += LANES) {                                                                 \
+                    for (int l = 0; l < LANES; l++) {                                                                  \
+                        T x = p[(i + l) * rinst];                                                                      \
+                        LSTEP(al[l], x);                                                                               \
+                    }                                                                                                  \
+                }                                                                                                      \
+            }                                                                                                          \
+            for (; i < rin; i++) {                                                                                     \
+                T x = p[i * rinst];                                                                                    \
+                LSTEP(al[0], x);                                                                                       \
+            }                                                                                                          \
+            ODOMETER(off, idx)                                                                                         \
+        }                                                                                                              \
+        for (int l = 0; l < LANES; l++) COMBINE(a, al[l]);                                                             \
+    }
+
+/* One arg-reduction output: chunks of CHUNK elements of the inner-most reduced dim get their extremum with LANES
+   accumulators; the first chunk holding the overall extremum (the first NaN: the walk stops there) is then
+   searched for its first occurrence. BETTER(c, best): chunk extremum c beats the best so far. */
+#define CHUNK 1024
+#define DEFINE_ARG_ONE(OP, NAME, T, INIT, LSTEP, BETTER)                                                               \
+    static long long arg_one_##OP##_##NAME(const T* in, int nr, const long long* rs, const long long* rst) {           \
+        long long idx[MAXD], off = 0, j = 0, best_j = 0, best_n = 0, router = 1;                                       \
+        const long long rin = rs[nr - 1], rinst = rst[nr - 1];                                                         \
+        for (int d = 0; d < nr - 1; d++) router *= rs[d], idx[d] = 0;                                                  \
+        const T* best_p = in;                                                                                          \
+        T best;                                                                                                        \
+        INIT(best);                                                                                                    \
+        for (long long q = 0; q < router; q++) {                                                                       \
+            const T* p = in + off;                                                                                     \
+            for (long long c0 = 0; c0 < rin; c0 += CHUNK) {                                                            \
+                const long long cn = rin - c0 < CHUNK ? rin - c0 : CHUNK;                                              \
+                const T* c = p + c0 * rinst;                                                                           \
+                T al[LANES], cm;                                                                                       \
+                long long i = 0;                                                                                       \
+                for (int l = 0; l < LANES; l++) INIT(al[l]);                                                           \
+                if (rinst == 1) {                                                                                      \
+                    for (; i + LANES <= cn; i += LANES) {                                                              \
+                        _Pragma("omp simd") for (int l = 0; l < LANES; l++) LSTEP(al[l], c[i + l]);                    \
+                    }                                                                                                  \
+                } else {                                                                                               \
+                    for (; i + LANES <= cn; i += LANES)                                                                \
+                        for (int l = 0; l < LANES; l++) LSTEP(al[l], c[(i + l) * rinst]);                              \
+                }                                                                                                      \
+                for (; i < cn; i++) LSTEP(al[0], c[i * rinst]);                                                        \
+                INIT(cm);                                                                                              \
+                for (int l = 0; l < LANES; l++) LSTEP(cm, al[l]);                                                      \
+                if ((q == 0 && c0 == 0) || BETTER(cm, best)) {                                                         \
+                    best = cm, best_p = c, best_n = cn, best_j = j + c0;                                               \
+                    if (best != best) goto found;                                                                      \
+                }                                                                                                      \
+            }                                                                                                          \
+            j += rin;                                                                                                  \
+            ODOMETER(off, idx)                                                                                         \
+        }                                                                                                              \
+    found:                                                                                                             \
+        for (long long i = 0; i < best_n; i++) {                                                                       \
+            T x = best_p[i * rinst];                                                                                   \
+            if (best == best ? x == best : x != x) return best_j + i;                                                  \
+        }                                                                                                              \
+        return best_j;                                                                                                 \
+    }
+#define BETTER_MAX(c, best) ((c > best) | (c != c))
+#define BETTER_MIN(c, best) ((c < best) | (c != c))
+/* Block mode, order-free ops: rows p0..p3 (in scope) folded into the accumulators a[k] of stride S */
+#define FOUR_ROWS(S, ACC, INIT, LSTEP, COMBINE)                                                                        \
+    for (long long k = 0; k < kn; k++) {                                                                               \
+        ACC t_;                                                                                                        \
+        INIT(t_);                                                                                                      \
+        LSTEP(t_, p0[k * (S)]);                                                                                        \
+        LSTEP(t_, p1[k * (S)]);                                                                                        \
+        LSTEP(t_, p2[k * (S)]);                                                                                        \
+        LSTEP(t_, p3[k * (S)]);                                                                                        \
+        COMBINE(a[k], t_);                                                                                             \
+    }
+/* MODE_A variants: the lanes of REDUCE_ONE, or the arg-reductions' chunk search */
+#define ONE_LANES(OP, NAME, T, ACC, INIT, LSTEP, COMBINE) REDUCE_ONE(T, ACC, INIT, LSTEP, COMBINE)
+#define ONE_ARG(OP, NAME, T, ACC, INIT, LSTEP, COMBINE)                                                                \
+    ix = arg_one_##OP##_##NAME(in + start, nr, rs, rst), (void)off, (void)idx, (void)a;
+
+#define DEFINE_REDUCE(OP, NAME, T, ACC, OUT, INIT, STEP, LSTEP, COMBINE, FINAL, MODE_A, PLAIN)                         \
+    void ccc_reduce_##OP##_##NAME(const long long* meta, const void* in_base, void* out_base) {                        \
         const int nk = (int)meta[0], nr = (int)meta[1], block = (int)meta[2];                                          \
         const long long *ks = meta + 4, *kst = ks + nk, *rs = kst + nk, *rst = rs + nr;                                \
         const T* in = (const T*)in_base + meta[3];                                                                     \
@@ -182,23 +290,13 @@ DEFINE_SOFTMAX(double, float64, exp, log)
         if (!block) {                                                                                                  \
             _Pragma("omp parallel for schedule(static) if(nout * nred >= PARALLEL_MIN)")                               \
             for (long long o = 0; o < nout; o++) {                                                                     \
-                long long off = 0, rem = o, idx[MAXD], j = 0, ix = 0;                                                  \
-                for (int d = nk - 1; d >= 0; d--) off += (rem % ks[d]) * kst[d], rem /= ks[d];                         \
+                long long start = 0, rem = o, idx[MAXD], ix = 0;                                                       \
+                for (int d = nk - 1; d >= 0; d--) start += (rem % ks[d]) * kst[d], rem /= ks[d];                       \
                 for (int d = 0; d < nr; d++) idx[d] = 0;                                                               \
+                long long off = start;                                                                                 \
                 ACC a;                                                                                                 \
                 INIT(a);                                                                                               \
-                for (long long q = 0; q < router; q++) {                                                               \
-                    const T* p = in + off;                                                                             \
-                    for (long long i = 0; i < rin; i++, j++) {                                                         \
-                        T x = p[i * rinst];                                                                            \
-                        STEP(a, ix, x, j);                                                                             \
-                    }                                                                                                  \
-                    for (int d = nr - 2; d >= 0; d--) {                                                                \
-                        off += rst[d];                                                                                 \
-                        if (++idx[d] < rs[d]) break;                                                                   \
-                        off -= rst[d] * rs[d], idx[d] = 0;                                                             \
-                    }                                                                                                  \
-                }                                                                                                      \
+                MODE_A(OP, NAME, T, ACC, INIT, LSTEP, COMBINE)                                                         \
                 out[o] = FINAL(a, ix);                                                                                 \
             }                                                                                                          \
             return;                                                                                                    \
@@ -216,18 +314,31 @@ DEFINE_SOFTMAX(double, float64, exp, log)
                 ix[k] = 0;                                                                                             \
             }                                                                                                          \
             for (long long q = 0; q < router; q++) {                                                                   \
-                for (long long i = 0; i < rin; i++, j++) {                                                             \
-                    const T* p = in + off + i * rinst;                                                                 \
-                    for (long long k = 0; k < kn; k++) {                                                               \
-                        T x = p[k * kstep];                                                                            \
-                        STEP(a[k], ix[k], x, j);                                                                       \
+                long long i = 0;                                                                                       \
+                /* sums, products, any/all: four reduced elements per accumulator update */                            \
+                for (; !PLAIN && i + 4 <= rin; i += 4, j += 4) {                                                       \
+                    const T *p0 = in + off + i * rinst, *p1 = p0 + rinst, *p2 = p1 + rinst, *p3 = p2 + rinst;          \
+                    if (kstep == 1) {                                                                                  \
+                        FOUR_ROWS(1, ACC, INIT, LSTEP, COMBINE)                                                        \
+                    } else {                                                                                           \
+                        FOUR_ROWS(kstep, ACC, INIT, LSTEP, COMBINE)                                                    \
                     }                                                                                                  \
                 }                                                                                                      \
-                for (int d = nr - 2; d >= 0; d--) {                                                                    \
-                    off += rst[d];                                                                                     \
-                    if (++idx[d] < rs[d]) break;                                                                       \
-                    off -= rst[d] * rs[d], idx[d] = 0;                                                                 \
+                for (; i < rin; i++, j++) {                                                                            \
+                    const T* p = in + off + i * rinst;                                                                 \
+                    if (kstep == 1) {                                                                                  \
+                        for (long long k = 0; k < kn; k++) {                                                           \
+                            T x = p[k];                                                                                \
+                            STEP(a[k], ix[k], x, j);                                                                   \
+                        }                                                                                              \
+                    } else {                                                                                           \
+                        for (long long k = 0; k < kn; k++) {                                                           \
+                            T x = p[k * kstep];                                                                        \
+                            STEP(a[k], ix[k], x, j);                                                                   \
+                        }                                                                                              \
+                    }                                                                                                  \
                 }                                                                                                      \
+                ODOMETER(off, idx)                                                                                     \
             }                                                                                                          \
             OUT* y = out + ob * K + k0;                                                                                \
             for (long long k = 0; k < kn; k++) y[k] = FINAL(a[k], ix[k]);                                              \
@@ -242,34 +353,55 @@ DEFINE_SOFTMAX(double, float64, exp, log)
 #define STEP_FPROD(a, ix, x, j) a *= x
 #define STEP_ISUM(a, ix, x, j) a += (unsigned long long)(long long)x
 #define STEP_IPROD(a, ix, x, j) a *= (unsigned long long)(long long)x
-#define STEP_MAX(a, ix, x, j) a = (a != a || a > x) ? a : x
-#define STEP_MIN(a, ix, x, j) a = (a != a || a < x) ? a : x
+#define STEP_MAX(a, ix, x, j) a = ((a != a) | (a > x)) ? a : x
+#define STEP_MIN(a, ix, x, j) a = ((a != a) | (a < x)) ? a : x
 #define STEP_ANY(a, ix, x, j) a |= (x != 0)
 #define STEP_ALL(a, ix, x, j) a &= (x != 0)
 #define STEP_ARGMAX(a, ix, x, j)                                                                                       \
-    if (a == a && (x > a || x != x)) a = x, ix = j
+    {                                                                                                                  \
+        int c_ = (a == a) & ((x > a) | (x != x));                                                                      \
+        a = c_ ? x : a, ix = c_ ? j : ix;                                                                              \
+    }
 #define STEP_ARGMIN(a, ix, x, j)                                                                                       \
-    if (a == a && (x < a || x != x)) a = x, ix = j
+    {                                                                                                                  \
+        int c_ = (a == a) & ((x < a) | (x != x));                                                                      \
+        a = c_ ? x : a, ix = c_ ? j : ix;                                                                              \
+    }
+/* LSTEP(a, x) and COMBINE(a, b) of the per-output lanes */
+#define L_FSUM(a, x) a += (double)x
+#define L_FPROD(a, x) a *= x
+#define L_ISUM(a, x) a += (unsigned long long)(long long)x
+#define L_IPROD(a, x) a *= (unsigned long long)(long long)x
+#define L_MAX(a, x) a = ((a != a) | (a > x)) ? a : x
+#define L_MIN(a, x) a = ((a != a) | (a < x)) ? a : x
+#define L_ANY(a, x) a |= (x != 0)
+#define L_ALL(a, x) a &= (x != 0)
+#define C_ADD(a, b) a += b
+#define C_MUL(a, b) a *= b
+#define C_OR(a, b) a |= b
+#define C_AND(a, b) a &= b
 #define FINAL_ACC(a, ix) ((void)(ix), (a))
 #define FINAL_INDEX(a, ix) ix
 
 /* One dtype's reductions: NAME, C type, its lowest and highest value (infinities for floats). */
 #define DEFINE_EXTREMA(NAME, T, LO, HI)                                                                                \
-    DEFINE_REDUCE(amax, NAME, T, T, T, INIT_LO_##NAME, STEP_MAX, FINAL_ACC)                                            \
-    DEFINE_REDUCE(amin, NAME, T, T, T, INIT_HI_##NAME, STEP_MIN, FINAL_ACC)                                            \
-    DEFINE_REDUCE(any, NAME, T, int, unsigned char, INIT_ZERO, STEP_ANY, FINAL_ACC)                                    \
-    DEFINE_REDUCE(all, NAME, T, int, unsigned char, INIT_ONE, STEP_ALL, FINAL_ACC)
+    DEFINE_REDUCE(amax, NAME, T, T, T, INIT_LO_##NAME, STEP_MAX, L_MAX, L_MAX, FINAL_ACC, ONE_LANES, 1)                \
+    DEFINE_REDUCE(amin, NAME, T, T, T, INIT_HI_##NAME, STEP_MIN, L_MIN, L_MIN, FINAL_ACC, ONE_LANES, 1)                \
+    DEFINE_REDUCE(any, NAME, T, int, unsigned char, INIT_ZERO, STEP_ANY, L_ANY, C_OR, FINAL_ACC, ONE_LANES, 0)         \
+    DEFINE_REDUCE(all, NAME, T, int, unsigned char, INIT_ONE, STEP_ALL, L_ALL, C_AND, FINAL_ACC, ONE_LANES, 0)
 #define DEFINE_ARG(NAME, T)                                                                                            \
-    DEFINE_REDUCE(argmax, NAME, T, T, long long, INIT_LO_##NAME, STEP_ARGMAX, FINAL_INDEX)                             \
-    DEFINE_REDUCE(argmin, NAME, T, T, long long, INIT_HI_##NAME, STEP_ARGMIN, FINAL_INDEX)
+    DEFINE_ARG_ONE(argmax, NAME, T, INIT_LO_##NAME, L_MAX, BETTER_MAX)                                                 \
+    DEFINE_ARG_ONE(argmin, NAME, T, INIT_HI_##NAME, L_MIN, BETTER_MIN)                                                 \
+    DEFINE_REDUCE(argmax, NAME, T, T, long long, INIT_LO_##NAME, STEP_ARGMAX, L_MAX, L_MAX, FINAL_INDEX, ONE_ARG, 1)   \
+    DEFINE_REDUCE(argmin, NAME, T, T, long long, INIT_HI_##NAME, STEP_ARGMIN, L_MIN, L_MIN, FINAL_INDEX, ONE_ARG, 1)
 #define DEFINE_FLOAT_REDUCTIONS(NAME, T)                                                                               \
-    DEFINE_REDUCE(sum, NAME, T, double, T, INIT_ZERO, STEP_FSUM, FINAL_ACC)                                            \
-    DEFINE_REDUCE(prod, NAME, T, T, T, INIT_ONE, STEP_FPROD, FINAL_ACC)                                                \
+    DEFINE_REDUCE(sum, NAME, T, double, T, INIT_ZERO, STEP_FSUM, L_FSUM, C_ADD, FINAL_ACC, ONE_LANES, 0)               \
+    DEFINE_REDUCE(prod, NAME, T, T, T, INIT_ONE, STEP_FPROD, L_FPROD, C_MUL, FINAL_ACC, ONE_LANES, 0)                  \
     DEFINE_EXTREMA(NAME, T, -INFINITY, INFINITY)                                                                       \
     DEFINE_ARG(NAME, T)
 #define DEFINE_INT_REDUCTIONS(NAME, T)                                                                                 \
-    DEFINE_REDUCE(sum, NAME, T, unsigned long long, long long, INIT_ZERO, STEP_ISUM, FINAL_ACC)                        \
-    DEFINE_REDUCE(prod, NAME, T, unsigned long long, long long, INIT_ONE, STEP_IPROD, FINAL_ACC)                       \
+    DEFINE_REDUCE(sum, NAME, T, wrap64, long long, INIT_ZERO, STEP_ISUM, L_ISUM, C_ADD, FINAL_ACC, ONE_LANES, 0)       \
+    DEFINE_REDUCE(prod, NAME, T, wrap64, long long, INIT_ONE, STEP_IPROD, L_IPROD, C_MUL, FINAL_ACC, ONE_LANES, 0)     \
     DEFINE_EXTREMA(NAME, T, 0, 0)
 
 #define INIT_LO_float32(a) a = -INFINITY
@@ -309,16 +441,16 @@ DEFINE_INT_REDUCTIONS(bool, uint8_t)
    (WRITE_IX). cummax: NumPy's maximum.accumulate value; the index is the latest one where the input equals the
    running value or is NaN (core's reference kernel, PyTorch's rule). */
 #define STEP_CUMMAX(a, ix, x, j)                                                                                       \
-    a = (a != a || a > x) ? a : x;                                                                                     \
-    if (x == a || x != x) ix = j
+    a = ((a != a) | (a > x)) ? a : x;                                                                                  \
+    ix = ((x == a) | (x != x)) ? j : ix
 #define STEP_CUMMIN(a, ix, x, j)                                                                                       \
-    a = (a != a || a < x) ? a : x;                                                                                     \
-    if (x == a || x != x) ix = j
+    a = ((a != a) | (a < x)) ? a : x;                                                                                  \
+    ix = ((x == a) | (x != x)) ? j : ix
 #define WRITE_IX_NO(p, v) (void)(v)
 #define WRITE_IX_YES(p, v) p = v
 
 #define DEFINE_SCAN(OP, NAME, T, ACC, OUT, INIT, STEP, WRITE_IX)                                                       \
-    void ccc_scan_##OP##_##NAME(const long long* meta, const void* in_base, void* out_base, void* idx_base) {         \
+    void ccc_scan_##OP##_##NAME(const long long* meta, const void* in_base, void* out_base, void* idx_base) {          \
         const int nk = (int)meta[0], block = (int)meta[1];                                                             \
         const long long n = meta[3], sd = meta[4], od = meta[5];                                                       \
         const long long *ks = meta + 6, *kin = ks + nk, *kout = kin + nk;                                              \
@@ -379,7 +511,7 @@ DEFINE_INT_REDUCTIONS(bool, uint8_t)
     DEFINE_SCAN(cummax, NAME, T, T, T, INIT_LO_##NAME, STEP_CUMMAX, WRITE_IX_YES)                                      \
     DEFINE_SCAN(cummin, NAME, T, T, T, INIT_HI_##NAME, STEP_CUMMIN, WRITE_IX_YES)
 #define DEFINE_FLOAT_SCANS(NAME, T)                                                                                    \
-    DEFINE_SCAN(cumsum, NAME, T, T, T, INIT_ZERO, STEP_FADD, WRITE_IX_NO)                                         \
+    DEFINE_SCAN(cumsum, NAME, T, T, T, INIT_ZERO, STEP_FADD, WRITE_IX_NO)                                              \
     DEFINE_SCAN(cumprod, NAME, T, T, T, INIT_ONE, STEP_FPROD, WRITE_IX_NO)                                             \
     DEFINE_CUMEXT(NAME, T)
 #define DEFINE_INT_SCANS(NAME, T)                                                                                      \
