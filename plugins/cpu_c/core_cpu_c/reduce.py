@@ -1,7 +1,9 @@
-"""cpu_c's reductions: sum/amax/amin over trailing contiguous dims, and fused softmax/log_softmax (csrc/reduce.c).
+"""cpu_c's reductions (csrc/reduce.c): sum/prod/amax/amin/any/all over any dims, argmax/argmin, the scans
+cumsum/cumprod/cummax/cummin, and fused softmax/log_softmax.
 
-Each kernel validates its operand in Python and makes one C call; other layouts and dtypes run the NumPy
-reference kernel it replaces.
+Each kernel validates its operand in Python (dtype, non-negative strides, bounds), splits its dims into kept and
+reduced (or scanned) ones, collapses each group and makes one C call that walks the strides; what C does not take
+(half dtypes, sum's ``dtype=`` to another type, negative strides) runs the NumPy reference kernel it replaces.
 """
 
 from __future__ import annotations
@@ -45,10 +47,12 @@ _MAXD = 64  # csrc/reduce.c's MAXD: dims of one collapsed group
 _IDENTITY = {"sum": 0, "prod": 1, "any": 0, "all": 1}  # what an empty reduction gives
 
 
-def _walk(ctx: Context, op: str, x, reduced: tuple, reorder: bool):
-    """(meta array, number of outputs) of csrc/reduce.c's strided reduction of ``x`` over the dims ``reduced``
-    (in that order; ``reorder`` sorts them by decreasing stride, which only the order-free reductions may), or
-    (None, 0) when there are no outputs. Kept dims keep their order: the output is dense over them."""
+def _walk(x, reduced: tuple, reorder: bool):
+    """(meta, number of outputs) of csrc/reduce.c's strided reduction of ``x`` over the dims ``reduced`` (walked
+    in that order; ``reorder`` sorts them by decreasing stride, which only order-free reductions may do). The kept
+    dims keep their order, the output being dense over them; each group is collapsed (size-1 dims dropped, a
+    placeholder (1,) with stride 0 for an empty group), and ``block`` is set when the last kept dim has a smaller
+    stride than every reduced dim (C then walks neighbouring outputs together)."""
     shape, strides = x._shape, x._stride
     kept = [d for d in range(len(shape)) if d not in reduced]
     kshape, (kst,) = collapse(tuple(shape[d] for d in kept), [tuple(strides[d] for d in kept)])
@@ -87,7 +91,7 @@ def _reduction(ctx: Context, op: str, base):
             return base(spec, input, dims, *rest)
         check_bounds(op, input)
         odt = spec.dtype
-        meta, nout = _walk(ctx, op, input, tuple(dims), True)
+        meta, nout = _walk(input, tuple(dims), True)
         out, buf = new_tensor(spec.shape, odt, nout * odt.itemsize, ctx.key)
         if nout == 0:
             return out
@@ -119,7 +123,7 @@ def _arg_reduction(ctx: Context, op: str, base):
             return base(spec, input, dim, keepdim)
         check_bounds(op, input)
         reduced = tuple(range(len(input._shape))) if dim is None else (dim,)
-        meta, nout = _walk(ctx, op, input, reduced, False)
+        meta, nout = _walk(input, reduced, False)
         out, buf = new_tensor(spec.shape, spec.dtype, nout * 8, ctx.key)
         fns[input.dtype.name](ctx.ffi.new("long long[]", meta), ctx.from_buffer(input._storage.data),
                               ctx.from_buffer(buf))

@@ -1,6 +1,8 @@
-/* Row reductions (sum, amax, amin) and fused softmax/log_softmax over contiguous rows, OpenMP over rows.
+/* Reductions of the cpu_c backend: row kernels (sum, amax, amin, fused softmax/log_softmax over contiguous rows,
+OpenMP over rows), then a strided walk for every reduction over any dims and the scans (below).
 
-Operands are validated in Python (kernels.py): bounds, dtype, a contiguous trailing block per row.
+Operands are validated in Python (reduce.py): bounds, dtype, non-negative strides; the row kernels get a
+contiguous trailing block per row.
 Sums accumulate in double (per vector lane): as accurate as NumPy's pairwise float32 sum or better.
 amax/amin propagate NaN like NumPy.
 When there are fewer rows than threads (x.sum() of a whole tensor), each row is split into per-thread chunks. */
