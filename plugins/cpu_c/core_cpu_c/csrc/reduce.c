@@ -169,6 +169,27 @@ DEFINE_SOFTMAX(double, float64, exp, log)
 #include <stdint.h>
 
 typedef unsigned long long wrap64; /* integer sums and products wrap through it */
+/* The strided walks are compiled twice on x86-64, for AVX2 and the baseline, and picked at load time (ifunc): the
+   baseline is SSE2, which has no 64-bit integer compare and half the float lanes. Lanes are explicit arrays, so
+   both versions add and compare in the same order (no FMA in either): results do not depend on the machine. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TARGETS __attribute__((target_clones("avx2", "default")))
+#else
+#define TARGETS
+#endif
+/* Split `items` work items into one contiguous range per thread (one range when `work` elements are few) and
+   run CALL (which sees lo and hi) on each. */
+#define PARALLEL_RANGES(items, work, CALL)                                                                             \
+    {                                                                                                                  \
+        long long parts_ = (work) >= PARALLEL_MIN ? omp_get_max_threads() : 1;                                         \
+        if (parts_ > (items)) parts_ = (items);                                                                        \
+        if (parts_ < 1) parts_ = 1;                                                                                    \
+        _Pragma("omp parallel for schedule(static) num_threads((int)parts_) if(parts_ > 1)")                           \
+        for (long long p_ = 0; p_ < parts_; p_++) {                                                                    \
+            const long long lo = (items) * p_ / parts_, hi = (items) * (p_ + 1) / parts_;                              \
+            CALL;                                                                                                      \
+        }                                                                                                              \
+    }
 #define MAXD 64 /* dims of a collapsed group (reduce.py sends more to NumPy) */
 #define BLOCK 256
 
@@ -220,7 +241,8 @@ typedef unsigned long long wrap64; /* integer sums and products wrap through it 
    searched for its first occurrence. BETTER(c, best): chunk extremum c beats the best so far. */
 #define CHUNK 1024
 #define DEFINE_ARG_ONE(OP, NAME, T, INIT, LSTEP, BETTER)                                                               \
-    static long long arg_one_##OP##_##NAME(const T* in, int nr, const long long* rs, const long long* rst) {           \
+    TARGETS static long long arg_one_##OP##_##NAME(const T* in, int nr, const long long* rs,                           \
+                                                   const long long* rst) {                                             \
         long long idx[MAXD], off = 0, j = 0, best_j = 0, best_n = 0, router = 1;                                       \
         const long long rin = rs[nr - 1], rinst = rst[nr - 1];                                                         \
         for (int d = 0; d < nr - 1; d++) router *= rs[d], idx[d] = 0;                                                  \
@@ -254,8 +276,18 @@ typedef unsigned long long wrap64; /* integer sums and products wrap through it 
             j += rin;                                                                                                  \
             ODOMETER(off, idx)                                                                                         \
         }                                                                                                              \
-    found:                                                                                                             \
-        for (long long i = 0; i < best_n; i++) {                                                                       \
+    found:;                                                                                                            \
+        long long i0 = 0;                                                                                              \
+        if (rinst == 1) /* skip LANES elements at a time while none matches (a vectorised test) */                     \
+            for (; i0 + LANES <= best_n; i0 += LANES) {                                                                \
+                int hit = 0;                                                                                           \
+                _Pragma("omp simd reduction(|:hit)") for (int l = 0; l < LANES; l++) {                                 \
+                    T x = best_p[i0 + l];                                                                              \
+                    hit |= best == best ? x == best : x != x;                                                          \
+                }                                                                                                      \
+                if (hit) break;                                                                                        \
+            }                                                                                                          \
+        for (long long i = i0; i < best_n; i++) {                                                                      \
             T x = best_p[i * rinst];                                                                                   \
             if (best == best ? x == best : x != x) return best_j + i;                                                  \
         }                                                                                                              \
@@ -280,18 +312,16 @@ typedef unsigned long long wrap64; /* integer sums and products wrap through it 
     ix = arg_one_##OP##_##NAME(in + start, nr, rs, rst), (void)off, (void)idx, (void)a;
 
 #define DEFINE_REDUCE(OP, NAME, T, ACC, OUT, INIT, STEP, LSTEP, COMBINE, FINAL, MODE_A, PLAIN)                         \
-    void ccc_reduce_##OP##_##NAME(const long long* meta, const void* in_base, void* out_base) {                        \
+    /* outputs lo..hi (or blocks of outputs lo..hi) */                                                                 \
+    TARGETS static void reduce_range_##OP##_##NAME(const long long* meta, const T* in, OUT* out, long long lo,         \
+                                                   long long hi) {                                                     \
         const int nk = (int)meta[0], nr = (int)meta[1], block = (int)meta[2];                                          \
         const long long *ks = meta + 4, *kst = ks + nk, *rs = kst + nk, *rst = rs + nr;                                \
-        const T* in = (const T*)in_base + meta[3];                                                                     \
-        OUT* out = (OUT*)out_base;                                                                                     \
-        long long nout = 1, nred = 1;                                                                                  \
-        for (int d = 0; d < nk; d++) nout *= ks[d];                                                                    \
+        long long nred = 1;                                                                                            \
         for (int d = 0; d < nr; d++) nred *= rs[d];                                                                    \
         const long long rin = rs[nr - 1], rinst = rst[nr - 1], router = nred / rin;                                    \
         if (!block) {                                                                                                  \
-            _Pragma("omp parallel for schedule(static) if(nout * nred >= PARALLEL_MIN)")                               \
-            for (long long o = 0; o < nout; o++) {                                                                     \
+            for (long long o = lo; o < hi; o++) {                                                                      \
                 long long start = 0, rem = o, idx[MAXD], ix = 0;                                                       \
                 for (int d = nk - 1; d >= 0; d--) start += (rem % ks[d]) * kst[d], rem /= ks[d];                       \
                 for (int d = 0; d < nr; d++) idx[d] = 0;                                                               \
@@ -303,9 +333,8 @@ typedef unsigned long long wrap64; /* integer sums and products wrap through it 
             }                                                                                                          \
             return;                                                                                                    \
         }                                                                                                              \
-        const long long K = ks[nk - 1], kstep = kst[nk - 1], nblk = (K + BLOCK - 1) / BLOCK, tasks = nout / K * nblk;  \
-        _Pragma("omp parallel for schedule(static) if(nout * nred >= PARALLEL_MIN)")                                   \
-        for (long long t = 0; t < tasks; t++) {                                                                        \
+        const long long K = ks[nk - 1], kstep = kst[nk - 1], nblk = (K + BLOCK - 1) / BLOCK;                           \
+        for (long long t = lo; t < hi; t++) {                                                                          \
             const long long ob = t / nblk, k0 = (t % nblk) * BLOCK, kn = K - k0 < BLOCK ? K - k0 : BLOCK;              \
             long long off = k0 * kstep, rem = ob, idx[MAXD], j = 0, ix[BLOCK];                                         \
             ACC a[BLOCK];                                                                                              \
@@ -345,6 +374,15 @@ typedef unsigned long long wrap64; /* integer sums and products wrap through it 
             OUT* y = out + ob * K + k0;                                                                                \
             for (long long k = 0; k < kn; k++) y[k] = FINAL(a[k], ix[k]);                                              \
         }                                                                                                              \
+    }                                                                                                                  \
+    void ccc_reduce_##OP##_##NAME(const long long* meta, const void* in_base, void* out_base) {                        \
+        const int nk = (int)meta[0], nr = (int)meta[1];                                                                \
+        long long nout = 1, nred = 1, items;                                                                           \
+        for (int d = 0; d < nk; d++) nout *= meta[4 + d];                                                              \
+        for (int d = 0; d < nr; d++) nred *= meta[4 + 2 * nk + d];                                                     \
+        items = meta[2] ? nout / meta[3 + nk] * ((meta[3 + nk] + BLOCK - 1) / BLOCK) : nout;                           \
+        PARALLEL_RANGES(items, nout * nred, reduce_range_##OP##_##NAME(meta, (const T*)in_base + meta[3],              \
+                                                                       (OUT*)out_base, lo, hi))                        \
     }
 
 /* The ops. Extrema follow NumPy's maximum/minimum (a NaN wins and stays; on ties the later element) and the
@@ -389,8 +427,8 @@ typedef unsigned long long wrap64; /* integer sums and products wrap through it 
 #define DEFINE_EXTREMA(NAME, T, LO, HI)                                                                                \
     DEFINE_REDUCE(amax, NAME, T, T, T, INIT_LO_##NAME, STEP_MAX, L_MAX, L_MAX, FINAL_ACC, ONE_LANES, 1)                \
     DEFINE_REDUCE(amin, NAME, T, T, T, INIT_HI_##NAME, STEP_MIN, L_MIN, L_MIN, FINAL_ACC, ONE_LANES, 1)                \
-    DEFINE_REDUCE(any, NAME, T, int, unsigned char, INIT_ZERO, STEP_ANY, L_ANY, C_OR, FINAL_ACC, ONE_LANES, 0)         \
-    DEFINE_REDUCE(all, NAME, T, int, unsigned char, INIT_ONE, STEP_ALL, L_ALL, C_AND, FINAL_ACC, ONE_LANES, 0)
+    DEFINE_REDUCE(any, NAME, T, uint8_t, uint8_t, INIT_ZERO, STEP_ANY, L_ANY, C_OR, FINAL_ACC, ONE_LANES, 0)           \
+    DEFINE_REDUCE(all, NAME, T, uint8_t, uint8_t, INIT_ONE, STEP_ALL, L_ALL, C_AND, FINAL_ACC, ONE_LANES, 0)
 #define DEFINE_ARG(NAME, T)                                                                                            \
     DEFINE_ARG_ONE(argmax, NAME, T, INIT_LO_##NAME, L_MAX, BETTER_MAX)                                                 \
     DEFINE_ARG_ONE(argmin, NAME, T, INIT_HI_##NAME, L_MIN, BETTER_MIN)                                                 \
