@@ -490,19 +490,15 @@ DEFINE_INT_REDUCTIONS(bool, uint8_t)
 #define WRITE_IX_YES(p, v) p = v
 
 #define DEFINE_SCAN(OP, NAME, T, ACC, OUT, INIT, STEP, WRITE_IX)                                                       \
-    void ccc_scan_##OP##_##NAME(const long long* meta, const void* in_base, void* out_base, void* idx_base) {          \
+    /* kept positions lo..hi, or blocks lo..hi of neighbouring kept positions */                                       \
+    TARGETS static void scan_range_##OP##_##NAME(const long long* meta, const T* in, OUT* out, long long* oix,         \
+                                                 long long lo, long long hi) {                                         \
         const int nk = (int)meta[0], block = (int)meta[1];                                                             \
         const long long n = meta[3], sd = meta[4], od = meta[5];                                                       \
         const long long *ks = meta + 6, *kin = ks + nk, *kout = kin + nk;                                              \
-        const T* in = (const T*)in_base + meta[2];                                                                     \
-        OUT* out = (OUT*)out_base;                                                                                     \
-        long long* oix = (long long*)idx_base;                                                                         \
         (void)oix;                                                                                                     \
-        long long nkept = 1;                                                                                           \
-        for (int d = 0; d < nk; d++) nkept *= ks[d];                                                                   \
         if (!block) {                                                                                                  \
-            _Pragma("omp parallel for schedule(static) if(nkept * n >= PARALLEL_MIN)")                                 \
-            for (long long o = 0; o < nkept; o++) {                                                                    \
+            for (long long o = lo; o < hi; o++) {                                                                      \
                 long long ioff = 0, ooff = 0, rem = o, ix = 0;                                                         \
                 for (int d = nk - 1; d >= 0; d--) {                                                                    \
                     long long c = rem % ks[d];                                                                         \
@@ -519,10 +515,8 @@ DEFINE_INT_REDUCTIONS(bool, uint8_t)
             }                                                                                                          \
             return;                                                                                                    \
         }                                                                                                              \
-        const long long K = ks[nk - 1], kis = kin[nk - 1], kos = kout[nk - 1];                                         \
-        const long long nblk = (K + BLOCK - 1) / BLOCK, tasks = nkept / K * nblk;                                      \
-        _Pragma("omp parallel for schedule(static) if(nkept * n >= PARALLEL_MIN)")                                     \
-        for (long long t = 0; t < tasks; t++) {                                                                        \
+        const long long K = ks[nk - 1], kis = kin[nk - 1], kos = kout[nk - 1], nblk = (K + BLOCK - 1) / BLOCK;         \
+        for (long long t = lo; t < hi; t++) {                                                                          \
             const long long ob = t / nblk, k0 = (t % nblk) * BLOCK, kn = K - k0 < BLOCK ? K - k0 : BLOCK;              \
             long long ioff = k0 * kis, ooff = k0 * kos, rem = ob, ix[BLOCK];                                           \
             ACC a[BLOCK];                                                                                              \
@@ -545,6 +539,15 @@ DEFINE_INT_REDUCTIONS(bool, uint8_t)
                 }                                                                                                      \
             }                                                                                                          \
         }                                                                                                              \
+    }                                                                                                                  \
+    void ccc_scan_##OP##_##NAME(const long long* meta, const void* in_base, void* out_base, void* idx_base) {          \
+        const int nk = (int)meta[0];                                                                                   \
+        long long nkept = 1, items;                                                                                    \
+        for (int d = 0; d < nk; d++) nkept *= meta[6 + d];                                                             \
+        items = meta[1] ? nkept / meta[5 + nk] * ((meta[5 + nk] + BLOCK - 1) / BLOCK) : nkept;                         \
+        PARALLEL_RANGES(items, nkept * meta[3], scan_range_##OP##_##NAME(meta, (const T*)in_base + meta[2],            \
+                                                                         (OUT*)out_base, (long long*)idx_base,         \
+                                                                         lo, hi))                                      \
     }
 
 #define DEFINE_CUMEXT(NAME, T)                                                                                         \
