@@ -311,7 +311,8 @@ typedef unsigned long long wrap64; /* integer sums and products wrap through it 
 #define ONE_ARG(OP, NAME, T, ACC, INIT, LSTEP, COMBINE)                                                                \
     ix = arg_one_##OP##_##NAME(in + start, nr, rs, rst), (void)off, (void)idx, (void)a;
 
-#define DEFINE_REDUCE(OP, NAME, T, ACC, OUT, INIT, STEP, LSTEP, COMBINE, FINAL, MODE_A, PLAIN)                         \
+#define DEFINE_REDUCE(OP, NAME, T, ACC, OUT, INIT, STEP, LSTEP, COMBINE, FINAL, MODE_A, PLAIN, PART,                   \
+                      PSTEP)                                                                                           \
     /* outputs lo..hi (or blocks of outputs lo..hi) */                                                                 \
     TARGETS static void reduce_range_##OP##_##NAME(const long long* meta, const T* in, OUT* out, long long lo,         \
                                                    long long hi) {                                                     \
@@ -350,9 +351,9 @@ typedef unsigned long long wrap64; /* integer sums and products wrap through it 
                 for (; !PLAIN && i + 4 <= rin; i += 4, j += 4) {                                                       \
                     const T *p0 = in + off + i * rinst, *p1 = p0 + rinst, *p2 = p1 + rinst, *p3 = p2 + rinst;          \
                     if (kstep == 1) {                                                                                  \
-                        FOUR_ROWS(1, ACC, INIT, LSTEP, COMBINE)                                                        \
+                        FOUR_ROWS(1, PART, INIT, PSTEP, COMBINE)                                                       \
                     } else {                                                                                           \
-                        FOUR_ROWS(kstep, ACC, INIT, LSTEP, COMBINE)                                                    \
+                        FOUR_ROWS(kstep, PART, INIT, PSTEP, COMBINE)                                                   \
                     }                                                                                                  \
                 }                                                                                                      \
                 for (; i < rin; i++, j++) {                                                                            \
@@ -409,6 +410,7 @@ typedef unsigned long long wrap64; /* integer sums and products wrap through it 
     }
 /* LSTEP(a, x) and COMBINE(a, b) of the per-output lanes */
 #define L_FSUM(a, x) a += (double)x
+#define L_TADD(a, x) a += x /* a float32 sum's four-row partial, in float32: half the conversions */
 #define L_FPROD(a, x) a *= x
 #define L_ISUM(a, x) a += (unsigned long long)(long long)x
 #define L_IPROD(a, x) a *= (unsigned long long)(long long)x
@@ -425,23 +427,29 @@ typedef unsigned long long wrap64; /* integer sums and products wrap through it 
 
 /* One dtype's reductions: NAME, C type, its lowest and highest value (infinities for floats). */
 #define DEFINE_EXTREMA(NAME, T, LO, HI)                                                                                \
-    DEFINE_REDUCE(amax, NAME, T, T, T, INIT_LO_##NAME, STEP_MAX, L_MAX, L_MAX, FINAL_ACC, ONE_LANES, 1)                \
-    DEFINE_REDUCE(amin, NAME, T, T, T, INIT_HI_##NAME, STEP_MIN, L_MIN, L_MIN, FINAL_ACC, ONE_LANES, 1)                \
-    DEFINE_REDUCE(any, NAME, T, uint8_t, uint8_t, INIT_ZERO, STEP_ANY, L_ANY, C_OR, FINAL_ACC, ONE_LANES, 0)           \
-    DEFINE_REDUCE(all, NAME, T, uint8_t, uint8_t, INIT_ONE, STEP_ALL, L_ALL, C_AND, FINAL_ACC, ONE_LANES, 0)
+    DEFINE_REDUCE(amax, NAME, T, T, T, INIT_LO_##NAME, STEP_MAX, L_MAX, L_MAX, FINAL_ACC, ONE_LANES, 1, T, L_MAX)      \
+    DEFINE_REDUCE(amin, NAME, T, T, T, INIT_HI_##NAME, STEP_MIN, L_MIN, L_MIN, FINAL_ACC, ONE_LANES, 1, T, L_MIN)      \
+    DEFINE_REDUCE(any, NAME, T, uint8_t, uint8_t, INIT_ZERO, STEP_ANY, L_ANY, C_OR, FINAL_ACC,                         \
+                  ONE_LANES, 0, uint8_t, L_ANY)                                                                        \
+    DEFINE_REDUCE(all, NAME, T, uint8_t, uint8_t, INIT_ONE, STEP_ALL, L_ALL, C_AND, FINAL_ACC,                         \
+                  ONE_LANES, 0, uint8_t, L_ALL)
 #define DEFINE_ARG(NAME, T)                                                                                            \
     DEFINE_ARG_ONE(argmax, NAME, T, INIT_LO_##NAME, L_MAX, BETTER_MAX)                                                 \
     DEFINE_ARG_ONE(argmin, NAME, T, INIT_HI_##NAME, L_MIN, BETTER_MIN)                                                 \
-    DEFINE_REDUCE(argmax, NAME, T, T, long long, INIT_LO_##NAME, STEP_ARGMAX, L_MAX, L_MAX, FINAL_INDEX, ONE_ARG, 1)   \
-    DEFINE_REDUCE(argmin, NAME, T, T, long long, INIT_HI_##NAME, STEP_ARGMIN, L_MIN, L_MIN, FINAL_INDEX, ONE_ARG, 1)
+    DEFINE_REDUCE(argmax, NAME, T, T, long long, INIT_LO_##NAME, STEP_ARGMAX, L_MAX, L_MAX, FINAL_INDEX,               \
+                  ONE_ARG, 1, T, L_MAX)                                                                                \
+    DEFINE_REDUCE(argmin, NAME, T, T, long long, INIT_HI_##NAME, STEP_ARGMIN, L_MIN, L_MIN, FINAL_INDEX,               \
+                  ONE_ARG, 1, T, L_MIN)
 #define DEFINE_FLOAT_REDUCTIONS(NAME, T)                                                                               \
-    DEFINE_REDUCE(sum, NAME, T, double, T, INIT_ZERO, STEP_FSUM, L_FSUM, C_ADD, FINAL_ACC, ONE_LANES, 0)               \
-    DEFINE_REDUCE(prod, NAME, T, T, T, INIT_ONE, STEP_FPROD, L_FPROD, C_MUL, FINAL_ACC, ONE_LANES, 0)                  \
+    DEFINE_REDUCE(sum, NAME, T, double, T, INIT_ZERO, STEP_FSUM, L_FSUM, C_ADD, FINAL_ACC, ONE_LANES, 0, T, L_TADD)    \
+    DEFINE_REDUCE(prod, NAME, T, T, T, INIT_ONE, STEP_FPROD, L_FPROD, C_MUL, FINAL_ACC, ONE_LANES, 0, T, L_FPROD)      \
     DEFINE_EXTREMA(NAME, T, -INFINITY, INFINITY)                                                                       \
     DEFINE_ARG(NAME, T)
 #define DEFINE_INT_REDUCTIONS(NAME, T)                                                                                 \
-    DEFINE_REDUCE(sum, NAME, T, wrap64, long long, INIT_ZERO, STEP_ISUM, L_ISUM, C_ADD, FINAL_ACC, ONE_LANES, 0)       \
-    DEFINE_REDUCE(prod, NAME, T, wrap64, long long, INIT_ONE, STEP_IPROD, L_IPROD, C_MUL, FINAL_ACC, ONE_LANES, 0)     \
+    DEFINE_REDUCE(sum, NAME, T, wrap64, long long, INIT_ZERO, STEP_ISUM, L_ISUM, C_ADD, FINAL_ACC,                     \
+                  ONE_LANES, 0, wrap64, L_ISUM)                                                                        \
+    DEFINE_REDUCE(prod, NAME, T, wrap64, long long, INIT_ONE, STEP_IPROD, L_IPROD, C_MUL, FINAL_ACC,                   \
+                  ONE_LANES, 0, wrap64, L_IPROD)                                                                       \
     DEFINE_EXTREMA(NAME, T, 0, 0)
 
 #define INIT_LO_float32(a) a = -INFINITY
