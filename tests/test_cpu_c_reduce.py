@@ -417,3 +417,21 @@ def test_float32_sums_are_at_least_as_accurate_as_numpys(calls):
         numpy_error = np.abs(x.numpy().sum(axis=dims) - exact).max()
         assert c_error <= min(numpy_error, np.spacing(np.float32(np.abs(exact).max())))
     assert calls[("sum", "strided")] + calls[("sum", "rows")] == 4
+
+
+def test_public_api_with_negative_dims_and_keepdim(calls):
+    a = _data("float64", (4, 5, 6), 9, special=True)
+    x = core.tensor(a).permute(2, 0, 1)  # (6, 4, 5), strided
+    n = a.transpose(2, 0, 1)
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(core.sum(x, (-1, 0), keepdim=True).numpy(), n.sum(axis=(-1, 0), keepdims=True),
+                                   rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(x.amax(-2).numpy(), np.amax(n, axis=-2))
+        np.testing.assert_array_equal(x.argmax(-1, keepdim=True).numpy(), np.argmax(n, axis=-1, keepdims=True))
+        np.testing.assert_array_equal(x.argmin().numpy(), np.argmin(n))
+        np.testing.assert_array_equal(x.cumsum(-1).numpy(), np.cumsum(n, axis=-1))
+        np.testing.assert_allclose(core.prod(x, -3).numpy(), np.prod(n, axis=-3), rtol=1e-12)
+    np.testing.assert_array_equal(core.any(x > 1, -1).numpy(), np.any(n > 1, axis=-1))
+    np.testing.assert_array_equal(core.all(x > -3, (0, -1)).numpy(), np.all(n > -3, axis=(0, -1)))
+    assert {op for (op, _), c in calls.items() if c} == {"sum", "amax", "argmax", "argmin", "cumsum", "prod", "any",
+                                                          "all"}
