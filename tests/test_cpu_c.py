@@ -225,7 +225,8 @@ def test_matmul_matches_numpy_through_the_public_api(force_c):
 
 # -- row reductions and fused softmax ----------------------------------------------------------------------------
 def _row_inputs(dtype):
-    """(tensor, the sorted reduced dims C takes): C needs a contiguous trailing block and evenly strided rows."""
+    """(tensor, the sorted reduced dims the row kernels take: a contiguous trailing block and evenly strided rows;
+    softmax needs that layout, reductions take any layout)."""
     t = core.tensor(np.random.default_rng(0).standard_normal((6, 5, 7)).astype(dtype))
     return [(t, ([2], [1, 2], [0, 1, 2])),
             (t[:, :, 2:], ([2],)),  # rows of 5 in a wider tensor: row stride 7

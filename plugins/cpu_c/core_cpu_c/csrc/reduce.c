@@ -162,9 +162,10 @@ DEFINE_SOFTMAX(double, float64, exp, log)
    dim is a plain loop. When the last kept dim has a smaller input stride than the reduced dims (a sum over dim 0
    of a row-major matrix), BLOCK neighbouring outputs are accumulated together instead, so every read of the inner
    loop is contiguous (or evenly strided) and vectorisable.
-   An op is ACC (accumulator type), INIT(a), STEP(a, ix, x, j) (j: the element's position along the reduced dims
-   in row-major order, for the arg-reductions), FINAL(a, ix). Integer sums and products wrap through unsigned long
-   long (signed overflow is UB in C; NumPy and PyTorch wrap). */
+   An op is ACC (accumulator type), INIT(a), STEP(a, ix, x, j) (block mode, one element; j: its position along
+   the reduced dims in row-major order, for the arg-reductions), LSTEP(a, x) and COMBINE(a, b) (lanes of one
+   output, then merged), PART/PSTEP (a four-row partial in block mode) and FINAL(a, ix). Integer sums and
+   products wrap through unsigned long long (signed overflow is UB in C; NumPy and PyTorch wrap). */
 #include <limits.h>
 #include <stdint.h>
 
@@ -203,8 +204,7 @@ typedef unsigned long long wrap64; /* integer sums and products wrap through it 
 
 /* One output's reduction (no block): LANES accumulators over the inner-most reduced dim, so the loop has no
    dependency chain through one accumulator (and vectorises when that dim is contiguous), then combined.
-   LSTEP(a, x) is the op on values, COMBINE(a, b) merges a lane into `a`. The arg-reductions run LSTEP as the
-   extremum (NaN winning) and then find the first element equal to it (the first NaN when it is NaN). */
+   LSTEP(a, x) is the op on values, COMBINE(a, b) merges a lane into `a`. */
 #define REDUCE_ONE(T, ACC, INIT, LSTEP, COMBINE)                                                                       \
     {                                                                                                                  \
         ACC al[LANES];                                                                                                 \
