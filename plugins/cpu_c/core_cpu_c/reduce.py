@@ -47,17 +47,34 @@ _MAXD = 64  # csrc/reduce.c's MAXD: dims of one collapsed group
 _IDENTITY = {"sum": 0, "prod": 1, "any": 0, "all": 1}  # what an empty reduction gives
 
 
+def _collapse(shape, strides, dims) -> tuple:
+    """(sizes, strides) of ``dims`` walked in that order, size-1 dims dropped and mergeable neighbours merged; a
+    placeholder ([1], [0]) when nothing is left (layout.collapse for one tensor, without its generality)."""
+    sizes, steps = [], []
+    for d in dims:
+        n = shape[d]
+        if n == 1:
+            continue
+        s = strides[d]
+        if sizes and steps[-1] == s * n:
+            sizes[-1] *= n
+            steps[-1] = s
+        else:
+            sizes.append(n)
+            steps.append(s)
+    return (sizes, steps) if sizes else ([1], [0])
+
+
 def _walk(x, reduced: tuple, reorder: bool):
     """(meta, number of outputs) of csrc/reduce.c's strided reduction of ``x`` over the dims ``reduced`` (walked
     in that order; ``reorder`` sorts them by decreasing stride, which only order-free reductions may do). The kept
-    dims keep their order, the output being dense over them; each group is collapsed (size-1 dims dropped, a
-    placeholder (1,) with stride 0 for an empty group), and ``block`` is set when the last kept dim has a smaller
-    stride than every reduced dim (C then walks neighbouring outputs together)."""
+    dims keep their order, the output being dense over them; each group is collapsed, and ``block`` is set when
+    the last kept dim has a smaller stride than every reduced dim (C then walks neighbouring outputs together)."""
     shape, strides = x._shape, x._stride
-    kept = [d for d in range(len(shape)) if d not in reduced]
-    kshape, (kst,) = collapse(tuple(shape[d] for d in kept), [tuple(strides[d] for d in kept)])
-    rdims = sorted(reduced, key=lambda d: -strides[d]) if reorder else list(reduced)
-    rshape, (rst,) = collapse(tuple(shape[d] for d in rdims), [tuple(strides[d] for d in rdims)])
+    kshape, kst = _collapse(shape, strides, [d for d in range(len(shape)) if d not in reduced])
+    if reorder and len(reduced) > 1:
+        reduced = sorted(reduced, key=strides.__getitem__, reverse=True)  # stable: ties keep their order
+    rshape, rst = _collapse(shape, strides, reduced)
     nout = math.prod(kshape)
     block = int(kshape[-1] > 1 and kst[-1] < min(rst))
     return (len(kshape), len(rshape), block, x._offset, *kshape, *kst, *rshape, *rst), nout
@@ -67,15 +84,16 @@ def _out_dtype_ok(op: str, spec, d) -> bool:
     """Whether ``spec`` asks for what the C kernel computes from input dtype ``d``."""
     if op in ("sum", "prod"):  # floats in their own dtype, integers and bool in int64 (sum's dtype rule)
         want = d.name if d.name in _FLOATS else "int64"
-        return spec.dtype == spec.compute_dtype and spec.dtype.name == want
+        return spec.dtype.name == want and spec.compute_dtype.name == want
     if op in ("amax", "amin"):
         return spec.dtype == d
     return True  # any/all: bool (uint8 for uint8), one byte of 0/1 either way
 
 
 def _usable(ctx: Context, x, names) -> bool:
+    """Whether C takes ``x``: a dtype in ``names``, at least ``min_numel`` elements, non-negative strides."""
     return (x.dtype.name in names and len(x._shape) <= _MAXD and math.prod(x._shape) >= ctx.min_numel
-            and not any(s < 0 for s in x._stride))
+            and min(x._stride, default=0) >= 0)
 
 
 def _reduction(ctx: Context, op: str, base):
