@@ -435,3 +435,8 @@ def test_public_api_with_negative_dims_and_keepdim(calls):
     np.testing.assert_array_equal(core.all(x > -3, (0, -1)).numpy(), np.all(n > -3, axis=(0, -1)))
     assert {op for (op, _), c in calls.items() if c} == {"sum", "amax", "argmax", "argmin", "cumsum", "prod", "any",
                                                           "all"}
+    # the primitives called with keywords, as the reference kernels' signatures allow
+    assert get_operator("sum")(x, (0,), keepdim=True, dtype=None).shape == (1, 4, 5)
+    assert get_operator("argmin")(x, 1, keepdim=True).shape == (6, 1, 5)
+    assert get_operator("cumprod")(x, dim=2, dtype=None).shape == (6, 4, 5)
+    assert get_operator("cummin")(x, dim=0)[1].dtype == core.int64

@@ -103,10 +103,10 @@ def _reduction(ctx: Context, op: str, base):
     general = {d: getattr(ctx.lib, f"ccc_reduce_{op}_{d}") for d in _ALL}
     rows = {d: getattr(ctx.lib, f"ccc_{op}_{d}") for d in _FLOATS} if op in ("sum", "amax", "amin") else {}
 
-    def kernel(spec, input, dims, *rest):
+    def kernel(spec, input, dims, keepdim=False, dtype=None):
         d = input.dtype
         if not (_usable(ctx, input, _ALL) and _out_dtype_ok(op, spec, d)):
-            return base(spec, input, dims, *rest)
+            return base(spec, input, dims, keepdim, dtype)
         check_bounds(op, input)
         odt = spec.dtype
         meta, nout = _walk(input, tuple(dims), True)
@@ -157,11 +157,11 @@ def _scan(ctx: Context, op: str, base):
     fns = {d: getattr(ctx.lib, f"ccc_scan_{op}_{d}") for d in _ALL}
     pair = op in ("cummax", "cummin")
 
-    def kernel(spec, input, dim, *rest):
+    def kernel(spec, input, dim, dtype=None):  # cummax/cummin take no dtype
         d = input.dtype
         vspec = spec[0] if pair else spec
         if not (_usable(ctx, input, _ALL) and (pair or _out_dtype_ok("sum", spec, d))):
-            return base(spec, input, dim, *rest)
+            return base(spec, input, dim) if pair else base(spec, input, dim, dtype)
         check_bounds(op, input)
         shape, strides = input._shape, input._stride
         n = math.prod(shape)
