@@ -440,3 +440,22 @@ def test_public_api_with_negative_dims_and_keepdim(calls):
     assert get_operator("argmin")(x, 1, keepdim=True).shape == (6, 1, 5)
     assert get_operator("cumprod")(x, dim=2, dtype=None).shape == (6, 4, 5)
     assert get_operator("cummin")(x, dim=0)[1].dtype == core.int64
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int16"])
+def test_arg_reductions_across_chunks_keep_the_first_occurrence(calls, dtype):
+    """Rows longer than csrc/reduce.c's CHUNK (1024): the winning chunk is the first holding the extremum."""
+    rng = np.random.default_rng(11)
+    a = rng.integers(-50, 50, (4, 5000)).astype(dtype)
+    a[0, [1500, 2100, 4999]] = 90  # ties in several chunks: the first wins
+    a[1, [3000, 3001]] = -90
+    a[2, 4090:4096] = 90  # the last elements of a chunk
+    if dtype == "float32":
+        a[3, [2500, 4000]] = np.nan  # the first NaN, past a larger value
+        a[3, 100] = 1000
+    for x in (core.tensor(a), core.tensor(a.T.copy()).t(), core.tensor(np.repeat(a, 2, axis=1))[:, ::2]):
+        for op in ARGS:
+            for dim in (1, None):
+                expected = _reference(op, x, dim, False)
+                np.testing.assert_array_equal(get_operator(op)(x, dim, False).numpy(), expected.numpy())
+    assert _c_calls(calls, "argmax") == 6 and _c_calls(calls, "argmin") == 6
