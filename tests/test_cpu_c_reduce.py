@@ -252,10 +252,7 @@ def _check_scan(calls, op, x, dim, dtype):
     pairs = zip(actual, expected) if isinstance(expected, tuple) else [(actual, expected)]
     for a, e in pairs:
         assert a.dtype == e.dtype and a.shape == e.shape
-        if op == "cumprod" and dtype in FLOATS:  # same order as NumPy; kept loose for a compiler's contraction
-            np.testing.assert_allclose(a.numpy(), e.numpy(), rtol=1e-6 if dtype == "float32" else 1e-14)
-        else:
-            np.testing.assert_array_equal(a.numpy(), e.numpy())
+        np.testing.assert_array_equal(a.numpy(), e.numpy())  # NumPy's accumulate order and dtype: bit-exact
     assert _c_calls(calls, op) == before + (1 if x.numel() else 0)
 
 
