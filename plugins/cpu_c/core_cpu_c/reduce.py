@@ -1,7 +1,9 @@
-"""cpu_c's reductions: sum/amax/amin over trailing contiguous dims, and fused softmax/log_softmax (csrc/reduce.c).
+"""cpu_c's reductions (csrc/reduce.c): sum/prod/amax/amin/any/all over any dims, argmax/argmin, the scans
+cumsum/cumprod/cummax/cummin, and fused softmax/log_softmax.
 
-Each kernel validates its operand in Python and makes one C call; other layouts and dtypes run the NumPy
-reference kernel it replaces.
+Each kernel validates its operand in Python (dtype, non-negative strides, bounds), splits its dims into kept and
+reduced (or scanned) ones, collapses each group and makes one C call that walks the strides; what C does not take
+(half dtypes, sum's ``dtype=`` to another type, negative strides) runs the NumPy reference kernel it replaces.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from .runtime import new_tensor
 
 __all__ = ["REDUCE_OPS", "build_reduce_kernels", "sized_thresholds"]
 
-REDUCE_OPS = ("sum", "amax", "amin", "softmax", "log_softmax")
+REDUCE_OPS = ("sum", "prod", "amax", "amin", "any", "all", "argmax", "argmin", "cumsum", "cumprod", "cummax",
+              "cummin", "softmax", "log_softmax")
 
 
 def _rows(op: str, x, k: int):
@@ -37,28 +40,148 @@ def _rows(op: str, x, k: int):
     return math.prod(shape[:lead]), expected, cstrides[0][0]
 
 
+_FLOATS = ("float32", "float64")
+_INTS = ("int8", "uint8", "int16", "int32", "int64", "bool")
+_ALL = _FLOATS + _INTS
+_MAXD = 64  # csrc/reduce.c's MAXD: dims of one collapsed group
+_IDENTITY = {"sum": 0, "prod": 1, "any": 0, "all": 1}  # what an empty reduction gives
+
+
+def _collapse(shape, strides, dims) -> tuple:
+    """(sizes, strides) of ``dims`` walked in that order, size-1 dims dropped and mergeable neighbours merged; a
+    placeholder ([1], [0]) when nothing is left (layout.collapse for one tensor, without its generality)."""
+    sizes, steps = [], []
+    for d in dims:
+        n = shape[d]
+        if n == 1:
+            continue
+        s = strides[d]
+        if sizes and steps[-1] == s * n:
+            sizes[-1] *= n
+            steps[-1] = s
+        else:
+            sizes.append(n)
+            steps.append(s)
+    return (sizes, steps) if sizes else ([1], [0])
+
+
+def _walk(x, reduced: tuple, reorder: bool):
+    """(meta, number of outputs) of csrc/reduce.c's strided reduction of ``x`` over the dims ``reduced`` (walked
+    in that order; ``reorder`` sorts them by decreasing stride, which only order-free reductions may do). The kept
+    dims keep their order, the output being dense over them; each group is collapsed, and ``block`` is set when
+    the last kept dim has a smaller stride than every reduced dim (C then walks neighbouring outputs together)."""
+    shape, strides = x._shape, x._stride
+    kshape, kst = _collapse(shape, strides, [d for d in range(len(shape)) if d not in reduced])
+    if reorder and len(reduced) > 1:
+        reduced = sorted(reduced, key=strides.__getitem__, reverse=True)  # stable: ties keep their order
+    rshape, rst = _collapse(shape, strides, reduced)
+    nout = math.prod(kshape)
+    block = int(kshape[-1] > 1 and kst[-1] < min(rst))
+    return (len(kshape), len(rshape), block, x._offset, *kshape, *kst, *rshape, *rst), nout
+
+
+def _out_dtype_ok(op: str, spec, d) -> bool:
+    """Whether ``spec`` asks for what the C kernel computes from input dtype ``d``."""
+    if op in ("sum", "prod"):  # floats in their own dtype, integers and bool in int64 (sum's dtype rule)
+        want = d.name if d.name in _FLOATS else "int64"
+        return spec.dtype.name == want and spec.compute_dtype.name == want
+    if op in ("amax", "amin"):
+        return spec.dtype == d
+    return True  # any/all: bool (uint8 for uint8), one byte of 0/1 either way
+
+
+def _usable(ctx: Context, x, names) -> bool:
+    """Whether C takes ``x``: a dtype in ``names``, at least ``min_numel`` elements, non-negative strides."""
+    return (x.dtype.name in names and len(x._shape) <= _MAXD and math.prod(x._shape) >= ctx.min_numel
+            and min(x._stride, default=0) >= 0)
+
+
 def _reduction(ctx: Context, op: str, base):
-    """sum/amax/amin over trailing contiguous dims: kernel(spec, input, dims, keepdim[, dtype])."""
-    fns = {d: getattr(ctx.lib, f"ccc_{op}_{d}") for d in DTYPES}
+    """sum/prod/amax/amin/any/all over any dims of any layout (non-negative strides): kernel(spec, input, dims,
+    keepdim[, dtype]). Float sum/amax/amin whose reduced elements are one contiguous row per output take the
+    vectorised row kernels; everything else csrc/reduce.c's strided walk."""
+    general = {d: getattr(ctx.lib, f"ccc_reduce_{op}_{d}") for d in _ALL}
+    rows = {d: getattr(ctx.lib, f"ccc_{op}_{d}") for d in _FLOATS} if op in ("sum", "amax", "amin") else {}
 
-    def kernel(spec, input, dims, *rest):
+    def kernel(spec, input, dims, keepdim=False, dtype=None):
         d = input.dtype
-        fn = fns.get(d.name)
-        ndim = len(input._shape)
-        if (fn is not None and dims and spec.dtype == d and spec.compute_dtype == d
-                and math.prod(input._shape) >= ctx.min_numel and sorted(dims) == list(range(ndim - len(dims), ndim))):
-            layout = _rows(op, input, len(dims))
-            if layout is not None and (layout[1] > 0 or op == "sum"):
-                rows, cols, row_stride = layout
-                out, buf = new_tensor(spec.shape, d, rows * d.itemsize, ctx.key)
-                if rows and cols:
-                    fn(rows, cols, ctx.from_buffer(input._storage.data), input._offset, row_stride,
-                       ctx.from_buffer(buf))
-                elif rows:
-                    buf[:] = 0
-                return out
-        return base(spec, input, dims, *rest)
+        if not (_usable(ctx, input, _ALL) and _out_dtype_ok(op, spec, d)):
+            return base(spec, input, dims, keepdim, dtype)
+        check_bounds(op, input)
+        odt = spec.dtype
+        meta, nout = _walk(input, tuple(dims), True)
+        out, buf = new_tensor(spec.shape, odt, nout * odt.itemsize, ctx.key)
+        if nout == 0:
+            return out
+        nk, nr, block = meta[:3]
+        rshape = meta[4 + 2 * nk:4 + 2 * nk + nr]
+        if 0 in rshape:  # an empty reduction: sum 0, prod 1, any False, all True (amax/amin: the meta refused)
+            buf.view(odt.numpy)[:] = _IDENTITY[op]
+            return out
+        row = rows.get(d.name)
+        if row is not None and not block and nk == 1 and nr == 1 and meta[-1] == 1:
+            row(nout, rshape[0], ctx.from_buffer(input._storage.data), input._offset, meta[4 + nk],
+                ctx.from_buffer(buf))
+        else:
+            general[d.name](ctx.ffi.new("long long[]", meta), ctx.from_buffer(input._storage.data),
+                            ctx.from_buffer(buf))
+        return out
 
+    kernel.c_functions = {"rows": rows, "strided": general}  # {table: {dtype: C function}}, for tests to count
+    return kernel
+
+
+def _arg_reduction(ctx: Context, op: str, base):
+    """argmax/argmin over one dim or the flattened input (dim None): kernel(spec, input, dim, keepdim); the first
+    NaN, else the first extremum, as np.argmax."""
+    fns = {d: getattr(ctx.lib, f"ccc_reduce_{op}_{d}") for d in _ALL if d != "bool"}
+
+    def kernel(spec, input, dim, keepdim=False):
+        if not _usable(ctx, input, fns) or math.prod(input._shape) == 0:
+            return base(spec, input, dim, keepdim)
+        check_bounds(op, input)
+        reduced = tuple(range(len(input._shape))) if dim is None else (dim,)
+        meta, nout = _walk(input, reduced, False)
+        out, buf = new_tensor(spec.shape, spec.dtype, nout * 8, ctx.key)
+        fns[input.dtype.name](ctx.ffi.new("long long[]", meta), ctx.from_buffer(input._storage.data),
+                              ctx.from_buffer(buf))
+        return out
+
+    kernel.c_functions = {"strided": fns}
+    return kernel
+
+
+def _scan(ctx: Context, op: str, base):
+    """cumsum/cumprod (kernel(spec, input, dim[, dtype])) and cummax/cummin (kernel(spec, input, dim) ->
+    (values, indices)) along one dim of any layout, in NumPy's accumulate order."""
+    fns = {d: getattr(ctx.lib, f"ccc_scan_{op}_{d}") for d in _ALL}
+    pair = op in ("cummax", "cummin")
+
+    def kernel(spec, input, dim, dtype=None):  # cummax/cummin take no dtype
+        d = input.dtype
+        vspec = spec[0] if pair else spec
+        if not (_usable(ctx, input, _ALL) and (pair or _out_dtype_ok("sum", spec, d))):
+            return base(spec, input, dim) if pair else base(spec, input, dim, dtype)
+        check_bounds(op, input)
+        shape, strides = input._shape, input._stride
+        n = math.prod(shape)
+        odt = vspec.dtype
+        out, buf = new_tensor(shape, odt, n * odt.itemsize, ctx.key)
+        idx, ibuf = new_tensor(shape, spec[1].dtype, n * 8, ctx.key) if pair else (None, None)
+        if n:
+            ostrides = out._stride
+            if not shape:  # 0-d: one element
+                shape, strides, ostrides, dim = (1,), (0,), (0,), 0
+            kept = [k for k in range(len(shape)) if k != dim]
+            kshape, (kin, kout) = collapse(tuple(shape[k] for k in kept), [tuple(strides[k] for k in kept),
+                                                                          tuple(ostrides[k] for k in kept)])
+            block = int(kshape[-1] > 1 and shape[dim] > 1 and kout[-1] < ostrides[dim])
+            meta = (len(kshape), block, input._offset, shape[dim], strides[dim], ostrides[dim], *kshape, *kin, *kout)
+            fns[d.name](ctx.ffi.new("long long[]", meta), ctx.from_buffer(input._storage.data),
+                        ctx.from_buffer(buf), ctx.from_buffer(ibuf) if pair else ctx.ffi.NULL)
+        return (out, idx) if pair else out
+
+    kernel.c_functions = {"strided": fns}
     return kernel
 
 
@@ -88,11 +211,20 @@ def _softmax(ctx: Context, op: str, base):
 
 def build_reduce_kernels(ctx, base_kernels: dict) -> dict:
     """{op: kernel} for the reductions, each falling back to ``base_kernels[op]`` (the NumPy kernel)."""
-    return {op: (_softmax if "softmax" in op else _reduction)(ctx, op, base_kernels[op])
-            for op in REDUCE_OPS if op in base_kernels}
+    return {op: _family(op)(ctx, op, base_kernels[op]) for op in REDUCE_OPS if op in base_kernels}
+
+
+def _family(op: str):
+    if "softmax" in op:
+        return _softmax
+    if op.startswith("arg"):
+        return _arg_reduction
+    return _scan if op.startswith("cum") else _reduction
 
 
 def sized_thresholds(kernels: dict, min_numel: int) -> dict:
-    """{op: dispatcher threshold}: softmax is sized by its input; the reductions check their input size
-    themselves (their output has one element per row)."""
-    return {op: min_numel for op in kernels if "softmax" in op}
+    """{op: dispatcher threshold}: softmax is sized by its input (= its output); the reductions and scans get 0
+    (the dispatcher never sizes them: they check their *input* size against ``min_numel`` themselves, as their
+    output can be one element for a million inputs). The explicit 0 also overrides a threshold by output size
+    that another family's table might give them."""
+    return {op: min_numel if "softmax" in op else 0 for op in kernels}
