@@ -58,7 +58,7 @@ def register_kernels(register, backend):
     min_numel = _SETTINGS["min_numel"]
     kernels = elementwise.build_kernels(ffi, lib, key.mask, core.bool, base, min_numel)
     # Families whose kernels the dispatcher itself keeps from tiny calls (the NumPy kernel runs, no extra frame)
-    families = [(elementwise.sized_thresholds, kernels)]
+    families = [(elementwise.sized_thresholds, dict(kernels))]  # a copy: `kernels` collects every family below
     for module, build in ((reduce, reduce.build_reduce_kernels), (movement, movement.build_movement_kernels)):
         built = build(elementwise.CONTEXT, base)
         families.append((module.sized_thresholds, built))
