@@ -496,11 +496,46 @@ def test_index_put_through_setitem(calls):
     assert calls["index_put"]
 
 
+# -- nonzero ----------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES + ["float16", "bfloat16"])
+def test_nonzero_over_layouts(calls, dtype):
+    rng = np.random.default_rng(8)
+    data = rng.integers(0, 3, (6, 7, 5)).astype("float32") - 1
+    if "float" in dtype:
+        data.reshape(-1)[:4] = [np.nan, -0.0, np.inf, -np.nan]
+    x = core.tensor(data, dtype=getattr(core, dtype))
+    for view in (x, x.permute(2, 0, 1), x[1::2, ::3, 1:], x[:, 0], x[0, 0, 0].reshape(1)):
+        _same(core.nonzero(view).numpy(), np.argwhere(view.numpy()))
+    assert calls["nonzero_count"] and calls["nonzero_write"]
+
+
+def test_nonzero_over_many_chunks(calls):
+    """More elements than one counting chunk: each chunk's rows land after the previous chunks' rows."""
+    from core_cpu_c.movement import NONZERO_CHUNK
+
+    mask = np.random.default_rng(9).random((3, NONZERO_CHUNK + 77)) < 0.3
+    mask[1] = False  # a whole chunk without one
+    x = core.tensor(mask)
+    _same(core.nonzero(x).numpy(), np.argwhere(mask))
+    _same(core.nonzero(x.t()).numpy(), np.argwhere(mask.T))
+    assert core.nonzero(core.zeros(NONZERO_CHUNK * 2)).shape == (0, 1)
+
+
 def test_thresholds_cover_every_movement_op(force_c):
     from core_cpu_c import movement
 
     kernels = dict.fromkeys(movement.MOVEMENT_OPS)
-    assert movement.sized_thresholds(kernels, 123) == dict.fromkeys(movement.MOVEMENT_OPS, 123)
+    sized = [op for op in movement.MOVEMENT_OPS if op != "nonzero"]
+    assert movement.sized_thresholds(kernels, 123) == dict.fromkeys(sized, 123)
     key = backend_key("cpu")
-    for op in movement.MOVEMENT_OPS:
+    for op in sized:
         assert get_operator(op).tiers[key.bit][0] == 0  # force_c moved every threshold
+
+
+def test_nonzero_checks_its_input_size(force_c, calls):
+    cpu_c.set_min_numel(100)
+    _same(core.nonzero(core.ones(10)).numpy(), np.argwhere(np.ones(10)))
+    assert not calls["nonzero_count"]
+    _same(core.nonzero(core.ones(100)).numpy(), np.argwhere(np.ones(100)))
+    assert calls["nonzero_count"]

@@ -26,11 +26,14 @@ from .runtime import _address, new_tensor
 __all__ = ["MOVEMENT_OPS", "build_movement_kernels", "sized_thresholds", "C"]
 
 MOVEMENT_OPS = ("copy_", "fill_", "arange_fill_", "linspace_fill_", "cat", "flip", "gather", "scatter_", "index",
-                "index_put_")
+                "index_put_", "nonzero")
+_SELF_SIZED = ("nonzero",)  # its output size is data-dependent (meta: (None, ndim)): it checks its input's size
 TYPE_CODES = {"bool": 0, "uint8": 1, "int8": 2, "int16": 3, "int32": 4, "int64": 5, "float32": 6, "float64": 7}
 _MOVE_SIZES = (1, 2, 4, 8, 16)
 _GATHER_SIZES = (1, 2, 4, 8)
 _REDUCE_CODES = {None: 0, "sum": 1, "prod": 2, "amax": 3, "amin": 4}
+_NONZERO_CODES = {**TYPE_CODES, "float16": 8, "bfloat16": 8}  # 8: nonzero when a bit other than the sign is set
+NONZERO_CHUNK = 65536  # elements per counting chunk (the unit the threads share)
 _INT64_MIN, _INT64_END = -(2**63), 2**63
 MAX_DIMS = 64  # csrc/movement.c's limit for gather/scatter
 C: dict = {}  # short name -> the extension's function; looked up per call (tests count calls through it)
@@ -75,11 +78,12 @@ class _Movement:
     """The kernels over one extension: pointers, scratch arrays and the C calls."""
 
     def __init__(self, ctx):
-        self.ffi, self.key = ctx.ffi, ctx.key
+        self.ctx, self.ffi, self.key = ctx, ctx.ffi, ctx.key
         lib = ctx.lib
         C.update(copy_cast=lib.ccc_copy_cast, copy_bytes=lib.ccc_copy_bytes, arange_int=lib.ccc_arange_int,
                  arange_double=lib.ccc_arange_double, linspace=lib.ccc_linspace, gather=lib.ccc_gather,
-                 scatter=lib.ccc_scatter, index=lib.ccc_index, index_put=lib.ccc_index_put)
+                 scatter=lib.ccc_scatter, index=lib.ccc_index, index_put=lib.ccc_index_put,
+                 nonzero_count=lib.ccc_nonzero_count, nonzero_write=lib.ccc_nonzero_write)
 
     def ptr(self, t):
         """A pointer to tensor ``t``'s first element (its view already checked)."""
@@ -389,6 +393,34 @@ class _Movement:
 
         return kernel
 
+    # -- nonzero --------------------------------------------------------------------------------------------------
+
+    def nonzero(self, base):
+        def kernel(spec, input):
+            code = _NONZERO_CODES.get(input.dtype.name)
+            shape, strides = input._shape, input._stride
+            n = math.prod(shape)
+            if (code is not None and shape and n and n >= self.ctx.min_numel and len(shape) <= MAX_DIMS
+                    and min(strides) >= 0):
+                check_bounds("nonzero", input)
+                ndim = len(shape)
+                meta = self.longs([*shape, *strides])
+                counts = np.empty(-(-n // NONZERO_CHUNK), np.int64)
+                longs = self.ffi.cast("long long *", self.ffi.from_buffer(counts))
+                C["nonzero_count"](code, ndim, meta, meta + ndim, self.ptr(input), NONZERO_CHUNK, longs)
+                offsets = np.zeros(len(counts) + 1, np.int64)
+                np.cumsum(counts, out=offsets[1:])
+                total = int(offsets[-1])
+                out, buf = new_tensor((total, ndim), spec.dtype, total * ndim * 8, self.key)
+                if total:
+                    C["nonzero_write"](code, ndim, meta, meta + ndim, self.ptr(input), NONZERO_CHUNK,
+                                       self.ffi.cast("long long *", self.ffi.from_buffer(offsets)),
+                                       self.ffi.cast("long long *", self.ffi.from_buffer(buf)))
+                return out
+            return base(spec, input)
+
+        return kernel
+
 
 def build_movement_kernels(ctx, base_kernels: dict) -> dict:
     """{op: kernel} for the data-movement ops, each falling back to ``base_kernels[op]`` (the NumPy kernel)."""
@@ -397,6 +429,7 @@ def build_movement_kernels(ctx, base_kernels: dict) -> dict:
 
 
 def sized_thresholds(kernels: dict, min_numel: int) -> dict:
-    """{op: dispatcher threshold}: every movement op is sized by its output, or for the in-place ones (copy_,
-    fill_, the range fills, scatter_, index_put_) by the tensor they write, which is what their meta returns."""
-    return dict.fromkeys(kernels, min_numel)
+    """{op: dispatcher threshold}: the movement ops are sized by their output, or for the in-place ones (copy_,
+    fill_, the range fills, scatter_, index_put_) by the tensor they write, which is what their meta returns;
+    nonzero, whose output size depends on the data, checks its input's size itself."""
+    return {op: min_numel for op in kernels if op not in _SELF_SIZED}

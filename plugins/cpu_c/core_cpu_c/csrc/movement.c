@@ -450,3 +450,86 @@ int ccc_index_put(int type, int accumulate, long long P, long long J, long long 
     }
     return 0;
 }
+
+/* -- nonzero ---------------------------------------------------------------------------------------------------- */
+
+/* elements [e0, e1) of the row-major order: how many are nonzero, and (out not NULL) their coordinates */
+#define DEFINE_NONZERO(N, T, NONZERO)                                                                                  \
+    static long long nonzero_chunk_##N(int ndim, const long long* shape, const long long* strides, const char* base,  \
+                                       long long e0, long long e1, long long* out, long long limit) {                 \
+        long long coord[MAX_DIMS], rem = e0, found = 0, e = e0;                                                        \
+        for (int k = ndim - 1; k >= 0; k--) coord[k] = rem % shape[k], rem /= shape[k];                                \
+        const int last = ndim - 1;                                                                                     \
+        while (e < e1) {                                                                                               \
+            long long run = shape[last] - coord[last], off = 0;                                                        \
+            if (run > e1 - e) run = e1 - e;                                                                            \
+            for (int k = 0; k < ndim; k++) off += coord[k] * strides[k];                                               \
+            const T* x = (const T*)base + off;                                                                         \
+            const long long st = strides[last];                                                                        \
+            if (out == 0) {                                                                                            \
+                for (long long i = 0; i < run; i++) {                                                                  \
+                    T v = x[i * st];                                                                                   \
+                    found += (NONZERO) ? 1 : 0;                                                                        \
+                }                                                                                                      \
+            } else {                                                                                                   \
+                for (long long i = 0; i < run; i++) {                                                                  \
+                    T v = x[i * st];                                                                                   \
+                    if ((NONZERO) && found < limit) {                                                                  \
+                        long long* row = out + found * ndim;                                                           \
+                        for (int k = 0; k < last; k++) row[k] = coord[k];                                              \
+                        row[last] = coord[last] + i;                                                                   \
+                        found++;                                                                                       \
+                    }                                                                                                  \
+                }                                                                                                      \
+            }                                                                                                          \
+            e += run;                                                                                                  \
+            coord[last] += run;                                                                                        \
+            for (int k = last; k > 0 && coord[k] == shape[k]; k--) coord[k] = 0, coord[k - 1]++;                       \
+        }                                                                                                              \
+        return found;                                                                                                  \
+    }
+
+DEFINE_NONZERO(bool, uint8_t, v != 0)
+DEFINE_NONZERO(uint8, uint8_t, v != 0)
+DEFINE_NONZERO(int8, int8_t, v != 0)
+DEFINE_NONZERO(int16, int16_t, v != 0)
+DEFINE_NONZERO(int32, int32_t, v != 0)
+DEFINE_NONZERO(int64, int64_t, v != 0)
+DEFINE_NONZERO(float32, float, v != 0) /* NaN is nonzero, -0.0 is not */
+DEFINE_NONZERO(float64, double, v != 0)
+DEFINE_NONZERO(half, uint16_t, (v & 0x7fff) != 0)
+
+typedef long long (*nonzero_fn)(int, const long long*, const long long*, const char*, long long, long long,
+                                long long*, long long);
+static const nonzero_fn NONZEROS[9] = {nonzero_chunk_bool,  nonzero_chunk_uint8,   nonzero_chunk_int8,
+                                       nonzero_chunk_int16, nonzero_chunk_int32,   nonzero_chunk_int64,
+                                       nonzero_chunk_float32, nonzero_chunk_float64, nonzero_chunk_half};
+
+void ccc_nonzero_count(int type, int ndim, const long long* shape, const long long* strides, const void* input,
+                       long long chunk, long long* counts) {
+    if (type < 0 || type > 8 || ndim < 1 || ndim > MAX_DIMS || chunk < 1) return;
+    long long n = 1;
+    for (int k = 0; k < ndim; k++) n *= shape[k];
+    long long chunks = (n + chunk - 1) / chunk;
+    nonzero_fn fn = NONZEROS[type];
+#pragma omp parallel for schedule(static) if (n >= PARALLEL_MIN && chunks > 1)
+    for (long long c = 0; c < chunks; c++) {
+        long long e1 = (c + 1) * chunk < n ? (c + 1) * chunk : n;
+        counts[c] = fn(ndim, shape, strides, (const char*)input, c * chunk, e1, 0, 0);
+    }
+}
+
+void ccc_nonzero_write(int type, int ndim, const long long* shape, const long long* strides, const void* input,
+                       long long chunk, const long long* offsets, long long* out) {
+    if (type < 0 || type > 8 || ndim < 1 || ndim > MAX_DIMS || chunk < 1) return;
+    long long n = 1;
+    for (int k = 0; k < ndim; k++) n *= shape[k];
+    long long chunks = (n + chunk - 1) / chunk;
+    nonzero_fn fn = NONZEROS[type];
+#pragma omp parallel for schedule(static) if (n >= PARALLEL_MIN && chunks > 1)
+    for (long long c = 0; c < chunks; c++) {
+        long long e1 = (c + 1) * chunk < n ? (c + 1) * chunk : n;
+        fn(ndim, shape, strides, (const char*)input, c * chunk, e1, out + offsets[c] * ndim,
+           offsets[c + 1] - offsets[c]);
+    }
+}

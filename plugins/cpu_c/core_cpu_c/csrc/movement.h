@@ -36,3 +36,11 @@ int ccc_index_put(int type, int accumulate, long long P, long long J, long long 
                   const long long* self_strides /* p, dim, q */, const long long* values_strides /* p, j, q */,
                   long long dim_size, void* self, const long long* index, long long index_stride,
                   const void* values, long long* bad);
+/* nonzero in two passes over chunks of `chunk` elements in row-major order: counts[c] = the nonzero elements of
+chunk c; then out (offsets[chunks] x ndim int64, row-major) gets their coordinates, chunk c's from row offsets[c]
+on and at most offsets[c + 1] - offsets[c] of them. Type 8: a 16-bit float (half, bfloat16): nonzero when any bit
+but the sign is set. */
+void ccc_nonzero_count(int type, int ndim, const long long* shape, const long long* strides, const void* input,
+                       long long chunk, long long* counts);
+void ccc_nonzero_write(int type, int ndim, const long long* shape, const long long* strides, const void* input,
+                       long long chunk, const long long* offsets, long long* out);
