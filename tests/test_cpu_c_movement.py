@@ -210,6 +210,32 @@ def test_clone_contiguous_and_to_run_c_on_large_tensors(force_c, monkeypatch):
     _same(out.numpy(), np.ascontiguousarray(big.numpy().T))
 
 
+@pytest.mark.parametrize("dtypes", [("float32", "float32"), ("int8", "int8"), ("int16", "float64"),
+                                    ("float64", "int32"), ("float32", "uint8"), ("bool", "float32")])
+@pytest.mark.parametrize("shape", [(33, 65), (64, 32), (3, 40, 37), (2, 31, 100)])
+def test_copy_transposes_in_tiles(calls, dtypes, shape):
+    """Transpose-like copies (one side contiguous along the last dim, the other along the one before) go tile by
+    tile, with partial tiles at the edges and batch dims in front."""
+    dd, sd = dtypes
+    perm = (*range(len(shape) - 2), len(shape) - 1, len(shape) - 2)
+    flipped = tuple(shape[p] for p in perm)
+    for wild in (False, True):
+        src = core.tensor(_values(sd, flipped, 1, wild, dd)).permute(*perm)  # strides (..., 1, n)
+        got, ref = core.empty(shape, dtype=getattr(core, dd)), core.empty(shape, dtype=getattr(core, dd))
+        with np.errstate(all="ignore"):
+            got.copy_(src)
+            _reference("copy_", ref, src)
+        _same(got.numpy(), ref.numpy())
+        got_t = core.empty(flipped, dtype=getattr(core, dd))
+        ref_t = core.empty(flipped, dtype=getattr(core, dd))
+        dense = core.tensor(_values(sd, shape, 2, wild, dd))
+        with np.errstate(all="ignore"):
+            got_t.permute(*perm).copy_(dense)  # writing through the transposed view
+            _reference("copy_", ref_t.permute(*perm), dense)
+        _same(got_t.numpy(), ref_t.numpy())
+    assert calls["copy_bytes" if dd == sd else "copy_cast"]
+
+
 def _strided_views(draw_shape, steps, perm, offset, dtype, seed):
     """A view of a fresh tensor: a permutation of a sliced, offset region."""
     full = tuple(n * s + o for n, s, o in zip(draw_shape, steps, offset))
