@@ -194,6 +194,20 @@ def test_overlapping_copies_run_numpy(calls):
     assert not calls["copy_bytes"] and not calls["copy_cast"]
 
 
+def test_read_only_memory_is_refused_as_numpy_refuses_it(calls):
+    frozen = np.arange(12.0).reshape(3, 4)
+    frozen.flags.writeable = False
+    x = core.from_numpy(frozen)
+    ones, index, row = core.ones(3, 4, dtype=core.float64), core.tensor([[0, 1, 2, 0]]), core.tensor([1])
+    calls.clear()
+    for write in (lambda: x.fill_(1.0), lambda: x.copy_(ones), lambda: x.scatter_(0, index, ones[:1]),
+                  lambda: x.index_put_((row,), ones[0])):
+        with pytest.raises(ValueError, match="read-only"):
+            write()
+    _same(x.numpy(), np.arange(12.0).reshape(3, 4))
+    assert not any(calls[name] for name in ("copy_bytes", "copy_cast", "scatter", "index_put"))
+
+
 def test_clone_contiguous_and_to_run_c_on_large_tensors(force_c, monkeypatch):
     """With the default threshold, tiny copies stay on NumPy and large ones run C."""
     from core_cpu_c import movement

@@ -52,8 +52,9 @@ def _aligned(t, shape: tuple):
 
 
 def _writable(t) -> bool:
-    """No two elements of ``t`` at one address through a zero stride, and no negative strides."""
-    return all(s > 0 or (s == 0 and n <= 1) for n, s in zip(t._shape, t._stride))
+    """Memory NumPy may write (not a read-only array's) with no two elements of ``t`` at one address through a zero
+    stride, and no negative strides. Otherwise NumPy's kernel runs (and raises where it refuses)."""
+    return t._storage.data.flags.writeable and all(s > 0 or (s == 0 and n <= 1) for n, s in zip(t._shape, t._stride))
 
 
 def _span(t) -> tuple:
