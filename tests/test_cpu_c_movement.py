@@ -83,11 +83,11 @@ def _values(dtype: str, shape, seed: int = 0, wild: bool = False, fits: str = "i
     return rng.integers(info.min, info.max, shape, endpoint=True, dtype=dtype)
 
 
-def _same(got: np.ndarray, expected: np.ndarray) -> None:
+def _same(got: np.ndarray, expected: np.ndarray, where: str = "") -> None:
     """Bit-identical arrays (NaN payloads too)."""
-    assert got.dtype == expected.dtype and got.shape == expected.shape
-    assert np.ascontiguousarray(got).view(np.uint8).tobytes() == np.ascontiguousarray(expected).view(np.uint8).tobytes(), \
-        (got, expected)
+    assert got.dtype == expected.dtype and got.shape == expected.shape, where
+    as_bytes = [np.ascontiguousarray(a).view(np.uint8).tobytes() for a in (got, expected)]
+    assert as_bytes[0] == as_bytes[1], (where, got, expected)
 
 
 def _same_nan(got: np.ndarray, expected: np.ndarray) -> None:
@@ -133,7 +133,8 @@ def _check_copy(dst_dtype, src_dtype, shape2, wild, calls):
             with np.errstate(all="ignore"):
                 make(got_base).copy_(src)
                 _reference("copy_", make(ref_base), src)
-            _same(got_base.numpy(), ref_base.numpy())  # the view's elements and every byte around them
+            # the view's elements and every byte around them
+            _same(got_base.numpy(), ref_base.numpy(), f"{dst_name} <- {src_name}")
 
 
 # -- copy_ ------------------------------------------------------------------------------------------------------------
@@ -182,16 +183,20 @@ def test_copy_half_types_move_raw_elements_and_cast_on_numpy(calls):
 
 def test_overlapping_copies_run_numpy(calls):
     x = core.arange(30, dtype=core.float64).reshape(5, 6)
-    expected = x.numpy().copy()
-    np.copyto(expected[:, 1:], expected[:, :-1].copy())
-    x[:, 1:].copy_(x[:, :-1])
-    _same(x.numpy(), expected)
-    calls.clear()
     z = core.arange(36, dtype=core.int32).reshape(6, 6)
-    expected = z.numpy().T.copy()
-    z.copy_(z.t())  # transposing in place: every read overlaps a write
-    _same(z.numpy(), expected)
+    shifted = x.numpy().copy()
+    np.copyto(shifted[:, 1:], shifted[:, :-1].copy())
+    transposed = z.numpy().T.copy()
+    calls.clear()
+    x[:, 1:].copy_(x[:, :-1])  # every element but the first column is read after another one is written
+    _same(x.numpy(), shifted)
+    z.copy_(z.t())  # transposing in place
+    _same(z.numpy(), transposed)
     assert not calls["copy_bytes"] and not calls["copy_cast"]
+    x[:2].copy_(x[3:])  # one storage, disjoint elements: C
+    shifted[:2] = shifted[3:]
+    _same(x.numpy(), shifted)
+    assert calls["copy_bytes"]
 
 
 def test_read_only_memory_is_refused_as_numpy_refuses_it(calls):
@@ -250,12 +255,11 @@ def test_copy_transposes_in_tiles(calls, dtypes, shape):
     assert calls["copy_bytes" if dd == sd else "copy_cast"]
 
 
-def _strided_views(draw_shape, steps, perm, offset, dtype, seed):
-    """A view of a fresh tensor: a permutation of a sliced, offset region."""
-    full = tuple(n * s + o for n, s, o in zip(draw_shape, steps, offset))
+def _strided_view(shape, steps, perm, offset, dtype, seed):
+    """A view of a fresh tensor: a permutation of a sliced, offset region of the given shape."""
+    full = tuple(n * s + o for n, s, o in zip(shape, steps, offset))
     base = core.tensor(_values(dtype, full, seed))
-    view = base[tuple(slice(o, o + n * s, s) for n, s, o in zip(draw_shape, steps, offset))]
-    return base, view.permute(*perm)
+    return base[tuple(slice(o, o + n * s, s) for n, s, o in zip(shape, steps, offset))].permute(*perm)
 
 
 @st.composite
@@ -283,7 +287,7 @@ def test_copy_random_layouts_match_numpy(case):
         region = tuple(slice(o, o + n * s, s) for n, s, o in zip(shape, dst_steps, offsets))
         got, ref = got_base[region].permute(*perm), ref_base[region].permute(*perm)
         src_shape = tuple(1 if b else n for n, b in zip(shape, broadcast))
-        _, src = _strided_views(src_shape, src_steps, perm, offsets, sd, 6)
+        src = _strided_view(src_shape, src_steps, perm, offsets, sd, 6)
         with np.errstate(all="ignore"):
             got.copy_(src)
             _reference("copy_", ref, src)
@@ -300,7 +304,7 @@ def test_fill_on_every_layout(calls, dtype):
     if dtype not in ("bool", "uint8"):
         values.append(-3)
     for value in values:
-        for name, make in _dst_views((4, 5)).items():
+        for make in _dst_views((4, 5)).values():
             start = _values("float32" if "float" in dtype else dtype, (11, 17), 7)
             got_base = core.tensor(start, dtype=getattr(core, dtype))
             ref_base = got_base.clone()
@@ -346,8 +350,7 @@ def test_linspace_fill_matches_numpy_bit_for_bit(calls, dtype, args):
 
 
 def test_public_ranges_run_c(calls):
-    _same(core.arange(0, 1, 0.1).numpy(), np.arange(10, dtype=np.float64).astype(np.float32) * 0 +
-          _reference("arange_fill_", core.empty(10), 0, 0.1).numpy())
+    _same(core.arange(0, 1, 0.1).numpy(), _reference("arange_fill_", core.empty(10), 0, 0.1).numpy())
     _same(core.arange(10, dtype=core.int8).numpy(), np.arange(10, dtype=np.int8))
     assert calls["arange_double"] and calls["arange_int"]
 
