@@ -20,6 +20,8 @@ import numbers
 
 import numpy as np
 
+from core.backends.api import contiguous_strides
+
 from .layout import check_bounds, collapse
 from .runtime import _address, new_tensor
 
@@ -34,6 +36,7 @@ _GATHER_SIZES = (1, 2, 4, 8)
 _REDUCE_CODES = {None: 0, "sum": 1, "prod": 2, "amax": 3, "amin": 4}
 _NONZERO_CODES = {**TYPE_CODES, "float16": 8, "bfloat16": 8}  # 8: nonzero when a bit other than the sign is set
 NONZERO_CHUNK = 65536  # elements per counting chunk (the unit the threads share)
+DENSE_FACTOR = 64  # dense same-dtype copies and fills run C from DENSE_FACTOR * min_numel elements
 _INT64_MIN, _INT64_END = -(2**63), 2**63
 MAX_DIMS = 64  # csrc/movement.c's limit for gather/scatter
 C: dict = {}  # short name -> the extension's function; looked up per call (tests count calls through it)
@@ -86,6 +89,11 @@ class _Movement:
                  scatter=lib.ccc_scatter, index=lib.ccc_index, index_put=lib.ccc_index_put,
                  nonzero_count=lib.ccc_nonzero_count, nonzero_write=lib.ccc_nonzero_write)
 
+    def dense_min(self) -> int:
+        """Elements from which a dense same-dtype copy or fill runs C: below, NumPy's memcpy/memset costs less per
+        call, and C has nothing to add but threads (which it starts from 262144 elements, COPY_PARALLEL_MIN)."""
+        return DENSE_FACTOR * self.ctx.min_numel
+
     def ptr(self, t):
         """A pointer to tensor ``t``'s first element (its view already checked)."""
         return self.ffi.from_buffer(t._storage.data) + t._offset * t.dtype.itemsize
@@ -112,15 +120,23 @@ class _Movement:
                 return False
             check_bounds(op, dst)
             dst_strides = dst._stride
-        src_strides = _aligned(src, shape)
-        if src_strides is None:
-            return False
-        check_bounds(op, src)
-        if dst_shape is None and _overlap(dst, src):
-            return False
-        cshape, (cdst, csrc) = collapse(shape, [tuple(dst_strides), tuple(src_strides)])
-        k = len(cshape)
-        meta = self.longs([*cshape, *cdst, *csrc])
+        if src._shape == shape and src._stride == dst_strides and dst_strides == contiguous_strides(shape):
+            if same and dst_shape is None and math.prod(shape) < self.dense_min():
+                return False  # a memcpy for NumPy too, at a lower cost per call
+            check_bounds(op, src)  # both dense: one run, no collapsing
+            if dst_shape is None and _overlap(dst, src):
+                return False
+            k, meta = 1, self.longs([math.prod(shape), 1, 1])
+        else:
+            src_strides = _aligned(src, shape)
+            if src_strides is None:
+                return False
+            check_bounds(op, src)
+            if dst_shape is None and _overlap(dst, src):
+                return False
+            cshape, (cdst, csrc) = collapse(shape, [tuple(dst_strides), tuple(src_strides)])
+            k = len(cshape)
+            meta = self.longs([*cshape, *cdst, *csrc])
         pdst = self.ffi.from_buffer(dst._storage.data) + (dst._offset + dst_offset) * dst.dtype.itemsize
         if same:
             C["copy_bytes"](dst.dtype.itemsize, k, meta, meta + k, meta + 2 * k, pdst, self.ptr(src))
@@ -139,8 +155,9 @@ class _Movement:
     def fill_(self, base):
         def kernel(spec, self_, value):
             d = self_.dtype
+            n = self_.numel()
             if (isinstance(value, (numbers.Number, np.generic)) and d.itemsize in _MOVE_SIZES and _writable(self_)
-                    and self_.numel()):
+                    and n and (n >= self.dense_min() or not self_.is_contiguous())):
                 check_bounds("fill_", self_)
                 scalar = np.asarray(value).astype(d.numpy)  # the reference's conversion, warnings and all
                 shape = self_._shape or (1,)
@@ -213,6 +230,9 @@ class _Movement:
                 if not out.numel():
                     return out
                 dim %= len(shape)
+                if math.prod(shape) < self.dense_min() and math.prod(shape[:dim]) == 1 and all(
+                        t.is_contiguous() for t in tensors):
+                    return base(spec, tensors, dim)  # one memcpy per piece for NumPy too
                 pieces, start = [], 0
                 for t in tensors:
                     if not t.numel():

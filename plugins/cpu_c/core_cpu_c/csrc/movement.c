@@ -15,6 +15,8 @@ thread per group of targets, so results are bit-identical to the reference whate
 #include "omp_compat.h"
 
 #define PARALLEL_MIN 32768LL /* elements below which a loop stays on one thread, as for the elementwise kernels */
+#define COPY_PARALLEL_MIN 262144LL /* the same for copies, fills and ranges: a thread's wake-up costs more than it
+                                      moves below about 1 MB */
 #define CHUNK 16384LL        /* a long row is split into chunks of this many elements (threads over one row) */
 #define MAX_DIMS 64
 #define QBLOCK 256LL /* index_put: trailing elements per task */
@@ -38,31 +40,41 @@ typedef int (*row_fn)(long long len, char* dst, long long ds, const char* src, l
 
 /* -- casts ------------------------------------------------------------------------------------------------------ */
 
-/* d = (DT)s as NumPy's astype; a float -> integer value outside (DLO, DHI) (or NaN) sets bad, d untouched */
-#define CONVERT(DT, DK, DLO, DHI, SK, d, s)                                                                            \
+/* Casts and moves are compiled for AVX2 and AVX-512 too, the best picked at load time (as NumPy dispatches its own
+   casts): without them a float -> int64 or int64 -> float conversion is one scalar instruction per element. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+#else
+#define CLONES
+#endif
+
+/* d = (DT)s as NumPy's astype (to bool: != 0). A float -> integer value outside (DLO, DHI), or NaN, is undefined in
+   C: it is never converted (0 is, in its place), and the run reports it so that NumPy redoes the copy. Branch-free,
+   so that the loops vectorize. The bounds are compared in the source type: rounded to float they only move inwards
+   (-2^31 - 1 -> -2^31, -2^63 - 2048 -> -2^63; the upper ones are powers of two), which sends a few valid values to
+   NumPy, never an invalid one to C. */
+#define CONVERT(DT, DK, SK, d, s)                                                                                      \
     do {                                                                                                               \
-        if (DK == KB) {                                                                                                \
-            d = (s) != 0;                                                                                              \
-        } else if (DK == KI && SK == KF) {                                                                             \
-            double v_ = (double)(s);                                                                                   \
-            if (v_ > DLO && v_ < DHI)                                                                                  \
-                d = (DT)(s);                                                                                           \
-            else                                                                                                       \
-                bad = 1;                                                                                               \
+        if (DK == KI && SK == KF) {                                                                                    \
+            int ok_ = ((s) > lo) & ((s) < hi);                                                                         \
+            d = (DT)(ok_ ? (s) : 0);                                                                                   \
+            bad |= !ok_;                                                                                               \
         } else {                                                                                                       \
-            d = (DT)(s);                                                                                               \
+            d = DK == KB ? (DT)((s) != 0) : (DT)(s);                                                                   \
         }                                                                                                              \
     } while (0)
 
 #define DEFINE_CAST(DN, DT, DK, DLO, DHI, SN, ST, SK)                                                                  \
-    static int cast_##DN##_##SN(long long len, char* dv, long long ds, const char* sv, long long ss) {                 \
+    CLONES static int cast_##DN##_##SN(long long len, char* dv, long long ds, const char* sv, long long ss) {          \
         DT* d = (DT*)dv;                                                                                               \
         const ST* s = (const ST*)sv;                                                                                   \
+        const ST lo = (ST)(DLO), hi = (ST)(DHI);                                                                       \
         int bad = 0;                                                                                                   \
+        (void)lo, (void)hi;                                                                                            \
         if (ds == 1 && ss == 1) {                                                                                      \
-            for (long long i = 0; i < len; i++) CONVERT(DT, DK, DLO, DHI, SK, d[i], s[i]);                             \
+            for (long long i = 0; i < len; i++) CONVERT(DT, DK, SK, d[i], s[i]);                                       \
         } else {                                                                                                       \
-            for (long long i = 0; i < len; i++) CONVERT(DT, DK, DLO, DHI, SK, d[i * ds], s[i * ss]);                   \
+            for (long long i = 0; i < len; i++) CONVERT(DT, DK, SK, d[i * ds], s[i * ss]);                             \
         }                                                                                                              \
         return bad;                                                                                                    \
     }
@@ -130,7 +142,7 @@ static int run_tiles(int ndim, const long long* shape, const long long* dst_st, 
     long long tm = (M + TILE - 1) / TILE, tn = (N + TILE - 1) / TILE, tasks = outer * tm * tn;
     long long dm = dst_st[ndim - 2], dn = dst_st[ndim - 1], sm = src_st[ndim - 2], sn = src_st[ndim - 1];
     int bad = 0;
-#pragma omp parallel for reduction(| : bad) schedule(static) if (outer * M * N >= PARALLEL_MIN && tasks > 1)
+#pragma omp parallel for reduction(| : bad) schedule(static) if (outer * M * N >= COPY_PARALLEL_MIN && tasks > 1)
     for (long long t = 0; t < tasks; t++) {
         long long r = t / (tm * tn), bi = (t / tn) % tm * TILE, bj = t % tn * TILE;
         long long doff = bi * dm + bj * dn, soff = bi * sm + bj * sn;
@@ -160,7 +172,7 @@ static int run_rows(int ndim, const long long* shape, const long long* dst_st, c
         ((dlast == 1 && slast != 1 && src_st[ndim - 2] == 1) || (slast == 1 && dlast != 1 && dst_st[ndim - 2] == 1)))
         return run_tiles(ndim, shape, dst_st, src_st, dst, dsz, src, ssz, fn);
     int bad = 0;
-#pragma omp parallel for reduction(| : bad) schedule(static) if (n >= PARALLEL_MIN && tasks > 1)
+#pragma omp parallel for reduction(| : bad) schedule(static) if (n >= COPY_PARALLEL_MIN && tasks > 1)
     for (long long t = 0; t < tasks; t++) {
         long long r = t / chunks, start = (t % chunks) * CHUNK;
         long long doff = start * dlast, soff = start * slast;
@@ -205,7 +217,7 @@ void ccc_copy_bytes(int itemsize, int ndim, const long long* shape, const long l
         long long chunks = (n + RANGE_CHUNK - 1) / RANGE_CHUNK;                                                        \
         int dsz = SIZES[dst_type], bad = 0;                                                                            \
         (void)c;                                                                                                       \
-        _Pragma("omp parallel for reduction(| : bad) schedule(static) if (n >= PARALLEL_MIN)")                         \
+        _Pragma("omp parallel for reduction(| : bad) schedule(static) if (n >= COPY_PARALLEL_MIN)")                    \
         for (long long t = 0; t < chunks; t++) {                                                                       \
             VT v[RANGE_CHUNK];                                                                                         \
             long long start = t * RANGE_CHUNK, len = n - start < RANGE_CHUNK ? n - start : RANGE_CHUNK;                \
