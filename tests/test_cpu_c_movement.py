@@ -467,6 +467,9 @@ def test_out_of_range_indices_never_reach_memory(calls):
     with pytest.raises(IndexError, match="index 3 is out of bounds"):
         get_operator("index").kernels[key](get_operator("index").meta(x, (core.tensor([0, 1]),)), x,
                                            (core.tensor([0, 3]),))
+    with pytest.raises(IndexError, match="index out of range"):  # several index tensors: offsets checked
+        get_operator("index").kernels[key](get_operator("index").meta(x, (core.tensor([0]), core.tensor([0]))), x,
+                                           (core.tensor([2]), core.tensor([4])))
     with pytest.raises(IndexError, match="index -4 is out of bounds"):
         values = core.ones(1, 4)
         spec = get_operator("index_put_").meta(x, (core.tensor([0]),), values)
@@ -496,12 +499,69 @@ def test_index_with_one_index_tensor(calls, dtype):
     assert calls["index"]
 
 
-def test_index_with_several_index_tensors_runs_numpy(calls):
+_SEVERAL = {  # key builders over (i, j, l): index tensors on adjacent dims, broadcasting, negative values
+    "first two": lambda i, j, l: (i, j),
+    "last two": lambda i, j, l: (slice(None), j, l),
+    "all three": lambda i, j, l: (i, j, l),
+    "broadcast": lambda i, j, l: (i.reshape(-1, 1), j.reshape(1, -1)),
+    "broadcast 2-D": lambda i, j, l: (slice(None), j.reshape(3, 1), l.reshape(1, 3)),
+}
+
+
+def _several(rng, shape):
+    """Three int64 indices for each dim of ``shape`` (i, j, l: dims 0, 1, 2), negative ones among them."""
+    return [rng.integers(-n, n, 3) for n in shape]
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ["float16"])
+def test_index_with_several_adjacent_index_tensors(calls, dtype):
+    x = core.tensor(_values(dtype, (4, 5, 6), 1))
+    a = x.numpy()
+    rng = np.random.default_rng(3)
+    for view, arr in ((x, a), (x.permute(2, 0, 1), a.transpose(2, 0, 1)), (x[1:, ::2], a[1:, ::2])):
+        for name, key in _SEVERAL.items():
+            raw = _several(rng, arr.shape)
+            tensors = [core.tensor(r, dtype=core.int64) for r in raw]
+            _same(view[key(*tensors)].numpy(), arr[key(*raw)], name)
+    mask = np.random.default_rng(4).random((4, 5)) < 0.5
+    _same(x[core.tensor(mask)].numpy(), a[mask])
+    assert calls["index"]
+
+
+def test_index_with_index_tensors_apart_runs_numpy(calls):
     x = core.arange(24).reshape(2, 3, 4)
     i, j = core.tensor([0, 1, 1]), core.tensor([2, 0, 1])
-    _same(x[i, j].numpy(), x.numpy()[i.numpy(), j.numpy()])
     _same(x[i, :, j].numpy(), x.numpy()[i.numpy(), :, j.numpy()])
     assert not calls["index"]
+    _same(x[i, j].numpy(), x.numpy()[i.numpy(), j.numpy()])
+    assert calls["index"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put_with_several_index_tensors(calls, dtype, accumulate):
+    """Duplicate targets (the same (i, j) twice) keep NumPy's order: the last assignment wins, sums in order."""
+    rng = np.random.default_rng(5)
+    for name, key in _SEVERAL.items():
+        start = _values(dtype, (4, 5, 6), 6)
+        raw = _several(rng, start.shape)
+        raw[0][2], raw[1][2] = raw[0][0], raw[1][0]  # a duplicate target
+        tensors = [core.tensor(r, dtype=core.int64) for r in raw]
+        indices = key(*tensors)
+        shape = start[key(*raw)].shape
+        values = core.tensor(_values(dtype, shape, 7))
+        full = tuple(i if i is not None and not isinstance(i, slice) else None for i in indices)
+        got, ref = core.tensor(start.copy()), core.tensor(start.copy())
+        get_operator("index_put_")(got, full, values, accumulate)
+        _reference("index_put_", ref, full, values, accumulate)
+        _same(got.numpy(), ref.numpy(), name)
+    x = core.tensor(_values(dtype, (4, 5), 8))
+    mask = core.tensor(np.random.default_rng(9).random((4, 5)) < 0.5)
+    expected = x.numpy().copy()
+    expected[mask.numpy()] = expected[0, 0]
+    x[mask] = core.tensor(expected[0, 0])
+    _same(x.numpy(), expected)
+    assert calls["index_put"]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

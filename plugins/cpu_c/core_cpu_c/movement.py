@@ -331,52 +331,81 @@ class _Movement:
 
         return kernel
 
-    # -- advanced indexing with one index tensor --------------------------------------------------------------------
+    # -- advanced indexing: index tensors on adjacent dims ------------------------------------------------------------
 
-    def _one_index(self, op: str, t, indices):
-        """(dim, P, J, Q, t's (p, dim, q) strides, flat index holder, its pointer, its stride) when ``indices``
-        holds one int64 index tensor (the rest None) and t's dims before/after it each merge into one; else None."""
-        positions = [k for k, i in enumerate(indices) if i is not None]
-        if len(positions) != 1 or any(s < 0 for s in t._stride):
+    def _index_plan(self, op: str, t, indices):
+        """How C walks ``t[indices]`` as a (P, J, Q) problem, or None (NumPy's kernel runs).
+
+        The index tensors must sit on adjacent dims d..d+k-1 (then their broadcast dims B replace those dims in
+        place) and t's dims before and after them must each merge into one (P and Q). One index tensor is read
+        where it lies (J = its elements, values in [-size, size)); several become one int64 array of element
+        offsets along the indexed dims (J = prod(B), values in [0, farthest offset]), computed with NumPy.
+        Returns (d, k, B, P, J, Q, t's (p, dim, q) strides, low, high, holder, pointer, stride of the index)."""
+        positions = [m for m, i in enumerate(indices) if i is not None]
+        if not positions or positions[-1] - positions[0] + 1 != len(positions) or not t._shape:
             return None
-        d = positions[0]
-        index = indices[d]
-        if index.dtype.name != "int64" or any(s < 0 for s in index._stride) or not t._shape:
+        d, k = positions[0], len(positions)
+        tensors = [indices[m] for m in positions]
+        if any(i.dtype.name != "int64" or any(s < 0 for s in i._stride) for i in tensors) or min(t._stride) < 0:
             return None
         pre = collapse(t._shape[:d], [t._stride[:d]])
-        post = collapse(t._shape[d + 1:], [t._stride[d + 1:]])
+        post = collapse(t._shape[d + k:], [t._stride[d + k:]])
         if len(pre[0]) != 1 or len(post[0]) != 1:
             return None
         check_bounds(op, t)
-        check_bounds(op, index)
-        ishape = index._shape or (1,)
-        icollapsed = collapse(ishape, [index._stride or (0,)])
-        J = math.prod(ishape)
-        if len(icollapsed[0]) == 1:
-            holder, pointer, istride = index, self.ffi.cast("long long *", self.ptr(index)), icollapsed[1][0][0]
-        else:  # an index that is no single strided run: a small dense copy of it
+        for i in tensors:
+            check_bounds(op, i)
+        if k == 1:
+            index, size = tensors[0], t._shape[d]
+            B = index._shape
+            flat = collapse(B or (1,), [index._stride or (0,)])
+            low, high, dim_stride = -size, size, t._stride[d]
+            if len(flat[0]) == 1:
+                holder, pointer, stride = index, self.ffi.cast("long long *", self.ptr(index)), flat[1][0][0]
+                return d, k, B, pre[0][0], math.prod(B), post[0][0], (pre[1][0][0], dim_stride, post[1][0][0]), \
+                    low, high, holder, pointer, stride
             from core.backends.numpy.runtime import array
 
-            holder = np.ascontiguousarray(array(index).reshape(-1))
-            pointer, istride = self.ffi.cast("long long *", self.ffi.from_buffer(holder)), 1
-        return d, pre[0][0], J, post[0][0], (pre[1][0][0], t._stride[d], post[1][0][0]), holder, pointer, istride
+            holder = np.ascontiguousarray(array(index).reshape(-1))  # no single strided run: a small dense copy
+        else:
+            from core.backends.numpy.runtime import array
+
+            try:
+                B = np.broadcast_shapes(*(i._shape for i in tensors))
+            except ValueError:
+                return None
+            holder = np.zeros(B, np.int64)
+            for m, i in enumerate(tensors):
+                size, stride = t._shape[d + m], t._stride[d + m]
+                a = array(i)
+                holder += np.where(a < 0, a + size, a) * stride
+            holder = holder.reshape(-1)
+            low, high, dim_stride = 0, 1 + sum((t._shape[d + m] - 1) * t._stride[d + m] for m in range(k)), 1
+        pointer = self.ffi.cast("long long *", self.ffi.from_buffer(holder))
+        return d, k, tuple(B), pre[0][0], math.prod(B), post[0][0], (pre[1][0][0], dim_stride, post[1][0][0]), \
+            low, high, holder, pointer, 1
+
+    @staticmethod
+    def _index_error(k: int, bad: int, size: int):
+        if k == 1:
+            return IndexError(f"index {bad} is out of bounds for dimension 0 with size {size}")
+        return IndexError(f"index out of range: element offset {bad} along the indexed dims")
 
     def index(self, base):
         def kernel(spec, input, indices):
             d = input.dtype
             plan = None
             if d.itemsize in _GATHER_SIZES and spec.dtype == d:
-                plan = self._one_index("index", input, indices)
+                plan = self._index_plan("index", input, indices)
             if plan is not None:
-                dim, P, J, Q, strides, holder, pointer, istride = plan
+                dim, k, _, P, J, Q, strides, low, high, holder, pointer, istride = plan
                 out, _ = new_tensor(spec.shape, d, math.prod(spec.shape) * d.itemsize, self.key)
                 if P * J * Q == 0:
                     return out
                 meta = self.longs([*strides, 0])
-                if C["index"](d.itemsize, P, J, Q, meta, input._shape[dim], self.ptr(input), pointer, istride,
-                              self.ptr(out), meta + 3):
-                    raise IndexError(f"index {meta[3]} is out of bounds for dimension 0 with size "
-                                     f"{input._shape[dim]}")
+                if C["index"](d.itemsize, P, J, Q, meta, low, high, self.ptr(input), pointer, istride, self.ptr(out),
+                              meta + 3):
+                    raise self._index_error(k, meta[3], input._shape[dim])
                 return out
             return base(spec, input, indices)
 
@@ -387,28 +416,26 @@ class _Movement:
             code = TYPE_CODES.get(self_.dtype.name)
             plan = None
             if code is not None and values.dtype == self_.dtype and _writable(self_):
-                plan = self._one_index("index_put_", self_, indices)
+                plan = self._index_plan("index_put_", self_, indices)
             if plan is not None:
-                dim, P, J, Q, strides, holder, pointer, istride = plan
+                dim, k, B, P, J, Q, strides, low, high, holder, pointer, istride = plan
                 shape = self_._shape
-                index_shape = indices[dim]._shape
-                target = (*shape[:dim], *index_shape, *shape[dim + 1:])
+                target = (*shape[:dim], *B, *shape[dim + k:])
                 vstrides = _aligned(values, target) if len(values._shape) <= len(target) else None
                 if vstrides is not None:
-                    k = len(index_shape)
+                    b = len(B)
                     groups = [collapse(target[:dim], [tuple(vstrides[:dim])]),
-                              collapse(target[dim:dim + k], [tuple(vstrides[dim:dim + k])]),
-                              collapse(target[dim + k:], [tuple(vstrides[dim + k:])])]
+                              collapse(target[dim:dim + b], [tuple(vstrides[dim:dim + b])]),
+                              collapse(target[dim + b:], [tuple(vstrides[dim + b:])])]
                     check_bounds("index_put_", values)
                     if (all(len(g[0]) == 1 for g in groups) and not _overlap(self_, values)
-                            and not _overlap(self_, indices[dim])):
+                            and not any(i is not None and _overlap(self_, i) for i in indices)):
                         if P * J * Q == 0:
                             return self_
                         meta = self.longs([*strides, *(g[1][0][0] for g in groups), 0])
-                        if C["index_put"](code, int(bool(accumulate)), P, J, Q, meta, meta + 3, shape[dim],
+                        if C["index_put"](code, int(bool(accumulate)), P, J, Q, meta, meta + 3, low, high,
                                           self.ptr(self_), pointer, istride, self.ptr(values), meta + 6):
-                            raise IndexError(f"index {meta[6]} is out of bounds for dimension 0 with size "
-                                             f"{shape[dim]}")
+                            raise self._index_error(k, meta[6], shape[dim])
                         return self_
             return base(spec, self_, indices, values, accumulate)
 

@@ -443,20 +443,21 @@ DEFINE_INDEX(2, uint16_t)
 DEFINE_INDEX(4, uint32_t)
 DEFINE_INDEX(8, uint64_t)
 
-int ccc_index(int itemsize, long long P, long long J, long long Q, const long long* in_strides, long long dim_size,
-              const void* input, const long long* index, long long index_stride, void* out, long long* bad) {
+int ccc_index(int itemsize, long long P, long long J, long long Q, const long long* in_strides, long long low,
+              long long high, const void* input, const long long* index, long long index_stride, void* out,
+              long long* bad) {
     void (*fn)(long long, const char*, long long, char*) = itemsize == 1   ? index_row_1
                                                            : itemsize == 2 ? index_row_2
                                                            : itemsize == 4 ? index_row_4
                                                            : itemsize == 8 ? index_row_8
                                                                            : 0;
-    if (fn == 0) return 1;
-    if (check_index(1, &J, &index_stride, index, -dim_size, dim_size, bad)) return 1;
+    if (fn == 0 || low < -high) return 1;
+    if (check_index(1, &J, &index_stride, index, low, high, bad)) return 1;
     long long rows = P * J;
 #pragma omp parallel for schedule(static) if (rows * Q >= PARALLEL_MIN && rows > 1)
     for (long long r = 0; r < rows; r++) {
         long long p = r / J, j = r % J, w = index[j * index_stride];
-        if (w < 0) w += dim_size;
+        if (w < 0) w += high;
         fn(Q, (const char*)input + (p * in_strides[0] + w * in_strides[1]) * itemsize, in_strides[2],
            (char*)out + r * Q * itemsize);
     }
@@ -466,16 +467,16 @@ int ccc_index(int itemsize, long long P, long long J, long long Q, const long lo
 #define INDEX_PUT_CASE(CODE, N, T)                                                                                     \
     case CODE:                                                                                                         \
         index_put_block_##N(accumulate, J, qlen, (T*)self + p * self_strides[0] + q0 * self_strides[2],               \
-                            self_strides[1], self_strides[2], dim_size, index, index_stride,                           \
+                            self_strides[1], self_strides[2], high, index, index_stride,                               \
                             (const T*)values + p * values_strides[0] + q0 * values_strides[2], values_strides[1],     \
                             values_strides[2]);                                                                        \
         break;
 
 int ccc_index_put(int type, int accumulate, long long P, long long J, long long Q, const long long* self_strides,
-                  const long long* values_strides, long long dim_size, void* self, const long long* index,
+                  const long long* values_strides, long long low, long long high, void* self, const long long* index,
                   long long index_stride, const void* values, long long* bad) {
-    if (type < 0 || type > 7) return 1;
-    if (check_index(1, &J, &index_stride, index, -dim_size, dim_size, bad)) return 1;
+    if (type < 0 || type > 7 || low < -high) return 1;
+    if (check_index(1, &J, &index_stride, index, low, high, bad)) return 1;
     long long blocks = (Q + QBLOCK - 1) / QBLOCK, tasks = P * blocks;
 #pragma omp parallel for schedule(static) if (P * J * Q >= PARALLEL_MIN && tasks > 1)
     for (long long t = 0; t < tasks; t++) {

@@ -26,15 +26,17 @@ checked before anything is written: returns 1 (self untouched) and *bad when one
 int ccc_scatter(int type, int reduce, int include_self, int ndim, const long long* shape,
                 const long long* self_strides, const long long* index_strides, const long long* src_strides,
                 int dim, long long dim_size, void* self, const long long* index, const void* src, long long* bad);
-/* input[p, index[j], q] over a (P, J, Q) view (index values in [-size, size), negative ones counted from the
-end) into the contiguous out; index_put: self[p, index[j], q] = values[p, j, q] (accumulate: +=, duplicates in
-order). Both return 1 and *bad when an index is out of range (index_put checks before writing). */
+/* input[p, index[j], q] over a (P, J, Q) view into the contiguous out; index_put: self[p, index[j], q] =
+values[p, j, q] (accumulate: +=, duplicates in order). Index values lie in [low, high); negative ones count from
+high (one index tensor: low = -size, high = size; several: element offsets along the indexed dims, whose stride
+in_strides[1] is then 1, low = 0, high = the farthest offset + 1). Both return 1 and *bad when an index is out of
+range (index_put checks before writing). */
 int ccc_index(int itemsize, long long P, long long J, long long Q, const long long* in_strides /* p, dim, q */,
-              long long dim_size, const void* input, const long long* index, long long index_stride, void* out,
-              long long* bad);
+              long long low, long long high, const void* input, const long long* index, long long index_stride,
+              void* out, long long* bad);
 int ccc_index_put(int type, int accumulate, long long P, long long J, long long Q,
                   const long long* self_strides /* p, dim, q */, const long long* values_strides /* p, j, q */,
-                  long long dim_size, void* self, const long long* index, long long index_stride,
+                  long long low, long long high, void* self, const long long* index, long long index_stride,
                   const void* values, long long* bad);
 /* nonzero in two passes over chunks of `chunk` elements in row-major order: counts[c] = the nonzero elements of
 chunk c; then out (offsets[chunks] x ndim int64, row-major) gets their coordinates, chunk c's from row offsets[c]
