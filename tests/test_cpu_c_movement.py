@@ -642,3 +642,38 @@ def test_nonzero_checks_its_input_size(force_c, calls):
     assert not calls["nonzero_count"]
     _same(core.nonzero(core.ones(100)).numpy(), np.argwhere(np.ones(100)))
     assert calls["nonzero_count"]
+
+
+def test_large_inputs_take_the_threaded_paths_and_match(calls):
+    """Sizes past the OpenMP thresholds (32768 elements; 262144 for copies): same bits as the reference."""
+    rng = np.random.default_rng(10)
+    big = core.tensor(_values("float32", (700, 400), 11, wild=True))
+    for dst_dtype in ("float32", "int32", "float64"):
+        got, ref = core.empty((400, 700), dtype=getattr(core, dst_dtype)), core.empty(
+            (400, 700), dtype=getattr(core, dst_dtype))
+        with np.errstate(all="ignore"):
+            got.copy_(big.t())
+            _reference("copy_", ref, big.t())
+        _same(got.numpy(), ref.numpy(), dst_dtype)
+    flat = core.empty(300000, dtype=core.float32)
+    flat.fill_(2.5)
+    assert (flat.numpy() == 2.5).all()
+    index = core.tensor(rng.integers(0, 200, (200, 300)), dtype=core.int64)
+    src = core.tensor(_values("float32", (200, 300), 12))
+    for dim in (0, 1):
+        idx = index if dim == 0 else index % 300
+        start = _values("float32", (200, 300), 13)
+        got, ref = core.tensor(start.copy()), core.tensor(start.copy())
+        get_operator("scatter_")(got, dim, idx, src, "sum", True)
+        _reference("scatter_", ref, dim, idx, src, "sum", True)
+        _same(got.numpy(), ref.numpy())
+        _same(core.gather(ref, dim, idx).numpy(), _reference("gather", ref, dim, idx).numpy())
+    rows = core.tensor(rng.integers(-200, 200, 500), dtype=core.int64)  # duplicates
+    table = core.tensor(_values("float64", (200, 300), 14))
+    _same(table[rows].numpy(), table.numpy()[rows.numpy()])
+    values = core.tensor(_values("float64", (500, 300), 15))
+    got, ref = table.clone(), table.clone()
+    get_operator("index_put_")(got, (rows,), values, True)
+    _reference("index_put_", ref, (rows,), values, True)
+    _same(got.numpy(), ref.numpy())
+    assert all(calls[name] for name in ("copy_bytes", "copy_cast", "scatter", "gather", "index", "index_put"))
