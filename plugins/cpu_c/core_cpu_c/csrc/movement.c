@@ -40,9 +40,11 @@ typedef int (*row_fn)(long long len, char* dst, long long ds, const char* src, l
 
 /* -- casts ------------------------------------------------------------------------------------------------------ */
 
-/* Casts and moves are compiled for AVX2 and AVX-512 too, the best picked at load time (as NumPy dispatches its own
-   casts): without them a float -> int64 or int64 -> float conversion is one scalar instruction per element. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+/* Casts are compiled for AVX2 and AVX-512 too, the best picked at load time through an ifunc (as NumPy dispatches
+   its own casts): without them a float -> int64 or int64 -> float conversion is one scalar instruction per element.
+   GCC 12+ on x86-64 Linux (glibc's ifuncs, the x86-64-v3/v4 names); sanitizer builds keep one copy. */
+#if defined(__GNUC__) && __GNUC__ >= 12 && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&   \
+    !defined(__SANITIZE_ADDRESS__)
 #define CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
 #else
 #define CLONES
