@@ -467,9 +467,10 @@ def test_out_of_range_indices_never_reach_memory(calls):
     with pytest.raises(IndexError, match="index 3 is out of bounds"):
         get_operator("index").kernels[key](get_operator("index").meta(x, (core.tensor([0, 1]),)), x,
                                            (core.tensor([0, 3]),))
+    rows = core.zeros(3, 4, 16)
     with pytest.raises(IndexError, match="index out of range"):  # several index tensors: offsets checked
-        get_operator("index").kernels[key](get_operator("index").meta(x, (core.tensor([0]), core.tensor([0]))), x,
-                                           (core.tensor([2]), core.tensor([4])))
+        get_operator("index").kernels[key](get_operator("index").meta(rows, (core.tensor([0]), core.tensor([0]))),
+                                           rows, (core.tensor([2]), core.tensor([4])))
     with pytest.raises(IndexError, match="index -4 is out of bounds"):
         values = core.ones(1, 4)
         spec = get_operator("index_put_").meta(x, (core.tensor([0]),), values)
@@ -510,15 +511,16 @@ _SEVERAL = {  # key builders over (i, j, l): index tensors on adjacent dims, bro
 
 def _several(rng, shape):
     """Three int64 indices for each dim of ``shape`` (i, j, l: dims 0, 1, 2), negative ones among them."""
-    return [rng.integers(-n, n, 3) for n in shape]
+    return [rng.integers(-n, n, 3) for n in shape[:3]]
 
 
 @pytest.mark.parametrize("dtype", DTYPES + ["float16"])
 def test_index_with_several_adjacent_index_tensors(calls, dtype):
-    x = core.tensor(_values(dtype, (4, 5, 6), 1))
+    """Rows of 16 elements or more picked by several index tensors (MULTI_INDEX_MIN_ROW)."""
+    x = core.tensor(_values(dtype, (4, 5, 6, 16), 1))
     a = x.numpy()
     rng = np.random.default_rng(3)
-    for view, arr in ((x, a), (x.permute(2, 0, 1), a.transpose(2, 0, 1)), (x[1:, ::2], a[1:, ::2])):
+    for view, arr in ((x, a), (x.permute(2, 0, 1, 3), a.transpose(2, 0, 1, 3)), (x[1:, ::2], a[1:, ::2])):
         for name, key in _SEVERAL.items():
             raw = _several(rng, arr.shape)
             tensors = [core.tensor(r, dtype=core.int64) for r in raw]
@@ -528,12 +530,13 @@ def test_index_with_several_adjacent_index_tensors(calls, dtype):
     assert calls["index"]
 
 
-def test_index_with_index_tensors_apart_runs_numpy(calls):
-    x = core.arange(24).reshape(2, 3, 4)
+def test_index_with_index_tensors_apart_or_picking_points_runs_numpy(calls):
+    x = core.arange(2 * 3 * 16).reshape(2, 3, 16)
     i, j = core.tensor([0, 1, 1]), core.tensor([2, 0, 1])
-    _same(x[i, :, j].numpy(), x.numpy()[i.numpy(), :, j.numpy()])
+    _same(x[i, :, j].numpy(), x.numpy()[i.numpy(), :, j.numpy()])  # apart: the index dims go first
+    _same(x[:, i, j].numpy(), x.numpy()[:, i.numpy(), j.numpy()])  # single elements: NumPy's fancy indexing
     assert not calls["index"]
-    _same(x[i, j].numpy(), x.numpy()[i.numpy(), j.numpy()])
+    _same(x[i, j].numpy(), x.numpy()[i.numpy(), j.numpy()])  # rows of 16
     assert calls["index"]
 
 
@@ -543,7 +546,7 @@ def test_index_put_with_several_index_tensors(calls, dtype, accumulate):
     """Duplicate targets (the same (i, j) twice) keep NumPy's order: the last assignment wins, sums in order."""
     rng = np.random.default_rng(5)
     for name, key in _SEVERAL.items():
-        start = _values(dtype, (4, 5, 6), 6)
+        start = _values(dtype, (4, 5, 6, 16), 6)
         raw = _several(rng, start.shape)
         raw[0][2], raw[1][2] = raw[0][0], raw[1][0]  # a duplicate target
         tensors = [core.tensor(r, dtype=core.int64) for r in raw]
@@ -671,6 +674,9 @@ def test_large_inputs_take_the_threaded_paths_and_match(calls):
     rows = core.tensor(rng.integers(-200, 200, 500), dtype=core.int64)  # duplicates
     table = core.tensor(_values("float64", (200, 300), 14))
     _same(table[rows].numpy(), table.numpy()[rows.numpy()])
+    points = core.tensor(rng.integers(-60000, 60000, 40000), dtype=core.int64)
+    _same(table.reshape(-1)[points].numpy(), table.numpy().reshape(-1)[points.numpy()])
+    _same(table.t()[:, rows].numpy(), table.numpy().T[:, rows.numpy()])
     values = core.tensor(_values("float64", (500, 300), 15))
     got, ref = table.clone(), table.clone()
     get_operator("index_put_")(got, (rows,), values, True)

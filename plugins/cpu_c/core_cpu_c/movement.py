@@ -37,6 +37,7 @@ _REDUCE_CODES = {None: 0, "sum": 1, "prod": 2, "amax": 3, "amin": 4}
 _NONZERO_CODES = {**TYPE_CODES, "float16": 8, "bfloat16": 8}  # 8: nonzero when a bit other than the sign is set
 NONZERO_CHUNK = 65536  # elements per counting chunk (the unit the threads share)
 DENSE_FACTOR = 64  # dense same-dtype copies and fills run C from DENSE_FACTOR * min_numel elements
+MULTI_INDEX_MIN_ROW = 16  # several index tensors run C when each picks rows of at least this many elements
 _INT64_MIN, _INT64_END = -(2**63), 2**63
 MAX_DIMS = 64  # csrc/movement.c's limit for gather/scatter
 C: dict = {}  # short name -> the extension's function; looked up per call (tests count calls through it)
@@ -76,6 +77,16 @@ def _overlap(a, b) -> bool:
     a0, a1 = _span(a)
     b0, b1 = _span(b)
     return a0 < b1 and b0 < a1
+
+
+def _memory_order(shape: tuple, strides: list) -> tuple:
+    """(shape, [strides per tensor]) with dims reordered by the first tensor's strides, largest first, so the walk
+    goes through the written memory in order (a fill of a transposed view must not stride through it)."""
+    first = strides[0]
+    if all(a >= b for a, b in zip(first, first[1:])):
+        return shape, strides
+    order = sorted(range(len(shape)), key=lambda k: -first[k])
+    return tuple(shape[k] for k in order), [tuple(s[k] for k in order) for s in strides]
 
 
 class _Movement:
@@ -134,7 +145,7 @@ class _Movement:
             check_bounds(op, src)
             if dst_shape is None and _overlap(dst, src):
                 return False
-            cshape, (cdst, csrc) = collapse(shape, [tuple(dst_strides), tuple(src_strides)])
+            cshape, (cdst, csrc) = collapse(*_memory_order(shape, [tuple(dst_strides), tuple(src_strides)]))
             k = len(cshape)
             meta = self.longs([*cshape, *cdst, *csrc])
         pdst = self.ffi.from_buffer(dst._storage.data) + (dst._offset + dst_offset) * dst.dtype.itemsize
@@ -161,7 +172,7 @@ class _Movement:
                 check_bounds("fill_", self_)
                 scalar = np.asarray(value).astype(d.numpy)  # the reference's conversion, warnings and all
                 shape = self_._shape or (1,)
-                cshape, (cdst,) = collapse(shape, [tuple(self_._stride) or (0,)])
+                cshape, (cdst,) = collapse(*_memory_order(shape, [tuple(self_._stride) or (0,)]))
                 k = len(cshape)
                 meta = self.longs([*cshape, *cdst, *([0] * k)])
                 C["copy_bytes"](d.itemsize, k, meta, meta + k, meta + 2 * k, self.ptr(self_),
@@ -368,6 +379,8 @@ class _Movement:
 
             holder = np.ascontiguousarray(array(index).reshape(-1))  # no single strided run: a small dense copy
         else:
+            if post[0][0] < MULTI_INDEX_MIN_ROW:  # point picks (x[i, j]): NumPy's fancy indexing does them well,
+                return None  # and combining the indices would cost NumPy passes of their own
             from core.backends.numpy.runtime import array
 
             try:

@@ -19,7 +19,7 @@ thread per group of targets, so results are bit-identical to the reference whate
                                       moves below about 1 MB */
 #define CHUNK 16384LL        /* a long row is split into chunks of this many elements (threads over one row) */
 #define MAX_DIMS 64
-#define QBLOCK 256LL /* index_put: trailing elements per task */
+#define QBLOCK 64LL /* index_put: the fewest trailing elements a task takes when rows are split over threads */
 
 typedef unsigned char cbool_t;
 enum { KB, KI, KF }; /* kinds: bool, integer, floating */
@@ -359,6 +359,8 @@ int ccc_gather(int itemsize, int ndim, const long long* shape, const long long* 
             const T* s = v + j * vj;                                                                                   \
             if (accumulate)                                                                                            \
                 for (long long q = 0; q < qlen; q++) t[q * sq] = UPDATE(T, K, 1, t[q * sq], s[q * vq]);                \
+            else if (sq == 1 && vq == 1)                                                                               \
+                memcpy(t, s, (size_t)qlen * sizeof(T));                                                                \
             else                                                                                                       \
                 for (long long q = 0; q < qlen; q++) t[q * sq] = s[q * vq];                                            \
         }                                                                                                              \
@@ -445,6 +447,18 @@ DEFINE_INDEX(2, uint16_t)
 DEFINE_INDEX(4, uint32_t)
 DEFINE_INDEX(8, uint64_t)
 
+#define INDEX_POINTS(T)                                                                                                \
+    do {                                                                                                               \
+        const T* x = (const T*)input;                                                                                  \
+        T* o = (T*)out;                                                                                                \
+        _Pragma("omp parallel for collapse(2) schedule(static) if (rows >= PARALLEL_MIN)")                             \
+        for (long long p = 0; p < P; p++)                                                                              \
+            for (long long j = 0; j < J; j++) {                                                                        \
+                long long w = index[j * index_stride];                                                                 \
+                o[p * J + j] = x[p * in_strides[0] + (w < 0 ? w + high : w) * in_strides[1]];                          \
+            }                                                                                                          \
+    } while (0)
+
 int ccc_index(int itemsize, long long P, long long J, long long Q, const long long* in_strides, long long low,
               long long high, const void* input, const long long* index, long long index_stride, void* out,
               long long* bad) {
@@ -456,6 +470,15 @@ int ccc_index(int itemsize, long long P, long long J, long long Q, const long lo
     if (fn == 0 || low < -high) return 1;
     if (check_index(1, &J, &index_stride, index, low, high, bad)) return 1;
     long long rows = P * J;
+    if (Q == 1) { /* single elements (x.view(-1)[idx]): a typed loop, no call per element */
+        switch (itemsize) {
+            case 1: INDEX_POINTS(uint8_t); break;
+            case 2: INDEX_POINTS(uint16_t); break;
+            case 4: INDEX_POINTS(uint32_t); break;
+            default: INDEX_POINTS(uint64_t); break;
+        }
+        return 0;
+    }
 #pragma omp parallel for schedule(static) if (rows * Q >= PARALLEL_MIN && rows > 1)
     for (long long r = 0; r < rows; r++) {
         long long p = r / J, j = r % J, w = index[j * index_stride];
@@ -479,11 +502,20 @@ int ccc_index_put(int type, int accumulate, long long P, long long J, long long 
                   long long index_stride, const void* values, long long* bad) {
     if (type < 0 || type > 7 || low < -high) return 1;
     if (check_index(1, &J, &index_stride, index, low, high, bad)) return 1;
-    long long blocks = (Q + QBLOCK - 1) / QBLOCK, tasks = P * blocks;
+    /* a task owns whole rows p, or (fewer rows than threads) a block of each row's trailing elements: all updates
+       of a target stay in one task, in index order, whatever the split */
+    int threads = omp_get_max_threads();
+    long long blocks = 1;
+    if (P * J * Q >= PARALLEL_MIN && P < threads) {
+        blocks = (threads + P - 1) / P;
+        if (blocks > (Q + QBLOCK - 1) / QBLOCK) blocks = (Q + QBLOCK - 1) / QBLOCK;
+    }
+    long long qblock = (Q + blocks - 1) / blocks, tasks = P * blocks;
 #pragma omp parallel for schedule(static) if (P * J * Q >= PARALLEL_MIN && tasks > 1)
     for (long long t = 0; t < tasks; t++) {
-        long long p = t / blocks, q0 = (t % blocks) * QBLOCK;
-        long long qlen = Q - q0 < QBLOCK ? Q - q0 : QBLOCK;
+        long long p = t / blocks, q0 = (t % blocks) * qblock;
+        long long qlen = Q - q0 < qblock ? Q - q0 : qblock;
+        if (qlen <= 0) continue;
         switch (type) {
             INDEX_PUT_CASE(0, bool, cbool_t)
             INDEX_PUT_CASE(1, uint8, uint8_t)
