@@ -507,3 +507,17 @@ def test_define_declares_the_arguments_an_op_writes():
 
     traced = core.jit.trace(fn, core.ones(3))
     assert [n.op for n in traced.graph.nodes if n.op == "testlib::writes_second"]
+
+
+def test_a_declared_write_to_a_constant_copies_it_only_when_it_happens():
+    """Closure tensors are constants: batch_norm in training writes them, so the trace copies each first and every
+    call starts from the snapshot; in eval nothing is written and nothing is copied."""
+    mean, var = core.zeros(3), core.ones(3)
+    x = core.randn(8, 3)
+    train = core.jit.trace(lambda x: F.batch_norm(x, mean, var, training=True, momentum=0.5), x, optimize=False)
+    assert [n.op for n in train.raw_graph.nodes] == ["jit::copy", "jit::copy", "batch_norm"]
+    mean.zero_(), var.fill_(1.0)
+    train(x), train(x)
+    assert_close(mean, core.zeros(3))  # each call updated a fresh copy of the snapshot
+    evaluate = core.jit.trace(lambda x: F.batch_norm(x, mean, var), x, optimize=False)
+    assert [n.op for n in evaluate.raw_graph.nodes] == ["batch_norm"]

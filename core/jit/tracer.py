@@ -172,15 +172,23 @@ def _tracer_kernel(op, below: int, *args, **kwargs):
     tracer = _STATE.tracer
     if tracer is None:  # another thread's include set cannot leak here, but stay safe
         return op.redispatch(below, *args, **kwargs)
-    writes = op.writes
-    vargs = tuple(tracer.lift(a, i in writes) for i, a in enumerate(args)) if writes else tracer.lift(args)
+    vargs = tracer.lift(args, mutated_first=op.inplace)
     vkwargs = tracer.lift(kwargs) if kwargs else {}
+    # arguments the op declares it may write (besides an in-place op's first): watched through their versions
+    watched = [(i, args[i], args[i]._version) for i in op.writes
+               if i < len(args) and isinstance(args[i], Tensor)] if op.writes and not op.inplace else ()
     prev = tls.exclude
     tls.exclude = prev | _TRACER_MASK
     try:
         result = op.redispatch(below, *args, **kwargs)
     finally:
         tls.exclude = prev
+    if any(t._version != v for _, t, v in watched):
+        vargs = list(vargs)
+        for i, t, v in watched:
+            if t._version != v:  # it was written: a constant is copied first, as for an in-place op
+                vargs[i] = tracer.value_of(t, mutated=True)
+        vargs = tuple(vargs)
     tracer.record(op.name, vargs, vkwargs, result)
     return result
 
