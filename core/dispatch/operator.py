@@ -228,7 +228,9 @@ def _sized(op: Operator, fn: Callable, min_numel: int, small: Callable) -> Calla
     meta = op.meta
     if meta is None:  # a composite's optional kernel: sized by its first argument
         def by_input(*args, **kwargs):
-            return (small if prod(args[0]._shape) < min_numel else fn)(*args, **kwargs)
+            if prod(args[0]._shape) < min_numel:
+                return small(*args, **kwargs)
+            return fn(*args, **kwargs)
 
         return by_input
     if _DEBUG[0]:
@@ -240,8 +242,13 @@ def _sized(op: Operator, fn: Callable, min_numel: int, small: Callable) -> Calla
 
     def by_output(*args, **kwargs):
         spec = meta(*args, **kwargs)
-        shape = spec.shape if spec.__class__ is not tuple else spec[0].shape
-        return (small if prod(shape) < min_numel else fn)(spec, *args, **kwargs)
+        try:
+            if prod(spec.shape) < min_numel:
+                return small(spec, *args, **kwargs)
+        except AttributeError:  # several outputs: a tuple of specs, sized by the first
+            if prod(spec[0].shape) < min_numel:
+                return small(spec, *args, **kwargs)
+        return fn(spec, *args, **kwargs)
 
     return by_output
 
