@@ -1,7 +1,7 @@
 """cffi API-mode build of core_cpu_c._ext: the C sources in csrc/, -O3 and OpenMP.
 
 Environment switches (read at build time):
-  CORE_CPU_C_NATIVE=1    add -march=native (faster on the build machine, not portable)
+  CORE_CPU_C_NATIVE=0    a portable build: no -march=native (by default the C is vectorised for the build machine)
   CORE_CPU_C_SANITIZE=1  add -fsanitize=address,undefined (see docs/backends/cpu_c.md)
   CORE_CPU_C_OPENMP=0    build without OpenMP (single-threaded kernels)
 """
@@ -26,7 +26,7 @@ def _flags() -> tuple:
     if os.environ.get("CORE_CPU_C_OPENMP", "1") != "0":
         compile_args.append("-fopenmp")
         link_args.append("-fopenmp")
-    if os.environ.get("CORE_CPU_C_NATIVE") == "1":
+    if os.environ.get("CORE_CPU_C_NATIVE", "1") != "0":  # pip builds on the machine that runs it
         compile_args.append("-march=native")
     if os.environ.get("CORE_CPU_C_SANITIZE") == "1":
         sanitize = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]

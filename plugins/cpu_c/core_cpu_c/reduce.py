@@ -223,8 +223,7 @@ def _family(op: str):
 
 
 def sized_thresholds(kernels: dict, min_numel: int) -> dict:
-    """{op: dispatcher threshold}: softmax is sized by its input (= its output); the reductions and scans get 0
-    (the dispatcher never sizes them: they check their *input* size against ``min_numel`` themselves, as their
-    output can be one element for a million inputs). The explicit 0 also overrides a threshold by output size
-    that another family's table might give them."""
-    return {op: min_numel if "softmax" in op else 0 for op in kernels}
+    """{op: dispatcher threshold}: softmax is sized by its input (= its output); the reductions and scans are not
+    sized by the dispatcher: they check their *input* size against ``min_numel`` themselves, as their output can
+    be one element for a million inputs."""
+    return {op: min_numel for op in kernels if "softmax" in op}
