@@ -139,16 +139,22 @@ def test_meta_device_shapes_without_data():
 def test_min_numel_kernel_runs_the_replaced_kernel_below_its_threshold():
     op = library.define("testlib::sized", meta=_same_shape_meta)
     composite = library.define("testlib::sized_composite")  # no meta: sized by its first argument
+    two_args = library.define("testlib::sized_composite2")  # the same, with a second argument
     cpu = backend_key("cpu")
     op.register_kernel(cpu, lambda spec, x: core.zeros(spec.shape), owner="base")
     composite.register_kernel(cpu, lambda x: core.zeros(x.shape), owner="base")
+    two_args.register_kernel(cpu, lambda x, scale=1.0: core.zeros(x.shape) * scale, owner="base")
     with pytest.raises(ValueError, match="must be a non-negative int, got -1"):
         op.register_kernel(cpu, lambda spec, x: x, override=True, min_numel=-1)
     with pytest.raises(RuntimeError, match="not registered with min_numel"):
         op.set_min_numel(cpu, 4)
     op.register_kernel(cpu, lambda spec, x: core.ones(spec.shape), owner="fast", override=True, min_numel=6)
     composite.register_kernel(cpu, lambda x: core.ones(x.shape), owner="fast", override=True, min_numel=6)
-    for o in (op, composite):
+    two_args.register_kernel(cpu, lambda x, scale=1.0: core.ones(x.shape) * scale, owner="fast", override=True,
+                             min_numel=6)
+    assert two_args(core.empty(5), scale=2.0).tolist() == [0.0] * 5
+    assert two_args(core.empty(6), scale=2.0).tolist() == [2.0] * 6
+    for o in (op, composite, two_args):
         assert o(core.empty(5)).tolist() == [0.0] * 5  # 5 < 6: the kernel it replaced
         assert o(core.empty(2, 3)).tolist() == [[1.0] * 3] * 2
         o.set_min_numel(cpu, 0)  # the cached resolution is dropped

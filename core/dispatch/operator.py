@@ -20,6 +20,7 @@ on the base backend plus one size check.
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 from collections import Counter
@@ -226,6 +227,13 @@ def _sized(op: Operator, fn: Callable, min_numel: int, small: Callable) -> Calla
     """Run ``small`` for calls with fewer than ``min_numel`` output elements, else ``fn``."""
     prod = math.prod
     meta = op.meta
+    if meta is None and _one_positional(small) and _one_positional(fn):  # relu(x): no argument packing
+        def by_tensor(x):
+            if prod(x._shape) < min_numel:
+                return small(x)
+            return fn(x)
+
+        return by_tensor
     if meta is None:  # a composite's optional kernel: sized by its first argument
         def by_input(*args, **kwargs):
             if prod(args[0]._shape) < min_numel:
@@ -251,6 +259,16 @@ def _sized(op: Operator, fn: Callable, min_numel: int, small: Callable) -> Calla
         return fn(spec, *args, **kwargs)
 
     return by_output
+
+
+def _one_positional(fn: Callable) -> bool:
+    """Whether ``fn`` takes exactly one argument, a required positional one."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):  # no signature to read (some builtins)
+        return False
+    return len(params) == 1 and params[0].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD \
+        and params[0].default is inspect.Parameter.empty
 
 
 def _with_meta(op: Operator, fn: Callable) -> Callable:
