@@ -450,3 +450,17 @@ def test_new_kernels_leave_tiny_calls_to_numpy_through_the_dispatcher():
                 assert _from_c(out) == in_c
     finally:
         core_cpu_c.set_min_numel(saved)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_outputs_larger_than_the_caches_use_streaming_stores_and_match(force_c, dtype):
+    """Contiguous float outputs of 16 MiB or more are written with streaming stores (csrc/stream.h) in blocks,
+    then a scalar tail: the element count here leaves a tail of 5."""
+    n = (16 << 20) // np.dtype(dtype).itemsize + 5
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
+    x, y = core.tensor(a), core.tensor(b)
+    for out, expected in ((x * y, a * b), (x + y, a + b), (core.maximum(x, y), np.maximum(a, b)),
+                          (core.where(x > 0, x, y), np.where(a > 0, a, b))):
+        assert _from_c(out) and np.array_equal(out.numpy(), expected)
+    np.testing.assert_allclose(core.exp(x).numpy(), np.exp(a), rtol=2e-6 if dtype == np.float32 else 1e-14)

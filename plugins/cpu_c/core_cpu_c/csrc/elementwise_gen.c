@@ -2,6 +2,7 @@
 #define _DEFAULT_SOURCE /* M_PI */
 #include <math.h>
 #include "omp_compat.h"
+#include "stream.h"
 static inline float ccc_divmod_float32(float a, float b, float* modulus) {
     /* npy_divmod: Python's floor division and remainder (remainder takes the divisor's sign) */
     float mod = fmodf(a, b);
@@ -310,6 +311,28 @@ static inline unsigned char ccc_clamp_max_bool(unsigned char a, unsigned char hi
 void ccc_exp_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(expf(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(expf(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(expf(a));
@@ -357,6 +380,28 @@ void ccc_exp_float32_strided(long long n, int ndim, const long long* meta, void*
 void ccc_exp_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(exp(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(exp(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(exp(a));
@@ -404,6 +449,28 @@ void ccc_exp_float64_strided(long long n, int ndim, const long long* meta, void*
 void ccc_exp2_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(exp2f(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(exp2f(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(exp2f(a));
@@ -451,6 +518,28 @@ void ccc_exp2_float32_strided(long long n, int ndim, const long long* meta, void
 void ccc_exp2_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(exp2(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(exp2(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(exp2(a));
@@ -498,6 +587,28 @@ void ccc_exp2_float64_strided(long long n, int ndim, const long long* meta, void
 void ccc_expm1_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(expm1f(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(expm1f(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(expm1f(a));
@@ -545,6 +656,28 @@ void ccc_expm1_float32_strided(long long n, int ndim, const long long* meta, voi
 void ccc_expm1_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(expm1(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(expm1(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(expm1(a));
@@ -592,6 +725,28 @@ void ccc_expm1_float64_strided(long long n, int ndim, const long long* meta, voi
 void ccc_log_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(logf(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(logf(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(logf(a));
@@ -639,6 +794,28 @@ void ccc_log_float32_strided(long long n, int ndim, const long long* meta, void*
 void ccc_log_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(log(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(log(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(log(a));
@@ -686,6 +863,28 @@ void ccc_log_float64_strided(long long n, int ndim, const long long* meta, void*
 void ccc_log2_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(log2f(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(log2f(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(log2f(a));
@@ -733,6 +932,28 @@ void ccc_log2_float32_strided(long long n, int ndim, const long long* meta, void
 void ccc_log2_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(log2(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(log2(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(log2(a));
@@ -780,6 +1001,28 @@ void ccc_log2_float64_strided(long long n, int ndim, const long long* meta, void
 void ccc_log10_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(log10f(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(log10f(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(log10f(a));
@@ -827,6 +1070,28 @@ void ccc_log10_float32_strided(long long n, int ndim, const long long* meta, voi
 void ccc_log10_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(log10(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(log10(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(log10(a));
@@ -874,6 +1139,28 @@ void ccc_log10_float64_strided(long long n, int ndim, const long long* meta, voi
 void ccc_log1p_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(log1pf(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(log1pf(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(log1pf(a));
@@ -921,6 +1208,28 @@ void ccc_log1p_float32_strided(long long n, int ndim, const long long* meta, voi
 void ccc_log1p_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(log1p(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(log1p(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(log1p(a));
@@ -968,6 +1277,28 @@ void ccc_log1p_float64_strided(long long n, int ndim, const long long* meta, voi
 void ccc_sqrt_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(sqrtf(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(sqrtf(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(sqrtf(a));
@@ -1015,6 +1346,28 @@ void ccc_sqrt_float32_strided(long long n, int ndim, const long long* meta, void
 void ccc_sqrt_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(sqrt(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(sqrt(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(sqrt(a));
@@ -1062,6 +1415,28 @@ void ccc_sqrt_float64_strided(long long n, int ndim, const long long* meta, void
 void ccc_rsqrt_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(((float)1 / sqrtf(a)));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(((float)1 / sqrtf(a)));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(((float)1 / sqrtf(a)));
@@ -1109,6 +1484,28 @@ void ccc_rsqrt_float32_strided(long long n, int ndim, const long long* meta, voi
 void ccc_rsqrt_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(((double)1 / sqrt(a)));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(((double)1 / sqrt(a)));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(((double)1 / sqrt(a)));
@@ -1156,6 +1553,28 @@ void ccc_rsqrt_float64_strided(long long n, int ndim, const long long* meta, voi
 void ccc_sin_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(sinf(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(sinf(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(sinf(a));
@@ -1203,6 +1622,28 @@ void ccc_sin_float32_strided(long long n, int ndim, const long long* meta, void*
 void ccc_sin_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(sin(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(sin(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(sin(a));
@@ -1250,6 +1691,28 @@ void ccc_sin_float64_strided(long long n, int ndim, const long long* meta, void*
 void ccc_cos_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(cosf(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(cosf(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(cosf(a));
@@ -1297,6 +1760,28 @@ void ccc_cos_float32_strided(long long n, int ndim, const long long* meta, void*
 void ccc_cos_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(cos(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(cos(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(cos(a));
@@ -1344,6 +1829,28 @@ void ccc_cos_float64_strided(long long n, int ndim, const long long* meta, void*
 void ccc_tan_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(tanf(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(tanf(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(tanf(a));
@@ -1391,6 +1898,28 @@ void ccc_tan_float32_strided(long long n, int ndim, const long long* meta, void*
 void ccc_tan_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(tan(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(tan(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(tan(a));
@@ -1438,6 +1967,28 @@ void ccc_tan_float64_strided(long long n, int ndim, const long long* meta, void*
 void ccc_asin_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(asinf(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(asinf(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(asinf(a));
@@ -1485,6 +2036,28 @@ void ccc_asin_float32_strided(long long n, int ndim, const long long* meta, void
 void ccc_asin_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(asin(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(asin(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(asin(a));
@@ -1532,6 +2105,28 @@ void ccc_asin_float64_strided(long long n, int ndim, const long long* meta, void
 void ccc_acos_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(acosf(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(acosf(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(acosf(a));
@@ -1579,6 +2174,28 @@ void ccc_acos_float32_strided(long long n, int ndim, const long long* meta, void
 void ccc_acos_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(acos(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(acos(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(acos(a));
@@ -1626,6 +2243,28 @@ void ccc_acos_float64_strided(long long n, int ndim, const long long* meta, void
 void ccc_atan_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(atanf(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(atanf(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(atanf(a));
@@ -1673,6 +2312,28 @@ void ccc_atan_float32_strided(long long n, int ndim, const long long* meta, void
 void ccc_atan_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(atan(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(atan(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(atan(a));
@@ -1720,6 +2381,28 @@ void ccc_atan_float64_strided(long long n, int ndim, const long long* meta, void
 void ccc_sinh_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(sinhf(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(sinhf(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(sinhf(a));
@@ -1767,6 +2450,28 @@ void ccc_sinh_float32_strided(long long n, int ndim, const long long* meta, void
 void ccc_sinh_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(sinh(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(sinh(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(sinh(a));
@@ -1814,6 +2519,28 @@ void ccc_sinh_float64_strided(long long n, int ndim, const long long* meta, void
 void ccc_cosh_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(coshf(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(coshf(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(coshf(a));
@@ -1861,6 +2588,28 @@ void ccc_cosh_float32_strided(long long n, int ndim, const long long* meta, void
 void ccc_cosh_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(cosh(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(cosh(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(cosh(a));
@@ -1908,6 +2657,28 @@ void ccc_cosh_float64_strided(long long n, int ndim, const long long* meta, void
 void ccc_tanh_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(tanhf(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(tanhf(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(tanhf(a));
@@ -1955,6 +2726,28 @@ void ccc_tanh_float32_strided(long long n, int ndim, const long long* meta, void
 void ccc_tanh_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(tanh(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(tanh(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(tanh(a));
@@ -2002,6 +2795,28 @@ void ccc_tanh_float64_strided(long long n, int ndim, const long long* meta, void
 void ccc_asinh_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(asinhf(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(asinhf(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(asinhf(a));
@@ -2049,6 +2864,28 @@ void ccc_asinh_float32_strided(long long n, int ndim, const long long* meta, voi
 void ccc_asinh_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(asinh(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(asinh(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(asinh(a));
@@ -2096,6 +2933,28 @@ void ccc_asinh_float64_strided(long long n, int ndim, const long long* meta, voi
 void ccc_acosh_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(acoshf(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(acoshf(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(acoshf(a));
@@ -2143,6 +3002,28 @@ void ccc_acosh_float32_strided(long long n, int ndim, const long long* meta, voi
 void ccc_acosh_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(acosh(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(acosh(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(acosh(a));
@@ -2190,6 +3071,28 @@ void ccc_acosh_float64_strided(long long n, int ndim, const long long* meta, voi
 void ccc_atanh_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(atanhf(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(atanhf(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(atanhf(a));
@@ -2237,6 +3140,28 @@ void ccc_atanh_float32_strided(long long n, int ndim, const long long* meta, voi
 void ccc_atanh_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(atanh(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(atanh(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(atanh(a));
@@ -2284,6 +3209,28 @@ void ccc_atanh_float64_strided(long long n, int ndim, const long long* meta, voi
 void ccc_sigmoid_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(((float)1 / ((float)1 + expf(-a))));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(((float)1 / ((float)1 + expf(-a))));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(((float)1 / ((float)1 + expf(-a))));
@@ -2331,6 +3278,28 @@ void ccc_sigmoid_float32_strided(long long n, int ndim, const long long* meta, v
 void ccc_sigmoid_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(((double)1 / ((double)1 + exp(-a))));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(((double)1 / ((double)1 + exp(-a))));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(((double)1 / ((double)1 + exp(-a))));
@@ -2378,6 +3347,28 @@ void ccc_sigmoid_float64_strided(long long n, int ndim, const long long* meta, v
 void ccc_erf_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(erff(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(erff(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(erff(a));
@@ -2425,6 +3416,28 @@ void ccc_erf_float32_strided(long long n, int ndim, const long long* meta, void*
 void ccc_erf_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(erf(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(erf(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(erf(a));
@@ -2472,6 +3485,28 @@ void ccc_erf_float64_strided(long long n, int ndim, const long long* meta, void*
 void ccc_erfc_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(erfcf(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(erfcf(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(erfcf(a));
@@ -2519,6 +3554,28 @@ void ccc_erfc_float32_strided(long long n, int ndim, const long long* meta, void
 void ccc_erfc_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(erfc(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(erfc(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(erfc(a));
@@ -2566,6 +3623,28 @@ void ccc_erfc_float64_strided(long long n, int ndim, const long long* meta, void
 void ccc_reciprocal_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(((float)1 / a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(((float)1 / a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(((float)1 / a));
@@ -2613,6 +3692,28 @@ void ccc_reciprocal_float32_strided(long long n, int ndim, const long long* meta
 void ccc_reciprocal_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(((double)1 / a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(((double)1 / a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(((double)1 / a));
@@ -2660,6 +3761,28 @@ void ccc_reciprocal_float64_strided(long long n, int ndim, const long long* meta
 void ccc_deg2rad_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)((a * ((float)M_PI / (float)180)));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)((a * ((float)M_PI / (float)180)));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)((a * ((float)M_PI / (float)180)));
@@ -2707,6 +3830,28 @@ void ccc_deg2rad_float32_strided(long long n, int ndim, const long long* meta, v
 void ccc_deg2rad_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)((a * ((double)M_PI / (double)180)));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)((a * ((double)M_PI / (double)180)));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)((a * ((double)M_PI / (double)180)));
@@ -2754,6 +3899,28 @@ void ccc_deg2rad_float64_strided(long long n, int ndim, const long long* meta, v
 void ccc_rad2deg_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)((a * ((float)180 / (float)M_PI)));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)((a * ((float)180 / (float)M_PI)));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)((a * ((float)180 / (float)M_PI)));
@@ -2801,6 +3968,28 @@ void ccc_rad2deg_float32_strided(long long n, int ndim, const long long* meta, v
 void ccc_rad2deg_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)((a * ((double)180 / (double)M_PI)));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)((a * ((double)180 / (double)M_PI)));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)((a * ((double)180 / (double)M_PI)));
@@ -2848,6 +4037,28 @@ void ccc_rad2deg_float64_strided(long long n, int ndim, const long long* meta, v
 void ccc_sinc_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(ccc_sinc_float32(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(ccc_sinc_float32(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(ccc_sinc_float32(a));
@@ -2895,6 +4106,28 @@ void ccc_sinc_float32_strided(long long n, int ndim, const long long* meta, void
 void ccc_sinc_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(ccc_sinc_float64(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(ccc_sinc_float64(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(ccc_sinc_float64(a));
@@ -2942,6 +4175,28 @@ void ccc_sinc_float64_strided(long long n, int ndim, const long long* meta, void
 void ccc_lgamma_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(ccc_lgamma_float32(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(ccc_lgamma_float32(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(ccc_lgamma_float32(a));
@@ -2989,6 +4244,28 @@ void ccc_lgamma_float32_strided(long long n, int ndim, const long long* meta, vo
 void ccc_lgamma_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(ccc_lgamma_float64(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(ccc_lgamma_float64(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(ccc_lgamma_float64(a));
@@ -3036,6 +4313,28 @@ void ccc_lgamma_float64_strided(long long n, int ndim, const long long* meta, vo
 void ccc_neg_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(-a);
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(-a);
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(-a);
@@ -3083,6 +4382,28 @@ void ccc_neg_float32_strided(long long n, int ndim, const long long* meta, void*
 void ccc_neg_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(-a);
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(-a);
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(-a);
@@ -3365,6 +4686,28 @@ void ccc_neg_int64_strided(long long n, int ndim, const long long* meta, void* o
 void ccc_relu_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(((a > 0 || a != a) ? a : (float)0));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(((a > 0 || a != a) ? a : (float)0));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(((a > 0 || a != a) ? a : (float)0));
@@ -3412,6 +4755,28 @@ void ccc_relu_float32_strided(long long n, int ndim, const long long* meta, void
 void ccc_relu_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(((a > 0 || a != a) ? a : (double)0));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(((a > 0 || a != a) ? a : (double)0));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(((a > 0 || a != a) ? a : (double)0));
@@ -3694,6 +5059,28 @@ void ccc_relu_int64_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_abs_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)((fabsf(a)));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)((fabsf(a)));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)((fabsf(a)));
@@ -3741,6 +5128,28 @@ void ccc_abs_float32_strided(long long n, int ndim, const long long* meta, void*
 void ccc_abs_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)((fabs(a)));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)((fabs(a)));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)((fabs(a)));
@@ -4070,6 +5479,28 @@ void ccc_abs_bool_strided(long long n, int ndim, const long long* meta, void* ou
 void ccc_square_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)((a * a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)((a * a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)((a * a));
@@ -4117,6 +5548,28 @@ void ccc_square_float32_strided(long long n, int ndim, const long long* meta, vo
 void ccc_square_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)((a * a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)((a * a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)((a * a));
@@ -4446,6 +5899,28 @@ void ccc_square_bool_strided(long long n, int ndim, const long long* meta, void*
 void ccc_positive_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(a);
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(a);
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(a);
@@ -4493,6 +5968,28 @@ void ccc_positive_float32_strided(long long n, int ndim, const long long* meta, 
 void ccc_positive_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(a);
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(a);
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(a);
@@ -4822,6 +6319,28 @@ void ccc_positive_bool_strided(long long n, int ndim, const long long* meta, voi
 void ccc_sign_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)((a != a ? a : (float)((a > 0) - (a < 0))));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)((a != a ? a : (float)((a > 0) - (a < 0))));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)((a != a ? a : (float)((a > 0) - (a < 0))));
@@ -4869,6 +6388,28 @@ void ccc_sign_float32_strided(long long n, int ndim, const long long* meta, void
 void ccc_sign_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)((a != a ? a : (double)((a > 0) - (a < 0))));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)((a != a ? a : (double)((a > 0) - (a < 0))));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)((a != a ? a : (double)((a > 0) - (a < 0))));
@@ -5198,6 +6739,28 @@ void ccc_sign_bool_strided(long long n, int ndim, const long long* meta, void* o
 void ccc_sgn_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)((a != a ? a : (float)((a > 0) - (a < 0))));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)((a != a ? a : (float)((a > 0) - (a < 0))));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)((a != a ? a : (float)((a > 0) - (a < 0))));
@@ -5245,6 +6808,28 @@ void ccc_sgn_float32_strided(long long n, int ndim, const long long* meta, void*
 void ccc_sgn_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)((a != a ? a : (double)((a > 0) - (a < 0))));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)((a != a ? a : (double)((a > 0) - (a < 0))));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)((a != a ? a : (double)((a > 0) - (a < 0))));
@@ -5574,6 +7159,28 @@ void ccc_sgn_bool_strided(long long n, int ndim, const long long* meta, void* ou
 void ccc_floor_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(floorf(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(floorf(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(floorf(a));
@@ -5621,6 +7228,28 @@ void ccc_floor_float32_strided(long long n, int ndim, const long long* meta, voi
 void ccc_floor_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(floor(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(floor(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(floor(a));
@@ -5950,6 +7579,28 @@ void ccc_floor_bool_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_ceil_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(ceilf(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(ceilf(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(ceilf(a));
@@ -5997,6 +7648,28 @@ void ccc_ceil_float32_strided(long long n, int ndim, const long long* meta, void
 void ccc_ceil_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(ceil(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(ceil(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(ceil(a));
@@ -6326,6 +7999,28 @@ void ccc_ceil_bool_strided(long long n, int ndim, const long long* meta, void* o
 void ccc_trunc_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(truncf(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(truncf(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(truncf(a));
@@ -6373,6 +8068,28 @@ void ccc_trunc_float32_strided(long long n, int ndim, const long long* meta, voi
 void ccc_trunc_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(trunc(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(trunc(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(trunc(a));
@@ -6702,6 +8419,28 @@ void ccc_trunc_bool_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_round_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)(rintf(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)(rintf(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(rintf(a));
@@ -6749,6 +8488,28 @@ void ccc_round_float32_strided(long long n, int ndim, const long long* meta, voi
 void ccc_round_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)(rint(a));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)(rint(a));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(rint(a));
@@ -9334,6 +11095,28 @@ void ccc_signbit_bool_strided(long long n, int ndim, const long long* meta, void
 void ccc_frac_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; v[k] = (float)((a - truncf(a)));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; out[i] = (float)((a - truncf(a)));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)((a - truncf(a)));
@@ -9381,6 +11164,28 @@ void ccc_frac_float32_strided(long long n, int ndim, const long long* meta, void
 void ccc_frac_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; v[k] = (double)((a - trunc(a)));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; out[i] = (double)((a - trunc(a)));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)((a - trunc(a)));
@@ -10322,6 +12127,28 @@ void ccc_div_float32_contig(long long n, void* out_base, long long out_off, cons
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)((a / b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a / b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a / b));
@@ -10375,6 +12202,28 @@ void ccc_div_float64_contig(long long n, void* out_base, long long out_off, cons
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)((a / b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a / b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a / b));
@@ -10428,6 +12277,28 @@ void ccc_atan2_float32_contig(long long n, void* out_base, long long out_off, co
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)(atan2f(a, b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)(atan2f(a, b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(atan2f(a, b));
@@ -10481,6 +12352,28 @@ void ccc_atan2_float64_contig(long long n, void* out_base, long long out_off, co
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)(atan2(a, b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)(atan2(a, b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(atan2(a, b));
@@ -10534,6 +12427,28 @@ void ccc_copysign_float32_contig(long long n, void* out_base, long long out_off,
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)(copysignf(a, b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)(copysignf(a, b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(copysignf(a, b));
@@ -10587,6 +12502,28 @@ void ccc_copysign_float64_contig(long long n, void* out_base, long long out_off,
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)(copysign(a, b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)(copysign(a, b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(copysign(a, b));
@@ -10640,6 +12577,28 @@ void ccc_hypot_float32_contig(long long n, void* out_base, long long out_off, co
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)(hypotf(a, b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)(hypotf(a, b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(hypotf(a, b));
@@ -10693,6 +12652,28 @@ void ccc_hypot_float64_contig(long long n, void* out_base, long long out_off, co
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)(hypot(a, b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)(hypot(a, b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(hypot(a, b));
@@ -10746,6 +12727,28 @@ void ccc_logaddexp_float32_contig(long long n, void* out_base, long long out_off
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)(ccc_logaddexp_float32(a, b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)(ccc_logaddexp_float32(a, b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(ccc_logaddexp_float32(a, b));
@@ -10799,6 +12802,28 @@ void ccc_logaddexp_float64_contig(long long n, void* out_base, long long out_off
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)(ccc_logaddexp_float64(a, b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)(ccc_logaddexp_float64(a, b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(ccc_logaddexp_float64(a, b));
@@ -10852,6 +12877,28 @@ void ccc_logaddexp2_float32_contig(long long n, void* out_base, long long out_of
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)(ccc_logaddexp2_float32(a, b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)(ccc_logaddexp2_float32(a, b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(ccc_logaddexp2_float32(a, b));
@@ -10905,6 +12952,28 @@ void ccc_logaddexp2_float64_contig(long long n, void* out_base, long long out_of
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)(ccc_logaddexp2_float64(a, b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)(ccc_logaddexp2_float64(a, b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(ccc_logaddexp2_float64(a, b));
@@ -10958,6 +13027,28 @@ void ccc_xlogy_float32_contig(long long n, void* out_base, long long out_off, co
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)(ccc_xlogy_float32(a, b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)(ccc_xlogy_float32(a, b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(ccc_xlogy_float32(a, b));
@@ -11011,6 +13102,28 @@ void ccc_xlogy_float64_contig(long long n, void* out_base, long long out_off, co
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)(ccc_xlogy_float64(a, b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)(ccc_xlogy_float64(a, b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(ccc_xlogy_float64(a, b));
@@ -11064,6 +13177,28 @@ void ccc_nextafter_float32_contig(long long n, void* out_base, long long out_off
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)(nextafterf(a, b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)(nextafterf(a, b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(nextafterf(a, b));
@@ -11117,6 +13252,28 @@ void ccc_nextafter_float64_contig(long long n, void* out_base, long long out_off
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)(nextafter(a, b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)(nextafter(a, b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(nextafter(a, b));
@@ -11170,6 +13327,28 @@ void ccc_tanh_backward_float32_contig(long long n, void* out_base, long long out
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)((a * ((float)1 - b * b)));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a * ((float)1 - b * b)));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a * ((float)1 - b * b)));
@@ -11223,6 +13402,28 @@ void ccc_tanh_backward_float64_contig(long long n, void* out_base, long long out
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)((a * ((double)1 - b * b)));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a * ((double)1 - b * b)));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a * ((double)1 - b * b)));
@@ -11276,6 +13477,28 @@ void ccc_sigmoid_backward_float32_contig(long long n, void* out_base, long long 
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)((a * b * ((float)1 - b)));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a * b * ((float)1 - b)));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a * b * ((float)1 - b)));
@@ -11329,6 +13552,28 @@ void ccc_sigmoid_backward_float64_contig(long long n, void* out_base, long long 
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)((a * b * ((double)1 - b)));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a * b * ((double)1 - b)));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a * b * ((double)1 - b)));
@@ -11382,6 +13627,28 @@ void ccc_relu_backward_float32_contig(long long n, void* out_base, long long out
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)((b > 0 ? a : (float)0));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)((b > 0 ? a : (float)0));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)((b > 0 ? a : (float)0));
@@ -11435,6 +13702,28 @@ void ccc_relu_backward_float64_contig(long long n, void* out_base, long long out
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)((b > 0 ? a : (double)0));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)((b > 0 ? a : (double)0));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)((b > 0 ? a : (double)0));
@@ -11488,6 +13777,28 @@ void ccc_add_float32_contig(long long n, void* out_base, long long out_off, cons
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)((a + b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a + b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a + b));
@@ -11541,6 +13852,28 @@ void ccc_add_float64_contig(long long n, void* out_base, long long out_off, cons
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)((a + b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a + b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a + b));
@@ -11912,6 +14245,28 @@ void ccc_mul_float32_contig(long long n, void* out_base, long long out_off, cons
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)((a * b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a * b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a * b));
@@ -11965,6 +14320,28 @@ void ccc_mul_float64_contig(long long n, void* out_base, long long out_off, cons
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)((a * b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a * b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a * b));
@@ -12336,6 +14713,28 @@ void ccc_maximum_float32_contig(long long n, void* out_base, long long out_off, 
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)((a > b || a != a ? a : b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a > b || a != a ? a : b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a > b || a != a ? a : b));
@@ -12389,6 +14788,28 @@ void ccc_maximum_float64_contig(long long n, void* out_base, long long out_off, 
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)((a > b || a != a ? a : b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a > b || a != a ? a : b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a > b || a != a ? a : b));
@@ -12760,6 +15181,28 @@ void ccc_minimum_float32_contig(long long n, void* out_base, long long out_off, 
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)((a < b || a != a ? a : b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a < b || a != a ? a : b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a < b || a != a ? a : b));
@@ -12813,6 +15256,28 @@ void ccc_minimum_float64_contig(long long n, void* out_base, long long out_off, 
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)((a < b || a != a ? a : b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a < b || a != a ? a : b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a < b || a != a ? a : b));
@@ -13184,6 +15649,28 @@ void ccc_fmax_float32_contig(long long n, void* out_base, long long out_off, con
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)(((a > b || b != b) ? a : b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)(((a > b || b != b) ? a : b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(((a > b || b != b) ? a : b));
@@ -13237,6 +15724,28 @@ void ccc_fmax_float64_contig(long long n, void* out_base, long long out_off, con
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)(((a > b || b != b) ? a : b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)(((a > b || b != b) ? a : b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(((a > b || b != b) ? a : b));
@@ -13608,6 +16117,28 @@ void ccc_fmin_float32_contig(long long n, void* out_base, long long out_off, con
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)(((a < b || b != b) ? a : b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)(((a < b || b != b) ? a : b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(((a < b || b != b) ? a : b));
@@ -13661,6 +16192,28 @@ void ccc_fmin_float64_contig(long long n, void* out_base, long long out_off, con
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)(((a < b || b != b) ? a : b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)(((a < b || b != b) ? a : b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(((a < b || b != b) ? a : b));
@@ -14032,6 +16585,28 @@ void ccc_pow_float32_contig(long long n, void* out_base, long long out_off, cons
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)(powf(a, b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)(powf(a, b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(powf(a, b));
@@ -14085,6 +16660,28 @@ void ccc_pow_float64_contig(long long n, void* out_base, long long out_off, cons
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)(pow(a, b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)(pow(a, b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(pow(a, b));
@@ -14456,6 +17053,28 @@ void ccc_sub_float32_contig(long long n, void* out_base, long long out_off, cons
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)((a - b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a - b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a - b));
@@ -14509,6 +17128,28 @@ void ccc_sub_float64_contig(long long n, void* out_base, long long out_off, cons
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)((a - b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a - b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a - b));
@@ -14827,6 +17468,28 @@ void ccc_floor_divide_float32_contig(long long n, void* out_base, long long out_
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)(ccc_floor_divide_float32(a, b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)(ccc_floor_divide_float32(a, b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(ccc_floor_divide_float32(a, b));
@@ -14880,6 +17543,28 @@ void ccc_floor_divide_float64_contig(long long n, void* out_base, long long out_
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)(ccc_floor_divide_float64(a, b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)(ccc_floor_divide_float64(a, b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(ccc_floor_divide_float64(a, b));
@@ -15218,6 +17903,28 @@ void ccc_remainder_float32_contig(long long n, void* out_base, long long out_off
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)(ccc_remainder_float32(a, b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)(ccc_remainder_float32(a, b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(ccc_remainder_float32(a, b));
@@ -15271,6 +17978,28 @@ void ccc_remainder_float64_contig(long long n, void* out_base, long long out_off
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)(ccc_remainder_float64(a, b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)(ccc_remainder_float64(a, b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(ccc_remainder_float64(a, b));
@@ -15609,6 +18338,28 @@ void ccc_fmod_float32_contig(long long n, void* out_base, long long out_off, con
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)(fmodf(a, b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)(fmodf(a, b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(fmodf(a, b));
@@ -15662,6 +18413,28 @@ void ccc_fmod_float64_contig(long long n, void* out_base, long long out_off, con
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)(fmod(a, b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)(fmod(a, b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(fmod(a, b));
@@ -16000,6 +18773,28 @@ void ccc_div_trunc_float32_contig(long long n, void* out_base, long long out_off
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)(truncf(a / b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)(truncf(a / b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(truncf(a / b));
@@ -16053,6 +18848,28 @@ void ccc_div_trunc_float64_contig(long long n, void* out_base, long long out_off
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)(trunc(a / b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)(trunc(a / b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(trunc(a / b));
@@ -21692,6 +24509,28 @@ void ccc_where_float32_contig(long long n, void* out_base, long long out_off, co
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
     const float* restrict in_c = (const float*)c_base + c_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    unsigned char a = in_a[i0 + k]; float b = in_b[i0 + k]; float c = in_c[i0 + k]; v[k] = (float)((a ? b : c));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            unsigned char a = in_a[i]; float b = in_b[i]; float c = in_c[i]; out[i] = (float)((a ? b : c));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; float b = in_b[i]; float c = in_c[i]; out[i] = (float)((a ? b : c));
@@ -21751,6 +24590,28 @@ void ccc_where_float64_contig(long long n, void* out_base, long long out_off, co
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
     const double* restrict in_c = (const double*)c_base + c_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    unsigned char a = in_a[i0 + k]; double b = in_b[i0 + k]; double c = in_c[i0 + k]; v[k] = (double)((a ? b : c));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            unsigned char a = in_a[i]; double b = in_b[i]; double c = in_c[i]; out[i] = (double)((a ? b : c));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; double b = in_b[i]; double c = in_c[i]; out[i] = (double)((a ? b : c));
@@ -22164,6 +25025,28 @@ void ccc_clamp_float32_contig(long long n, void* out_base, long long out_off, co
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
     const float* restrict in_c = (const float*)c_base + c_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; float c = in_c[i0 + k]; v[k] = (float)(ccc_clamp_max_float32(ccc_clamp_min_float32(a, b), c));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; float c = in_c[i]; out[i] = (float)(ccc_clamp_max_float32(ccc_clamp_min_float32(a, b), c));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; float c = in_c[i]; out[i] = (float)(ccc_clamp_max_float32(ccc_clamp_min_float32(a, b), c));
@@ -22223,6 +25106,28 @@ void ccc_clamp_float64_contig(long long n, void* out_base, long long out_off, co
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
     const double* restrict in_c = (const double*)c_base + c_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; double c = in_c[i0 + k]; v[k] = (double)(ccc_clamp_max_float64(ccc_clamp_min_float64(a, b), c));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; double c = in_c[i]; out[i] = (double)(ccc_clamp_max_float64(ccc_clamp_min_float64(a, b), c));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; double c = in_c[i]; out[i] = (double)(ccc_clamp_max_float64(ccc_clamp_min_float64(a, b), c));
@@ -22635,6 +25540,28 @@ void ccc_clamp_min_float32_contig(long long n, void* out_base, long long out_off
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)(ccc_clamp_min_float32(a, b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)(ccc_clamp_min_float32(a, b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(ccc_clamp_min_float32(a, b));
@@ -22688,6 +25615,28 @@ void ccc_clamp_min_float64_contig(long long n, void* out_base, long long out_off
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)(ccc_clamp_min_float64(a, b));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)(ccc_clamp_min_float64(a, b));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(ccc_clamp_min_float64(a, b));
@@ -23059,6 +26008,28 @@ void ccc_clamp_max_float32_contig(long long n, void* out_base, long long out_off
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_c = (const float*)c_base + c_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float c = in_c[i0 + k]; v[k] = (float)(ccc_clamp_max_float32(a, c));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float c = in_c[i]; out[i] = (float)(ccc_clamp_max_float32(a, c));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float c = in_c[i]; out[i] = (float)(ccc_clamp_max_float32(a, c));
@@ -23112,6 +26083,28 @@ void ccc_clamp_max_float64_contig(long long n, void* out_base, long long out_off
     double* restrict out = (double*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_c = (const double*)c_base + c_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double c = in_c[i0 + k]; v[k] = (double)(ccc_clamp_max_float64(a, c));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double c = in_c[i]; out[i] = (double)(ccc_clamp_max_float64(a, c));
+        }
+        return;
+    }
+#endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double c = in_c[i]; out[i] = (double)(ccc_clamp_max_float64(a, c));
