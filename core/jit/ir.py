@@ -124,7 +124,7 @@ class Node:
         op = OPERATORS.get(self.op)
         if op is None or not op.writes:
             return []
-        return [self.args[i] for i in op.writes if i < len(self.args) and isinstance(self.args[i], Value)]
+        return [v for i in op.writes if i < len(self.args) for v in flat_values(self.args[i])]
 
     @property
     def is_pure(self) -> bool:

@@ -44,7 +44,7 @@ def cse(graph: Graph) -> Graph:
     segment = 0
     for node in graph.nodes:
         node.args, node.kwargs = renamed(node.args, renames), renamed(node.kwargs, renames)
-        segment += bool(node.written)  # in-place ops, and ops that write some argument
+        segment += node.is_inplace or bool(node.written)  # in-place ops, and ops that write some argument
         key = _node_key(node, segment, mutable)
         first = first_of.setdefault(key, node) if key is not None else node
         if first is node or not _mergeable(first, node, returned):
