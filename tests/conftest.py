@@ -90,3 +90,17 @@ def isolated_plugin_manager(import_path: str, module_prefix: str):
             del sys.modules[name]
         sys.path[:] = path
         invalidate_caches()
+
+
+@pytest.fixture
+def force_c():
+    """cpu_c loaded and running its C kernels even on tiny tensors (by default they go to NumPy); skips without
+    cpu_c. The threshold is put back afterwards."""
+    from cpu_c_support import load_cpu_c
+
+    load_cpu_c()
+    import core_cpu_c
+
+    saved = core_cpu_c.set_min_numel(0)
+    yield
+    core_cpu_c.set_min_numel(saved)

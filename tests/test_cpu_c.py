@@ -16,42 +16,7 @@ from core.plugins.manager import get_manager
 from core.testing import assert_close
 
 cpu_c = pytest.importorskip("core_cpu_c", reason="the cpu_c plugin is not installed (pip install plugins/cpu_c)")
-
-
-def _backend():
-    info = get_manager().backends.get("cpu_c")
-    if info is None:
-        pytest.skip("cpu_c is installed but not registered (blocked by CORE_PLUGINS/CORE_BLOCK?)")
-    try:
-        get_manager().load(info)
-    except RuntimeError as exc:
-        pytest.skip(f"cpu_c unavailable: {exc}")
-    return info
-
-
-@pytest.fixture
-def force_c():
-    """Run the C kernels even on tiny tensors (the default sends tiny ones to NumPy)."""
-    _backend()
-    import core_cpu_c
-
-    saved = core_cpu_c.set_min_numel(0)
-    yield
-    core_cpu_c.set_min_numel(saved)
-
-
-def _from_c(t) -> bool:
-    from core_cpu_c.runtime import RUNTIME
-
-    return t._storage.backend is RUNTIME
-
-
-def _numpy_reference(op, *args):
-    from core.backends.numpy.kernels import all_kernels
-
-    operator = get_operator(op)
-    fn = all_kernels()[op]
-    return fn(operator.meta(*args), *args) if operator.meta is not None else fn(*args)
+from cpu_c_support import from_c, load_cpu_c, numpy_reference  # noqa: E402
 
 
 def _run_python(code: str, **env) -> str:
@@ -63,7 +28,7 @@ def _run_python(code: str, **env) -> str:
 
 # -- selection ----------------------------------------------------------------------------------------------
 def test_selected_for_cpu_when_installed():
-    info = _backend()
+    info = load_cpu_c()
     selected = get_manager().backend_for("cpu")
     if core.config.get("backends").get("cpu") not in (None, "cpu_c"):
         pytest.skip("config selects another cpu backend")
@@ -112,8 +77,8 @@ def test_binary_kernels_match_numpy_on_strided_layouts(force_c, dtype, layout):
         if op in ("tanh_backward", "sigmoid_backward", "relu_backward") or dtype not in OP_DTYPES[op]:
             continue
         actual = get_operator(op)(a, b)
-        assert _from_c(actual), f"{op} did not run the C kernel"
-        assert_close(actual, _numpy_reference(op, a, b), msg=f"{op} {layout}")
+        assert from_c(actual), f"{op} did not run the C kernel"
+        assert_close(actual, numpy_reference(op, a, b), msg=f"{op} {layout}")
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -126,8 +91,8 @@ def test_unary_kernels_match_numpy_on_strided_layouts(force_c, dtype):
                 continue
             x = a + 1 if op == "acosh" else (a - 0.5 if op in ("relu", "sign", "abs", "neg") else a)
             actual = core.relu(x) if op == "relu" else get_operator(op)(x)
-            assert _from_c(actual), f"{op} did not run the C kernel"
-            assert_close(actual, _numpy_reference(op, x), msg=f"{op} {layout}")
+            assert from_c(actual), f"{op} did not run the C kernel"
+            assert_close(actual, numpy_reference(op, x), msg=f"{op} {layout}")
 
 
 def test_relu_keeps_nan_and_activation_backwards(force_c):
@@ -136,8 +101,8 @@ def test_relu_keeps_nan_and_activation_backwards(force_c):
     g, y = core.randn(5, 7, dtype=core.float64).t(), core.rand(7, 5, dtype=core.float64)
     for op in ("tanh_backward", "sigmoid_backward", "relu_backward"):
         actual = get_operator(op)(g, y - 0.5)
-        assert _from_c(actual)
-        assert_close(actual, _numpy_reference(op, g, y - 0.5))
+        assert from_c(actual)
+        assert_close(actual, numpy_reference(op, g, y - 0.5))
     x = core.tensor([-1.0, float("nan"), 2.0, 0.0])
     assert_close(get_operator("relu_backward")(core.ones(4), x), np.array([0.0, 0.0, 1.0, 0.0], np.float32))
 
@@ -145,7 +110,7 @@ def test_relu_keeps_nan_and_activation_backwards(force_c):
 def test_other_dtypes_and_alpha_use_the_numpy_kernels(force_c):
     i = core.arange(12).reshape(3, 4)
     out = core.add(i, i, alpha=2)
-    assert not _from_c(out) and out.dtype == core.int64
+    assert not from_c(out) and out.dtype == core.int64
     x = core.rand(3, 4)
     assert_close(core.add(x, x, alpha=2), x.numpy() * 3)
     assert_close(x + core.ones(3, 4, dtype=core.float64), x.numpy().astype(np.float64) + 1)
@@ -154,44 +119,44 @@ def test_other_dtypes_and_alpha_use_the_numpy_kernels(force_c):
 
 
 def test_large_tensors_use_threads_and_match_numpy():
-    _backend()
+    load_cpu_c()
     n = 1 << 18
     a, b = core.randn(n), core.randn(512, n // 512).t()
     out = core.exp(a) + 1.0
-    assert _from_c(out)
+    assert from_c(out)
     assert_close(out, np.exp(a.numpy()) + np.float32(1.0), rtol=1e-5)
     prod = b * b
-    assert _from_c(prod)
+    assert from_c(prod)
     assert_close(prod, b.numpy() * b.numpy())
 
 
 def test_tiny_tensors_use_the_numpy_kernels_by_default():
-    _backend()
+    load_cpu_c()
     import core_cpu_c
     from core_cpu_c.plugin import DEFAULT_MIN_NUMEL
 
     from core.dispatch import get_operator
 
     saved = core_cpu_c.set_min_numel(DEFAULT_MIN_NUMEL)
-    key = _backend().instance.key
+    key = load_cpu_c().instance.key
     try:
         # the dispatcher picks the NumPy kernel itself (get_operator("add").tiers), no C-kernel frame in between
         assert get_operator("add").tiers[key.bit][0] == DEFAULT_MIN_NUMEL
-        assert not _from_c(core.rand(3) + core.rand(3))
-        assert not _from_c(core.rand(4, 4).relu()) and not _from_c(core.rand(2, 8).softmax(-1))
-        assert not _from_c(core.rand(4, 4) @ core.rand(4, 4))
-        assert _from_c(core.rand(DEFAULT_MIN_NUMEL) + 1)
-        assert _from_c(core.rand(DEFAULT_MIN_NUMEL).relu()) and _from_c(core.rand(64, 64).softmax(-1))
-        assert _from_c(core.rand(64, 64) @ core.rand(64, 64))
+        assert not from_c(core.rand(3) + core.rand(3))
+        assert not from_c(core.rand(4, 4).relu()) and not from_c(core.rand(2, 8).softmax(-1))
+        assert not from_c(core.rand(4, 4) @ core.rand(4, 4))
+        assert from_c(core.rand(DEFAULT_MIN_NUMEL) + 1)
+        assert from_c(core.rand(DEFAULT_MIN_NUMEL).relu()) and from_c(core.rand(64, 64).softmax(-1))
+        assert from_c(core.rand(64, 64) @ core.rand(64, 64))
         core_cpu_c.set_min_numel(0)  # moves the dispatcher's thresholds too
         assert get_operator("add").tiers[key.bit][0] == 0
-        assert _from_c(core.rand(3) + core.rand(3)) and _from_c(core.rand(4, 4) @ core.rand(4, 4))
+        assert from_c(core.rand(3) + core.rand(3)) and from_c(core.rand(4, 4) @ core.rand(4, 4))
     finally:
         core_cpu_c.set_min_numel(saved)
 
 
 def test_set_min_numel_rejects_a_negative_threshold():
-    _backend()
+    load_cpu_c()
     import core_cpu_c
 
     with pytest.raises(ValueError, match="min_numel must be a non-negative integer, got -1"):
@@ -215,7 +180,7 @@ def test_matmul_transposed_batched_and_expanded_operands(force_c, dtype):
     ]
     for a, b in cases:
         out = get_operator("batched_matmul")(a, b)
-        assert _from_c(out)
+        assert from_c(out)
         assert_close(out, np.matmul(a.numpy(), b.numpy()), **tol)
 
 
@@ -246,14 +211,14 @@ def test_reductions_over_trailing_dims_match_numpy(force_c, dtype, op):
             for keepdim in (False, True):
                 actual = getattr(core, op)(x, dims, keepdim=keepdim)
                 assert_close(actual, getattr(np, op)(a, axis=dims, keepdims=keepdim), rtol=1e-5, atol=1e-5)
-                assert _from_c(actual)
+                assert from_c(actual)
 
 
 def test_reductions_nan_empty_rows_and_fallbacks(force_c):
     x = core.tensor([[1.0, float("nan"), 3.0], [-1.0, 5.0, float("inf")], [float("-inf"), 0.0, 2.0]])
     for op in ("amax", "amin"):
         actual = getattr(core, op)(x, -1)
-        assert _from_c(actual)
+        assert from_c(actual)
         assert_close(actual, getattr(np, op)(x.numpy(), axis=-1))
     long = core.randn(1 << 17, dtype=core.float64)  # one long row: split across threads
     long[12345] = float("nan")
@@ -264,8 +229,8 @@ def test_reductions_nan_empty_rows_and_fallbacks(force_c):
     assert core.rand(0, 3).sum(-1).shape == (0,)
     assert core.rand(3, 4, dtype=core.float64).sum(-1, dtype=core.float32).dtype == core.float32  # NumPy path
     i = core.arange(12).reshape(3, 4)
-    assert _from_c(i.sum(-1)) and i.sum(-1).tolist() == [6, 22, 38]
-    assert not _from_c(i.sum(-1, dtype=core.float32))  # an integer sum in a float dtype: the NumPy kernel
+    assert from_c(i.sum(-1)) and i.sum(-1).tolist() == [6, 22, 38]
+    assert not from_c(i.sum(-1, dtype=core.float32))  # an integer sum in a float dtype: the NumPy kernel
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -277,8 +242,8 @@ def test_fused_softmax_matches_the_numpy_kernel(force_c, dtype, op):
     for x, last_in_c in inputs:
         for dim in range(x.dim()):
             actual = getattr(core, op)(x, dim)
-            assert _from_c(actual) == (last_in_c and dim == x.dim() - 1)
-            assert_close(actual, _numpy_reference(op, x, dim), rtol=1e-5, atol=1e-6, equal_nan=True)
+            assert from_c(actual) == (last_in_c and dim == x.dim() - 1)
+            assert_close(actual, numpy_reference(op, x, dim), rtol=1e-5, atol=1e-6, equal_nan=True)
 
 
 def test_cross_entropy_backward_through_the_fused_kernels(force_c):
@@ -297,7 +262,7 @@ def _run_update(op, tensors, args, fused: bool):
     """Copies of ``tensors`` after ``op`` ran as cpu_c's fused kernel or as its decomposition."""
     copies = [None if t is None else t.clone() for t in tensors]
     operator = get_operator(op)
-    fn = operator.kernels[_backend().instance.key.bit] if fused else operator.decomposition
+    fn = operator.kernels[load_cpu_c().instance.key.bit] if fused else operator.decomposition
     with core.no_grad():
         fn(*copies, *args)
     return copies
@@ -334,7 +299,7 @@ def test_fused_adam_update_matches_its_decomposition(dtype, amsgrad, weight_deca
 
 
 def test_fused_updates_bump_versions_and_leave_odd_layouts_to_the_decomposition():
-    _backend()
+    load_cpu_c()
     p, g, buf = core.randn(64), core.randn(64), core.randn(64)
     before = p._version, buf._version
     core.optim.fused.sgd_update_(p, g, buf, 0.1, 0.9, 0.0, 0.0, False)
@@ -380,7 +345,7 @@ def test_outputs_are_64_byte_aligned(force_c):
 
 # -- threads -------------------------------------------------------------------------------------------------
 def test_set_num_threads_sets_openmp_and_blas_together():
-    _backend()
+    load_cpu_c()
     from core_cpu_c.lib import load
 
     _, lib = load()
@@ -425,7 +390,7 @@ def c_calls(monkeypatch):
     """Counts the C calls of the conv/pool kernels, per op: {op: calls} (0 when the decomposition ran)."""
     from core.dispatch import backend_key
 
-    _backend()
+    load_cpu_c()
     kernels = get_operator("convolution").kernels[backend_key("cpu").bit].__self__
     calls = dict.fromkeys(_CONV_OPS, 0)
     for op, table in zip(_CONV_OPS, ("conv", "conv_backward", "pool", "pool_backward", "avg", "avg_backward")):
@@ -663,7 +628,7 @@ def _count_c_calls(monkeypatch, op: str, ops: tuple) -> dict:
     decomposition ran."""
     from core.dispatch import backend_key
 
-    _backend()
+    load_cpu_c()
     kernels = get_operator(op).kernels[backend_key("cpu").bit].__self__
     calls = dict.fromkeys(ops, 0)
     for (name, dtype), fn in list(kernels.c.items()):

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 import core
 from core.dispatch import get_operator
-from core.plugins.manager import get_manager
 
 pytest.importorskip("core_cpu_c", reason="the cpu_c plugin is not installed (pip install plugins/cpu_c)")
 from core_cpu_c.renderer import BINARY_OPS, FLOATS, OP_DTYPES, UNARY_OPS  # noqa: E402
+from cpu_c_support import from_c, load_cpu_c, numpy_reference  # noqa: E402
 
 INTS = ("int8", "uint8", "int16", "int32", "int64")
 DIVISION = ("floor_divide", "remainder", "fmod", "div_trunc")
@@ -29,42 +29,6 @@ EXACT = {"neg", "abs", "positive", "relu", "sign", "sgn", "floor", "ceil", "trun
 # NumPy's own choice between +0 and -0 for equal operands depends on its loop (contiguous or strided, long or
 # short): values are compared, not the sign of zero
 ZERO_SIGN_FREE = {"maximum", "minimum", "fmax", "fmin", "clamp"}
-
-
-def _backend():
-    get_manager().backend_for("cpu")  # plugins are discovered on first use
-    info = get_manager().backends.get("cpu_c")
-    if info is None:
-        pytest.skip("cpu_c is installed but not registered")
-    try:
-        get_manager().load(info)
-    except RuntimeError as exc:
-        pytest.skip(f"cpu_c unavailable: {exc}")
-
-
-@pytest.fixture
-def force_c():
-    """Run the C kernels even on tiny tensors."""
-    _backend()
-    import core_cpu_c
-
-    saved = core_cpu_c.set_min_numel(0)
-    yield
-    core_cpu_c.set_min_numel(saved)
-
-
-def _from_c(t) -> bool:
-    from core_cpu_c.runtime import RUNTIME
-
-    return t._storage.backend is RUNTIME
-
-
-def _reference(op, *args):
-    from core.backends.numpy.kernels import all_kernels
-
-    operator = get_operator(op)
-    fn = all_kernels()[op]
-    return fn(operator.meta(*args), *args) if operator.meta is not None else fn(*args)
 
 
 def _call(op, *args):
@@ -157,8 +121,8 @@ def _check(op: str, dtype: str, arity: int):
     for layout, args in _layouts(dtype, arity, op).items():
         context = f"{op} {dtype} {layout}"
         actual = _call(op, *args)
-        assert _from_c(actual), f"{context}: the C kernel did not run"
-        _assert_matches(op, actual, _reference(op, *args), context)
+        assert from_c(actual), f"{context}: the C kernel did not run"
+        _assert_matches(op, actual, numpy_reference(op, *args), context)
 
 
 _UNARY_CASES = [(op, d) for op in UNARY_OPS for d in OP_DTYPES[op]]
@@ -194,12 +158,12 @@ def test_integer_overflow_wraps_like_the_reference(force_c, dtype):
     b = core.tensor(np.array([-1, 1, info.min, info.min, info.max], dtype))
     for op in ("add", "sub", "mul", "floor_divide", "remainder", "fmod", "div_trunc", "maximum"):
         out = get_operator(op)(a, b)
-        assert _from_c(out), op
-        _assert_matches(op, out, _reference(op, a, b), f"{op} {dtype}")
+        assert from_c(out), op
+        _assert_matches(op, out, numpy_reference(op, a, b), f"{op} {dtype}")
     for op in ("neg", "abs", "square"):
         out = get_operator(op)(a)
-        assert _from_c(out)
-        _assert_matches(op, out, _reference(op, a), f"{op} {dtype}")
+        assert from_c(out)
+        _assert_matches(op, out, numpy_reference(op, a), f"{op} {dtype}")
     assert core.neg(a).numpy()[0] == info.min and core.abs(a).numpy()[0] == info.min
 
 
@@ -209,7 +173,7 @@ def test_integer_division_by_zero_raises_as_the_reference(force_c, op, dtype):
     a = core.tensor(np.arange(-3, 5, dtype=np.int64).astype(dtype)).reshape(2, 4)
     b = core.tensor(np.array([1, 2, 0, 3], dtype))
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
-        _reference(op, a, b)
+        numpy_reference(op, a, b)
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         get_operator(op)(a, b.t() if b.dim() > 1 else b)
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
@@ -227,7 +191,7 @@ def test_integer_division_by_zero_is_found_by_every_thread(force_c):
         with pytest.raises(RuntimeError, match="ZeroDivisionError"):
             get_operator(op)(a.reshape(512, -1).t(), b.reshape(512, -1).t())
     out = get_operator("floor_divide")(a - n // 2, b + 2)
-    assert _from_c(out)
+    assert from_c(out)
     np.testing.assert_array_equal(out.numpy(), (np.arange(n, dtype=np.int32) - n // 2) // (b.numpy() + 2))
 
 
@@ -241,8 +205,8 @@ def test_shifts_by_negative_and_too_wide_amounts(force_c, dtype):
     for op in SHIFTS:
         for x, y in ((a, amounts), (a.t(), amounts.t()), (a, 3), (a, bits), (a, amounts[0])):
             out = get_operator(op)(x, y)
-            assert _from_c(out)
-            _assert_matches(op, out, _reference(op, x, y), f"{op} {dtype}")
+            assert from_c(out)
+            _assert_matches(op, out, numpy_reference(op, x, y), f"{op} {dtype}")
 
 
 def test_integer_scalars_wrap_into_the_tensor_dtype(force_c):
@@ -250,20 +214,20 @@ def test_integer_scalars_wrap_into_the_tensor_dtype(force_c):
     x = core.tensor(np.array([1, -5, 100], np.int8))
     for op, y in (("add", 1000), ("mul", -300), ("maximum", 200), ("eq", 256), ("bitwise_and", 511)):
         out = get_operator(op)(x, y)
-        assert _from_c(out), op
-        _assert_matches(op, out, _reference(op, x, y), op)
+        assert from_c(out), op
+        _assert_matches(op, out, numpy_reference(op, x, y), op)
 
 
 def test_mixed_dtypes_half_and_alpha_use_the_reference(force_c):
     i8, i16 = core.tensor(np.array([1, -2], np.int8)), core.tensor(np.array([300, 4], np.int16))
     out = i8 + i16
-    assert not _from_c(out) and out.dtype == core.int16
+    assert not from_c(out) and out.dtype == core.int16
     np.testing.assert_array_equal(out.numpy(), [301, 2])
     ints = core.tensor(np.array([1, 2, 3], np.int32))
     half = core.ones(3, dtype=core.float16)
     for out in (core.exp(ints), ints / ints, core.add(ints, ints, alpha=3), core.sqrt(half)):
-        assert not _from_c(out)
-    assert _from_c(ints * ints) and _from_c(ints.double().exp()) and _from_c(core.pow(ints, 2))
+        assert not from_c(out)
+    assert from_c(ints * ints) and from_c(ints.double().exp()) and from_c(core.pow(ints, 2))
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64", "bool"])
@@ -275,8 +239,8 @@ def test_integer_pow_wraps_and_takes_negative_exponents_as_pytorch(force_c, dtyp
     scalar = True if dtype == "bool" else 3  # bool ** 3 computes in int64
     for args in ((base, exps), (base.reshape(3, 4).t(), exps.reshape(3, 4).t()), (base, exps[5]), (base, scalar)):
         out = get_operator("pow")(*args)
-        assert _from_c(out)
-        _assert_matches("pow", out, _reference("pow", *args), f"pow {dtype}")
+        assert from_c(out)
+        _assert_matches("pow", out, numpy_reference("pow", *args), f"pow {dtype}")
 
 
 # -- float specials ---------------------------------------------------------------------------------------------
@@ -292,15 +256,15 @@ def test_float_specials_against_every_partner(force_c, dtype):
     for op in ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit", "sign", "sgn", "frac", "abs",
                "logical_not", "lgamma", "sinc", "relu", "round"):
         out = get_operator(op)(a)
-        assert _from_c(out)
-        _assert_matches(op, out, _reference(op, a), f"{op} {dtype}")
+        assert from_c(out)
+        _assert_matches(op, out, numpy_reference(op, a), f"{op} {dtype}")
     for op in ("fmax", "fmin", "maximum", "minimum", "copysign", "nextafter", "fmod", "remainder", "floor_divide",
                "div_trunc", "hypot", "logaddexp", "logaddexp2", "xlogy", "atan2", "eq", "lt", "ge", "logical_and",
                "logical_xor"):
         for x, y in ((a, b), (a.reshape(12, 12).t(), b.reshape(12, 12).t())):
             out = get_operator(op)(x, y)
-            assert _from_c(out)
-            _assert_matches(op, out, _reference(op, x, y), f"{op} {dtype}")
+            assert from_c(out)
+            _assert_matches(op, out, numpy_reference(op, x, y), f"{op} {dtype}")
 
 
 # -- where and clamp ---------------------------------------------------------------------------------------------
@@ -318,8 +282,8 @@ def test_where_over_layouts_and_conditions(force_c, dtype):
                  (c[0, 0], x, y.t())]
         for case in cases:
             out = core.where(*case)
-            assert _from_c(out), f"where {dtype} {name}"
-            _assert_matches("where", out, _reference("where", *case), f"where {dtype} {name}")
+            assert from_c(out), f"where {dtype} {name}"
+            _assert_matches("where", out, numpy_reference("where", *case), f"where {dtype} {name}")
 
 
 @pytest.mark.parametrize("dtype", OP_DTYPES["clamp"])
@@ -332,8 +296,8 @@ def test_clamp_with_tensor_number_and_missing_bounds(force_c, dtype):
              (x, hi_n, lo_n)]  # min > max: max wins, as PyTorch
     for args in cases:
         out = core.clamp(*args)
-        assert _from_c(out), f"clamp {dtype}"
-        _assert_matches("clamp", out, _reference("clamp", *args), f"clamp {dtype}")
+        assert from_c(out), f"clamp {dtype}"
+        _assert_matches("clamp", out, numpy_reference("clamp", *args), f"clamp {dtype}")
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -342,8 +306,8 @@ def test_clamp_keeps_nan_inputs_and_propagates_nan_bounds(force_c, dtype):
     bounds = core.tensor(np.array([0.0, np.nan, 0.0, 1.0, 0.0, -0.0], dtype))
     for args in ((x, bounds, None), (x, None, bounds), (x, bounds, bounds), (x, -0.0, 0.0), (x, float("nan"), None)):
         out = core.clamp(*args)
-        assert _from_c(out)
-        _assert_matches("clamp", out, _reference("clamp", *args), f"clamp {args[1:]}")
+        assert from_c(out)
+        _assert_matches("clamp", out, numpy_reference("clamp", *args), f"clamp {args[1:]}")
 
 
 # -- any shape and strides -------------------------------------------------------------------------------------
@@ -363,7 +327,7 @@ def _strided_pair(draw):
 @settings(max_examples=40, deadline=None)
 @given(_strided_pair())
 def test_any_strided_broadcast_layout_matches_the_reference(case):
-    _backend()
+    load_cpu_c()
     import core_cpu_c
 
     shape, steps, perm, broadcast, op, dtype, seed = case
@@ -378,8 +342,8 @@ def test_any_strided_broadcast_layout_matches_the_reference(case):
         actual = get_operator(op)(a, b)
     finally:
         core_cpu_c.set_min_numel(saved)
-    assert _from_c(actual)
-    _assert_matches(op, actual, _reference(op, a, b), f"{op} {dtype} {out_shape} {b_shape}")
+    assert from_c(actual)
+    _assert_matches(op, actual, numpy_reference(op, a, b), f"{op} {dtype} {out_shape} {b_shape}")
 
 
 @st.composite
@@ -397,7 +361,7 @@ def _strided_ternary(draw):
 @settings(max_examples=40, deadline=None)
 @given(_strided_ternary())
 def test_where_and_clamp_on_any_strided_broadcast_layout(case):
-    _backend()
+    load_cpu_c()
     import core_cpu_c
 
     shape, steps, perm, masks, op, bounds, dtype, seed = case
@@ -416,28 +380,28 @@ def test_where_and_clamp_on_any_strided_broadcast_layout(case):
         actual = get_operator(op)(*args)
     finally:
         core_cpu_c.set_min_numel(saved)
-    assert _from_c(actual)
-    _assert_matches(op, actual, _reference(op, *args), f"{op} {dtype} {bounds} {tuple(x.shape)}")
+    assert from_c(actual)
+    _assert_matches(op, actual, numpy_reference(op, *args), f"{op} {dtype} {bounds} {tuple(x.shape)}")
 
 
 def test_large_integer_tensors_use_threads_and_match_numpy():
-    _backend()
+    load_cpu_c()
     n = 1 << 18
     rng = np.random.default_rng(7)
     a = rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32)
     b = rng.integers(-2**31, 2**31, (512, n // 512), dtype=np.int64).astype(np.int32)
     x, y = core.tensor(a), core.tensor(b).t()
     out = x * y.reshape(-1) + 7
-    assert _from_c(out)
+    assert from_c(out)
     np.testing.assert_array_equal(out.numpy(), a * b.T.reshape(-1) + np.int32(7))
     cond = core.tensor(a > 0)
     chosen = core.where(cond, x, core.clamp(x, -5, 5))
-    assert _from_c(chosen)
+    assert from_c(chosen)
     np.testing.assert_array_equal(chosen.numpy(), np.where(a > 0, a, np.clip(a, -5, 5)))
 
 
 def test_new_kernels_leave_tiny_calls_to_numpy_through_the_dispatcher():
-    _backend()
+    load_cpu_c()
     import core_cpu_c
     from core_cpu_c.plugin import DEFAULT_MIN_NUMEL
 
@@ -447,7 +411,7 @@ def test_new_kernels_leave_tiny_calls_to_numpy_through_the_dispatcher():
             x = core.arange(n, dtype=core.int32)
             f = core.rand(n)
             for out in (x * x, x // 3, x << 2, core.where(f > 0.5, f, 0.0), core.clamp(f, 0.2, 0.8), core.isnan(f)):
-                assert _from_c(out) == in_c
+                assert from_c(out) == in_c
     finally:
         core_cpu_c.set_min_numel(saved)
 
@@ -462,5 +426,5 @@ def test_outputs_larger_than_the_caches_use_streaming_stores_and_match(force_c, 
     x, y = core.tensor(a), core.tensor(b)
     for out, expected in ((x * y, a * b), (x + y, a + b), (core.maximum(x, y), np.maximum(a, b)),
                           (core.where(x > 0, x, y), np.where(a > 0, a, b))):
-        assert _from_c(out) and np.array_equal(out.numpy(), expected)
+        assert from_c(out) and np.array_equal(out.numpy(), expected)
     np.testing.assert_allclose(core.exp(x).numpy(), np.exp(a), rtol=2e-6 if dtype == np.float32 else 1e-14)

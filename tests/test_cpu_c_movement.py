@@ -12,33 +12,17 @@ from hypothesis import strategies as st
 
 import core
 from core.dispatch import backend_key, get_operator
-from core.plugins.manager import get_manager
 
 cpu_c = pytest.importorskip("core_cpu_c", reason="the cpu_c plugin is not installed (pip install plugins/cpu_c)")
+from cpu_c_support import load_cpu_c, numpy_reference  # noqa: E402
 
 DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64"]
 
 
-def _backend():
-    selected = get_manager().backend_for("cpu")  # scans the entry points on first use
-    info = get_manager().backends.get("cpu_c")
-    if info is None:
-        pytest.skip("cpu_c is installed but not registered (blocked by CORE_PLUGINS/CORE_BLOCK?)")
-    try:
-        get_manager().load(info)
-    except RuntimeError as exc:
-        pytest.skip(f"cpu_c unavailable: {exc}")
-    if selected is not info:
-        pytest.skip("cpu_c is not the cpu backend")
-
-
 @pytest.fixture
-def force_c():
-    """Run the C kernels even on tiny tensors (the default sends tiny ones to NumPy)."""
-    _backend()
-    saved = cpu_c.set_min_numel(0)
-    yield
-    cpu_c.set_min_numel(saved)
+def force_c(force_c):
+    """conftest's force_c, and cpu_c must be the backend serving ``cpu``."""
+    load_cpu_c(require_selected=True)
 
 
 @pytest.fixture
@@ -55,13 +39,6 @@ def calls(force_c, monkeypatch):
 
         monkeypatch.setitem(movement.C, name, counted)
     return seen
-
-
-def _reference(op, *args):
-    """The NumPy reference kernel of ``op`` on ``args`` (with the op's meta)."""
-    from core.backends.numpy.kernels import all_kernels
-
-    return all_kernels()[op](get_operator(op).meta(*args), *args)
 
 
 def _values(dtype: str, shape, seed: int = 0, wild: bool = False, fits: str = "int16") -> np.ndarray:
@@ -132,7 +109,7 @@ def _check_copy(dst_dtype, src_dtype, shape2, wild, calls):
             got_base, ref_base = core.tensor(start.copy()), core.tensor(start.copy())
             with np.errstate(all="ignore"):
                 make(got_base).copy_(src)
-                _reference("copy_", make(ref_base), src)
+                numpy_reference("copy_", make(ref_base), src)
             # the view's elements and every byte around them
             _same(got_base.numpy(), ref_base.numpy(), f"{dst_name} <- {src_name}")
 
@@ -243,14 +220,14 @@ def test_copy_transposes_in_tiles(calls, dtypes, shape):
         got, ref = core.empty(shape, dtype=getattr(core, dd)), core.empty(shape, dtype=getattr(core, dd))
         with np.errstate(all="ignore"):
             got.copy_(src)
-            _reference("copy_", ref, src)
+            numpy_reference("copy_", ref, src)
         _same(got.numpy(), ref.numpy())
         got_t = core.empty(flipped, dtype=getattr(core, dd))
         ref_t = core.empty(flipped, dtype=getattr(core, dd))
         dense = core.tensor(_values(sd, shape, 2, wild, dd))
         with np.errstate(all="ignore"):
             got_t.permute(*perm).copy_(dense)  # writing through the transposed view
-            _reference("copy_", ref_t.permute(*perm), dense)
+            numpy_reference("copy_", ref_t.permute(*perm), dense)
         _same(got_t.numpy(), ref_t.numpy())
     assert calls["copy_bytes" if dd == sd else "copy_cast"]
 
@@ -278,7 +255,7 @@ def _copy_case(draw):
 @settings(max_examples=40, deadline=None)
 @given(_copy_case())
 def test_copy_random_layouts_match_numpy(case):
-    _backend()
+    load_cpu_c(require_selected=True)
     shape, perm, dst_steps, src_steps, offsets, broadcast, (dd, sd) = case
     saved = cpu_c.set_min_numel(0)
     try:
@@ -290,7 +267,7 @@ def test_copy_random_layouts_match_numpy(case):
         src = _strided_view(src_shape, src_steps, perm, offsets, sd, 6)
         with np.errstate(all="ignore"):
             got.copy_(src)
-            _reference("copy_", ref, src)
+            numpy_reference("copy_", ref, src)
         _same(got_base.numpy(), ref_base.numpy())
     finally:
         cpu_c.set_min_numel(saved)
@@ -309,7 +286,7 @@ def test_fill_on_every_layout(calls, dtype):
             got_base = core.tensor(start, dtype=getattr(core, dtype))
             ref_base = got_base.clone()
             make(got_base).fill_(value)
-            _reference("fill_", make(ref_base), value)
+            numpy_reference("fill_", make(ref_base), value)
             _same(got_base.numpy(), ref_base.numpy())
     assert calls["copy_bytes"]
     x = core.zeros((), dtype=getattr(core, dtype))
@@ -330,7 +307,7 @@ def test_arange_fill_matches_numpy_bit_for_bit(calls, dtype, args):
         got = core.empty(n * step, dtype=getattr(core, dtype))[::step]
         ref = core.empty(n * step, dtype=getattr(core, dtype))[::step]
         get_operator("arange_fill_")(got, *args)
-        _reference("arange_fill_", ref, *args)
+        numpy_reference("arange_fill_", ref, *args)
         _same(got.numpy(), ref.numpy())
     assert calls["arange_int" if all(isinstance(a, int) for a in args) else "arange_double"]
 
@@ -342,15 +319,15 @@ def test_linspace_fill_matches_numpy_bit_for_bit(calls, dtype, args):
         got = core.empty(2 * n, dtype=getattr(core, dtype))[::2]
         ref = core.empty(2 * n, dtype=getattr(core, dtype))[::2]
         get_operator("linspace_fill_")(got, *args)
-        _reference("linspace_fill_", ref, *args)
+        numpy_reference("linspace_fill_", ref, *args)
         _same(got.numpy(), ref.numpy())
     assert calls["linspace"]
     _same(core.linspace(args[0], args[1], 11, dtype=core.float64).numpy(),
-          _reference("linspace_fill_", core.empty(11, dtype=core.float64), *args).numpy())
+          numpy_reference("linspace_fill_", core.empty(11, dtype=core.float64), *args).numpy())
 
 
 def test_public_ranges_run_c(calls):
-    _same(core.arange(0, 1, 0.1).numpy(), _reference("arange_fill_", core.empty(10), 0, 0.1).numpy())
+    _same(core.arange(0, 1, 0.1).numpy(), numpy_reference("arange_fill_", core.empty(10), 0, 0.1).numpy())
     _same(core.arange(10, dtype=core.int8).numpy(), np.arange(10, dtype=np.int8))
     assert calls["arange_double"] and calls["arange_int"]
 
@@ -369,7 +346,7 @@ def test_cat_over_layouts(calls, dtype, dim):
         pieces = [a, core.tensor(_values(dtype, (3, 4), 2)).t(), core.tensor(_values(dtype, (9, 19), 3))[1::2, 2::5],
                   core.empty((4, 0), dtype=getattr(core, dtype)), core.tensor(_values(dtype, (4, 1), 5)).expand(4, 3)]
     got = core.cat(pieces, dim)
-    ref = _reference("cat", pieces, dim % 2)
+    ref = numpy_reference("cat", pieces, dim % 2)
     _same(got.numpy(), ref.numpy())
     assert calls["copy_bytes"]
 
@@ -389,7 +366,7 @@ def test_cat_of_mixed_dtypes_and_legacy_empties_run_numpy(calls):
 def test_flip_over_layouts(calls, dtype, dims):
     x = core.tensor(_values(dtype, (3, 4, 5), 1))
     for view in (x, x.permute(2, 0, 1), x[::2, 1:, ::3], x[:, :0]):
-        _same(view.flip(dims).numpy(), _reference("flip", view, tuple(d % 3 for d in dims)).numpy())
+        _same(view.flip(dims).numpy(), numpy_reference("flip", view, tuple(d % 3 for d in dims)).numpy())
     assert calls["copy_bytes"]
 
 
@@ -410,7 +387,7 @@ def test_gather_over_layouts(calls, dtype, dim):
         shape = [max(1, n - 1) if k != dim % 3 else n for k, n in enumerate(shape)]
         for index in (_index(shape, size, 2), _index(shape[::-1], size, 3).permute(2, 1, 0),
                       _index([shape[0], 1, shape[2]], size, 4).expand(*shape)):
-            _same(core.gather(view, dim, index).numpy(), _reference("gather", view, dim, index).numpy())
+            _same(core.gather(view, dim, index).numpy(), numpy_reference("gather", view, dim, index).numpy())
     assert calls["gather"]
     zero_d = core.tensor(_values(dtype, (), 5))
     _same(core.gather(zero_d, 0, core.tensor(0)).numpy(), zero_d.numpy())
@@ -432,7 +409,7 @@ def test_scatter_reduces_like_numpy_in_order(calls, dtype, reduce, include_self)
             got, ref = core.tensor(start.copy()), core.tensor(start.copy())
             get_operator("scatter_")(got, dim, index, src_view, reduce, include_self)
             with np.errstate(all="ignore"):
-                _reference("scatter_", ref, dim, index, src_view, reduce, include_self)
+                numpy_reference("scatter_", ref, dim, index, src_view, reduce, include_self)
             _same_nan(got.numpy(), ref.numpy())
     assert calls["scatter"]
 
@@ -444,7 +421,7 @@ def test_scatter_through_the_public_api(calls):
     expected = np.zeros((3, 5), np.float32)
     np.put_along_axis(expected, index.numpy(), src.numpy(), 0)
     _same(x.scatter(0, index, src).numpy(), expected)
-    _same(core.zeros(3, 5).scatter_add(0, index, src).numpy(), _reference(
+    _same(core.zeros(3, 5).scatter_add(0, index, src).numpy(), numpy_reference(
         "scatter_", core.zeros(3, 5), 0, index, src, "sum", True).numpy())
     got = core.ones(2, 4).scatter_reduce(1, core.tensor([[0, 0, 3], [1, 1, 1]]), core.tensor([[2., 3, 4], [5, 6, 7]]),
                                          "prod", include_self=False)
@@ -556,7 +533,7 @@ def test_index_put_with_several_index_tensors(calls, dtype, accumulate):
         full = tuple(i if i is not None and not isinstance(i, slice) else None for i in indices)
         got, ref = core.tensor(start.copy()), core.tensor(start.copy())
         get_operator("index_put_")(got, full, values, accumulate)
-        _reference("index_put_", ref, full, values, accumulate)
+        numpy_reference("index_put_", ref, full, values, accumulate)
         _same(got.numpy(), ref.numpy(), name)
     x = core.tensor(_values(dtype, (4, 5), 8))
     mask = core.tensor(np.random.default_rng(9).random((4, 5)) < 0.5)
@@ -582,7 +559,7 @@ def test_index_put_with_duplicates_matches_numpy(calls, dtype, accumulate):
             indices = (None,) * k + (idx,)
             got, ref = core.tensor(start.copy()), core.tensor(start.copy())
             get_operator("index_put_")(got, indices, values, accumulate)
-            _reference("index_put_", ref, indices, values, accumulate)
+            numpy_reference("index_put_", ref, indices, values, accumulate)
             _same(got.numpy(), ref.numpy())
     assert calls["index_put"]
 
@@ -656,7 +633,7 @@ def test_large_inputs_take_the_threaded_paths_and_match(calls):
             (400, 700), dtype=getattr(core, dst_dtype))
         with np.errstate(all="ignore"):
             got.copy_(big.t())
-            _reference("copy_", ref, big.t())
+            numpy_reference("copy_", ref, big.t())
         _same(got.numpy(), ref.numpy(), dst_dtype)
     flat = core.empty(300000, dtype=core.float32)
     flat.fill_(2.5)
@@ -668,9 +645,9 @@ def test_large_inputs_take_the_threaded_paths_and_match(calls):
         start = _values("float32", (200, 300), 13)
         got, ref = core.tensor(start.copy()), core.tensor(start.copy())
         get_operator("scatter_")(got, dim, idx, src, "sum", True)
-        _reference("scatter_", ref, dim, idx, src, "sum", True)
+        numpy_reference("scatter_", ref, dim, idx, src, "sum", True)
         _same(got.numpy(), ref.numpy())
-        _same(core.gather(ref, dim, idx).numpy(), _reference("gather", ref, dim, idx).numpy())
+        _same(core.gather(ref, dim, idx).numpy(), numpy_reference("gather", ref, dim, idx).numpy())
     rows = core.tensor(rng.integers(-200, 200, 500), dtype=core.int64)  # duplicates
     table = core.tensor(_values("float64", (200, 300), 14))
     _same(table[rows].numpy(), table.numpy()[rows.numpy()])
@@ -680,6 +657,6 @@ def test_large_inputs_take_the_threaded_paths_and_match(calls):
     values = core.tensor(_values("float64", (500, 300), 15))
     got, ref = table.clone(), table.clone()
     get_operator("index_put_")(got, (rows,), values, True)
-    _reference("index_put_", ref, (rows,), values, True)
+    numpy_reference("index_put_", ref, (rows,), values, True)
     _same(got.numpy(), ref.numpy())
     assert all(calls[name] for name in ("copy_bytes", "copy_cast", "scatter", "gather", "index", "index_put"))

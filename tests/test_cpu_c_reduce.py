@@ -20,25 +20,15 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+pytest.importorskip("core_cpu_c", reason="the cpu_c plugin is not installed (pip install plugins/cpu_c)")
+from cpu_c_support import load_cpu_c, numpy_reference  # noqa: E402
+
 REDUCTIONS = ("sum", "prod", "amax", "amin", "any", "all")
 ARGS = ("argmax", "argmin")
 SCANS = ("cumsum", "cumprod", "cummax", "cummin")
 FLOATS = ("float32", "float64")
 INTS = ("int8", "uint8", "int16", "int32", "int64")
 DTYPES = FLOATS + INTS + ("bool",)
-
-
-def _backend():
-    from core.plugins.manager import get_manager
-
-    core.zeros(1)  # the manager discovers the backends on first use
-    info = get_manager().backends.get("cpu_c")
-    if info is None:
-        pytest.skip("cpu_c is installed but not registered")
-    try:
-        get_manager().load(info)
-    except RuntimeError as exc:
-        pytest.skip(f"cpu_c unavailable: {exc}")
 
 
 def _kernel(op):
@@ -48,7 +38,7 @@ def _kernel(op):
 @pytest.fixture
 def calls(monkeypatch):
     """Run C even on tiny tensors; counts the C calls per (op, table): {('sum', 'strided'): n, ...}."""
-    _backend()
+    load_cpu_c()
     import core_cpu_c
 
     core.zeros(1).sum()  # the kernels are registered on first use
@@ -71,10 +61,8 @@ def _c_calls(counts, op):
 
 
 def _reference(op, *args):
-    from core.backends.numpy.kernels import all_kernels
-
     with np.errstate(all="ignore"):  # the reference's sum of inf and -inf warns; C's NaN comes silently
-        return all_kernels()[op](get_operator(op).meta(*args), *args)
+        return numpy_reference(op, *args)
 
 
 def _data(dtype, shape, seed=0, special=False):
@@ -328,7 +316,7 @@ class _forced:
     """calls' counting and min_numel=0 for hypothesis tests (function-scoped fixtures do not reset per example)."""
 
     def __enter__(self):
-        _backend()
+        load_cpu_c()
         import core_cpu_c
 
         core.zeros(1).sum()
