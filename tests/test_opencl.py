@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import warnings
+from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -12,6 +14,7 @@ import core
 from core.testing import assert_close
 
 core_opencl = pytest.importorskip("core_opencl", reason="the core-opencl plugin is not installed")
+from core_opencl import probe as ocl_probe  # noqa: E402
 from core_opencl import runtime as ocl_runtime  # noqa: E402
 
 needs_device = pytest.mark.skipif(not core.opencl.is_available(),
@@ -49,10 +52,14 @@ def test_discovery_and_device_helpers():
 
 @needs_device
 def test_device_selection_from_env_and_config(monkeypatch):
-    monkeypatch.setenv(ocl_runtime.ENV_DEVICES, "0:0")
+    import pyopencl as cl
+
+    # the platform the default selection took: on a machine with a broken platform it need not be platform 0
+    index = cl.get_platforms().index(ocl_runtime.RUNTIME.slot(0).platform)
+    monkeypatch.setenv(ocl_runtime.ENV_DEVICES, f"{index}:0")
     rt = ocl_runtime.OpenCLRuntime()
     assert rt.device_count() == 1
-    monkeypatch.setenv(ocl_runtime.ENV_DEVICES, "0:99")
+    monkeypatch.setenv(ocl_runtime.ENV_DEVICES, f"{index}:99")
     with pytest.raises(RuntimeError, match="has no device 99"):
         ocl_runtime.OpenCLRuntime().device_count()
     monkeypatch.delenv(ocl_runtime.ENV_DEVICES)
@@ -60,10 +67,123 @@ def test_device_selection_from_env_and_config(monkeypatch):
     rt.configure({"platform": "no such platform"})
     with pytest.raises(RuntimeError, match="no platform named like"):
         rt.device_count()
-    rt.configure({"devices": ["0:0"]})
+    rt.configure({"devices": [f"{index}:0"]})
     assert rt.device_count() == 1
     with pytest.raises(ValueError, match="unknown key"):
         rt.configure({"device": "0"})
+
+
+# -- the compiler probe: a platform can list devices it cannot compile for ------------------------------------
+
+PIP_POCL = "OpenCL 3.0 PoCL 3.0-rc2  Linux, Release, RELOC, LLVM 14.0.6, SLEEF, DISTRO, POCL_DEBUG"
+DEBIAN_POCL = "OpenCL 3.0 PoCL 3.1+debian  Linux, None+Asserts, RELOC, SPIR, LLVM 15.0.6, SLEEF, DISTRO, POCL_DEBUG"
+UNKNOWN_CPU = "error: unknown target CPU 'generic'"
+POCL = "Portable Computing Language"
+
+
+@dataclass(frozen=True)
+class _FakeDevice:  # hashable, as pyopencl's devices are
+    name: str
+
+
+def _fake_platforms(monkeypatch, *platforms) -> list:
+    """Stand-in platforms ``(name, version, compiler error or "")`` with one device each; returns the probed ones."""
+    cl = pytest.importorskip("pyopencl")
+    fakes, errors, probed = [], {}, []
+    for i, (name, version, error) in enumerate(platforms):
+        dev = _FakeDevice(f"cpu-{i}")
+        fakes.append(SimpleNamespace(name=name, version=version, get_devices=lambda dev=dev: [dev]))
+        errors[id(fakes[-1])] = error
+
+    def compiler_error(platform, devices):
+        probed.append(fakes.index(platform))
+        return errors[id(platform)]
+
+    monkeypatch.setattr(cl, "get_platforms", lambda: fakes)
+    monkeypatch.setattr(ocl_probe, "compiler_error", compiler_error)
+    monkeypatch.setattr(ocl_runtime, "DeviceSlot", lambda p, d: SimpleNamespace(name=f"{d.name} ({p.name})"))
+    monkeypatch.delenv(ocl_runtime.ENV_DEVICES, raising=False)
+    return probed
+
+
+def test_default_selection_skips_a_platform_whose_compiler_fails(monkeypatch):
+    probed = _fake_platforms(monkeypatch, (POCL, PIP_POCL, UNKNOWN_CPU), (POCL, DEBIAN_POCL, ""))
+    rt = ocl_runtime.OpenCLRuntime()
+    assert rt.is_available() == (True, "")
+    assert rt.device_count() == 1 and rt.device_name(0) == f"cpu-1 ({POCL})"
+    probed = _fake_platforms(monkeypatch, (POCL, DEBIAN_POCL, ""), (POCL, PIP_POCL, UNKNOWN_CPU))
+    assert ocl_runtime.OpenCLRuntime().is_available() == (True, "")
+    assert probed == [0]  # a working first platform is the only build
+
+
+def test_no_platform_that_compiles_is_unavailable_with_the_reason(monkeypatch):
+    _fake_platforms(monkeypatch, (POCL, PIP_POCL, UNKNOWN_CPU), ("Vendor GPU", "OpenCL 1.2 vendor 9", "error: no"))
+    rt = ocl_runtime.OpenCLRuntime()
+    ok, reason = rt.is_available()
+    assert not ok and reason.startswith("no OpenCL platform can compile a kernel: ")
+    assert f"platform 0 '{POCL}' (OpenCL 3.0 PoCL 3.0-rc2 Linux, Release, RELOC, LLVM 14.0.6," in reason
+    assert f"device 'cpu-0': {UNKNOWN_CPU}" in reason and "platform 1 'Vendor GPU'" in reason
+    assert "PoCL 3.0-rc2 (LLVM 14.0.6) cannot compile for this CPU" in reason and "pocl-opencl-icd" in reason
+    assert "update this platform's OpenCL driver" in reason
+    with pytest.raises(RuntimeError, match="no OpenCL platform can compile a kernel"):
+        rt.device_count()
+
+
+def test_choosing_a_device_whose_compiler_fails_is_a_clear_error(monkeypatch):
+    _fake_platforms(monkeypatch, (POCL, DEBIAN_POCL, ""), (POCL + " (pip)", PIP_POCL, UNKNOWN_CPU))
+    monkeypatch.setenv(ocl_runtime.ENV_DEVICES, "1:0")
+    with pytest.raises(RuntimeError, match=rf"CORE_OPENCL_DEVICES: the OpenCL compiler fails on platform 1 .*"
+                                           rf"device 'cpu-1': {UNKNOWN_CPU}; PoCL 3.0-rc2 \(LLVM 14.0.6\)"):
+        ocl_runtime.OpenCLRuntime().device_count()
+    monkeypatch.delenv(ocl_runtime.ENV_DEVICES)
+    rt = ocl_runtime.OpenCLRuntime()
+    rt.configure({"devices": ["0", "1:0"]})
+    with pytest.raises(RuntimeError, match=r"devices: the OpenCL compiler fails on platform 1"):
+        rt.device_count()
+    rt.configure({"platform": "(pip)"})
+    with pytest.raises(RuntimeError, match=r"platform: no OpenCL platform named like '\(pip\)' can compile"):
+        rt.device_count()
+    rt.configure({"platform": "portable"})
+    assert rt.device_name(0) == f"cpu-0 ({POCL})"
+
+
+def test_probe_keeps_the_compiler_error_line_and_never_raises(monkeypatch):
+    cl = pytest.importorskip("pyopencl")
+    message = ("clBuildProgram failed: BUILD_PROGRAM_FAILURE - clBuildProgram failed: BUILD_PROGRAM_FAILURE\n\n"
+               f"Build on <pyopencl.Device 'pthread-AMD EPYC'>:\n\n{UNKNOWN_CPU}\nDevice pthread-AMD EPYC failed to "
+               "build the program\n\n(options: -I /site-packages/pyopencl/cl)")
+    builds = []
+
+    def failing_program(context, source):
+        builds.append(source)
+        raise cl.RuntimeError(message)
+
+    monkeypatch.setattr(ocl_probe, "_RESULTS", {})
+    monkeypatch.setattr(cl, "Context", lambda devices: None)
+    monkeypatch.setattr(cl, "Program", failing_program)
+    platform, dev = SimpleNamespace(int_ptr=1), SimpleNamespace(int_ptr=2)
+    assert ocl_probe.compiler_error(platform, [dev]) == UNKNOWN_CPU
+    assert ocl_probe.compiler_error(platform, [dev]) == UNKNOWN_CPU and len(builds) == 1  # once per process
+    monkeypatch.setattr(cl, "Context", lambda devices: (_ for _ in ()).throw(cl.LogicError("DEVICE_NOT_AVAILABLE")))
+    assert ocl_probe.compiler_error(platform, [SimpleNamespace(int_ptr=3)]) == "LogicError: DEVICE_NOT_AVAILABLE"
+
+
+def test_a_platform_whose_device_query_fails_is_passed_over(monkeypatch):
+    cl = pytest.importorskip("pyopencl")
+    _fake_platforms(monkeypatch, (POCL, DEBIAN_POCL, ""))
+    broken = SimpleNamespace(name="Broken", version="OpenCL 3.0",
+                             get_devices=lambda: (_ for _ in ()).throw(cl.RuntimeError("DEVICE_NOT_FOUND")))
+    fakes = [broken, *cl.get_platforms()]
+    monkeypatch.setattr(cl, "get_platforms", lambda: fakes)
+    assert ocl_runtime.OpenCLRuntime().is_available() == (True, "")
+
+
+@needs_device
+def test_the_selected_device_passed_the_real_probe():
+    slot = ocl_runtime.RUNTIME.slot(0)
+    devices = slot.platform.get_devices()
+    assert ocl_probe.compiler_error(slot.platform, devices) == ""
+    assert (slot.platform.int_ptr, tuple(d.int_ptr for d in devices)) in ocl_probe._RESULTS
 
 
 # -- memory ------------------------------------------------------------------------------------------------

@@ -8,8 +8,8 @@ from __future__ import annotations
 from core.backends.api import hookimpl
 
 CORE_PLUGIN_API = (1, 0)
-INSTALL_HINT = ("install an OpenCL runtime: `pip install \"pyopencl[pocl]\"` (PoCL, a CPU OpenCL) or your GPU "
-                "vendor's ICD (Debian: `apt install pocl-opencl-icd`)")
+INSTALL_HINT = ("install an OpenCL runtime: `pip install \"pyopencl[pocl]\"` (PoCL, a CPU OpenCL), Debian's newer "
+                "PoCL (`apt install pocl-opencl-icd`, for CPUs too new for pip's), or your GPU vendor's ICD")
 
 
 def _version() -> str:

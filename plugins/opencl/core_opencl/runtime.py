@@ -3,7 +3,8 @@
 ``opencl:N`` is the N-th selected (platform, device) pair. The selection comes from the
 ``CORE_OPENCL_DEVICES`` environment variable, else the ``[tool.core.plugin.opencl]`` config table
 (``devices = ["0:0", "0:1"]`` or ``platform = "Portable"``), else every device of the first platform
-that has any. Each device gets its own context, in-order queue and ``pyopencl.tools.MemoryPool``.
+that has any and whose compiler works (``probe.py``: a platform can list devices it cannot compile for).
+Each device gets its own context, in-order queue and ``pyopencl.tools.MemoryPool``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import os
 import numpy as np
 
 from core.backends.api import Runtime, device
+
+from . import probe
 
 __all__ = ["OpenCLRuntime", "DeviceSlot", "RUNTIME", "ENV_DEVICES"]
 
@@ -92,6 +95,36 @@ def _parse_pairs(spec, where: str) -> list:
     return pairs
 
 
+def _devices_of(platform) -> list:
+    """A platform's devices; [] when it has none (some ICDs raise DEVICE_NOT_FOUND instead of answering [])."""
+    try:
+        return platform.get_devices()
+    except _cl().Error:
+        return []
+
+
+def _first_working(platforms, wanted: str = "") -> tuple:
+    """(every device of the first platform named like ``wanted`` that has devices its compiler builds for,
+    ``(description, fix)`` of each platform skipped on the way because its compiler fails)."""
+    failures = []
+    for index, platform in enumerate(platforms):
+        if wanted and wanted not in platform.name.lower():
+            continue
+        devices = _devices_of(platform)
+        if not devices:
+            continue
+        error = probe.compiler_error(platform, devices)
+        if not error:
+            return [(platform, d) for d in devices], failures
+        failures.append((probe.describe(index, platform, devices, error), probe.fix_hint(platform, error)))
+    return [], failures
+
+
+def _cannot_compile(failures: list) -> str:
+    """The failures of ``_first_working`` as one sentence: what failed where, then what to do (each fix once)."""
+    return "; ".join(text for text, _ in failures) + ". " + "; ".join(dict.fromkeys(fix for _, fix in failures))
+
+
 class OpenCLRuntime(Runtime):
     """Buffers from PyOpenCL memory pools on the selected OpenCL devices; kernels in ``core_opencl.kernels``."""
 
@@ -111,17 +144,24 @@ class OpenCLRuntime(Runtime):
             self._slots = None
 
     def is_available(self) -> tuple:
+        """True when some platform has a device its compiler builds for (the probe is cached per process)."""
         try:
             cl = _cl()
         except ImportError as exc:
             return False, f"pyopencl is not installed ({exc})"
         try:
             platforms = cl.get_platforms()
-            if not any(p.get_devices() for p in platforms):
-                return False, "no OpenCL device found on any platform"
         except (cl.Error, RuntimeError) as exc:
             return False, f"no OpenCL platform found ({type(exc).__name__}: {exc})"
-        return True, ""
+        try:
+            chosen, failures = _first_working(platforms)
+        except (cl.Error, RuntimeError) as exc:  # a platform that cannot even say its name or version
+            return False, f"OpenCL discovery failed ({type(exc).__name__}: {exc})"
+        if chosen:
+            return True, ""
+        if failures:
+            return False, f"no OpenCL platform can compile a kernel: {_cannot_compile(failures)}"
+        return False, "no OpenCL device found on any platform"
 
     def _select(self) -> list:
         cl = _cl()
@@ -133,21 +173,29 @@ class OpenCLRuntime(Runtime):
             for p, d in _parse_pairs(env or self._settings["devices"], where):
                 if p >= len(platforms):
                     raise RuntimeError(f"{where}: no OpenCL platform {p} ({len(platforms)} platform(s))")
-                devices = platforms[p].get_devices()
+                devices = _devices_of(platforms[p])
                 if d is not None and d >= len(devices):
                     raise RuntimeError(f"{where}: platform {p} ({platforms[p].name}) has no device {d} "
                                        f"({len(devices)} device(s))")
-                chosen += [(platforms[p], x) for x in (devices if d is None else [devices[d]])]
-            return chosen
+                chosen += [(p, x) for x in (devices if d is None else [devices[d]])]
+            for p in dict.fromkeys(p for p, _ in chosen):  # one probe per chosen platform, on its chosen devices
+                devices = list(dict.fromkeys(x for q, x in chosen if q == p))
+                error = probe.compiler_error(platforms[p], devices)
+                if error:
+                    raise RuntimeError(f"{where}: the OpenCL compiler fails on "
+                                       f"{probe.describe(p, platforms[p], devices, error)}; "
+                                       f"{probe.fix_hint(platforms[p], error)}")
+            return [(platforms[p], x) for p, x in chosen]
         wanted = str(self._settings.get("platform", "")).lower()
-        for p in platforms:
-            if wanted and wanted not in p.name.lower():
-                continue
-            devices = p.get_devices()
-            if devices:
-                return [(p, d) for d in devices]
+        chosen, failures = _first_working(platforms, wanted)
+        if chosen:
+            return chosen
+        like = f" named like {wanted!r}" if wanted else ""
+        if failures:
+            raise RuntimeError(f"{'[tool.core.plugin.opencl] platform' if wanted else 'opencl'}: no OpenCL platform"
+                               f"{like} can compile a kernel: {_cannot_compile(failures)}")
         if wanted:
-            raise RuntimeError(f"[tool.core.plugin.opencl] platform: no platform named like {wanted!r} has a device "
+            raise RuntimeError(f"[tool.core.plugin.opencl] platform: no platform{like} has a device "
                                f"(platforms: {', '.join(p.name for p in platforms)})")
         return []
 
