@@ -11,7 +11,9 @@
 5. the defaults below.
 
 Files are read with ``tomllib`` and never written. Unknown keys and bad values
-raise :class:`ConfigError` naming the file (or variable) and the key.
+raise :class:`ConfigError` (a ValueError) naming the file (or variable) and the
+key: ``set`` checks its value at once, files and variables are all checked on
+the first read after a (re)load, whichever key is read.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ def _to_bool(value, where: str, key: str) -> bool:
         return True
     if isinstance(value, str) and value.strip().lower() in ("0", "false", "no", "off", ""):
         return False
-    raise ConfigError(f"{where}: '{key}' must be a boolean (true/false, 1/0), got {value!r}")
+    raise ConfigError(f"{where}: '{key}' must be a boolean (true/false, 1/0, yes/no, on/off), got {value!r}")
 
 
 def _to_list(value, where: str, key: str) -> tuple:
@@ -48,14 +50,19 @@ def _to_list(value, where: str, key: str) -> tuple:
 
 
 def _to_mapping(value, where: str, key: str) -> dict:
+    mapping = value
     if isinstance(value, str):  # "cpu=numpy,opencl=opencl"
         pairs = [p.split("=", 1) for p in value.split(",") if p.strip()]
-        if any(len(p) != 2 for p in pairs):
-            raise ConfigError(f"{where}: '{key}' must look like 'cpu=numpy,opencl=opencl', got {value!r}")
-        return {k.strip(): v.strip() for k, v in pairs}
-    if isinstance(value, dict) and all(isinstance(v, str) for v in value.values()):
-        return dict(value)
-    raise ConfigError(f"{where}: '{key}' must map device types to backend names, got {value!r}")
+        mapping = {k.strip(): v.strip() for k, v in pairs} if all(len(p) == 2 for p in pairs) else None
+    if isinstance(mapping, dict) and all(_is_name(k) and isinstance(v, str) and v for k, v in mapping.items()):
+        return dict(mapping)  # which backend names exist is known once plugins are scanned: the manager checks then
+    raise ConfigError(f"{where}: '{key}' must map device types to backend names, like 'cpu=numpy,opencl=opencl' "
+                      f"or {{cpu = \"numpy\"}}, got {value!r}")
+
+
+def _is_name(text: str) -> bool:
+    """A device type as ``core.device`` spells it: letters, digits and underscores, starting with a letter."""
+    return text.replace("_", "").isalnum() and text[0].isalpha()
 
 
 def _to_device(value, where: str, key: str) -> str:
@@ -64,7 +71,7 @@ def _to_device(value, where: str, key: str) -> str:
     try:
         return str(device(value))
     except (RuntimeError, TypeError) as exc:
-        raise ConfigError(f"{where}: '{key}' is not a device: {exc}") from None
+        raise ConfigError(f"{where}: '{key}' is not a device (like 'cpu', 'cuda:0'): {exc}") from None
 
 
 def _to_threads(value, where: str, key: str) -> int:
@@ -78,8 +85,9 @@ def _to_threads(value, where: str, key: str) -> int:
 
 
 def _to_table(value, where: str, key: str) -> dict:
-    if not isinstance(value, dict):
-        raise ConfigError(f"{where}: '{key}' must be a table of per-plugin settings, got {value!r}")
+    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+        raise ConfigError(f"{where}: '{key}' must be a table of per-plugin settings ([tool.core.plugin.NAME]), "
+                          f"got {value!r}")
     return value
 
 
@@ -98,7 +106,7 @@ OPTIONS: dict[str, Option] = {
     "plugins": Option((), "CORE_PLUGINS", _to_list, "allow-list of entry-point plugins (empty = all)"),
     "block": Option((), "CORE_BLOCK", _to_list, "entry-point plugins never to load"),
     "disable_plugin_autoload": Option(False, "CORE_DISABLE_PLUGIN_AUTOLOAD", _to_bool,
-                                      "do not scan the core.backends entry points"),
+                                      "load only the entry-point plugins named in 'plugins'"),
     "backends": Option({}, "CORE_BACKENDS", _to_mapping, "backend chosen per device type, e.g. cpu=numpy"),
     "fallback": Option(True, "CORE_FALLBACK", _to_bool,
                        "run ops a device lacks on the CPU with copies (false = error)"),
@@ -139,13 +147,21 @@ def _load_file(path: str) -> dict:
 
 
 def _check_table(label: str, table: dict) -> None:
-    for key in table:
+    for key, value in table.items():
         if key not in OPTIONS:
             import difflib
 
             close = difflib.get_close_matches(key, OPTIONS, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise ConfigError(f"{label}: unknown config key '{key}'{hint}; known keys: {', '.join(OPTIONS)}")
+        OPTIONS[key].parse(value, label, key)  # a bad value is reported when the file is read, not when used
+
+
+def _check_environment() -> None:
+    """Parse every set ``CORE_*`` variable now, so a bad one is reported at once rather than when it is used."""
+    for key, option in OPTIONS.items():
+        if option.env and os.environ.get(option.env) is not None:
+            option.parse(os.environ[option.env], f"environment variable {option.env}", key)
 
 
 def _load_files() -> list:
@@ -168,18 +184,20 @@ def _load_files() -> list:
             files.append((f"user config {user}", _load_file(user)))
     for label, table in files:
         _check_table(label, table)
+    _check_environment()
     _files.append(files)
     return files
 
 
 def _resolve(key: str) -> tuple:
     option = OPTIONS[key]
+    files = _load_files()  # reads and checks every file and variable once per reload
     if key in _api:
         return _api[key], "api (core.config.set)"
     if option.env and os.environ.get(option.env) is not None:
         where = f"environment variable {option.env}"
         return option.parse(os.environ[option.env], where, key), where
-    for label, table in _load_files():
+    for label, table in files:
         if key in table:
             return option.parse(table[key], label, key), label
     return option.default, "default"
@@ -236,5 +254,5 @@ def _changed() -> None:
 
     if _MANAGER:
         _MANAGER[0].reset_selection()
+    invalidate_caches()  # before reading: a bad value raising below must not leave stale resolutions behind
     set_debug(get("debug"))
-    invalidate_caches()

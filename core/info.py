@@ -1,4 +1,4 @@
-"""The ``python -m core info`` report: versions, backends, devices, op coverage, fallbacks, config.
+"""The ``python -m core info`` report: versions, backends, devices, op coverage, fallbacks, config, extras.
 
 :func:`collect` gathers the report as plain data (what tests check and
 ``--json`` prints); :func:`render` lays it out as aligned text, the first thing
@@ -7,9 +7,19 @@ a bug report pastes. Gathering never raises: whatever fails is reported.
 
 from __future__ import annotations
 
+import importlib.util
 import platform
+import sys
 
-__all__ = ["collect", "render", "report"]
+__all__ = ["collect", "render", "report", "EXTRAS"]
+
+# core's optional extras: name -> (modules whose presence means it is installed, what it is for)
+EXTRAS = {
+    "onnx": (("onnx", "onnxruntime"), "onnx + onnxruntime, for core.onnx.export"),
+    "opencl": (("core_opencl", "pyopencl"), "the opencl device (core-opencl + PyOpenCL)"),
+    "cuda": (("core_cuda", "cupy"), "the cuda device (core-cuda + CuPy)"),
+    "mpi": (("mpi4py",), "mpi4py + mpich, for the distributed work to come"),
+}
 
 
 def _versions() -> dict:
@@ -29,16 +39,22 @@ def _devices(runtime) -> list:
         return [f"<error: {type(exc).__name__}: {exc}>"]
 
 
-def _coverage(device_type: str) -> dict:
+def _coverage(info) -> dict:
+    """The ops ``info``'s backend runs with its own kernels, or core runs for it without one (meta functions).
+
+    Kernels of another backend of the same device type (the one it extends) are not credited to it.
+    """
     from .dispatch import OPERATORS, backend_key
 
-    key = backend_key(device_type)
+    key = backend_key(info.device_type)
+    own = set(info.kernels)
     primitives = sorted(name for name, op in OPERATORS.items() if op.primitive)
-    composites = [op for op in OPERATORS.values() if not op.primitive]
-    missing = [name for name in primitives if not OPERATORS[name].has_kernel_for(key)]
+    composites = [name for name, op in OPERATORS.items() if not op.primitive]
+    missing = [name for name in primitives if name not in own and (
+        key.bit in OPERATORS[name].kernels or not OPERATORS[name].has_kernel_for(key))]
     return {"primitives_implemented": len(primitives) - len(missing), "primitives_total": len(primitives),
             "missing": missing, "composites": len(composites),
-            "composites_overridden": sum(1 for op in composites if key.bit in op.kernels)}
+            "composites_overridden": sum(1 for name in composites if name in own), "extends": info.extends}
 
 
 def _probe(info, chosen: str | None) -> tuple:
@@ -53,7 +69,7 @@ def _probe(info, chosen: str | None) -> tuple:
     return ("installed", why) if ok else ("unavailable", reason)
 
 
-def _backends(manager) -> list:
+def _backends(manager, config_error: str) -> list:
     from .config import ConfigError
     from .plugins.manager import BackendUnavailableError
 
@@ -64,8 +80,8 @@ def _backends(manager) -> list:
             selected[device_type] = manager.backend_for(device_type).name
         except BackendUnavailableError:
             pass  # the backends' own records say why
-        except ConfigError:  # reported once, in the Config section
-            errors[device_type] = "configuration error (see Config)"
+        except ConfigError as exc:  # a bad file or variable is reported once, in the Config section
+            errors[device_type] = "configuration error (see Config)" if config_error else str(exc)
         except Exception as exc:  # noqa: BLE001 - the report never raises
             errors[device_type] = f"{type(exc).__name__}: {exc}"
     for info in sorted(manager.backends.values(), key=lambda b: (b.device_type, -b.priority, b.name)):
@@ -73,14 +89,38 @@ def _backends(manager) -> list:
                "version": info.version, "priority": info.priority, "install_hint": info.install_hint,
                "selected": selected.get(info.device_type) == info.name, "status": info.status,
                "reason": info.reason, "devices": [], "coverage": None}
-        if info.status == "loaded":
+        if info.device_type in errors:  # loaded earlier or not, nothing serves the device type now
+            row["status"], row["reason"] = "not selected", errors[info.device_type]
+        elif info.status == "loaded":
             row["devices"] = _devices(info.instance)
-            row["coverage"] = _coverage(info.device_type)
-        elif info.device_type in errors:
-            row["status"], row["reason"] = "not loaded", errors[info.device_type]
+            row["coverage"] = _coverage(info)
         elif info.status == "registered":
             row["status"], row["reason"] = _probe(info, selected.get(info.device_type))
         rows.append(row)
+    return rows
+
+
+def _present(module: str) -> bool:
+    """Whether ``module`` can be imported, found without importing it (cupy takes seconds)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # ValueError: imported already, without a spec
+        return module in sys.modules
+
+
+def _extras() -> list:
+    """Each optional extra, installed or not: what is missing and the command (run in a checkout) that adds it."""
+    from .plugins.manager import SHIPPED_DEVICE_TYPES
+
+    rows = []
+    for name, (modules, purpose) in EXTRAS.items():
+        missing = [m for m in modules if not _present(m)]
+        plugin = f" -e plugins/{name}" if name in SHIPPED_DEVICE_TYPES else ""  # a device's extra is its stack only
+        rows.append({"name": name, "installed": not missing, "missing": missing, "purpose": purpose,
+                     "install": f"pip install -e '.[{name}]'{plugin}"})
+    rows.append({"name": "all", "installed": all(r["installed"] for r in rows),
+                 "missing": [m for r in rows for m in r["missing"]], "purpose": "every extra above",
+                 "install": "pip install -e '.[all]'" + "".join(f" -e plugins/{d}" for d in SHIPPED_DEVICE_TYPES)})
     return rows
 
 
@@ -111,14 +151,18 @@ def collect() -> dict:
         "versions": _versions(),
         "plugins": [name for name, _ in manager.pm.list_name_plugin()],
         "failed_plugins": {k: v for k, v in manager.failed_plugins.items() if not k.endswith(":traceback")},
+        "failed_tracebacks": {k.rpartition(":")[0]: v for k, v in manager.failed_plugins.items()
+                              if k.endswith(":traceback")},
         "blocked_plugins": list(manager.blocked_plugins),
+        "excluded_plugins": list(manager.excluded_plugins),
         "scan_error": scan_error,
-        "backends": _backends(manager),
+        "backends": _backends(manager, config_error),
         "ops": {"primitive": sum(op.primitive for op in OPERATORS.values()),
                 "composite": sum(not op.primitive for op in OPERATORS.values())},
         "fallbacks": [{"op": op, "device_type": dev, "count": n} for (op, dev), n in sorted(fallback_counts.items())],
         "config": config_rows,
         "config_error": config_error,
+        "extras": _extras(),
     }
 
 
@@ -166,12 +210,16 @@ def render(data: dict) -> str:
     failed = data["failed_plugins"]
     out.append("Failed plugins:" + ("" if failed else " none"))
     out += _table([[name, reason] for name, reason in failed.items()])
+    for name, text in data["failed_tracebacks"].items():  # the details a failed plugin's error message points to
+        out += [f"  {name}: traceback", *("    " + line for line in text.rstrip().splitlines())]
     out.append("Blocked plugins: " + (", ".join(data["blocked_plugins"]) or "none"))
+    if data["excluded_plugins"]:
+        out.append("Not in the plugins allow-list: " + ", ".join(data["excluded_plugins"]))
     if data["scan_error"]:
         out.append("Plugin scan error: " + data["scan_error"])
     out += ["", "Devices:"]
     out += _table([[r["device_type"], f"{len(r['devices'])} device(s)", ", ".join(r["devices"])]
-                   for r in data["backends"] if r["status"] == "loaded"])
+                   for r in _serving(data["backends"])])
     ops = data["ops"]
     out += ["", f"Op coverage ({ops['primitive']} primitive ops, {ops['composite']} composite ops):"]
     covered = [r for r in data["backends"] if r["coverage"] is not None]
@@ -179,9 +227,10 @@ def render(data: dict) -> str:
                     _fraction(r["coverage"], "composites_overridden", "composites") + " composites overridden"]
                    for r in covered])
     for r in covered:
-        missing = r["coverage"]["missing"]
+        missing, base = r["coverage"]["missing"], r["coverage"]["extends"]
         if missing:
-            out.append(f"  {r['name']} lacks {len(missing)} primitive(s):")
+            out.append(f"  {r['name']} leaves {len(missing)} primitive(s) to {base}:" if base else
+                       f"  {r['name']} lacks {len(missing)} primitive(s):")
             out += _wrap(missing)
     out += ["", "CPU fallbacks:" + ("" if data["fallbacks"] else " none")]
     out += _table([[f["op"], f["device_type"], f"{f['count']} call(s)"] for f in data["fallbacks"]])
@@ -191,7 +240,19 @@ def render(data: dict) -> str:
     if data["config"]:
         out += _table([["key", "value", "source"]] + [[c["key"], _show(c["value"]), c["source"]]
                                                       for c in data["config"]])
+    out += ["", "Optional extras (core[NAME]; commands run in a checkout of core):"]
+    out += _table([[e["name"], "installed" if e["installed"] else "not installed",
+                    e["purpose"] if e["installed"] else f"{e['install']}  ({e['purpose']})"] for e in data["extras"]])
     return "\n".join(out) + "\n"
+
+
+def _serving(rows: list) -> list:
+    """One loaded row per device type: the selected backend's (an extended base is loaded too, but serves nothing)."""
+    serving: dict = {}
+    for r in rows:
+        if r["status"] == "loaded" and (r["selected"] or r["device_type"] not in serving):
+            serving[r["device_type"]] = r
+    return list(serving.values())
 
 
 def _fraction(coverage: dict, part: str, whole: str) -> str:

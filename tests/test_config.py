@@ -7,6 +7,7 @@ CORE_* variables; the fixture re-reads the real environment afterwards.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -214,6 +215,47 @@ def test_bad_value_in_environment_names_variable_and_key(monkeypatch, variable, 
     with pytest.raises(ConfigError, match=rf"environment variable {variable}: '{key}'"):
         config.reload()
         config.get(key)
+
+
+@pytest.mark.parametrize("where", ["user", "project", "pyproject", "environment"])
+def test_bad_value_is_reported_on_first_read_whichever_key_is_read(tmp_path, isolated, monkeypatch, where):
+    text = "fallback = 'maybe'\n"
+    if where == "environment":
+        monkeypatch.setenv("CORE_FALLBACK", "maybe")
+        source = "environment variable CORE_FALLBACK"
+    elif where == "user":
+        source = f"user config {user_file(tmp_path, text)}"
+    elif where == "project":
+        source = f"project config {write(isolated / 'core.toml', text)}"
+    else:
+        path = write(isolated / "pyproject.toml", "[tool.core]\n" + text)
+        source = f"project config {path}"
+    with pytest.raises(ConfigError, match=rf"^{re.escape(source)}: 'fallback' must be a boolean "
+                                          r"\(true/false, 1/0, yes/no, on/off\), got 'maybe'$"):
+        config.reload()
+        config.get("num_threads")
+
+
+def test_set_checks_its_value_at_once():
+    with pytest.raises(ValueError, match=r"^core.config.set: 'fallback' must be a boolean \(true/false, 1/0, "
+                                         r"yes/no, on/off\), got 'maybe'$"):
+        config.set("fallback", "maybe")
+    assert config.get("fallback") is True and config.source_of("fallback") == "default"
+
+
+@pytest.mark.parametrize("value", ["cpu:0=numpy", "cpu=", "=numpy", "cpu=numpy,cuda"])
+def test_backends_must_map_device_types_to_names(monkeypatch, value):
+    monkeypatch.setenv("CORE_BACKENDS", value)
+    with pytest.raises(ConfigError, match=rf"environment variable CORE_BACKENDS: 'backends' must map device types "
+                                          rf"to backend names, like 'cpu=numpy,opencl=opencl' .*got '{value}'"):
+        config.reload()
+
+
+def test_plugin_settings_must_be_tables(isolated):
+    path = write(isolated / "pyproject.toml", "[tool.core.plugin]\nopencl = 'pocl'\n")
+    with pytest.raises(ConfigError, match=rf"project config {re.escape(str(path))}: 'plugin' must be a table of "
+                                          r"per-plugin settings \(\[tool.core.plugin.NAME\]\)"):
+        config.reload()
 
 
 def test_api_errors():

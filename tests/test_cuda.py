@@ -38,7 +38,7 @@ def test_without_gpu_cuda_is_unavailable_with_reason_and_hint():
     assert GPU_REASON.startswith(("no CUDA device", "CuPy not installed"))
     assert not core.cuda.is_available() and core.cuda.device_count() == 0
     reason = core.cuda.unavailable_reason()
-    assert GPU_REASON in reason and "pip install core-cuda" in reason
+    assert GPU_REASON in reason and "pip install -e '.[cuda]' -e plugins/cuda" in reason
     with pytest.raises(RuntimeError, match="backend 'cuda' for device type 'cuda' is unavailable"):
         core.zeros(2, device="cuda")
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import FakeEntryPoint, isolated_plugin_manager
+from venv_support import make_venv
 
 import core
 from core import info
@@ -319,14 +320,12 @@ SCRIPT = textwrap.dedent("""
 
 @pytest.fixture(scope="module")
 def plugin_venv(tmp_path_factory):
-    """A venv (seeing the base env's packages, core included) with the fixture plugins pip-installed."""
+    """A venv (seeing the active env's packages, core included) with the fixture plugins pip-installed."""
     root = tmp_path_factory.mktemp("plugin_venv")
     for name in ("core_testdev", "core_broken"):  # build from copies: setuptools writes build/ next to the sources
         shutil.copytree(FIXTURES / name, root / name)
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(root / "venv")],
-                   check=True, timeout=120)
-    python = str(root / "venv" / ("Scripts/python.exe" if os.name == "nt" else "bin/python"))
-    # The base env's pip and setuptools (visible through --system-site-packages) build and install offline.
+    python = make_venv(root / "venv")
+    # The active env's pip and setuptools (visible through make_venv's .pth) build and install offline.
     install = subprocess.run([python, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index",
                               "-q", str(root / "core_testdev"), str(root / "core_broken")],
                              capture_output=True, text=True, timeout=300, env=_clean_env(root), check=False)
@@ -364,7 +363,8 @@ def test_blocking_an_installed_plugin(plugin_venv, tmp_path):
     result = _run(["-c", code], tmp_path, python=plugin_venv, CORE_BLOCK="testdev,broken")
     assert result.returncode == 0, result.stderr
     assert sorted(eval(result.stdout.splitlines()[0])) == ["broken", "testdev"]
-    assert "refused: no backend for device type 'testdev'" in result.stdout
+    assert ("refused: no backend for device type 'testdev' is loaded: plugin 'testdev' is blocked by the 'block' "
+            "setting (environment variable CORE_BLOCK); remove 'testdev' from it") in result.stdout
 
 
 def test_a_backend_can_extend_another_of_the_same_device_type(manager):

@@ -9,6 +9,7 @@ plugin that fails to import is recorded with its reason and never breaks
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.metadata
 import threading
@@ -26,6 +27,14 @@ __all__ = ["BackendInfo", "PluginManager", "get_manager", "BackendUnavailableErr
 
 ENTRY_POINT_GROUP = "core.backends"
 BUILTIN_PLUGINS = ("core.backends.numpy.plugin", "core.backends.meta")
+# Device types whose plugin ships with core: each is the entry point, the extra and the plugins/ folder of that name.
+SHIPPED_DEVICE_TYPES = ("cuda", "opencl")
+
+
+def install_hint(device_type: str) -> str:
+    """How to install the plugin core ships for ``device_type``: the extra holds its stack, plugins/ the plugin."""
+    return (f"install the core[{device_type}] extra and its plugin, in a checkout of core: "
+            f"pip install -e '.[{device_type}]' -e plugins/{device_type}")
 
 
 class BackendUnavailableError(RuntimeError):
@@ -59,7 +68,8 @@ class PluginManager:
         self.pm.add_hookspecs(hookspecs)
         self.backends: dict[str, BackendInfo] = {}
         self.failed_plugins: dict[str, str] = {}  # plugin name -> reason
-        self.blocked_plugins: list[str] = []
+        self.blocked_plugins: list[str] = []  # named in the 'block' setting
+        self.excluded_plugins: list[str] = []  # left out by the 'plugins' allow-list
         self._scanned = False
         self._selected: dict[str, BackendInfo] = {}
         self._passes: list | None = None  # JIT passes from register_passes, collected on first use
@@ -134,15 +144,20 @@ class PluginManager:
             self._scanned = True
             from .. import config
 
-            if config.get("disable_plugin_autoload"):
-                return
+            autoload = not config.get("disable_plugin_autoload")
             allow = config.get("plugins")
             block = config.get("block")
+            if not autoload and not allow:
+                return
             for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
                 if ep.name in self.pm.list_name_plugin() or ep.name in self.failed_plugins:
                     continue
-                if (allow and ep.name not in allow) or ep.name in block:
+                if ep.name in block:
                     self.blocked_plugins.append(ep.name)
+                    continue
+                if allow and ep.name not in allow:
+                    if autoload:  # with autoload off only the named plugins load (pytest's -p rule): none is left out
+                        self.excluded_plugins.append(ep.name)
                     continue
                 try:
                     obj = ep.load()
@@ -174,9 +189,7 @@ class PluginManager:
             candidates = self.candidates(device_type)
             chosen = config.get("backends").get(device_type)
             if chosen and not any(b.name == chosen for b in candidates):
-                raise BackendUnavailableError(
-                    f"config selects backend '{chosen}' for device type '{device_type}', but no such backend "
-                    f"is installed (installed: {', '.join(b.name for b in candidates) or 'none'})")
+                raise self._chosen_missing(device_type, chosen)
             errors = []
             for info in candidates:
                 try:
@@ -190,10 +203,103 @@ class PluginManager:
                 return info
             if errors:
                 raise BackendUnavailableError(str(errors[0])) from errors[0]
-            known = sorted({b.device_type for b in self.backends.values()})
-            raise BackendUnavailableError(
-                f"no backend for device type '{device_type}' is installed (device types with a backend: "
-                f"{', '.join(known)}); install a plugin that provides it, e.g. `pip install core-{device_type}`")
+            raise BackendUnavailableError(self._missing_message(device_type))
+
+    # -- why a device type or backend cannot be used ---------------------------------------------------------
+    def _missing_message(self, device_type: str) -> str:
+        """Why no backend serves ``device_type``: its plugin failed, is blocked or left out, or is not installed."""
+        subject = f"no backend for device type '{device_type}'"
+        served = sorted({b.device_type for b in self.backends.values()})
+        note = self._default_device_note(device_type)
+        if not_loaded := self._plugin_not_loaded(device_type):  # the plugin is named: no need to list the others
+            return _unavailable(f"{subject} is loaded", *not_loaded) + note
+        if device_type in SHIPPED_DEVICE_TYPES:
+            message = _unavailable(f"{subject} is installed", "", install_hint(device_type))
+        elif autoload_off := self._autoload_off():
+            message = _unavailable(f"{subject} is loaded", *autoload_off)
+        else:
+            close = difflib.get_close_matches(device_type, sorted({*served, *SHIPPED_DEVICE_TYPES}), n=1)
+            fix = f"did you mean '{close[0]}'?" if close else (
+                "a new device type comes with the plugin package that provides it (core's own plugins provide "
+                f"{' and '.join(SHIPPED_DEVICE_TYPES)})")
+            message = _unavailable(f"{subject} is installed (device types with a backend: {', '.join(served)})",
+                                   "", fix)
+        return message + note + self._not_loaded_note()
+
+    def _chosen_missing(self, device_type: str, chosen: str) -> Exception:
+        """The error for a 'backends' setting naming a backend not registered for ``device_type``.
+
+        A plugin that is installed but did not load is a BackendUnavailableError; a name nothing installed
+        provides is a bad config value (ConfigError, a ValueError) naming where the setting came from.
+        """
+        from .. import config
+
+        where = config.source_of("backends")
+        selects = f"{where}: 'backends' selects backend '{chosen}' for device type '{device_type}'"
+        other = self.backends.get(chosen)
+        if other is not None:
+            return config.ConfigError(f"{selects}, but '{chosen}' serves device type '{other.device_type}'")
+        not_loaded = self._plugin_not_loaded(chosen) or self._autoload_off()
+        if not_loaded:
+            return BackendUnavailableError(_unavailable(f"{selects}, which is not loaded", *not_loaded))
+        if chosen in SHIPPED_DEVICE_TYPES:
+            return config.ConfigError(f"{selects}, which is not installed; {install_hint(chosen)}")
+        names = sorted(b.name for b in self.backends.values() if b.device_type == device_type)
+        close = difflib.get_close_matches(chosen, sorted({*self.backends, *self._entry_point_names()}), n=1)
+        guess = f" (did you mean '{close[0]}'?)" if close else ""
+        return config.ConfigError(f"{selects}, but no backend of that name is installed{guess}; backends for "
+                                  f"'{device_type}': {', '.join(names) or 'none'}")
+
+    def _plugin_not_loaded(self, name: str) -> tuple:
+        """``(problem, fix)`` when an installed plugin called ``name`` did not load, else ``()``."""
+        from .. import config
+
+        if name in self.failed_plugins:
+            return (f"plugin '{name}' is installed but failed to load ({self.failed_plugins[name]})",
+                    "run `python -m core info` for details")
+        if name in self.blocked_plugins:
+            return (f"plugin '{name}' is blocked by the 'block' setting ({config.source_of('block')})",
+                    f"remove '{name}' from it to load the plugin")
+        if name in self.excluded_plugins:
+            return (f"plugin '{name}' is installed but not in the 'plugins' allow-list ({config.source_of('plugins')})",
+                    f"add '{name}' to it to load the plugin")
+        return self._autoload_off(name) if name in self._entry_point_names() else ()
+
+    def _autoload_off(self, name: str = "") -> tuple:
+        """``(problem, fix)`` when autoload is off and plugins are installed (``name`` among them), else ``()``."""
+        from .. import config
+
+        installed = self._entry_point_names()
+        if not config.get("disable_plugin_autoload") or not installed:
+            return ()
+        what = f"the installed plugin '{name}' was" if name else f"the installed plugins ({', '.join(installed)}) were"
+        return (f"plugin autoload is off ('disable_plugin_autoload' from "
+                f"{config.source_of('disable_plugin_autoload')}), so {what} not loaded",
+                f"name the plugin in the 'plugins' setting to load it explicitly (CORE_PLUGINS={name or 'NAME'}), "
+                "or turn autoload back on")
+
+    def _entry_point_names(self) -> list:
+        """Names of the installed ``core.backends`` entry points (read from metadata: nothing is imported)."""
+        return sorted({ep.name for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)})
+
+    def _default_device_note(self, device_type: str) -> str:
+        from .. import config
+
+        try:  # the device may be the configured default one: then say where that came from
+            configured = config.get("device").partition(":")[0] == device_type
+            where = config.source_of("device")
+        except config.ConfigError:
+            return ""
+        return f" (the default device, from {where})" if configured and where != "default" else ""
+
+    def _not_loaded_note(self) -> str:
+        """Names the installed plugins that did not load: a plugin's name need not be its device type's."""
+        idle = [f"'{name}' (failed to load)" for name in self.failed_plugins if ":" not in name]
+        idle += [f"'{name}' (blocked)" for name in self.blocked_plugins]
+        idle += [f"'{name}' (not in the allow-list)" for name in self.excluded_plugins]
+        if not idle:
+            return ""
+        return f" (plugins not loaded, which may provide it: {', '.join(idle)}; `python -m core info` says why)"
 
     def load(self, info: BackendInfo):
         """Import, probe and register the kernels of one backend (once)."""
@@ -278,8 +384,8 @@ class PluginManager:
                                        f"{type(exc).__name__}: {exc}") from exc
 
     def _unavailable_message(self, info: BackendInfo) -> str:
-        hint = f"; {info.install_hint}" if info.install_hint else ""
-        return f"backend '{info.name}' for device type '{info.device_type}' is {info.status}: {info.reason}{hint}"
+        return _unavailable(f"backend '{info.name}' for device type '{info.device_type}' is {info.status}",
+                            info.reason, info.install_hint)
 
     def jit_passes(self, known: tuple) -> list:
         """``(name, fn, before)`` of every pass plugins add through ``register_passes``, collected once.
@@ -323,6 +429,11 @@ class PluginManager:
         """Forget which backend serves each device type (after a config change)."""
         self._selected.clear()
         _RUNTIME_CACHE.clear()
+
+
+def _unavailable(subject: str, problem: str = "", fix: str = "") -> str:
+    """Every "this device or backend cannot be used" message reads alike: ``subject: problem; fix``."""
+    return subject + (f": {problem}" if problem else "") + (f"; {fix}" if fix else "")
 
 
 def _dtype_guard(operator, fn: Callable, dtypes: frozenset, backend: str) -> Callable:

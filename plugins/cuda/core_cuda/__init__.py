@@ -12,8 +12,9 @@ from core.backends.api import hookimpl
 CORE_PLUGIN_API = (1, 0)
 __version__ = "0.1.0"
 
-INSTALL_HINT = ("needs an NVIDIA GPU and driver; pip install core-cuda (pulls cupy-cuda13x for CUDA 13 drivers; "
-                "use cupy-cuda12x on CUDA 12, see docs/backends/cuda.md)")
+INSTALL_HINT = ("needs an NVIDIA GPU and driver; the extra core[cuda] with this plugin (from a checkout: "
+                "pip install -e '.[cuda]' -e plugins/cuda; cupy-cuda13x is for CUDA 13 drivers, use cupy-cuda12x on "
+                "CUDA 12, see docs/backends/cuda.md)")
 
 
 def probe() -> tuple:
