@@ -27,9 +27,18 @@ __version__ = "0.1.0"
 
 _DEVICE_MODULES: dict = {}
 
+# Public subpackages not imported by ``import core`` (kept fast), loaded on first attribute access as in
+# PyTorch (``import torch; torch.jit.trace``). autograd, library, nn, optim and utils are imported above.
+_LAZY_SUBMODULES = frozenset({"backends", "codegen", "info", "jit", "onnx", "testing"})
+
 
 def __getattr__(name: str):
-    """``core.cuda``, ``core.opencl``, ...: device helpers for any device type a backend may provide."""
+    """``core.jit``, ``core.onnx``, ...: subpackages imported on first use; ``core.cuda``, ``core.opencl``, ...:
+    device helpers for any device type a backend may provide."""
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")  # also sets the attribute: asked only once
     if name.startswith("_") or not name.isidentifier():
         raise AttributeError(f"module 'core' has no attribute '{name}'")
     from .plugins.manager import get_manager
@@ -40,3 +49,8 @@ def __getattr__(name: str):
     from .device_module import DeviceModule
 
     return _DEVICE_MODULES.setdefault(name, DeviceModule(name))
+
+
+def __dir__() -> list:
+    """The module's names and the lazily imported subpackages (and the device types core always knows)."""
+    return sorted(set(globals()) | _LAZY_SUBMODULES | {"cuda", "opencl"})

@@ -1,13 +1,17 @@
-"""Shared fixtures: ``device`` runs a test once per available backend's device type."""
+"""Shared fixtures: ``device`` runs a test once per available backend's device type; every test starts from
+seed 0."""
 
 from __future__ import annotations
 
 import contextlib
 import importlib.metadata
+import random
 import sys
 
+import numpy as np
 import pytest
 
+import core
 from core.plugins.manager import ENTRY_POINT_GROUP
 from core.testing import available_devices
 
@@ -19,6 +23,15 @@ def pytest_generate_tests(metafunc):
         if selected:
             devices = [d for d in devices if d == selected] or [selected]
         metafunc.parametrize("device", devices)
+
+
+@pytest.fixture(autouse=True)
+def seed_every_test():
+    """Seed 0 for core's default generators (every device type), NumPy's legacy global one and ``random``: a test's
+    draws never depend on which tests ran before it (tests/test_seeding.py checks this fixture runs)."""
+    core.manual_seed(0)
+    np.random.seed(0)
+    random.seed(0)
 
 
 class FakeEntryPoint:

@@ -22,6 +22,7 @@ DEFAULT_GRAD_OPS = ("add", "sub", "mul", "div", "neg", "exp", "log", "tanh", "si
                     "sum[all]", "sum[dim-1-keepdim]", "mean[dims01]", "amax[dim-1-keepdim]", "logsumexp[dims01]",
                     "matmul", "gather")
 _SHOWN_ERRORS = 40  # the summary lists this many failures, then counts the rest
+_FIRST_LINE = 500  # characters of an error's first line in the summary (a value mismatch says it all there)
 
 
 @dataclass
@@ -64,7 +65,7 @@ class BackendReport:
         groups: dict = {}  # (op, first line of the error) -> dtypes (or "grad")
         for case, error in self.failed.items():
             op, kind = case.rsplit(":", 1)
-            first = (error.strip().splitlines() or ["?"])[0][:300]
+            first = (error.strip().splitlines() or ["?"])[0][:_FIRST_LINE]
             groups.setdefault((op, first), []).append(kind)
         if groups:
             lines.append("unexpected failures (fix the kernel, or add the case to expected_failures):")
@@ -72,8 +73,9 @@ class BackendReport:
                 lines.append(f"  {op} ({', '.join(kinds)}): {error}")
             if len(groups) > _SHOWN_ERRORS:
                 lines.append(f"  ... and {len(groups) - _SHOWN_ERRORS} more")
+            entries = [f'"{e}"' for e in self.todo()]
             lines.append("to accept them as the backend's to-do list: expected_failures=("
-                         + ", ".join(f'"{e}"' for e in self.todo()) + ")")
+                         + ", ".join(entries) + ("," if len(entries) == 1 else "") + ")")  # ("neg",): a tuple
         if self.xpassed:
             lines.append("passed although listed in expected_failures (remove them from the list): "
                          + ", ".join(self.xpassed))

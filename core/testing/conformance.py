@@ -115,7 +115,7 @@ def check_op(info: OpInfo, device: str, dtype: str, layout: str = "contiguous", 
         with np.errstate(all="ignore"):
             expected = np.asarray(info.ref(*ref_inputs, **info.kwargs))
         expected = expected.astype(core.dtypes._BY_NAME[expected_dtype].numpy)
-        where = f"{info.name} on {device}, {dtype}, {layout}, shapes {shape_list}"
+        where = f"{info.name} on {device}, {dtype}, {layout}, shapes {shape_list}, seed {seed}"
         assert result.device.type == core.device(device).type, f"{where}: result on {result.device}"
         assert_close(result, expected, rtol=info.rtol, atol=info.atol, check_dtype=False, msg=where)
         assert result.dtype.name == expected_dtype, f"{where}: dtype {result.dtype.name} != {expected_dtype}"
