@@ -626,7 +626,8 @@ def _max_pool_backward_parts(grad_output, input, kernel_size, stride, padding, d
     table = _window_table(tuple(input.shape[2:]), kernel_size, stride, padding, dilation, out, str(input.device))
     flat, empty = _window_argmax(candidates, table, _lowest(input.dtype))
     g = grad_output.reshape(n, c, _prod(out))
-    g = ops.where(empty, 0, g) if bool(empty.any()) else g
+    # the test skips a where in the common case; meta tensors have no values to test, so they take the where
+    g = ops.where(empty, 0, g) if empty.device.type == "meta" or bool(empty.any()) else g
     grad = ops.zeros((n, c, _prod(input.shape[2:])), dtype=grad_output.dtype, device=grad_output.device)
     return ops.scatter_add(grad, 2, flat, g).reshape(input.shape)
 

@@ -146,7 +146,7 @@ def _checked_targets(target, classes: int, ignore_index: int):
     """``(target as int64, mask of non-ignored entries or None)``; raises for out-of-range non-ignored targets."""
     if target.dtype != dt.int64:
         target = target.long()
-    if target.numel() == 0:
+    if target.numel() == 0 or target.device.type == "meta":  # meta has no values to check, as in PyTorch
         return target, None
     low, high = (int(v.item()) for v in ops.aminmax(target))
     # the common case costs one reduction: every target valid and ignore_index outside their range
