@@ -1,7 +1,7 @@
 """The third-party author's path, end to end: docs/writing-a-backend.md is examples/toy_backend, and that package,
 pip-installed into a fresh virtual environment beside another third-party backend, works as the tutorial says.
 
-The venv sees the base environment's packages (core included) and gets its plugins from the base env's pip,
+The venv sees the active environment's packages (core included) and gets its plugins from that env's pip,
 offline, as tests/test_plugins.py does; every check runs in a subprocess of the venv's Python.
 """
 
@@ -12,10 +12,10 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from venv_support import make_venv
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "toy_backend"
@@ -79,10 +79,8 @@ def venv(tmp_path_factory):
     shutil.copytree(EXAMPLE, project, ignore=_BUILD_ARTEFACTS)  # pip -e writes toy_backend.egg-info here
     for fixture in ("core_testdev", "core_broken"):  # another device type, and a plugin that fails to import
         shutil.copytree(ROOT / "tests" / "fixtures" / fixture, root / fixture, ignore=_BUILD_ARTEFACTS)
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(root / "venv")],
-                   check=True, timeout=120)
-    python = str(root / "venv" / ("Scripts/python.exe" if os.name == "nt" else "bin/python"))
-    # the tutorial's `pip install -e .`, with the base env's pip and setuptools, offline
+    python = make_venv(root / "venv")
+    # the tutorial's `pip install -e .`, with the active env's pip and setuptools, offline
     install = subprocess.run([python, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index", "-q",
                               "-e", str(project), str(root / "core_testdev"), str(root / "core_broken")],
                              capture_output=True, text=True, timeout=300, env=_env(root), check=False)

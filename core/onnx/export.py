@@ -41,7 +41,8 @@ def _onnx():
     try:
         import onnx
     except ImportError as exc:
-        raise ImportError("core.onnx.export() needs the 'onnx' package: pip install onnx") from exc
+        raise ImportError("core.onnx.export() needs the 'onnx' package: the extra core[onnx] "
+                          "(from a checkout: pip install -e '.[onnx]')") from exc
     return onnx
 
 

@@ -1,0 +1,102 @@
+"""scripts/setup_env.py, the install step of both README commands: what each job installs, and that a second run
+installs nothing unless a build input changed. pip itself is replaced by a recorder here."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def setup_env(monkeypatch, tmp_path):
+    """The module, with stamps in tmp_path, every distribution 'installed', no drivers, and pip recorded."""
+    spec = importlib.util.spec_from_file_location("setup_env", ROOT / "scripts" / "setup_env.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module, "stamp_dir", lambda: tmp_path / "stamps")
+    monkeypatch.setattr(module, "installed", lambda dist: True)
+    monkeypatch.setattr(module, "machine_can_use", lambda stack: False)
+    monkeypatch.setattr(module, "ensure_drivers", lambda job: 0)
+    monkeypatch.setattr(module, "has_c_compiler", lambda: True)
+    monkeypatch.delenv("CORE_EXTRAS", raising=False)
+    module.pip_calls = []
+
+    def fake_run(command, **kwargs):
+        module.pip_calls.append(command)
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(module.subprocess, "run", fake_run)
+    return module
+
+
+def _editables(command: list) -> list:
+    return [command[i + 1] for i, arg in enumerate(command) if arg == "--editable"]
+
+
+def test_train_installs_core_and_cpu_c_only_on_a_machine_without_gpu_drivers(setup_env):
+    assert setup_env.main("train") == 0
+    assert _editables(setup_env.pip_calls[0]) == [".[examples]", "plugins/cpu_c"]
+    assert "--constraint" in setup_env.pip_calls[0]
+
+
+def test_a_second_run_installs_nothing(setup_env, capsys):
+    setup_env.main("train")
+    setup_env.pip_calls.clear()
+    assert setup_env.main("train") == 0
+    assert setup_env.pip_calls == [] and "environment up to date" in capsys.readouterr().out
+
+
+def test_test_job_adds_the_stacks_the_tests_run_and_keeps_earlier_extras(setup_env):
+    setup_env.main("train")
+    setup_env.main("test")
+    assert _editables(setup_env.pip_calls[1]) == [".[cuda,dev,examples,onnx,opencl]", "plugins/opencl",
+                                                  "plugins/cuda"]
+    setup_env.pip_calls.clear()
+    setup_env.main("train")  # core's extras already cover the train job's
+    assert setup_env.pip_calls == []
+
+
+def test_changing_a_c_source_reinstalls_only_that_plugin(setup_env, monkeypatch, tmp_path):
+    source = tmp_path / "plugins" / "cpu_c" / "core_cpu_c" / "csrc" / "k.c"
+    source.parent.mkdir(parents=True)
+    (tmp_path / "plugins" / "cpu_c" / "pyproject.toml").write_text("[project]\nname = 'core-cpu-c'\n")
+    source.write_text("int k;\n")
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'core'\n")
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "constraints.txt").write_text("numpy==2.0\n")
+    monkeypatch.setattr(setup_env, "ROOT", tmp_path)
+    monkeypatch.setattr(setup_env, "LOCK", tmp_path / "scripts" / "constraints.txt")
+    setup_env.main("train")
+    source.write_text("int k2;\n")
+    setup_env.pip_calls.clear()
+    setup_env.main("train")
+    assert _editables(setup_env.pip_calls[0]) == ["plugins/cpu_c"]
+
+
+def test_core_extras_from_the_environment(setup_env, monkeypatch):
+    monkeypatch.setenv("CORE_EXTRAS", "mpi, onnx")
+    assert setup_env.requested_stacks("train") == ["mpi", "onnx"]
+    monkeypatch.setenv("CORE_EXTRAS", "all")
+    assert set(setup_env.requested_stacks("train")) == {"opencl", "cuda", "onnx", "mpi"}
+    monkeypatch.setenv("CORE_EXTRAS", "cdua")
+    with pytest.raises(SystemExit, match="CORE_EXTRAS names unknown extra 'cdua'"):
+        setup_env.requested_stacks("train")
+
+
+def test_the_extras_are_core_extras_and_the_lock_pins_them():
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    spec = importlib.util.spec_from_file_location("setup_env_stacks", ROOT / "scripts" / "setup_env.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert set(module.STACKS) | {"all", "dev", "examples"} == set(extras)
+    pinned = {line.split("==")[0].lower() for line in module.LOCK.read_text().splitlines() if "==" in line}
+    for requirement in extras["onnx"] + extras["cuda"] + extras["mpi"] + ["numpy", "scipy", "pluggy"]:
+        name = requirement.split(">")[0].split("[")[0].split("=")[0].strip().lower()
+        assert name.replace("_", "-") in {p.replace("_", "-") for p in pinned}, name
