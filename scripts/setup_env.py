@@ -32,7 +32,7 @@ STACKS = {"opencl": "opencl", "cuda": "cuda", "onnx": None, "mpi": None}
 JOBS = {
     # job -> (core extras, stacks always added)
     "train": (["examples"], []),
-    "test": (["dev"], ["opencl", "cuda", "onnx"]),  # cuda: its kernels compile through NVRTC without a GPU
+    "test": (["dev", "examples"], ["opencl", "cuda", "onnx"]),  # cuda: its kernels compile through NVRTC without a GPU
 }
 
 
