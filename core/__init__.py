@@ -10,6 +10,7 @@ from . import autograd, config, dtypes, library
 from .autograd import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, \
     set_grad_enabled
 from .device import device, get_default_device, set_default_device
+from .device_module import get_device_module
 from .dtypes import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, finfo, float, float16,
                     float32, float64, get_default_dtype, half, iinfo, int, int8, int16, int32, int64, long,
                     promote_types, result_type, set_default_dtype, short, uint8)
@@ -29,7 +30,7 @@ _DEVICE_MODULES: dict = {}
 
 # Public subpackages not imported by ``import core`` (kept fast), loaded on first attribute access as in
 # PyTorch (``import torch; torch.jit.trace``). autograd, library, nn, optim and utils are imported above.
-_LAZY_SUBMODULES = frozenset({"backends", "codegen", "info", "jit", "onnx", "testing"})
+_LAZY_SUBMODULES = frozenset({"accelerator", "backends", "codegen", "info", "jit", "onnx", "testing"})
 
 
 def __getattr__(name: str):
