@@ -50,6 +50,9 @@ class FakeEntryPoint:
 @pytest.fixture
 def entry_points(monkeypatch):
     """A list the manager's entry-point scan sees instead of the installed packages."""
+    from core.plugins.manager import get_manager
+
+    get_manager().scan()  # the global manager sees the real plugins first: later tests rely on them
     fake: list = []
     real = importlib.metadata.entry_points
     monkeypatch.setattr(importlib.metadata, "entry_points",

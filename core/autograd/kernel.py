@@ -45,7 +45,7 @@ _NO_EDGE = (None, 0)
 
 def _per_tensor_input(formula):
     """Adapt a formula's per-argument gradients to the node's edges: tensor inputs only, each summed back to
-    its input's shape (undoing broadcasting) and cast to its dtype."""
+    its input's shape (undoing broadcasting) and cast to its dtype and device."""
     wrapped = _WRAPPED.get(formula)
     if wrapped is not None:
         return wrapped
@@ -73,8 +73,9 @@ def _fit(g, like):
         from ..ops._util import sum_to_shape
 
         g = sum_to_shape(g, like._shape)
-    if g.dtype is not like.dtype:
-        g = g.to(like.dtype)
+    g_device, like_device = g._storage.device, like._storage.device
+    if g.dtype is not like.dtype or (g_device is not like_device and g_device != like_device):
+        g = g.to(like_device, like.dtype)  # e.g. a 0-d CPU operand of an op that ran on another device
     return g
 
 

@@ -5,7 +5,9 @@ then writes it), so the tracer records allocation as ``jit::empty``. The
 functionalize pass turns ``empty`` + ``copy_`` into ``jit::copy`` (``clone``,
 ``.to(dtype)``, ``.contiguous()``) and ``empty`` + ``fill_`` into ``jit::full``
 (``zeros``, ``ones``, ``full``): pure nodes the other passes can fold, merge,
-fuse and export. Device moves (``.to(device)``) are ``jit::to_device``.
+fuse and export. Device moves (``.to(device)``) are the dispatcher's ``_to_copy``,
+traced like any op; ``jit::to_device`` remains only so that raw graphs saved
+before that still load and run.
 
 Each entry of :data:`~core.jit.ir.JIT_OPS` provides ``pure`` (may be folded,
 merged and removed), ``callable_for(node)`` (a function called like an
@@ -66,12 +68,12 @@ def _full(shape, value, dtype, device):
 
 
 def _to_device(x, device):
-    from ..ops.creation import _transfer, resolve_device
+    from ..ops.creation import to_copy_op
 
-    return _transfer(x, resolve_device(device))
+    return to_copy_op(x, device=device)
 
 
 EMPTY = register(JitOp("jit::empty", _empty, pure=False))  # distinct buffers: never merged or folded
 COPY = register(JitOp("jit::copy", _copy))
 FULL = register(JitOp("jit::full", _full))
-TO_DEVICE = register(JitOp("jit::to_device", _to_device))  # .to(device): a copy through host memory
+TO_DEVICE = register(JitOp("jit::to_device", _to_device))  # graphs saved before .to() was the _to_copy op

@@ -14,6 +14,11 @@ requires grad (a parameter a function closes over), captured by reference as a
 when first seen, so later in-place writes during the trace do not change it).
 An in-place op on a constant first clones it, so every call starts from the
 snapshot.
+
+Device moves and casts (``.to()``, ``.cpu()``, ``.double()``) are the
+``_to_copy`` operator, recorded like any other. Only factories, which allocate
+with no tensor argument to dispatch on, reach the trace through a hook
+(``ALLOCATION_HOOK``, recorded as ``jit::empty``).
 """
 
 from __future__ import annotations
@@ -127,14 +132,6 @@ class GraphTracer:
                                       [(t._shape, t.dtype, t.device)])
         self.bind(t, node.outputs[0])
 
-    def on_transfer(self, src: Tensor, out: Tensor) -> None:
-        """A device move made outside any kernel (``.to(device)``): record it as ``jit::to_device``."""
-        if tls.exclude & _TRACER_MASK:
-            return
-        node = self.graph.create_node("jit::to_device", (self.value_of(src), out.device), {},
-                                      [(out._shape, out.dtype, out.device)])
-        self.bind(out, node.outputs[0])
-
     # -- recording ---------------------------------------------------------------------------------------------
     def record(self, op_name: str, args: tuple, kwargs: dict, result) -> None:
         """Append the node of one op call whose (already lifted) arguments are ``args``/``kwargs``."""
@@ -202,12 +199,6 @@ def _on_alloc(t: Tensor) -> None:
         tracer.on_alloc(t)
 
 
-def _on_transfer(src: Tensor, out: Tensor) -> None:
-    tracer = _STATE.tracer
-    if tracer is not None:
-        tracer.on_transfer(src, out)
-
-
 class tracing:
     """Context manager: record every op this thread runs into ``tracer``."""
 
@@ -217,22 +208,21 @@ class tracing:
     def __enter__(self):
         if _STATE.tracer is not None:
             raise TracingError("core.jit.trace() cannot be nested: a trace is already running in this thread")
-        from ..ops.creation import ALLOCATION_HOOK, TRANSFER_HOOK
-        from . import ops  # noqa: F401 - registers jit::empty and jit::to_device
+        from ..ops.creation import ALLOCATION_HOOK
+        from . import ops  # noqa: F401 - registers jit::empty
 
         if _FUNCTIONALITY_FALLBACKS.get(Tracer.bit) is not _tracer_kernel:  # someone replaced it: take the key back
             set_functionality_fallback(Tracer, _tracer_kernel)
         _STATE.tracer = self.tracer
         ALLOCATION_HOOK[0] = _on_alloc
-        TRANSFER_HOOK[0] = _on_transfer
         self._prev = tls.include
         tls.include = self._prev | _TRACER_MASK
         return self.tracer
 
     def __exit__(self, *exc):
-        from ..ops.creation import ALLOCATION_HOOK, TRANSFER_HOOK
+        from ..ops.creation import ALLOCATION_HOOK
 
         tls.include = self._prev
-        ALLOCATION_HOOK[0] = TRANSFER_HOOK[0] = None
+        ALLOCATION_HOOK[0] = None
         _STATE.tracer = None
         return False

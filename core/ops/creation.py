@@ -47,7 +47,6 @@ def _check_dtype(op: str, d) -> dt.dtype:
 
 
 ALLOCATION_HOOK: list = [None]
-TRANSFER_HOOK: list = [None]
 
 
 def _new(shape: tuple, d: dt.dtype, dev: _device, op: str = "empty") -> Tensor:
@@ -390,7 +389,7 @@ copy_op = define("copy_", meta=_copy_meta, primitive=True, inplace=True,
 def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     """Copy ``src`` into ``self`` in place, broadcasting and casting; ``src`` may be on another device."""
     if isinstance(src, Tensor) and src._storage.device != self._storage.device:
-        src = _transfer(src, self._storage.device)
+        src = to_copy_op(src, device=self._storage.device)  # recorded: autograd and the JIT see the move
     _check_overlap(self, src)
     copy_op(self, src, non_blocking)
     self._storage.version += 1
@@ -423,14 +422,15 @@ def _same_elements(a: Tensor, b: Tensor) -> bool:
 
 
 def _transfer(t: Tensor, dev: _device) -> Tensor:
-    """A contiguous copy of ``t`` on another device, through host memory."""
+    """A contiguous copy of ``t`` on another device: the source runtime's to_host, the destination's from_host."""
+    if dev.type == "meta":  # no data to carry: only the shape and dtype move
+        return _new(t._shape, t.dtype, dev)
+    if t.device.type == "meta":
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     host = np.asarray(t._storage.backend.to_host(t), order="C")
     if (dev.type != "cpu" or t.device.type == "cpu") and (host.base is not None or dev.type == "cpu"):
         host = host.copy()
-    out = _from_host(host, t.dtype, dev)
-    if TRANSFER_HOOK[0] is not None:  # core.jit records device moves made outside kernels while tracing
-        TRANSFER_HOOK[0](t, out)
-    return out
+    return _from_host(host, t.dtype, dev)
 
 
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
@@ -445,19 +445,41 @@ def contiguous(input: Tensor, memory_format=None) -> Tensor:
     return input if input.is_contiguous() else clone(input)
 
 
+def _to_copy_meta(self, dtype=None, device=None, non_blocking=False):
+    return TensorSpec(self._shape, self.dtype if dtype is None else dtype,
+                      self.device if device is None else resolve_device(device))
+
+
+def _to_copy_kernel(self: Tensor, dtype=None, device=None, non_blocking=False) -> Tensor:
+    """The device-agnostic kernel of ``_to_copy``: a cast on the device that supports it, a move through host memory.
+
+    The key set holds only the source's backend key (``device`` is no tensor), so this one kernel serves every
+    pair of devices: the source backend's runtime copies out, the destination's copies in.
+    """
+    d = self.dtype if dtype is None else dtype
+    dev = self.device if device is None else resolve_device(device)
+    if dev == self.device:
+        out = _new(self._shape, d, dev)
+        copy_op(out, self, False)
+        return out
+    if d is not self.dtype and not runtime_for(dev.type).supports_dtype(self.dtype):
+        return _transfer(_to_copy_kernel(self, dtype=d), dev)  # e.g. float64 -> float32 onto a float32-only device
+    moved = _transfer(self, dev)
+    return moved if d is self.dtype else _to_copy_kernel(moved, dtype=d)
+
+
+to_copy_op = define("_to_copy", meta=_to_copy_meta, default=_to_copy_kernel,
+                    doc="A copy of self converted to dtype and/or moved to device (torch._to_copy); "
+                        "differentiable across devices.")
+
+
 def to_copy(t: Tensor, device=None, dtype=None, non_blocking=False, copy=False) -> Tensor:
-    """What ``Tensor.to`` does: a converted copy, or ``t`` itself when nothing changes and ``copy`` is false."""
+    """What ``Tensor.to`` does: ``t`` itself when nothing changes and ``copy`` is false, else ``_to_copy``."""
     dev = t.device if device is None else resolve_device(device)
     d = t.dtype if dtype is None else _check_dtype("to", dtype)
     if dev == t.device and d is t.dtype and not copy:
         return t
-    if dev != t.device:
-        moved = _transfer(t, dev)
-        result = moved if d is moved.dtype else to_copy(moved, dtype=d)
-    else:
-        result = _new(t._shape, d, dev)
-        copy_op(result, t, False)
-    return result
+    return to_copy_op(t, dtype=d, device=dev, non_blocking=non_blocking)
 
 
 def _resize_(self: Tensor, *size) -> Tensor:

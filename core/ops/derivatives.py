@@ -4,7 +4,7 @@ Each formula is ``formula(ctx, *output_grads)`` and returns one gradient per
 positional argument of the op (``None`` where there is none; a sequence for a
 list argument such as ``cat``'s tensors). The autograd kernel then keeps the
 entries of tensor arguments, sums broadcast gradients back to each input's
-shape and casts them to its dtype — so formulas never do that themselves.
+shape and casts them to its dtype and device — so formulas never do that themselves.
 Because formulas are Tensor ops, they run on every device and, under
 ``create_graph=True``, are themselves recorded: higher-order gradients come
 for free.
@@ -264,6 +264,14 @@ def _clamp(ctx, g):
 
 derivative("copy_")(lambda ctx, g: (None, g))
 derivative("fill_")(lambda ctx, g: (None,))
+
+
+@derivative("_to_copy")
+def _to_copy(ctx, g):
+    # the gradient goes back to the input's device and dtype (PyTorch's ToCopyBackward0); only the input's
+    # device and dtype are read, so changing the input in place after the move does not invalidate it
+    x = ctx.args[0]
+    return (creation.to_copy(g, device=x.device, dtype=x.dtype),)
 
 
 # -- reductions and scans ------------------------------------------------------------------------------

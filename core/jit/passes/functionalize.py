@@ -5,6 +5,8 @@ becomes ``jit::copy(x, dtype)`` when shapes and devices match, and
 ``jit::empty`` + ``fill_(e, value)`` (``zeros``, ``ones``, ``full``) becomes
 ``jit::full(shape, value, dtype, device)``. Only when the allocation has no
 other reader, so nothing could observe the buffer before the write.
+A same-device ``_to_copy`` (``.to(dtype)``, ``.double()``) is the same pure
+cast and becomes ``jit::copy(x, dtype)`` too, so fusion and export see one form.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ def functionalize(graph: Graph) -> Graph:
     uses = graph.uses()
     dropped = set()
     for node in graph.nodes:
+        if node.op == "_to_copy":
+            _cast_in_place_of_move(node)
+            continue
         if node.op not in ("copy_", "fill_") or not node.args or not isinstance(node.args[0], Value):
             continue
         target = node.args[0]
@@ -39,6 +44,14 @@ def functionalize(graph: Graph) -> Graph:
         dropped.add(alloc)
     graph.nodes = [n for n in graph.nodes if n not in dropped]
     return graph
+
+
+def _cast_in_place_of_move(node: Node) -> None:
+    """``_to_copy(x, dtype=d)`` on x's own device is ``jit::copy(x, d)``."""
+    src = node.args[0] if node.args else None
+    out = node.outputs[0] if len(node.outputs) == 1 else None
+    if isinstance(src, Value) and out is not None and out.device == src.device and out.shape == src.shape:
+        _rewrite(node, "jit::copy", (src, out.dtype))
 
 
 def _rewrite(node: Node, op: str, args: tuple) -> None:
