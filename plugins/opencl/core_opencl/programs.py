@@ -28,25 +28,42 @@ def check_dtypes(slot, dtypes) -> None:  # dtypes: names, or any text that holds
 
 
 def get_kernel(slot, key: tuple, member: str, render):
-    """Kernel ``member`` of program ``key`` on ``slot``; ``render()`` gives the program's kernels as
-    ``{member: (kernel name, source)}`` the first time the program is needed."""
-    kernel = slot.kernels.get((key, member))
+    """The calling thread's kernel ``member`` of program ``key`` on ``slot``; ``render()`` gives the program's
+    kernels as ``{member: (kernel name, source)}`` the first time the program is needed.
+
+    A cl.Kernel holds the arguments set on it until it is enqueued, so a kernel object shared by two threads
+    could launch with the other thread's arguments: each thread gets its own kernel objects (cheap to create from
+    the shared program; PoCL compiles a kernel once per program, not per kernel object).
+    """
+    kernels = slot.kernels
+    kernel = kernels.get((key, member))
     if kernel is not None:
         return kernel
+    import pyopencl as cl
+
     entry = slot.programs.get(key)
     if entry is None:
-        import pyopencl as cl
-
-        from .renderer import OpenCLRenderer
-
-        check_dtypes(slot, repr(key))
-        kernels = render()
-        text = OpenCLRenderer().header(slot.fp64) + "\n".join(src for _, src in kernels.values())
-        with warnings.catch_warnings():  # PoCL's harmless notes would surface as CompilerWarning on every build
-            warnings.simplefilter("ignore", cl.CompilerWarning)
-            program = cl.Program(slot.context, text).build()
-        entry = slot.programs[key] = (program, {m: n for m, (n, _) in kernels.items()})
-        build_count[0] += 1
+        with slot.build_lock:
+            entry = slot.programs.get(key)
+            if entry is None:
+                entry = slot.programs[key] = _build(slot, key, render)
     program, names = entry
-    kernel = slot.kernels[(key, member)] = getattr(program, names[member])
+    # cl.Kernel rather than getattr(program, name): PyOpenCL warns when a program hands out a kernel twice
+    kernel = kernels[(key, member)] = cl.Kernel(program, names[member])
     return kernel
+
+
+def _build(slot, key: tuple, render) -> tuple:
+    """(built cl.Program, {member: kernel name}) of program ``key``."""
+    import pyopencl as cl
+
+    from .renderer import OpenCLRenderer
+
+    check_dtypes(slot, repr(key))
+    kernels = render()
+    text = OpenCLRenderer().header(slot.fp64) + "\n".join(src for _, src in kernels.values())
+    with warnings.catch_warnings():  # PoCL's harmless notes would surface as CompilerWarning on every build
+        warnings.simplefilter("ignore", cl.CompilerWarning)
+        program = cl.Program(slot.context, text).build()
+    build_count[0] += 1
+    return program, {m: n for m, (n, _) in kernels.items()}

@@ -10,6 +10,7 @@ Each device gets its own context, in-order queue and ``pyopencl.tools.MemoryPool
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 
@@ -31,7 +32,12 @@ def _cl():
 
 
 class DeviceSlot:
-    """One selected OpenCL device: its context, queue, memory pool and caches of programs and small buffers."""
+    """One selected OpenCL device: its context, queue, memory pool and caches of programs and small buffers.
+
+    Usable from several threads: OpenCL calls are thread-safe except setting a kernel's arguments, which live in
+    the kernel object until the next launch, so each thread launches its own kernel objects (``kernels``). The
+    pool and the dict caches change only while the GIL is held.
+    """
 
     def __init__(self, platform, cl_device):
         cl = _cl()
@@ -44,10 +50,20 @@ class DeviceSlot:
         self.context = cl.Context([cl_device])
         self.queue = cl.CommandQueue(self.context)
         self.pool = MemoryPool(ImmediateAllocator(self.queue))
-        self.programs: dict = {}  # program key -> built cl.Program
-        self.kernels: dict = {}  # (program key, kernel name) -> cl.Kernel
+        self.programs: dict = {}  # program key -> (built cl.Program, {member: kernel name})
+        self.build_lock = threading.Lock()  # one build per program, however many threads want it first
+        self._per_thread = threading.local()
         self._index_buffers: dict = {}
         self._scalar_buffers: dict = {}
+
+    @property
+    def kernels(self) -> dict:
+        """The calling thread's kernel objects: (program key, member) -> cl.Kernel."""
+        try:
+            return self._per_thread.kernels
+        except AttributeError:
+            self._per_thread.kernels = {}
+            return self._per_thread.kernels
 
     def allocate(self, nbytes: int):
         # zero-size buffers are invalid in OpenCL: keep a minimum so empty tensors still own a buffer
@@ -131,6 +147,7 @@ class OpenCLRuntime(Runtime):
     def __init__(self):
         self._settings: dict = {}
         self._slots: list | None = None
+        self._slots_lock = threading.Lock()  # threads that first use opencl together must share one context
 
     # -- discovery and selection ------------------------------------------------------------------------
     def configure(self, settings: dict) -> None:
@@ -139,9 +156,10 @@ class OpenCLRuntime(Runtime):
         if unknown:
             raise ValueError(f"[tool.core.plugin.opencl]: unknown key(s) {', '.join(sorted(unknown))} "
                              f"(known: {', '.join(sorted(_SETTINGS))})")
-        if settings != self._settings:
-            self._settings = dict(settings)
-            self._slots = None
+        with self._slots_lock:
+            if settings != self._settings:
+                self._settings = dict(settings)
+                self._slots = None
 
     def is_available(self) -> tuple:
         """True when some platform has a device its compiler builds for (the probe is cached per process)."""
@@ -202,9 +220,13 @@ class OpenCLRuntime(Runtime):
     @property
     def slots(self) -> list:
         """The selected devices (resolved on first use, after the ``configure`` hook)."""
-        if self._slots is None:
-            self._slots = [DeviceSlot(p, d) for p, d in self._select()]
-        return self._slots
+        slots = self._slots
+        if slots is None:
+            with self._slots_lock:
+                if self._slots is None:
+                    self._slots = [DeviceSlot(p, d) for p, d in self._select()]
+                slots = self._slots
+        return slots
 
     def slot(self, index) -> DeviceSlot:
         """The DeviceSlot of ``opencl:index`` (``None`` = 0)."""
