@@ -20,7 +20,7 @@ from hypothesis import given, settings, strategies as st
 import core
 
 core_cuda = pytest.importorskip("core_cuda", reason="the core-cuda plugin is not installed (pip install plugins/cuda)")
-from core_cuda import codegen, layout, raw  # noqa: E402
+from core_cuda import codegen, raw  # noqa: E402
 from core_cuda.arrays import DeviceArrays  # noqa: E402
 from core_cuda.kernels import build_kernels, elementwise  # noqa: E402
 
@@ -84,13 +84,6 @@ def test_coalesced_layout_walks_the_same_elements(shape, data):
     np.testing.assert_array_equal(_elements(b, flat, strides[2]), np.broadcast_to(b, shape).ravel())
     np.testing.assert_array_equal(_elements(np.arange(n, dtype=np.float32).reshape(shape), flat, strides[0]),
                                   np.arange(n, dtype=np.float32))
-
-
-def test_layout_helpers():
-    assert layout.broadcast_strides((3, 1), (1, 1), (2, 3, 4)) == (0, 1, 0)
-    assert layout.coalesce((2, 3, 4), [(12, 4, 1), (12, 4, 1)]) == ((24,), [(1,), (1,)])
-    assert layout.coalesce((2, 3, 4), [(12, 4, 1), (0, 4, 1)]) == ((2, 12), [(12, 1), (0, 1)])
-    assert layout.coalesce((1, 1), [(1, 1)]) == ((), [()])
 
 
 # -- every CUDA C source compiles to PTX ---------------------------------------------------------------------

@@ -173,3 +173,19 @@ def test_min_numel_needs_a_kernel_to_replace():
     op = library.define("testlib::sized_alone", meta=_same_shape_meta)
     with pytest.raises(ValueError, match="needs a kernel to run below it, but none is registered for dispatch key"):
         op.register_kernel(backend_key("cpu"), lambda spec, x: x, min_numel=4)
+
+
+def test_declined_call_runs_as_if_the_kernel_were_missing():
+    lib = library.Library("testlib_decline", "DEF")
+    composite = lib.define("twice_plus_one")
+    library.impl("testlib_decline::twice_plus_one", "CompositeImplicitAutograd", lambda x: x * 2 + 1)
+    primitive = library.define("testlib_decline::scaled", meta=_same_shape_meta)
+    cpu = backend_key("cpu")
+    composite.register_kernel(cpu, lambda x: x * 10 if x.dtype is core.float32 else NotImplemented, owner="fast")
+    primitive.register_kernel(cpu, lambda spec, x: x * 10 if x.dtype is core.float32 else NotImplemented,
+                              owner="fast")
+    assert composite(core.ones(2)).tolist() == [10.0, 10.0]
+    assert composite(core.ones(2, dtype=core.float64)).tolist() == [3.0, 3.0]  # declined: the decomposition
+    assert primitive(core.ones(1)).tolist() == [10.0]
+    with pytest.raises(NotImplementedError, match=r"scaled\(\).*'cpu' declined this call"):  # nothing below cpu
+        primitive(core.ones(1, dtype=core.float64))

@@ -112,6 +112,43 @@ def test_disabled_fallback_raises_naming_op_and_device(manager):
         core.exp(a)
 
 
+def _declining_plugin(name: str, device_type: str) -> types.ModuleType:
+    """A testdev-like plugin whose ``mul`` kernel declines every dtype but float32 (returns NotImplemented)."""
+    from core_testdev import kernels
+
+    def mul_float32_only(spec, a, b):
+        return kernels.mul(spec, a, b) if spec.dtype is core.float32 else NotImplemented
+
+    table = [*((n, f, {}) for n, f in kernels.KERNELS.items() if n != "mul"), ("mul", mul_float32_only, {})]
+    return _plugin(name, device_type, table)
+
+
+def test_declined_call_runs_through_the_counted_cpu_fallback(manager):
+    manager.register_plugin(_declining_plugin("declplug", "decldev"), name="declplug")
+    x = core.full((2,), 3.0, device="decldev")
+    np.testing.assert_array_equal((x * x).cpu().numpy(), [9.0, 9.0])
+    assert ("mul", "decldev") not in dispatch_operator.fallback_counts
+    y = x.double().requires_grad_()
+    with pytest.warns(RuntimeWarning, match=r"mul\(\).*decldev.*declined this call \(dtypes float64\).*on the CPU"):
+        result = y * y
+    assert result.device.type == "decldev" and result.dtype is core.float64
+    np.testing.assert_array_equal(result.detach().cpu().numpy(), [9.0, 9.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per op and device
+        core.mul(y.detach(), 2.0)
+    assert dispatch_operator.fallback_counts[("mul", "decldev")] == 2
+    assert {"op": "mul", "device_type": "decldev", "count": 2} in info.collect()["fallbacks"]
+
+
+def test_declined_call_with_fallback_disabled_raises_naming_op_and_device(manager):
+    manager.register_plugin(_declining_plugin("declplug", "decldev"), name="declplug")
+    x = core.ones(2, dtype=core.float64, device="decldev")
+    core.config.set("fallback", False)
+    with pytest.raises(NotImplementedError, match=r"mul\(\).*'decldev' declined this call.*fallback is disabled"):
+        x * x
+    assert ("mul", "decldev") not in dispatch_operator.fallback_counts
+
+
 def test_plugin_api_version_mismatch_is_refused(manager):
     plugin = _plugin("futureplug", "futuredev", api=(2, 0))
     from core.plugins.hookspecs import PLUGIN_API_VERSION

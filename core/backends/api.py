@@ -1,7 +1,8 @@
 """The public plugin API: everything a backend package needs from core, in one module.
 
 A backend plugin imports only this module (and ``core``'s public names). See
-``docs/writing-a-backend.md`` for a tutorial and ``docs/hooks.md`` for the hooks.
+``docs/writing-a-backend.md`` for a tutorial (its section "The kit" for the shared helpers re-exported here)
+and ``docs/hooks.md`` for the hooks.
 """
 
 from __future__ import annotations
@@ -15,9 +16,12 @@ from ..dtypes import dtype, from_numpy_dtype
 from ..plugins.hookspecs import PLUGIN_API_VERSION, hookimpl
 from ..storage import Storage
 from ..tensor import Tensor, contiguous_strides
+from .kit import broadcast_strides, coalesce, collect, is_contiguous, new_output, new_tensor
 
 __all__ = ["hookimpl", "PLUGIN_API_VERSION", "Runtime", "Storage", "Tensor", "TensorSpec", "dtype",
-           "device", "from_numpy_dtype", "contiguous_strides", "make_tensor", "get_operator", "backend_key"]
+           "device", "from_numpy_dtype", "contiguous_strides", "make_tensor", "get_operator", "backend_key",
+           # the kit (core/backends/kit): layout arithmetic, fresh outputs, kernel tables
+           "broadcast_strides", "coalesce", "is_contiguous", "new_tensor", "new_output", "collect"]
 
 
 class Runtime:

@@ -16,8 +16,8 @@ def _implementers(op) -> list[str]:
                   if b.instance is not None and b.instance.key.bit in op.kernels)
 
 
-def resolve(op, key):
-    """The kernel for ``op`` on backend ``key`` when the backend has none of its own."""
+def resolve(op, key, declined: bool = False):
+    """The kernel for ``op`` on backend ``key`` when the backend has none of its own (or ``declined`` the call)."""
     from .. import config
 
     cpu = backend_key("cpu")
@@ -26,10 +26,11 @@ def resolve(op, key):
 
         runtime_for("cpu")  # the CPU backend loads on first use, and its kernels are the fallback's
     has_cpu = cpu.bit in op.kernels
+    lacks = "declined this call" if declined else "has no kernel for this op"
     if key is cpu or not has_cpu or not config.get("fallback"):
         who = ", ".join(_implementers(op)) or "none"
         why = "" if key is cpu or not has_cpu else " and the CPU fallback is disabled (config 'fallback')"
-        message = (f"{op.name}(): the backend of device type '{_device_type(key)}' has no kernel for this op{why}; "
+        message = (f"{op.name}(): the backend of device type '{_device_type(key)}' {lacks}{why}; "
                    f"backends with a kernel: {who}")
 
         def missing(*args, **kwargs):
@@ -39,9 +40,10 @@ def resolve(op, key):
 
     def run_on_cpu(*args, **kwargs):
         device = next(_tensors(args)).device
+        dtypes = f" (dtypes {', '.join(sorted({t.dtype.name for t in _tensors(args)}))})" if declined else ""
         warn_once(f"{op.name}/{key.name}",
-                  f"{op.name}(): the backend of device '{device}' has no kernel for this op; running on the "
-                  f"CPU with copies (this warning is shown once)")
+                  f"{op.name}(): the backend of device '{device}' {lacks}{dtypes}; running on the CPU with copies "
+                  f"(this warning is shown once)")
         fallback_counts[(op.name, device.type)] += 1
         cpu_args = [_to_cpu(a) for a in args]
         out = op.redispatch(cpu.mask, *cpu_args, **kwargs)

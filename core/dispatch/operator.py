@@ -9,7 +9,9 @@ look-up.
 Per op on a backend key the order is: the backend's kernel; the op's
 device-agnostic kernel (views); the op's decomposition into other ops; the
 CPU fallback (copies in and out, one warning, a counter) when enabled; else a
-NotImplementedError naming the op, the device and who implements it.
+NotImplementedError naming the op, the device and who implements it. A backend
+kernel may also decline one call by returning ``NotImplemented`` (a dtype or
+layout it does not cover): that call then goes on down the same order.
 
 A backend kernel may be registered with ``min_numel=N`` over a kernel already
 registered for the same key (a backend that extends another): calls whose
@@ -126,13 +128,30 @@ class Operator:
         kernel = self._cache.get(mask)
         if kernel is None:
             kernel = self._resolve(mask)
-        return kernel(*args, **kwargs)
+        out = kernel(*args, **kwargs)
+        if out is NotImplemented:
+            return self._declined(mask, args, kwargs)
+        return out
 
     def redispatch(self, mask: int, *args, **kwargs):
         """Run the kernel for ``mask`` (a functionality kernel passes the keys below itself)."""
         kernel = self._cache.get(mask)
         if kernel is None:
             kernel = self._resolve(mask)
+        out = kernel(*args, **kwargs)
+        if out is NotImplemented:
+            return self._declined(mask, args, kwargs)
+        return out
+
+    def _declined(self, mask: int, args: tuple, kwargs: dict):
+        """Run a call the backend kernel declined (returned ``NotImplemented``) as if it had no kernel."""
+        from . import fallback
+
+        key = next(_BY_BIT[bit] for bit in reversed(range(mask.bit_length()))
+                   if mask >> bit & 1 and _BY_BIT[bit].is_backend)
+        kernel = self.default or self.decomposition or fallback.resolve(self, key, declined=True)
+        if key is not CPU and mask & CPU.mask:
+            kernel = _moving_cpu_scalars(kernel)
         return kernel(*args, **kwargs)
 
     def _resolve(self, mask: int) -> Callable:
@@ -279,7 +298,8 @@ def _with_meta(op: Operator, fn: Callable) -> Callable:
         def checked(*args, **kwargs):
             spec = meta(*args, **kwargs)
             out = fn(spec, *args, **kwargs)
-            check_outputs(op, spec, out, args)
+            if out is not NotImplemented:  # a declined call: the dispatcher falls back
+                check_outputs(op, spec, out, args)
             return out
 
         return checked

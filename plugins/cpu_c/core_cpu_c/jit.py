@@ -29,9 +29,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from core.backends.api import broadcast_strides, coalesce
 from core.codegen import CRenderer, FusedKernel
 
-from .layout import check_bounds, collapse
+from .layout import check_bounds
 
 __all__ = ["FusedCRenderer", "FusedLauncher", "compile_library", "compiler", "cache_dir", "FLAGS"]
 
@@ -227,11 +228,6 @@ def _inner_class(stride: int) -> str:
     return "c" if stride == 1 else "b" if stride == 0 else "s"
 
 
-def _broadcast_strides(x, shape: tuple) -> tuple:
-    lead = len(shape) - len(x._shape)
-    return (0,) * lead + tuple(0 if n == 1 else s for n, s in zip(x._shape, x._stride))
-
-
 class FusedLauncher:
     """Launches one FusedKernel on cpu_c tensors: layouts, output allocation, a compiled variant per class."""
 
@@ -263,16 +259,16 @@ class FusedLauncher:
             if x.dtype.name != d:
                 raise TypeError(f"jit::fused {self.kernel.name}: input of dtype {x.dtype.name}, kernel takes {d}")
             check_bounds(self.kernel.name, x)
-        strides = [_broadcast_strides(x, self.shape) for x in inputs]
+        strides = [broadcast_strides(x._shape, x._stride, self.shape) for x in inputs]
         offsets = [x._offset for x in inputs]
         if self.split is None:
-            cshape, cstrides = collapse(self.shape, strides)
+            cshape, cstrides = coalesce(self.shape, strides, min_rank=1)
             classes = tuple(_inner_class(s[-1]) for s in cstrides)
             meta = list(cshape) + [v for s in cstrides for v in s] + offsets
             sizes = (self.n, len(cshape))
         else:
-            kshape, kstrides = collapse(self.shape[:self.split], [s[:self.split] for s in strides])
-            rshape, rstrides = collapse(self.shape[self.split:], [s[self.split:] for s in strides])
+            kshape, kstrides = coalesce(self.shape[:self.split], [s[:self.split] for s in strides], min_rank=1)
+            rshape, rstrides = coalesce(self.shape[self.split:], [s[self.split:] for s in strides], min_rank=1)
             classes = tuple(_inner_class(s[-1]) for s in rstrides)
             meta = list(kshape) + list(rshape) + [v for ks, rs in zip(kstrides, rstrides) for v in (*ks, *rs)]
             meta += offsets

@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from core.backends.api import contiguous_strides
+from core.backends.api import coalesce, contiguous_strides
 
-from .layout import check_bounds, collapse, operand
+from .layout import check_bounds, operand
 from .renderer import BOOL_OUTPUT, DTYPES, KERNEL_OPS, OP_DTYPES, kernel_name
 from .runtime import new_tensor
 
@@ -49,7 +49,7 @@ def _elementwise(ctx: Context, entry, shape: tuple, strides: tuple, n: int, out_
         for o in operands:
             args += [fb(o.buffer), o.offset]
         return out, contig(*args)
-    cshape, cstrides = collapse(shape, [strides] + [o.strides for o in operands])
+    cshape, cstrides = coalesce(shape, [strides] + [o.strides for o in operands], min_rank=1)
     if n == 1 or (len(cshape) == 1 and all(s == (1,) for s in cstrides)):
         args = [n, fb(buf), 0]
         for o in operands:

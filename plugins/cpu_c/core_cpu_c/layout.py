@@ -1,4 +1,4 @@
-"""Validation of tensor layouts before any C runs: dtypes, shapes, strides, bounds; and dim collapsing.
+"""Validation of tensor layouts before any C runs: dtypes, shapes, strides, bounds (coalescing: the kit's).
 
 A C kernel trusts the offsets and strides it is given, so every operand is
 checked here first: non-negative strides, offset and farthest element inside
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Operand", "operand", "collapse", "pointer", "LayoutError"]
+__all__ = ["Operand", "operand", "pointer", "LayoutError"]
 
 
 class LayoutError(RuntimeError):
@@ -83,21 +83,3 @@ def operand(op: str, x, dtype, shape: tuple, contiguous: tuple, n: int):
     if isinstance(x, (bool, int, float)):
         return Operand(np.array([x], dtype.numpy), 0, (0,) * len(shape), ())
     return None
-
-
-def collapse(shape: tuple, strides: list) -> tuple:
-    """(shape, strides per tensor) with size-1 dims dropped and mergeable neighbours merged (row-major)."""
-    merged_shape, merged = [], []
-    for d, size in enumerate(shape):
-        if size == 1:
-            continue
-        column = [s[d] for s in strides]
-        if merged_shape and all(prev == cur * size for prev, cur in zip(merged[-1], column)):
-            merged_shape[-1] *= size
-            merged[-1] = column
-        else:
-            merged_shape.append(size)
-            merged.append(column)
-    if not merged_shape:
-        return (1,), [(0,) for _ in strides]
-    return tuple(merged_shape), [tuple(col[k] for col in merged) for k in range(len(strides))]

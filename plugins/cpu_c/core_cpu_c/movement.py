@@ -20,9 +20,9 @@ import numbers
 
 import numpy as np
 
-from core.backends.api import contiguous_strides
+from core.backends.api import coalesce, contiguous_strides
 
-from .layout import check_bounds, collapse
+from .layout import check_bounds
 from .runtime import _address, new_tensor
 
 __all__ = ["MOVEMENT_OPS", "build_movement_kernels", "sized_thresholds", "C"]
@@ -145,7 +145,8 @@ class _Movement:
             check_bounds(op, src)
             if dst_shape is None and _overlap(dst, src):
                 return False
-            cshape, (cdst, csrc) = collapse(*_memory_order(shape, [tuple(dst_strides), tuple(src_strides)]))
+            cshape, (cdst, csrc) = coalesce(*_memory_order(shape, [tuple(dst_strides), tuple(src_strides)]),
+                                            min_rank=1)
             k = len(cshape)
             meta = self.longs([*cshape, *cdst, *csrc])
         pdst = self.ffi.from_buffer(dst._storage.data) + (dst._offset + dst_offset) * dst.dtype.itemsize
@@ -172,7 +173,7 @@ class _Movement:
                 check_bounds("fill_", self_)
                 scalar = np.asarray(value).astype(d.numpy)  # the reference's conversion, warnings and all
                 shape = self_._shape or (1,)
-                cshape, (cdst,) = collapse(*_memory_order(shape, [tuple(self_._stride) or (0,)]))
+                cshape, (cdst,) = coalesce(*_memory_order(shape, [tuple(self_._stride) or (0,)]), min_rank=1)
                 k = len(cshape)
                 meta = self.longs([*cshape, *cdst, *([0] * k)])
                 C["copy_bytes"](d.itemsize, k, meta, meta + k, meta + 2 * k, self.ptr(self_),
@@ -273,7 +274,7 @@ class _Movement:
                 check_bounds("flip", input)
                 start = sum((shape[k] - 1) * strides[k] for k in flipped)
                 src = [-s if k in flipped else s for k, s in enumerate(strides)]
-                cshape, (cdst, csrc) = collapse(shape, [out._stride, tuple(src)])
+                cshape, (cdst, csrc) = coalesce(shape, [out._stride, tuple(src)], min_rank=1)
                 k = len(cshape)
                 meta = self.longs([*cshape, *cdst, *csrc])
                 C["copy_bytes"](d.itemsize, k, meta, meta + k, meta + 2 * k, self.ptr(out),
@@ -359,8 +360,8 @@ class _Movement:
         tensors = [indices[m] for m in positions]
         if any(i.dtype.name != "int64" or any(s < 0 for s in i._stride) for i in tensors) or min(t._stride) < 0:
             return None
-        pre = collapse(t._shape[:d], [t._stride[:d]])
-        post = collapse(t._shape[d + k:], [t._stride[d + k:]])
+        pre = coalesce(t._shape[:d], [t._stride[:d]], min_rank=1)
+        post = coalesce(t._shape[d + k:], [t._stride[d + k:]], min_rank=1)
         if len(pre[0]) != 1 or len(post[0]) != 1:
             return None
         check_bounds(op, t)
@@ -369,7 +370,7 @@ class _Movement:
         if k == 1:
             index, size = tensors[0], t._shape[d]
             B = index._shape
-            flat = collapse(B or (1,), [index._stride or (0,)])
+            flat = coalesce(B or (1,), [index._stride or (0,)], min_rank=1)
             low, high, dim_stride = -size, size, t._stride[d]
             if len(flat[0]) == 1:
                 holder, pointer, stride = index, self.ffi.cast("long long *", self.ptr(index)), flat[1][0][0]
@@ -437,9 +438,9 @@ class _Movement:
                 vstrides = _aligned(values, target) if len(values._shape) <= len(target) else None
                 if vstrides is not None:
                     b = len(B)
-                    groups = [collapse(target[:dim], [tuple(vstrides[:dim])]),
-                              collapse(target[dim:dim + b], [tuple(vstrides[dim:dim + b])]),
-                              collapse(target[dim + b:], [tuple(vstrides[dim + b:])])]
+                    groups = [coalesce(target[:dim], [tuple(vstrides[:dim])], min_rank=1),
+                              coalesce(target[dim:dim + b], [tuple(vstrides[dim:dim + b])], min_rank=1),
+                              coalesce(target[dim + b:], [tuple(vstrides[dim + b:])], min_rank=1)]
                     check_bounds("index_put_", values)
                     if (all(len(g[0]) == 1 for g in groups) and not _overlap(self_, values)
                             and not any(i is not None and _overlap(self_, i) for i in indices)):

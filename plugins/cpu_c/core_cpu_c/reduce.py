@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import math
 
+from core.backends.api import coalesce, is_contiguous
+
 from .kernels import Context
 from .renderer import DTYPES
-from .layout import check_bounds, collapse
+from .layout import check_bounds
 from .runtime import new_tensor
 
 __all__ = ["REDUCE_OPS", "build_reduce_kernels", "sized_thresholds"]
@@ -28,16 +30,13 @@ def _rows(op: str, x, k: int):
     if any(s < 0 for s in strides):
         return None
     lead = len(shape) - k
-    expected = 1
-    for size, stride in zip(reversed(shape[lead:]), reversed(strides[lead:])):
-        if size != 1 and stride != expected:
-            return None
-        expected *= size
-    cshape, cstrides = collapse(shape[:lead], [strides[:lead]])
+    if not is_contiguous(shape[lead:], strides[lead:]):
+        return None
+    cshape, cstrides = coalesce(shape[:lead], [strides[:lead]], min_rank=1)
     if len(cshape) != 1:
         return None
     check_bounds(op, x)
-    return math.prod(shape[:lead]), expected, cstrides[0][0]
+    return math.prod(shape[:lead]), math.prod(shape[lead:]), cstrides[0][0]
 
 
 _FLOATS = ("float32", "float64")
@@ -48,21 +47,9 @@ _IDENTITY = {"sum": 0, "prod": 1, "any": 0, "all": 1}  # what an empty reduction
 
 
 def _collapse(shape, strides, dims) -> tuple:
-    """(sizes, strides) of ``dims`` walked in that order, size-1 dims dropped and mergeable neighbours merged; a
-    placeholder ([1], [0]) when nothing is left (layout.collapse for one tensor, without its generality)."""
-    sizes, steps = [], []
-    for d in dims:
-        n = shape[d]
-        if n == 1:
-            continue
-        s = strides[d]
-        if sizes and steps[-1] == s * n:
-            sizes[-1] *= n
-            steps[-1] = s
-        else:
-            sizes.append(n)
-            steps.append(s)
-    return (sizes, steps) if sizes else ([1], [0])
+    """(sizes, strides) of ``dims`` walked in that order, coalesced to at least one dim."""
+    sizes, (steps,) = coalesce(tuple(shape[d] for d in dims), [tuple(strides[d] for d in dims)], min_rank=1)
+    return sizes, steps
 
 
 def _walk(x, reduced: tuple, reorder: bool):
@@ -173,8 +160,8 @@ def _scan(ctx: Context, op: str, base):
             if not shape:  # 0-d: one element
                 shape, strides, ostrides, dim = (1,), (0,), (0,), 0
             kept = [k for k in range(len(shape)) if k != dim]
-            kshape, (kin, kout) = collapse(tuple(shape[k] for k in kept), [tuple(strides[k] for k in kept),
-                                                                          tuple(ostrides[k] for k in kept)])
+            kshape, (kin, kout) = coalesce(tuple(shape[k] for k in kept), [tuple(strides[k] for k in kept),
+                                                                          tuple(ostrides[k] for k in kept)], min_rank=1)
             block = int(kshape[-1] > 1 and shape[dim] > 1 and kout[-1] < ostrides[dim])
             meta = (len(kshape), block, input._offset, shape[dim], strides[dim], ostrides[dim], *kshape, *kin, *kout)
             fns[d.name](ctx.ffi.new("long long[]", meta), ctx.from_buffer(input._storage.data),

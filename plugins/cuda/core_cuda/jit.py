@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.backends.api import TensorSpec
+from core.backends.api import TensorSpec, broadcast_strides, coalesce
 from core.codegen import FusedKernel
 
 from .codegen import MAX_RANK, CudaRenderer
-from .layout import broadcast_strides, coalesce
 
 __all__ = ["FusedCudaRenderer", "FusedLauncher", "FEW_ROWS", "LONG_ROW"]
 

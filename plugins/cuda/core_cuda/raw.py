@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.backends.api import broadcast_strides, coalesce
+
 from .codegen import MAX_RANK, CudaRenderer, render
-from .layout import broadcast_strides, coalesce
 
 __all__ = ["RawElementwise", "plan"]
 

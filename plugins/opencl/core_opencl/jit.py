@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.backends.api import broadcast_strides, coalesce
 from core.codegen import FusedKernel
 
-from .kernels._common import RENDERER, broadcast_strides, coalesce, launch_1d, new_tensor, numel, padded, rank_bucket
+from .kernels._common import RENDERER, launch_1d, new_tensor, numel, padded, rank_bucket
 from .programs import get_kernel
 from .runtime import RUNTIME
 
@@ -46,7 +47,7 @@ class FusedLauncher:
     def __call__(self, inputs):
         dev = inputs[0].device
         slot = RUNTIME.slot(dev.index)
-        strides = [broadcast_strides(x, self.shape) for x in inputs]
+        strides = [broadcast_strides(x._shape, x._stride, self.shape) for x in inputs]
         if self.split is None:
             dims, per_input = coalesce(self.shape, strides)
             ranks = (rank_bucket(len(dims)),)

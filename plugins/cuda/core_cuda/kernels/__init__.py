@@ -9,17 +9,14 @@ from __future__ import annotations
 import functools
 import importlib
 
+from core.backends.api import collect
+
 FAMILIES = ("elementwise", "creation", "reduction", "linalg", "shape", "indexing")
 
 
 def build_kernels(rt) -> dict:
     """op name -> kernel bound to runtime ``rt`` (each run on its output's device when there are several)."""
-    table = {}
-    for family in FAMILIES:
-        for name, fn in importlib.import_module(f"{__name__}.{family}").kernels(rt).items():
-            if name in table:
-                raise RuntimeError(f"cuda backend: kernel '{name}' defined in two families")
-            table[name] = fn
+    table = collect([importlib.import_module(f"{__name__}.{family}") for family in FAMILIES], rt)
     if rt.device_count() > 1:  # one device: skip the per-call device switch
         table = {name: _on_device(rt, fn) for name, fn in table.items()}
     return table

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.backends.api import broadcast_strides, coalesce
 from core.codegen import BINARY_EXPRESSIONS, UNARY_EXPRESSIONS
 
 from ..programs import get_kernel
 from ..runtime import RUNTIME
-from ._common import (RENDERER, cpu_fallback, coalesce, is_tensor, kernel_dtypes_ok, launch_1d, new_tensor, numel,
-                      padded, rank_bucket, slot_of, broadcast_strides)
+from ._common import RENDERER, is_tensor, kernel_dtypes_ok, launch_1d, new_tensor, numel, padded, rank_bucket, slot_of
 
-__all__ = ["KERNELS", "run_elementwise", "UNARY", "BINARY"]
+__all__ = ["kernels", "run_elementwise", "UNARY", "BINARY"]
 
 _FLOATS = ("float32", "float64")
 _PI = "({T})3.141592653589793"
@@ -69,7 +69,7 @@ def run_elementwise(op: str, template: str, out, operands: list, compute) -> obj
         if is_tensor(x):
             buffers.append(x._storage.data)
             dtypes.append(x.dtype.name)
-            strides.append(broadcast_strides(x, shape))
+            strides.append(broadcast_strides(x._shape, x._stride, shape))
             offsets.append(x._offset)
         else:  # a number: a one-element buffer in the compute dtype, broadcast with stride 0
             buffers.append(slot.scalar_buffer(x, compute.numpy))
@@ -114,7 +114,7 @@ def _unary_kernel(op: str):
 
     def kernel(spec, input):
         if not _can_run(op, spec, (input,)):
-            return cpu_fallback(op, (input,), {}, f"dtype {input.dtype.name}")
+            return NotImplemented
         return run_elementwise(op, template, new_tensor(spec.shape, spec.dtype, spec.device), [input],
                                spec.compute_dtype)
 
@@ -126,7 +126,7 @@ def _binary_kernel(op: str):
 
     def kernel(spec, a, b):
         if not _can_run(op, spec, (a, b)):
-            return cpu_fallback(op, (a, b), {}, f"dtypes {_names(a, b)}")
+            return NotImplemented
         return run_elementwise(op, template, new_tensor(spec.shape, spec.dtype, spec.device), [a, b],
                                spec.compute_dtype)
 
@@ -142,7 +142,7 @@ def _add_kernel(op: str):
 
     def kernel(spec, a, b, alpha=1):
         if not _can_run(op, spec, (a, b)) or (alpha != 1 and spec.compute_dtype.name == "bool"):
-            return cpu_fallback(op, (a, b, alpha), {}, f"dtypes {_names(a, b)}")
+            return NotImplemented
         if alpha != 1:  # b * alpha first, in the compute dtype (as the reference does)
             b = b * alpha if not is_tensor(b) else run_elementwise(
                 "mul", BINARY["mul"], new_tensor(b._shape, spec.compute_dtype, spec.device), [b, alpha],
@@ -155,7 +155,7 @@ def _add_kernel(op: str):
 
 def where(spec, condition, input, other):
     if not _can_run("where", spec, (condition, input, other)):
-        return cpu_fallback("where", (condition, input, other), {}, f"dtypes {_names(input, other)}")
+        return NotImplemented
     return run_elementwise("where", "(a != 0 ? b : c)", new_tensor(spec.shape, spec.dtype, spec.device),
                            [condition, input, other], spec.compute_dtype)
 
@@ -165,7 +165,7 @@ _CLAMP_LOW = "(a < b || b != b ? b : a)"  # a NaN bound propagates, as NumPy's m
 
 def clamp(spec, input, min=None, max=None):  # noqa: A002 - PyTorch's names
     if not _can_run("maximum", spec, (input, min, max)):
-        return cpu_fallback("clamp", (input, min, max), {}, f"dtypes {_names(input)}")
+        return NotImplemented
     out = new_tensor(spec.shape, spec.dtype, spec.device)
     if min is not None and max is not None:
         low = _CLAMP_LOW
@@ -179,7 +179,7 @@ def clamp(spec, input, min=None, max=None):  # noqa: A002 - PyTorch's names
 
 def relu(input):
     if input.dtype.name not in RENDERER.types or input.dtype.name == "bool":
-        return cpu_fallback("relu", (input,), {}, f"dtype {input.dtype.name}")
+        return NotImplemented
     return run_elementwise("relu", UNARY["relu"], new_tensor(input._shape, input.dtype, input.device), [input],
                            input.dtype)
 
@@ -187,7 +187,7 @@ def relu(input):
 def _activation_backward(op: str):
     def kernel(grad, output):
         if grad.dtype.name not in _FLOATS or grad._shape != output._shape or grad.dtype is not output.dtype:
-            return cpu_fallback(op, (grad, output), {}, f"dtypes {_names(grad, output)}")
+            return NotImplemented
         return run_elementwise(op, BINARY[op], new_tensor(grad._shape, grad.dtype, grad.device), [grad, output],
                                grad.dtype)
 
@@ -228,9 +228,11 @@ def _op_names(table: dict) -> list:
     return names
 
 
-KERNELS = {name: _unary_kernel(name) for name in _op_names(UNARY) if name != "relu"}
-KERNELS.update({name: _binary_kernel(name) for name in _op_names(BINARY)
-                if name not in ("add", "sub", "tanh_backward", "sigmoid_backward")})
-KERNELS.update(add=_add_kernel("add"), sub=_add_kernel("sub"), where=where, clamp=clamp, relu=relu, copy_=copy_,
-               fill_=fill_, tanh_backward=_activation_backward("tanh_backward"),
-               sigmoid_backward=_activation_backward("sigmoid_backward"))
+def kernels(runtime) -> dict:
+    """The elementwise family: op name -> kernel."""
+    table = {name: _unary_kernel(name) for name in _op_names(UNARY) if name != "relu"}
+    table.update({name: _binary_kernel(name) for name in _op_names(BINARY)
+                  if name not in ("add", "sub", "tanh_backward", "sigmoid_backward")})
+    return table | dict(add=_add_kernel("add"), sub=_add_kernel("sub"), where=where, clamp=clamp, relu=relu,
+                        copy_=copy_, fill_=fill_, tanh_backward=_activation_backward("tanh_backward"),
+                        sigmoid_backward=_activation_backward("sigmoid_backward"))

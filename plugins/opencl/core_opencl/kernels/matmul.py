@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.backends.api import coalesce
+
 from ..programs import get_kernel
 from ..renderer import GEMM_TILE
-from ._common import RENDERER, coalesce, cpu_fallback, new_tensor, numel, slot_of
+from ._common import RENDERER, new_tensor, numel, slot_of
 from .elementwise import run_elementwise
 
-__all__ = ["KERNELS", "batched_matmul"]
+__all__ = ["kernels", "batched_matmul"]
 
 _GEMM_DTYPES = ("float32", "float64", "int32", "int64")
 
@@ -21,7 +23,7 @@ def _contiguous(t):
 def batched_matmul(spec, a, b):
     dtype = spec.dtype.name
     if dtype not in _GEMM_DTYPES:
-        return cpu_fallback("batched_matmul", (a, b), {}, f"dtype {dtype}")
+        return NotImplemented
     out = new_tensor(spec.shape, spec.dtype, spec.device)
     n, k, m = a._shape[-2], a._shape[-1], b._shape[-1]
     if numel(spec.shape) == 0:
@@ -46,4 +48,6 @@ def batched_matmul(spec, a, b):
     return out
 
 
-KERNELS = {"batched_matmul": batched_matmul}
+def kernels(runtime) -> dict:
+    """The matmul family: op name -> kernel."""
+    return {"batched_matmul": batched_matmul}

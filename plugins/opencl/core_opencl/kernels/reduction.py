@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..programs import get_kernel
-from ._common import (RENDERER, coalesce, cpu_fallback, kernel_dtypes_ok, launch_1d, new_tensor, numel, padded,
-                      rank_bucket, slot_of)
+from core.backends.api import coalesce
 
-__all__ = ["KERNELS", "run_reduction"]
+from ..programs import get_kernel
+from ._common import RENDERER, kernel_dtypes_ok, launch_1d, new_tensor, numel, padded, rank_bucket, slot_of
+
+__all__ = ["kernels", "run_reduction"]
 
 _ACCUMULATING = ("sum", "prod")  # accumulate in spec.compute_dtype; the others compare in the input's dtype
 
@@ -45,8 +46,7 @@ def _reduce_kernel(op: str):
     def kernel(spec, input, dims, keepdim=False, dtype=None):
         dims = tuple(dims) if input.dim() else ()
         if not _supported(spec, input, dims):
-            return cpu_fallback(op, (input, dims, keepdim) + ((dtype,) if dtype is not None else ()), {},
-                                f"dtype {input.dtype.name}")
+            return NotImplemented
         return run_reduction(op, spec, input, dims)
 
     return kernel
@@ -56,11 +56,13 @@ def _arg_kernel(op: str):
     def kernel(spec, input, dim, keepdim=False):
         dims = tuple(range(input.dim())) if dim is None else ((dim,) if input.dim() else ())
         if not _supported(spec, input, dims):
-            return cpu_fallback(op, (input, dim, keepdim), {}, f"dtype {input.dtype.name}")
+            return NotImplemented
         return run_reduction(op, spec, input, dims)
 
     return kernel
 
 
-KERNELS = {op: _reduce_kernel(op) for op in ("sum", "prod", "amax", "amin", "any", "all")}
-KERNELS.update(argmax=_arg_kernel("argmax"), argmin=_arg_kernel("argmin"))
+def kernels(runtime) -> dict:
+    """The reduction family: op name -> kernel."""
+    table = {op: _reduce_kernel(op) for op in ("sum", "prod", "amax", "amin", "any", "all")}
+    return table | dict(argmax=_arg_kernel("argmax"), argmin=_arg_kernel("argmin"))

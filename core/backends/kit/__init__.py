@@ -1,0 +1,19 @@
+"""The backend kit: what every backend needs, written once (exported to plugins by ``core.backends.api``).
+
+- layout arithmetic over shapes and element strides (``layout``): broadcast strides, dimension coalescing,
+  contiguity tests;
+- fresh outputs (``outputs``): an empty contiguous tensor of a spec on a backend's device;
+- kernel tables (``tables``): ``collect`` merges per-family ``kernels(ctx)`` tables, rejecting duplicates.
+
+A kernel declines a call it cannot run (a dtype or layout it does not cover) by returning ``NotImplemented``;
+the dispatcher then runs the op's CPU fallback exactly as for a missing kernel (counted, warned once, an error
+when the ``fallback`` config is off).
+"""
+
+from __future__ import annotations
+
+from .layout import broadcast_strides, coalesce, is_contiguous
+from .outputs import new_output, new_tensor
+from .tables import collect
+
+__all__ = ["broadcast_strides", "coalesce", "is_contiguous", "new_tensor", "new_output", "collect"]

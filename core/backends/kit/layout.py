@@ -1,0 +1,56 @@
+"""Layout arithmetic over shapes and element strides: broadcasting, dimension coalescing, contiguity.
+
+Pure Python over tuples (no tensors, no devices), so every backend and its tests share it.
+"""
+
+from __future__ import annotations
+
+__all__ = ["broadcast_strides", "coalesce", "is_contiguous"]
+
+
+def broadcast_strides(shape: tuple, strides: tuple, out_shape: tuple) -> tuple:
+    """Strides of an operand of ``shape`` read as ``out_shape``: leading and size-1 dims get stride 0."""
+    lead = len(out_shape) - len(shape)
+    return (0,) * lead + tuple(0 if n == 1 else s for n, s in zip(shape, strides))
+
+
+def coalesce(shape: tuple, stride_lists: list, min_rank: int = 0) -> tuple:
+    """``(shape, [strides per operand])`` over the same elements in the same row-major order, in fewest dims.
+
+    Size-1 dims are dropped and neighbours every operand walks as one run are merged. One element and no
+    dims left gives ``()`` and empty strides (the 0-d case); ``min_rank`` pads with leading size-1 dims of
+    stride 0 (a kernel that wants at least one dim passes ``min_rank=1``).
+    """
+    out_shape: list = []
+    merged: list = []  # per kept dim: [stride of each operand]
+    for d, n in enumerate(shape):
+        if n == 1:
+            continue
+        column = [s[d] for s in stride_lists]
+        if out_shape and all(prev == s * n for prev, s in zip(merged[-1], column)):
+            out_shape[-1] *= n  # the outer dim steps exactly over one run of this dim: one dim
+            merged[-1] = column
+        else:
+            out_shape.append(n)
+            merged.append(column)
+    if len(out_shape) < min_rank:
+        pad = min_rank - len(out_shape)
+        out_shape[:0] = [1] * pad
+        merged[:0] = [[0] * len(stride_lists)] * pad
+    if not merged:
+        return (), [()] * len(stride_lists)
+    return tuple(out_shape), list(zip(*merged))
+
+
+def is_contiguous(shape: tuple, strides: tuple) -> bool:
+    """Whether ``shape``/``strides`` are row-major with no gaps (size-1 dims ignored; empty: True), as PyTorch's."""
+    if 0 in shape:
+        return True
+    expected = 1
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size == 1:
+            continue
+        if stride != expected:
+            return False
+        expected *= size
+    return True

@@ -1,0 +1,128 @@
+"""The backend kit (core/backends/kit, exported by core.backends.api): layout arithmetic, fresh outputs, tables."""
+
+from __future__ import annotations
+
+import itertools
+import types
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import core
+from core.backends import api
+from core.backends.api import broadcast_strides, coalesce, collect, is_contiguous, new_output, new_tensor
+
+shapes = st.lists(st.integers(0, 4), min_size=0, max_size=5).map(tuple)
+
+
+def offsets(shape: tuple, strides: tuple) -> list:
+    """The element offsets a row-major walk of ``shape`` visits."""
+    return [sum(i * s for i, s in zip(index, strides)) for index in itertools.product(*map(range, shape))]
+
+
+@st.composite
+def layouts(draw):
+    """A shape and strides for each of several operands (dense, transposed, sliced, broadcast)."""
+    shape = draw(shapes)
+    stride_lists = []
+    for _ in range(draw(st.integers(1, 3))):
+        base = np.empty([n * draw(st.sampled_from((1, 2))) for n in shape] or [1])
+        view = base[tuple(slice(None, None, 2 if b != n else 1) for n, b in zip(shape, base.shape))] if shape \
+            else base[0]
+        order = draw(st.permutations(range(len(shape))))
+        view = np.ascontiguousarray(view.transpose(order)).transpose(np.argsort(order)) if shape else view
+        strides = tuple(s // view.itemsize for s in view.strides)
+        strides = tuple(0 if draw(st.booleans()) and n == 1 else s for n, s in zip(shape, strides))
+        stride_lists.append(strides)
+    return shape, stride_lists
+
+
+@settings(max_examples=200, deadline=None)
+@given(layouts())
+def test_coalesce_walks_the_same_elements_in_the_same_order(layout):
+    shape, stride_lists = layout
+    new_shape, new_strides = coalesce(shape, stride_lists)
+    assert len(new_strides) == len(stride_lists)
+    assert all(n != 1 for n in new_shape) and len(new_shape) <= len(shape)
+    for before, after in zip(stride_lists, new_strides):
+        assert len(after) == len(new_shape)
+        assert offsets(new_shape, after) == offsets(shape, before)
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (1, 1, 1)])
+def test_coalesce_of_one_element_is_zero_d(shape):
+    strides = (7,) * len(shape)
+    assert coalesce(shape, [strides, strides]) == ((), [(), ()])
+    assert coalesce(shape, [strides], min_rank=1) == ((1,), [(0,)])
+
+
+def test_coalesce_merges_dense_dims_and_keeps_transposed_ones():
+    assert coalesce((2, 3, 4), [(12, 4, 1)]) == ((24,), [(1,)])
+    assert coalesce((2, 3), [(1, 2)]) == ((2, 3), [(1, 2)])
+    assert coalesce((2, 3), [(3, 1), (0, 1)]) == ((2, 3), [(3, 1), (0, 1)])  # a broadcast row: no merge
+    assert coalesce((0, 3), [(3, 1)]) == ((0,), [(1,)])
+    assert coalesce((5,), [(1,)], min_rank=3) == ((1, 1, 5), [(0, 0, 1)])
+    assert coalesce((2, 3, 4), [(12, 4, 1), (0, 4, 1)]) == ((2, 12), [(12, 1), (0, 1)])
+    assert broadcast_strides((3, 1), (1, 1), (2, 3, 4)) == (0, 1, 0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(shapes, st.data())
+def test_broadcast_strides_match_numpy(out_shape, data):
+    ndim = data.draw(st.integers(0, len(out_shape)))
+    shape = tuple(data.draw(st.sampled_from((1, n))) for n in out_shape[len(out_shape) - ndim:])
+    a = np.zeros(shape, np.float32)
+    strides = tuple(s // 4 for s in a.strides)
+    expected = tuple(s // 4 for s in np.broadcast_to(a, out_shape).strides)
+    got = broadcast_strides(shape, strides, out_shape)
+    assert all(g == e for g, e, n in zip(got, expected, out_shape) if n > 1)
+    assert all(g == 0 for g, n in zip(got, out_shape) if n == 1)
+    assert got[:len(out_shape) - ndim] == (0,) * (len(out_shape) - ndim)
+
+
+@settings(max_examples=100, deadline=None)
+@given(shapes, st.data())
+def test_is_contiguous_agrees_with_tensor_is_contiguous(shape, data):
+    x = core.zeros(shape)
+    if len(shape) >= 2:
+        i, j = data.draw(st.permutations(range(len(shape))))[:2]
+        x = x.transpose(i, j)
+    assert is_contiguous(x.shape, x.stride()) == (x.is_contiguous() or x.numel() == 0)  # empty: True, as PyTorch
+
+
+def test_is_contiguous_cases():
+    assert is_contiguous((), ())
+    assert is_contiguous((2, 3), (3, 1))
+    assert is_contiguous((2, 1, 3), (3, 99, 1))  # size-1 dims have any stride
+    assert not is_contiguous((2, 3), (1, 2))
+    assert is_contiguous((0, 3), (1, 5))  # no elements
+    assert not is_contiguous((3,), (0,))
+
+
+def test_new_tensor_and_new_output_allocate_through_the_runtime():
+    from core.plugins.manager import runtime_for
+
+    runtime = runtime_for("cpu")
+    t = new_tensor(runtime, [2, 3], core.float32, core.device("cpu"))
+    assert t.shape == (2, 3) and t.stride() == (3, 1) and t.dtype is core.float32 and t.device.type == "cpu"
+    t.fill_(2.0)
+    assert t.sum().item() == 12.0
+    out = new_output(runtime, api.TensorSpec((4,), core.int64, core.device("cpu")))
+    assert out.shape == (4,) and out.dtype is core.int64 and out.is_contiguous()
+    assert new_tensor(runtime, (0, 5), core.float32, core.device("cpu")).numel() == 0
+
+
+def _family(name: str, table: dict):
+    return types.SimpleNamespace(__name__=name, kernels=lambda ctx: {op: (fn, ctx) for op, fn in table.items()})
+
+
+def test_collect_merges_families_bound_to_the_context():
+    table = collect([_family("fam.a", {"add": 1}), _family("fam.b", {"mul": 2})], "ctx")
+    assert table == {"add": (1, "ctx"), "mul": (2, "ctx")}
+
+
+def test_collect_names_both_families_of_a_duplicate():
+    with pytest.raises(RuntimeError, match=r"'add'.*fam\.a and fam\.b"):
+        collect([_family("fam.a", {"add": 1}), _family("fam.b", {"add": 2})], None)
