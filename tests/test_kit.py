@@ -126,3 +126,15 @@ def test_collect_merges_families_bound_to_the_context():
 def test_collect_names_both_families_of_a_duplicate():
     with pytest.raises(RuntimeError, match=r"'add'.*fam\.a and fam\.b"):
         collect([_family("fam.a", {"add": 1}), _family("fam.b", {"add": 2})], None)
+
+
+def test_register_all_passes_kernel_options_and_plain_functions():
+    from core.backends.api import Kernel, register_all
+
+    def add(*args):
+        return None
+
+    calls = []
+    register_all(lambda op, fn, **options: calls.append((op, fn, options)),
+                 {"add": add, "exp": Kernel(add, dtypes=("float32",), min_numel=64)})
+    assert calls == [("add", add, {}), ("exp", add, {"dtypes": ("float32",), "min_numel": 64})]

@@ -18,7 +18,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 #: Version of this contract; a plugin may declare ``CORE_PLUGIN_API = (major, minor)``
 #: and is refused (with a clear error) when its major version differs.
-PLUGIN_API_VERSION = (1, 2)
+PLUGIN_API_VERSION = (1, 3)  # 1.3: kernels may return NotImplemented; the kit in core.backends.api
 
 
 @hookspec(historic=True)

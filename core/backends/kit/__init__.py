@@ -3,7 +3,8 @@
 - layout arithmetic over shapes and element strides (``layout``): broadcast strides, dimension coalescing,
   contiguity tests;
 - fresh outputs (``outputs``): an empty contiguous tensor of a spec on a backend's device;
-- kernel tables (``tables``): ``collect`` merges per-family ``kernels(ctx)`` tables, rejecting duplicates.
+- kernel tables (``tables``): ``collect`` merges per-family ``kernels(ctx)`` tables, rejecting duplicates;
+  ``register_all`` hands a table to the ``register_kernels`` hook (entries may be :class:`Kernel` with options).
 
 A kernel declines a call it cannot run (a dtype or layout it does not cover) by returning ``NotImplemented``;
 the dispatcher then runs the op's CPU fallback exactly as for a missing kernel (counted, warned once, an error
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from .layout import broadcast_strides, coalesce, is_contiguous
 from .outputs import new_output, new_tensor
-from .tables import collect
+from .tables import Kernel, collect, register_all
 
-__all__ = ["broadcast_strides", "coalesce", "is_contiguous", "new_tensor", "new_output", "collect"]
+__all__ = ["broadcast_strides", "coalesce", "is_contiguous", "new_tensor", "new_output", "Kernel", "collect",
+           "register_all"]
