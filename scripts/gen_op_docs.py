@@ -1,18 +1,75 @@
-"""Write docs/ops.md: every declared op, its kind, and its contract (the op's doc string)."""
+"""Write docs/ops.md: every declared op, its kind, where it is declared, where its derivative is, which backends
+have a native kernel for it, and its contract (the op's doc string).
+
+``--check`` exits 1 when docs/ops.md is stale. The native-kernel column depends on which backends load on the
+machine (cpu_c needs its compiled extension, opencl an OpenCL platform, cuda a GPU), so the check compares it
+only for the backends that load both here and where the page was generated (its header names them); every
+other column, and the header, must match exactly.
+"""
 
 from __future__ import annotations
 
 import pathlib
+import re
 import sys
 
 import core  # noqa: F401 - declares every op
 from core.dispatch import OPERATORS
+from core.plugins.manager import BackendUnavailableError, get_manager
 
-TARGET = pathlib.Path(__file__).resolve().parent.parent / "docs" / "ops.md"
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+TARGET = ROOT / "docs" / "ops.md"
+# The backends shipped in this repository: the built-in NumPy reference and one per plugins/ folder.
+SHIPPED = ("numpy",) + tuple(sorted(p.name for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").exists()))
+LOADED_LINE = "Native kernels were read from the backends that loaded where this page was generated: "
 
 
-def render() -> str:
-    """The Markdown text of docs/ops.md."""
+def _source_file(module_name: str) -> str:
+    """The repository-relative path of a module (``core/ops/conv.py``)."""
+    path = pathlib.Path(sys.modules[module_name].__file__).resolve()
+    try:
+        return path.relative_to(ROOT).as_posix()
+    except ValueError:
+        return module_name
+
+
+def _derivative_file(op) -> str:
+    if op.derivative is None:
+        return "not differentiable" if getattr(op, "differentiable", True) is False else "—"
+    return f"`{_source_file(op.derivative.__module__)}`"
+
+
+def native_kernels() -> tuple[dict, list, dict]:
+    """({backend: set of ops it registers a kernel for}, loaded backends, {backend: why it did not load}).
+
+    Each shipped backend is loaded through the plugin manager (as a first use would); its record of the ops it
+    registered (``BackendInfo.kernels``, one ``register(op, fn)`` call each) is what it implements natively.
+    """
+    manager = get_manager()
+    manager.scan()
+    by_name = {info.name: info for info in manager.backends.values()}
+    kernels, missing = {}, {}
+    for name in SHIPPED:
+        info = by_name.get(name)
+        if info is None:
+            missing[name] = "not installed"
+            continue
+        try:
+            manager.load(info)
+        except BackendUnavailableError:
+            missing[name] = info.status
+            continue
+        kernels[name] = set(info.kernels)
+    return kernels, [name for name in SHIPPED if name in kernels], missing
+
+
+def render(native: dict | None = None, loaded_line: str | None = None) -> str:
+    """The Markdown text of docs/ops.md (``native``: op name -> backend names, else read from the backends)."""
+    if native is None:
+        kernels, loaded, missing = native_kernels()
+        native = {name: [b for b in loaded if name in kernels[b]] for name in OPERATORS}
+        loaded_line = LOADED_LINE + ", ".join(loaded) + "." + (
+            " Not loaded there: " + ", ".join(f"{b} ({why})" for b, why in missing.items()) + "." if missing else "")
     ops = sorted((op for op in OPERATORS.values() if "::" not in op.name), key=lambda op: op.name)
     primitives = [op for op in ops if op.primitive]
     lines = [
@@ -26,21 +83,53 @@ def render() -> str:
         "Functions that are not operators (in-place variants, aliases, conveniences) are composites in",
         "`core/ops/` and are not listed.",
         "",
+        "Columns: **declared in** is the module whose `define(...)` declares the op (its meta function or",
+        "decomposition sits beside it). **derivative in** is the file of its derivative formula; `—` means none:",
+        "a composite is then differentiated through its decomposition, a primitive has no gradient.",
+        "**native kernels** names the shipped backends (`" + "`, `".join(SHIPPED) + "`) that register a kernel",
+        "for the op, read from each backend's registrations through the plugin manager; on a device whose",
+        "backend is not named, a composite decomposes into other ops and a primitive runs on the CPU fallback.",
+        "That column depends on which backends load on the generating machine, so it can only be as complete",
+        "as that machine: the test that keeps this page current compares it only for the backends that load",
+        "both there and where the test runs, and every other column exactly.",
+        "",
+        loaded_line,
+        "",
         f"{len(primitives)} primitives, {len(ops)} operators in all.",
         "",
-        "| op | kind | contract |",
-        "|---|---|---|",
+        "| op | kind | declared in | derivative in | native kernels | contract |",
+        "|---|---|---|---|---|---|",
     ]
     for op in ops:
         kind = "primitive" if op.primitive else "view" if op.default is not None else "composite"
         doc = " ".join((op.doc or "").split()).replace("|", "\\|")
-        lines.append(f"| `{op.name}` | {kind} | {doc} |")
+        declared = f"`{_source_file(op.declared_in)}`" if getattr(op, "declared_in", "") else "?"
+        backends = ", ".join(native.get(op.name, ())) or "—"
+        lines.append(f"| `{op.name}` | {kind} | {declared} | {_derivative_file(op)} | {backends} | {doc} |")
     return "\n".join(lines) + "\n"
 
 
+def check(text: str) -> bool:
+    """Whether ``text`` is what this machine generates, native kernels compared only for backends loaded both
+    here and where ``text`` was generated."""
+    loaded_line = next((line for line in text.splitlines() if line.startswith(LOADED_LINE)), None)
+    if loaded_line is None:
+        return False
+    recorded_loaded = set(re.split(r",\s*", loaded_line[len(LOADED_LINE):].split(".")[0]))
+    recorded = {}
+    for line in text.splitlines():
+        cells = [cell.strip() for cell in line.split(" | ")]
+        if line.startswith("| `") and len(cells) >= 6:
+            recorded[cells[0].strip("|` ")] = [] if cells[4] == "—" else cells[4].split(", ")
+    kernels, loaded, _ = native_kernels()
+    common = recorded_loaded & set(loaded)
+    native = {name: [b for b in SHIPPED if (name in kernels[b] if b in common else b in recorded.get(name, ()))]
+              for name in OPERATORS}
+    return render(native, loaded_line) == text
+
+
 if __name__ == "__main__":
-    text = render()
     if "--check" in sys.argv:
-        sys.exit(0 if TARGET.read_text() == text else 1)
-    TARGET.write_text(text)
+        sys.exit(0 if check(TARGET.read_text()) else 1)
+    TARGET.write_text(render())
     print(f"wrote {TARGET}")

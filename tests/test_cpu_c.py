@@ -302,11 +302,11 @@ def test_fused_updates_bump_versions_and_leave_odd_layouts_to_the_decomposition(
     load_cpu_c()
     p, g, buf = core.randn(64), core.randn(64), core.randn(64)
     before = p._version, buf._version
-    core.optim.fused.sgd_update_(p, g, buf, 0.1, 0.9, 0.0, 0.0, False)
+    core.ops.optimizers.sgd_update_(p, g, buf, 0.1, 0.9, 0.0, 0.0, False)
     assert (p._version, buf._version) == (before[0] + 1, before[1] + 1)
     strided_grad = core.randn(64, 2)[:, 0]  # not contiguous: the decomposition runs, same result
     expected = p - 0.1 * (buf * 0.9 + strided_grad)
-    core.optim.fused.sgd_update_(p, strided_grad, buf, 0.1, 0.9, 0.0, 0.0, False)
+    core.ops.optimizers.sgd_update_(p, strided_grad, buf, 0.1, 0.9, 0.0, 0.0, False)
     assert_close(p, expected, rtol=1e-6, atol=1e-6)
 
 

@@ -1,5 +1,7 @@
 """The dispatcher: dispatch keys, the operator table, op declarations."""
 
+import sys
+
 from .keys import DispatchKey, backend_key, keys_in, tls
 from .operator import OPERATORS, Operator, get_operator, invalidate_caches, set_debug
 from .spec import TensorSpec
@@ -18,6 +20,7 @@ def define(name: str, *, meta=None, decomposition=None, default=None, primitive:
     ``writes`` lists the positions of tensor arguments the op may write besides
     its outputs (an in-place op writes argument 0 without saying so), e.g.
     ``batch_norm`` its running statistics; the JIT keeps such calls in place.
+    The declaring module is kept as ``op.declared_in`` (for ``docs/ops.md``).
     """
     if name in OPERATORS:
         raise RuntimeError(f"op '{name}' is already declared")
@@ -29,5 +32,6 @@ def define(name: str, *, meta=None, decomposition=None, default=None, primitive:
     op = Operator(name, meta=meta, decomposition=decomposition, default=default,
                   primitive=primitive, inplace=inplace, doc=doc)
     op.writes = tuple(sorted(set(writes) | ({0} if inplace else set())))
+    op.declared_in = sys._getframe(1).f_globals.get("__name__", "")  # the module whose define() call this is
     OPERATORS[name] = op
     return op

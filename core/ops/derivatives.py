@@ -1,4 +1,4 @@
-"""Derivative formulas of the primitive and view ops, written in Tensor ops.
+"""Derivative formulas of the primitive and view ops, and of the composites with their own, written in Tensor ops.
 
 Each formula is ``formula(ctx, *output_grads)`` and returns one gradient per
 positional argument of the op (``None`` where there is none; a sequence for a
@@ -12,17 +12,23 @@ for free.
 
 from __future__ import annotations
 
+import importlib
 import math
 
 from .. import dtypes as dt
 from ..dispatch import define, get_operator
 from ..tensor import Tensor
-import importlib
+from ._util import sum_to_shape
+from .conv import convolution_backward
+from .elementwise import gelu_backward
+from .linalg import matmul
+from .loss import cross_entropy_loss_backward
+from .normalization import batch_norm_backward, layer_norm_backward
+from .pooling import avg_pool_backward, max_pool_backward
 
 # the package namespace holds the star-imported functions `view`, ...: fetch the modules themselves
 creation, E, R, V = (importlib.import_module(f"{__package__}.{name}")
                      for name in ("creation", "elementwise", "reduction", "view"))
-from ._util import sum_to_shape
 
 __all__: list = []
 METHODS: dict = {}
@@ -453,6 +459,70 @@ def _as_strided(ctx, g):
     buffer = index_add(buffer, 0, positions.expand(size).reshape(-1), g.reshape(-1))
     return (V.as_strided(buffer, x._shape, x._stride, x._offset),)
 
+
+# -- composites with their own derivative: one autograd node each, whose backward is one op --------------------
+# (a fused kernel where the backend has one; the backward ops are composites, so double backward works too)
+
+@derivative("linear")
+def _linear(ctx, g):
+    """The weight's gradient is computed as ``g.T @ input``, already in the weight's (contiguous) layout, so the
+    engine can hand it to ``.grad`` without a copy."""
+    input, weight, bias = ctx.input(0), ctx.input(1), ctx.args[2]
+    grad_input = matmul(g, weight) if input.requires_grad else None
+    rows = g.reshape(-1, g.shape[-1]) if weight.requires_grad or bias is not None else None
+    grad_weight = matmul(rows.t(), input.reshape(-1, input.shape[-1])) if weight.requires_grad else None
+    grad_bias = rows.sum(0) if bias is not None and bias.requires_grad else None
+    return grad_input, grad_weight, grad_bias
+
+
+derivative("gelu")(lambda ctx, g: (gelu_backward(g, ctx.input(0), ctx.args[1]),))
+
+
+@derivative("convolution")
+def _convolution(ctx, g):
+    input, weight, bias = ctx.input(0), ctx.input(1), ctx.args[2]
+    mask = (input.requires_grad, weight.requires_grad, bias is not None and bias.requires_grad)
+    return convolution_backward(g, input, weight, *ctx.args[3:7], mask)
+
+
+@derivative("max_pool")
+def _max_pool(ctx, g):
+    """The argmax is recomputed from the input rather than saved."""
+    return (max_pool_backward(g, ctx.input(0), *ctx.args[1:6]),)
+
+
+@derivative("avg_pool")
+def _avg_pool(ctx, g):
+    """The backward needs only the input's geometry."""
+    return (avg_pool_backward(g, ctx.input(0), *ctx.args[1:7]),)
+
+
+@derivative("batch_norm")
+def _batch_norm(ctx, g):
+    training = ctx.args[5]
+    input, weight, bias = ctx.input(0), ctx.input(3), ctx.args[4]
+    # training recomputes the statistics from the input: the running ones (updated by the forward) are not read
+    running_mean, running_var = (None, None) if training else (ctx.input(1), ctx.input(2))
+    mask = (input.requires_grad, weight is not None and weight.requires_grad,
+            bias is not None and bias.requires_grad)
+    grad_input, grad_weight, grad_bias = batch_norm_backward(g, input, running_mean, running_var, weight, training,
+                                                             ctx.args[7], mask)
+    return grad_input, None, None, grad_weight, grad_bias, None, None, None
+
+
+@derivative("layer_norm")
+def _layer_norm(ctx, g):
+    input, weight, bias = ctx.input(0), ctx.input(2), ctx.args[3]
+    mask = (input.requires_grad, weight is not None and weight.requires_grad,
+            bias is not None and bias.requires_grad)
+    grad_input, grad_weight, grad_bias = layer_norm_backward(g, input, ctx.args[1], weight, bias, ctx.args[4], mask)
+    return grad_input, None, grad_weight, grad_bias, None
+
+
+@derivative("cross_entropy_loss")
+def _cross_entropy_loss(ctx, g):
+    grad_input = cross_entropy_loss_backward(g, ctx.input(0), ctx.args[1], ctx.args[2], ctx.args[3], ctx.args[4])
+    return grad_input, None, None, None, None
 
 
 # -- not differentiable: fills whose result does not depend on the previous values ------------------------

@@ -9,6 +9,7 @@ be cast to ``self``'s dtype, ``copy_`` into ``self``.
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -446,6 +447,43 @@ def log_softmax(input, dim, dtype=None):
 
 _export("softmax", softmax)
 _export("log_softmax", log_softmax)
+
+
+# GELU is an op (one traced node, a fusable kernel) but not a ``torch`` function: ``F.gelu`` in
+# core/nn/functional/activation.py checks its argument and calls it. Its derivative is in derivatives.py.
+_SQRT_HALF = 1.0 / math.sqrt(2.0)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_GELU_CUBIC = 0.044715
+
+
+def _gelu_parts(input, approximate: str):
+    if approximate == "tanh":
+        inner = (input + input * input * input * _GELU_CUBIC) * _SQRT_2_OVER_PI
+        return input * 0.5 * (1.0 + tanh(inner))
+    return input * 0.5 * (1.0 + erf(input * _SQRT_HALF))
+
+
+gelu = define("gelu", decomposition=_gelu_parts,
+              doc="gelu(input, approximate): x * Φ(x), with erf ('none') or PyTorch's tanh approximation "
+                  "('tanh'); a composite with its own derivative that backends may fuse")
+
+
+def _gelu_backward_parts(grad, input, approximate: str):
+    """``grad * gelu'(input)``, written in Tensor ops (differentiable itself: double backward)."""
+    x = input
+    if approximate == "tanh":
+        x2 = x * x
+        t = tanh((x + x2 * x * _GELU_CUBIC) * _SQRT_2_OVER_PI)
+        slope = (1.0 + t) * 0.5 + x * 0.5 * (1.0 - t * t) * (_SQRT_2_OVER_PI * (1.0 + x2 * (3.0 * _GELU_CUBIC)))
+    else:
+        density = exp(x * x * -0.5) * (1.0 / math.sqrt(2.0 * math.pi))
+        slope = (1.0 + erf(x * _SQRT_HALF)) * 0.5 + x * density
+    return grad * slope
+
+
+gelu_backward = define("gelu_backward", decomposition=_gelu_backward_parts,
+                       doc="gelu_backward(grad, input, approximate): grad * gelu'(input), the gradient of gelu; a "
+                           "composite (differentiable for double backward) that backends may fuse")
 
 
 def lerp(input, end, weight):

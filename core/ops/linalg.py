@@ -597,6 +597,18 @@ def _contract_pair(a: Tensor, la: list, b: Tensor, lb: list, keep: set, sizes: d
     return reshape(product, shape_of(labels)), labels
 
 
+# linear is an op (one traced node, a fusable kernel) but not a ``torch`` function: ``F.linear`` in
+# core/nn/functional/linear.py checks its arguments and calls it. Its derivative is in derivatives.py.
+def _linear_parts(input, weight, bias):
+    out = matmul(input, weight.t())
+    return out if bias is None else out + bias
+
+
+linear = define("linear", decomposition=_linear_parts,
+                doc="linear(input, weight, bias): input @ weight.T + bias over the last dim of input; "
+                    "bias may be None. A composite that backends may fuse")
+
+
 METHODS = {"matmul": matmul, "mm": mm, "bmm": bmm, "mv": mv, "dot": dot, "vdot": vdot, "inner": inner,
            "outer": outer, "ger": ger, "addmm": addmm, "addmv": addmv, "addbmm": addbmm, "baddbmm": baddbmm,
            "addmm_": _inplace("addmm", addmm), "addmv_": _inplace("addmv", addmv),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import ops
-from .fused import adam_update_
+from ..ops.optimizers import adam_update_
 from .optimizer import Optimizer, _check_hyper, _check_unsupported, _real_views, _scalar, _step_tensor
 
 __all__ = ["Adam"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .fused import sgd_update_
+from ..ops.optimizers import sgd_update_
 from .optimizer import Optimizer, _check_hyper, _check_unsupported, _scalar
 
 __all__ = ["SGD"]

@@ -1,19 +1,17 @@
 """Activation functionals (``torch.nn.functional``), written in Tensor ops so autograd and every device come free.
 
-``gelu`` is a dispatcher op (one traced node, a fusable kernel) whose derivative is one more composite op,
-``gelu_backward``, that backends may fuse too. Piecewise functions pick their branch with ``where`` and keep the
-unpicked branch finite (``expm1`` of a clamped input, ``logaddexp`` for softplus), so no ``0 * inf`` turns a
-gradient into NaN.
+``gelu`` checks its argument and calls the ``gelu`` op (declared, with its decomposition and ``gelu_backward``, in
+``core/ops/elementwise.py``; its derivative is in ``core/ops/derivatives.py``). Piecewise functions pick their
+branch with ``where`` and keep the unpicked branch finite (``expm1`` of a clamped input, ``logaddexp`` for
+softplus), so no ``0 * inf`` turns a gradient into NaN.
 """
 
 from __future__ import annotations
 
-import math
 import warnings
 
 from ... import ops
-from ...dispatch import define
-from ...ops.derivatives import derivative
+from ...ops.elementwise import gelu as gelu_op
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "elu", "elu_", "selu", "selu_", "celu",
            "celu_", "gelu", "silu", "mish", "sigmoid", "tanh", "hardtanh", "hardtanh_", "hardswish", "hardsigmoid",
@@ -120,52 +118,11 @@ def celu_(input, alpha: float = 1.0):
     return celu(input, alpha, inplace=True)
 
 
-_SQRT_HALF = 1.0 / math.sqrt(2.0)
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-_GELU_CUBIC = 0.044715
-
-
-def _gelu_parts(input, approximate: str):
-    if approximate == "tanh":
-        inner = (input + input * input * input * _GELU_CUBIC) * _SQRT_2_OVER_PI
-        return input * 0.5 * (1.0 + ops.tanh(inner))
-    return input * 0.5 * (1.0 + ops.erf(input * _SQRT_HALF))
-
-
-_gelu_op = define("gelu", decomposition=_gelu_parts,
-                  doc="gelu(input, approximate): x * Φ(x), with erf ('none') or PyTorch's tanh approximation "
-                      "('tanh'); a composite with its own derivative that backends may fuse")
-
-
-def _gelu_backward_parts(grad, input, approximate: str):
-    """``grad * gelu'(input)``, written in Tensor ops (differentiable itself: double backward)."""
-    x = input
-    if approximate == "tanh":
-        x2 = x * x
-        t = ops.tanh((x + x2 * x * _GELU_CUBIC) * _SQRT_2_OVER_PI)
-        slope = (1.0 + t) * 0.5 + x * 0.5 * (1.0 - t * t) * (_SQRT_2_OVER_PI * (1.0 + x2 * (3.0 * _GELU_CUBIC)))
-    else:
-        density = ops.exp(x * x * -0.5) * (1.0 / math.sqrt(2.0 * math.pi))
-        slope = (1.0 + ops.erf(x * _SQRT_HALF)) * 0.5 + x * density
-    return grad * slope
-
-
-gelu_backward = define("gelu_backward", decomposition=_gelu_backward_parts,
-                       doc="gelu_backward(grad, input, approximate): grad * gelu'(input), the gradient of gelu; a "
-                           "composite (differentiable for double backward) that backends may fuse")
-
-
-@derivative("gelu")
-def _gelu_derivative(ctx, g):
-    """One node per gelu: its backward is one op (a fused kernel where the backend has one)."""
-    return (gelu_backward(g, ctx.input(0), ctx.args[1]),)
-
-
 def gelu(input, approximate: str = "none"):
     """x * Φ(x), exactly with erf or with PyTorch's tanh approximation (``torch.nn.functional.gelu``)."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
-    return _gelu_op(input, approximate)
+    return gelu_op(input, approximate)
 
 
 def silu(input, inplace: bool = False):

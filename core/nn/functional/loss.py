@@ -1,7 +1,8 @@
 """Loss functionals (``torch.nn.functional``), written in Tensor ops so autograd and every device come free.
 
-``cross_entropy`` over class indices of a batched input is a dispatcher op, ``cross_entropy_loss`` (one traced node,
-a fusable kernel), whose derivative is one more composite op, ``cross_entropy_loss_backward``, that backends may fuse.
+``cross_entropy`` over class indices of a batched input checks PyTorch's arguments and calls the
+``cross_entropy_loss`` op (declared, with its decomposition and backward op, in ``core/ops/loss.py``; its derivative
+is in ``core/ops/derivatives.py``).
 """
 
 from __future__ import annotations
@@ -9,9 +10,8 @@ from __future__ import annotations
 import warnings
 
 from ... import dtypes as dt, ops
-from ...dispatch import define
-from ...ops.derivatives import derivative
-from .activation import log_softmax, logsigmoid, softmax
+from ...ops.loss import cross_entropy_loss, nll
+from .activation import log_softmax, logsigmoid
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss", "margin_ranking_loss", "ctc_loss"]
@@ -142,52 +142,6 @@ def _dtype_title(dtype) -> str:
     return names.get(dtype.name, dtype.name)
 
 
-def _checked_targets(target, classes: int, ignore_index: int):
-    """``(target as int64, mask of non-ignored entries or None)``; raises for out-of-range non-ignored targets."""
-    if target.dtype != dt.int64:
-        target = target.long()
-    if target.numel() == 0 or target.device.type == "meta":  # meta has no values to check, as in PyTorch
-        return target, None
-    low, high = (int(v.item()) for v in ops.aminmax(target))
-    # the common case costs one reduction: every target valid and ignore_index outside their range
-    if 0 <= low and high < classes and not low <= ignore_index <= high:
-        return target, None
-    valid = target != ignore_index
-    out_of_range = valid & ((target < 0) | (target >= classes))
-    if bool(out_of_range.any().item()):
-        raise IndexError(f"Target {int(target[out_of_range].reshape(-1)[0].item())} is out of bounds.")
-    return target, valid
-
-
-def _pick_class(log_probs, target):
-    """``log_probs[n, target[n, ...], ...]``: a gather along the class dim (dim 0 for unbatched input)."""
-    if log_probs.dim() == 1:
-        return ops.gather(log_probs, 0, target.reshape(1)).reshape(target.shape)
-    return ops.gather(log_probs, 1, target.unsqueeze(1)).squeeze(1)
-
-
-def _nll(log_probs, target, weight, ignore_index: int, reduction: str):
-    """Negative log-likelihood of checked class indices; the weighted mean divides by the picked weights' sum."""
-    classes = log_probs.shape[0 if log_probs.dim() == 1 else 1]
-    if log_probs.dim() == 1 and target.dim() == 1:  # (C) input with a one-element batch of targets
-        log_probs = log_probs.unsqueeze(0)
-    target, valid = _checked_targets(target, classes, ignore_index)
-    safe_target = target if valid is None else ops.where(valid, target, 0)
-    loss = -_pick_class(log_probs, safe_target)
-    sample_weight = None
-    if weight is not None:
-        sample_weight = ops.index_select(weight, 0, safe_target.reshape(-1)).reshape(safe_target.shape)
-        if valid is not None:
-            sample_weight = ops.where(valid, sample_weight, 0)
-        loss = loss * sample_weight
-    elif valid is not None:
-        sample_weight = valid.to(loss.dtype)
-        loss = ops.where(valid, loss, 0)
-    if reduction == "none":
-        return loss
-    if reduction == "sum":
-        return loss.sum()
-    return loss.mean() if sample_weight is None else loss.sum() / sample_weight.sum()
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
@@ -196,7 +150,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     reduction = _reduction(size_average, reduce, reduction)
     _check_index_target(input, target)
     _check_class_weight(weight, input.shape[0 if input.dim() == 1 else 1])
-    return _nll(input, target, weight, ignore_index, reduction)
+    return nll(input, target, weight, ignore_index, reduction)
 
 
 def _class_weight_view(weight, ndim: int, class_dim: int):
@@ -230,7 +184,7 @@ def _cross_entropy_smoothed(log_probs, target, weight, ignore_index: int, reduct
                             class_dim: int):
     """(1 - ε) nll + ε/C Σ_c -w_c log p_c for class indices (PyTorch's ``cross_entropy_loss_label_smoothing``)."""
     classes = log_probs.shape[class_dim]
-    nll = _nll(log_probs, target, weight, ignore_index, reduction)
+    nll_term = nll(log_probs, target, weight, ignore_index, reduction)
     if weight is not None:
         log_probs = log_probs * _class_weight_view(weight, log_probs.dim(), class_dim)
     smooth = -log_probs.sum(class_dim)
@@ -248,7 +202,7 @@ def _cross_entropy_smoothed(log_probs, target, weight, ignore_index: int, reduct
             smooth = smooth.sum() / ops.where(kept, picked, 0).sum()
         else:
             smooth = smooth.sum() / kept.sum()
-    return nll * (1 - label_smoothing) + smooth * (label_smoothing / classes)
+    return nll_term * (1 - label_smoothing) + smooth * (label_smoothing / classes)
 
 
 def _fused_cross_entropy_applies(input, target, weight, label_smoothing: float) -> bool:
@@ -256,52 +210,6 @@ def _fused_cross_entropy_applies(input, target, weight, label_smoothing: float) 
     label smoothing and a class weight (if any) that needs no gradient."""
     return (input.dim() >= 2 and target.dim() == input.dim() - 1 and label_smoothing == 0
             and (weight is None or not weight.requires_grad))
-
-
-def _cross_entropy_loss_parts(input, target, weight, reduction, ignore_index):
-    return _nll(log_softmax(input, 1), target, weight, ignore_index, reduction)
-
-
-cross_entropy_loss = define(
-    "cross_entropy_loss", decomposition=_cross_entropy_loss_parts,
-    doc="cross_entropy_loss(input, target, weight, reduction, ignore_index): -log_softmax(input, 1)[n, target[n, "
-        "...], ...] times weight[target] (weight None or of shape (C)), 0 where target == ignore_index, reduced by "
-        "reduction ('none', 'sum' or 'mean': divided by the kept weights' sum); input (N, C, d...), integer target "
-        "(N, d...) of class indices (IndexError for others but ignore_index). A composite with its own derivative "
-        "that backends may fuse")
-
-
-def _cross_entropy_loss_backward_parts(grad, input, target, weight, reduction, ignore_index):
-    """d loss / d input = (softmax(input) - one_hot(target)) * weight[target] * the reduction's scale of ``grad``,
-    0 on ignored entries; written in Tensor ops, so it is differentiable itself (double backward)."""
-    target = target if target.dtype == dt.int64 else target.long()
-    valid = target != ignore_index
-    safe_target = ops.where(valid, target, 0)
-    if weight is None:
-        sample_weight = valid.to(input.dtype)
-    else:
-        picked = ops.index_select(weight, 0, safe_target.reshape(-1)).reshape(safe_target.shape)
-        sample_weight = ops.where(valid, picked.to(input.dtype), 0)
-    if reduction == "mean":
-        grad = grad / sample_weight.sum()
-    scale = ops.where(valid, sample_weight * grad, 0).unsqueeze(1)  # 0, not nan, when every entry is ignored
-    one_hot = ops.scatter(ops.zeros_like(input), 1, safe_target.unsqueeze(1), 1.0)
-    return (softmax(input, 1) - one_hot) * scale
-
-
-cross_entropy_loss_backward = define(
-    "cross_entropy_loss_backward", decomposition=_cross_entropy_loss_backward_parts,
-    doc="cross_entropy_loss_backward(grad, input, target, weight, reduction, ignore_index): the input's gradient "
-        "of cross_entropy_loss, (softmax(input, 1) - one_hot(target)) * weight[target] * grad (divided by the kept "
-        "weights' sum for 'mean'), 0 where target == ignore_index. A composite (differentiable for double backward) "
-        "that backends may fuse")
-
-
-@derivative("cross_entropy_loss")
-def _cross_entropy_loss_derivative(ctx, g):
-    """One node per cross_entropy_loss: its backward is one op (a fused kernel where the backend has one)."""
-    grad_input = cross_entropy_loss_backward(g, ctx.input(0), ctx.args[1], ctx.args[2], ctx.args[3], ctx.args[4])
-    return grad_input, None, None, None, None
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
@@ -328,7 +236,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     _check_class_weight(weight, input.shape[class_dim])
     if label_smoothing > 0:
         return _cross_entropy_smoothed(log_probs, target, weight, ignore_index, reduction, label_smoothing, class_dim)
-    return _nll(log_probs, target, weight, ignore_index, reduction)
+    return nll(log_probs, target, weight, ignore_index, reduction)
 
 
 # -- binary -------------------------------------------------------------------------------------------------------

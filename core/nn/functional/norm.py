@@ -1,7 +1,8 @@
 """Normalisation, dropout, embedding and distance functionals, written in Tensor ops (autograd is automatic).
 
-``batch_norm`` and ``layer_norm`` are dispatcher ops (one traced node, a fusable kernel) whose derivatives are one
-more composite op each, ``batch_norm_backward`` and ``layer_norm_backward``, that backends may fuse too.
+``batch_norm`` and ``layer_norm`` check PyTorch's arguments and call the ops of the same names (declared, with their
+decompositions and backward ops, in ``core/ops/normalization.py``; their derivatives are in
+``core/ops/derivatives.py``).
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ import warnings
 
 from ... import dtypes as dt, ops
 from ...autograd import no_grad
-from ...dispatch import define
-from ...ops.derivatives import derivative
+from ...ops import normalization as norm_ops
+from ...ops.normalization import affine, as_dtype, normalise, per_channel, update_running
 
 __all__ = ["batch_norm", "instance_norm", "group_norm", "layer_norm", "rms_norm", "local_response_norm",
            "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
@@ -42,130 +43,6 @@ def _check_numel(name: str, tensor, expected: int, scale: int = 1) -> None:
         raise RuntimeError(f"{name} should contain {expected} elements not {tensor.numel() * scale}")
 
 
-def _per_channel(vector, ndim: int, dtype):
-    """A (C,) vector shaped (C, 1, ..., 1) to broadcast against an (N, C, *spatial) input, in its dtype."""
-    vector = vector.reshape((vector.numel(),) + (1,) * (ndim - 2))
-    return vector if vector.dtype == dtype else vector.to(dtype)
-
-
-def _as_dtype(tensor, dtype):
-    return tensor if tensor is None or tensor.dtype == dtype else tensor.to(dtype)
-
-
-def _affine(out, weight, bias, shape_fn):
-    """``out * weight + bias`` with each (optional) vector reshaped by ``shape_fn``."""
-    if weight is not None:
-        out = out * shape_fn(weight)
-    if bias is not None:
-        out = out + shape_fn(bias)
-    return out
-
-
-def _normalise(input, dims):
-    """The pieces of ``(input - mean) / sqrt(var)`` over ``dims``: (mean, centred input, biased variance), keepdim."""
-    mean = ops.mean(input, dims, keepdim=True)
-    centred = input - mean
-    return mean, centred, ops.mean(centred * centred, dims, keepdim=True)
-
-
-def _update_running(running, batch_value, momentum: float) -> None:
-    """``running = (1 - momentum) * running + momentum * batch_value`` in place, outside autograd."""
-    with no_grad():
-        running.mul_(1 - momentum).add_(batch_value.reshape(running.shape).to(running.dtype), alpha=momentum)
-
-
-# -- normalisation -------------------------------------------------------------------------------------------------
-def _batch_norm_parts(input, running_mean, running_var, weight, bias, training, momentum, eps):
-    """batch_norm on validated operands; in training the running estimates are updated in place (unbiased var)."""
-    ndim, dtype = input.dim(), input.dtype
-
-    def shape(v):
-        return _per_channel(v, ndim, dtype)
-
-    if training:
-        if input.numel() == 0:  # PyTorch returns an empty result and leaves the running statistics alone
-            return input.clone()
-        dims = (0,) + tuple(range(2, ndim))
-        mean, centred, var = _normalise(input, dims)
-        if running_mean is not None or running_var is not None:
-            count = input.numel() // input.shape[1]
-            factor = 0.0 if momentum is None else momentum
-            if running_mean is not None:
-                _update_running(running_mean, mean.detach(), factor)
-            if running_var is not None:
-                _update_running(running_var, var.detach() * (count / (count - 1)), factor)
-        scale = ops.rsqrt(var + eps)
-        if weight is not None:  # fold the weight into the (C,)-sized factor: one fewer full-size op
-            scale = scale * shape(weight)
-        out = centred * scale
-        return out if bias is None else out + shape(bias)
-    # evaluation: out = input * scale + shift with per-channel scale and shift
-    scale = ops.rsqrt(_as_dtype(running_var, dtype) + eps)
-    if weight is not None:
-        scale = scale * _as_dtype(weight, dtype)
-    shift = -_as_dtype(running_mean, dtype) * scale
-    if bias is not None:
-        shift = shift + _as_dtype(bias, dtype)
-    return input * shape(scale) + shape(shift)
-
-
-_batch_norm_op = define("batch_norm", decomposition=_batch_norm_parts, writes=(1, 2),
-                        doc="batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps): "
-                            "per-channel (x - mean) / sqrt(var + eps) * weight + bias of an (N, C, *) input; "
-                            "training uses the batch statistics (biased variance) and updates running_mean and "
-                            "running_var in place (unbiased variance; each may be None), evaluation uses them. A "
-                            "composite with its own derivative that backends may fuse")
-
-
-def _batch_norm_backward_parts(grad, input, running_mean, running_var, weight, training, eps, output_mask):
-    """(grad_input, grad_weight, grad_bias) of batch_norm, each None where ``output_mask`` says so. Training
-    recomputes the batch statistics from the input, evaluation reads the running ones; written in Tensor ops, so it
-    is differentiable itself (double backward)."""
-    ndim, dtype = input.dim(), input.dtype
-    dims = (0,) + tuple(range(2, ndim))
-    if training:
-        _, centred, var = _normalise(input, dims)
-        rstd = ops.rsqrt(var + eps)
-    else:
-        centred = input - _per_channel(running_mean, ndim, dtype)
-        rstd = _per_channel(ops.rsqrt(_as_dtype(running_var, dtype) + eps), ndim, dtype)
-    normalised = centred * rstd
-    grad_input = grad_weight = grad_bias = None
-    if output_mask[0]:
-        g_normalised = grad if weight is None else grad * _per_channel(weight, ndim, dtype)
-        if training:
-            g_normalised = (g_normalised - ops.mean(g_normalised, dims, keepdim=True)
-                            - normalised * ops.mean(g_normalised * normalised, dims, keepdim=True))
-        grad_input = g_normalised * rstd
-    if output_mask[1]:
-        grad_weight = ops.sum(grad * normalised, dims)
-    if output_mask[2]:
-        grad_bias = ops.sum(grad, dims)
-    return grad_input, grad_weight, grad_bias
-
-
-batch_norm_backward = define(
-    "batch_norm_backward", decomposition=_batch_norm_backward_parts,
-    doc="batch_norm_backward(grad, input, running_mean, running_var, weight, training, eps, output_mask): "
-        "(grad_input, grad_weight, grad_bias) of batch_norm, each None where the 3-bool output_mask is False "
-        "(grad_weight and grad_bias of shape (C,)). Training recomputes the batch statistics from input; evaluation "
-        "uses the running ones. A composite (differentiable for double backward) that backends may fuse")
-
-
-@derivative("batch_norm")
-def _batch_norm_derivative(ctx, g):
-    """One node per batch_norm: its backward is one op (a fused kernel where the backend has one)."""
-    training = ctx.args[5]
-    input, weight, bias = ctx.input(0), ctx.input(3), ctx.args[4]
-    # training recomputes the statistics from the input: the running ones (updated by the forward) are not read
-    running_mean, running_var = (None, None) if training else (ctx.input(1), ctx.input(2))
-    mask = (input.requires_grad, weight is not None and weight.requires_grad,
-            bias is not None and bias.requires_grad)
-    grad_input, grad_weight, grad_bias = batch_norm_backward(g, input, running_mean, running_var, weight, training,
-                                                             ctx.args[7], mask)
-    return grad_input, None, None, grad_weight, grad_bias, None, None, None
-
-
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5):
     """Per-channel normalisation over (N, *spatial) (``torch.nn.functional.batch_norm``).
@@ -187,7 +64,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         _check_numel(name, t, channels)
     if not training and (running_mean is None or running_var is None):
         raise RuntimeError("running_mean must be defined in evaluation mode")
-    return _batch_norm_op(input, running_mean, running_var, weight, bias, bool(training), momentum, eps)
+    return norm_ops.batch_norm(input, running_mean, running_var, weight, bias, bool(training), momentum, eps)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats: bool = True,
@@ -207,23 +84,23 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     ndim, dtype = input.dim(), input.dtype
 
     def shape(v):
-        return _per_channel(v, ndim, dtype)
+        return per_channel(v, ndim, dtype)
 
     if use_input_stats:
         dims = tuple(range(2, ndim))
-        mean, centred, var = _normalise(input, dims)
+        mean, centred, var = normalise(input, dims)
         count = input.numel() // max(batch * channels, 1)
         factor = 0.0 if momentum is None else momentum
         if running_mean is not None:
-            _update_running(running_mean, ops.mean(mean.detach(), 0), factor)
+            update_running(running_mean, ops.mean(mean.detach(), 0), factor)
         if running_var is not None:
-            _update_running(running_var, ops.mean(var.detach(), 0) * (count / (count - 1)), factor)
+            update_running(running_var, ops.mean(var.detach(), 0) * (count / (count - 1)), factor)
         out = centred * ops.rsqrt(var + eps)
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
         out = (input - shape(running_mean)) * ops.rsqrt(shape(running_var) + eps)
-    return _affine(out, weight, bias, shape)
+    return affine(out, weight, bias, shape)
 
 
 def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
@@ -241,10 +118,10 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
                                f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
     group_size = input.numel() // max(batch * num_groups, 1)
     grouped = input.reshape(batch, num_groups, group_size)
-    _, centred, var = _normalise(grouped, (2,))
+    _, centred, var = normalise(grouped, (2,))
     out = (centred * ops.rsqrt(var + eps)).reshape(input.shape)
     ndim, dtype = input.dim(), input.dtype
-    return _affine(out, weight, bias, lambda v: _per_channel(v, ndim, dtype))
+    return affine(out, weight, bias, lambda v: per_channel(v, ndim, dtype))
 
 
 def _trailing_dims(input, normalized_shape, separator: str = ", ") -> tuple:
@@ -256,57 +133,6 @@ def _trailing_dims(input, normalized_shape, separator: str = ", ") -> tuple:
     return shape, tuple(range(-len(shape), 0))
 
 
-def _layer_norm_parts(input, normalized_shape, weight, bias, eps):
-    _, centred, var = _normalise(input, tuple(range(-len(normalized_shape), 0)))
-    return _affine(centred * ops.rsqrt(var + eps), weight, bias, lambda v: _as_dtype(v, input.dtype))
-
-
-_layer_norm_op = define("layer_norm", decomposition=_layer_norm_parts,
-                        doc="layer_norm(input, normalized_shape, weight, bias, eps): (x - mean) / sqrt(var + eps) "
-                            "over the trailing dims normalized_shape (a tuple; biased variance), then * weight + "
-                            "bias (each None or of shape normalized_shape); a composite with its own derivative "
-                            "that backends may fuse")
-
-
-def _layer_norm_backward_parts(grad, input, normalized_shape, weight, bias, eps, output_mask):
-    """(grad_input, grad_weight, grad_bias) of layer_norm, each None where ``output_mask`` says so. The statistics
-    are recomputed from the input; written in Tensor ops, so it is differentiable itself (double backward)."""
-    dims = tuple(range(-len(normalized_shape), 0))
-    leading = tuple(range(input.dim() - len(normalized_shape)))
-    _, centred, var = _normalise(input, dims)
-    rstd = ops.rsqrt(var + eps)
-    normalised = centred * rstd
-    grad_input = grad_weight = grad_bias = None
-    if output_mask[0]:
-        g_normalised = grad if weight is None else grad * _as_dtype(weight, input.dtype)
-        grad_input = (g_normalised - ops.mean(g_normalised, dims, keepdim=True)
-                      - normalised * ops.mean(g_normalised * normalised, dims, keepdim=True)) * rstd
-    if output_mask[1]:
-        grad_weight = grad * normalised
-        grad_weight = ops.sum(grad_weight, leading) if leading else grad_weight
-    if output_mask[2]:
-        grad_bias = ops.sum(grad, leading) if leading else grad
-    return grad_input, grad_weight, grad_bias
-
-
-layer_norm_backward = define(
-    "layer_norm_backward", decomposition=_layer_norm_backward_parts,
-    doc="layer_norm_backward(grad, input, normalized_shape, weight, bias, eps, output_mask): (grad_input, "
-        "grad_weight, grad_bias) of layer_norm, each None where the 3-bool output_mask is False (grad_weight and "
-        "grad_bias of shape normalized_shape). A composite (differentiable for double backward) that backends may "
-        "fuse")
-
-
-@derivative("layer_norm")
-def _layer_norm_derivative(ctx, g):
-    """One node per layer_norm: its backward is one op (a fused kernel where the backend has one)."""
-    input, weight, bias = ctx.input(0), ctx.input(2), ctx.args[3]
-    mask = (input.requires_grad, weight is not None and weight.requires_grad,
-            bias is not None and bias.requires_grad)
-    grad_input, grad_weight, grad_bias = layer_norm_backward(g, input, ctx.args[1], weight, bias, ctx.args[4], mask)
-    return grad_input, None, grad_weight, grad_bias, None
-
-
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
     """Normalise over the trailing ``normalized_shape`` dims (biased variance), then scale and shift."""
     shape, _ = _trailing_dims(input, normalized_shape)
@@ -314,7 +140,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
         if t is not None and tuple(t.shape) != shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                                f"{list(t.shape)} and normalized_shape = {list(shape)}")
-    return _layer_norm_op(input, shape, weight, bias, eps)
+    return norm_ops.layer_norm(input, shape, weight, bias, eps)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
@@ -323,7 +149,7 @@ def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
     if eps is None:
         eps = dt.finfo(input.dtype).eps
     out = input * ops.rsqrt(ops.mean(input * input, dims, keepdim=True) + eps)
-    return out if weight is None else out * _as_dtype(weight, input.dtype)
+    return out if weight is None else out * as_dtype(weight, input.dtype)
 
 
 def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
@@ -527,6 +353,6 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     dtype = dt.result_type(x1, x2)
     if not dtype.is_floating_point:
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {dt.legacy_name(dtype)}")
-    x1, x2 = ops.broadcast_tensors(_as_dtype(x1, dtype), _as_dtype(x2, dtype))
+    x1, x2 = ops.broadcast_tensors(as_dtype(x1, dtype), as_dtype(x2, dtype))
     dim = ops.wrap_dim(dim, x1.dim())
     return ops.sum((x1 / _clamped_norm(x1, dim, eps)) * (x2 / _clamped_norm(x2, dim, eps)), dim)

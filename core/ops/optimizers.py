@@ -1,18 +1,19 @@
-"""The SGD and Adam parameter updates as dispatcher ops, so a backend can run each as one pass over memory.
+"""Optimizer updates: the SGD and Adam parameter updates as ops, so a backend can run each as one pass over memory.
 
 Each op is a composite: its decomposition is the optimizer's algorithm written
 with in-place tensor ops (PyTorch's documented single-tensor algorithm, step for
 step), and a backend may register a fused kernel for it that keeps those
 numerics (cpu_c does). They mutate ``param`` and the state tensors they are
-given, and are called under ``no_grad`` by the optimizers with real (not
-complex) tensors.
+given, and are called under ``no_grad`` by the optimizers in ``core/optim/`` (``SGD``, ``Adam``, ``AdamW``)
+with real (not complex) tensors.
 """
 
 from __future__ import annotations
 
 from ..dispatch import define
 
-__all__ = ["sgd_update_", "adam_update_"]
+__all__: list = []
+METHODS: dict = {}
 
 
 def _sgd_parts(param, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov):
@@ -44,21 +45,9 @@ def _adam_parts(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta
     return param
 
 
-_sgd_op = define("sgd_update_", decomposition=_sgd_parts, inplace=True,
-                 doc="one SGD step on param (and momentum_buffer) in place; momentum_buffer may be None when "
-                     "momentum is 0")
-_adam_op = define("adam_update_", decomposition=_adam_parts, inplace=True,
-                  doc="one Adam/AdamW step on param, exp_avg, exp_avg_sq (and max_exp_avg_sq for amsgrad) in place")
-
-
-def sgd_update_(param, grad, momentum_buffer, lr: float, momentum: float, dampening: float, weight_decay: float,
-                nesterov: bool):
-    """SGD's update of ``param`` (and ``momentum_buffer``, which must exist when ``momentum`` is not 0)."""
-    return _sgd_op(param, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov)
-
-
-def adam_update_(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step: int, lr: float, beta1: float, beta2: float,
-                 eps: float, weight_decay: float, decoupled: bool):
-    """Adam's update at ``step`` (1-based); ``max_exp_avg_sq`` for amsgrad else None; ``decoupled`` for AdamW."""
-    return _adam_op(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay,
-                    decoupled)
+sgd_update_ = define("sgd_update_", decomposition=_sgd_parts, inplace=True,
+                     doc="one SGD step on param (and momentum_buffer) in place; momentum_buffer may be None when "
+                         "momentum is 0")
+adam_update_ = define("adam_update_", decomposition=_adam_parts, inplace=True,
+                      doc="one Adam/AdamW step on param, exp_avg, exp_avg_sq (and max_exp_avg_sq for amsgrad) in "
+                          "place")

@@ -1,0 +1,275 @@
+"""Pooling functionals (``torch.nn.functional``): max, average and adaptive pooling over 1, 2 or 3 spatial dims.
+
+``max_poolNd`` and ``avg_poolNd`` check PyTorch's arguments and call the ``max_pool`` and ``avg_pool`` ops (declared,
+with their decompositions and backward ops, in ``core/ops/pooling.py``; their derivatives are in
+``core/ops/derivatives.py``) on a batched input with normalised tuple arguments. The indices variants and adaptive
+pooling are written here in Tensor ops: adaptive average pooling multiplies by small per-dim averaging matrices,
+adaptive max pooling gathers each window's candidates through a cached index table.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ... import ops
+from ...autograd import no_grad
+from ...ops._windows import prod, table_from, windows
+from ...ops.pooling import avg_pool as avg_pool_op, gather_max, max_pool as max_pool_op, max_pool_with_indices, \
+    pool_out_size
+from ._utils import batch, ntuple, unbatch
+
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+           "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
+           "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+           "adaptive_max_pool3d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+           "adaptive_max_pool3d_with_indices"]
+
+_WORDS = {1: "one", 2: "two", 3: "three"}
+
+
+def _pool_tuple(value, n: int, op: str, name: str) -> tuple:
+    values = ntuple(value, n)
+    if values is None:
+        word = _WORDS[n]
+        raise RuntimeError(f"{op}: {name} must either be a single int, or a tuple of {word} ints"
+                           if n > 1 else f"{op}: {name} must be a single int")
+    return values
+
+
+def _pool_geometry(op, nd, x, kernel_size, stride, padding, dilation, ceil_mode):
+    """Checked (kernel, stride, padding, dilation, out) of a max/avg pool."""
+    kernel = _pool_tuple(kernel_size, nd, op, "kernel_size")
+    stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
+        _pool_tuple(stride, nd, op, "stride")
+    padding = _pool_tuple(padding, nd, op, "padding")
+    dilation = _pool_tuple(dilation, nd, op, "dilation")
+    if any(s == 0 for s in stride):
+        raise RuntimeError("stride should not be zero")
+    if any(k <= 0 for k in kernel):
+        raise RuntimeError(f"kernel_size should be greater than zero, but got {list(kernel)}")
+    if any(d <= 0 for d in dilation):
+        names = ("dilationT", "dilationH", "dilationW")[3 - nd:]
+        raise RuntimeError("dilation should be greater than zero, but got "
+                           + " ".join(f"{name}: {d}" for name, d in zip(names, dilation)))
+    for k, p, d in zip(kernel, padding, dilation):
+        if p < 0 or p > (d * (k - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
+                               f"kernel_size={k} and dilation={d}")
+    spatial = tuple(x.shape[2:])
+    out = tuple(pool_out_size(n, k, s, p, d, ceil_mode)
+                for n, k, s, p, d in zip(spatial, kernel, stride, padding, dilation))
+    if any(o <= 0 for o in out):
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, (x.shape[1],) + spatial))}). Calculated output "
+                           f"size: ({'x'.join(map(str, (x.shape[1],) + out))}). Output size is too small")
+    return kernel, stride, padding, dilation, out
+
+
+def _max_pool(op, nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    x, batched = batch(input, nd, lambda: f"{op}: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch "
+                                          f"size for input, but got:{list(input.shape)}" if nd == 1 else
+                       f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input")
+    kernel, stride, padding, dilation, _ = _pool_geometry(op, nd, x, kernel_size, stride, padding, dilation,
+                                                          ceil_mode)
+    if not return_indices:
+        return unbatch(max_pool_op(x, kernel, stride, padding, dilation, bool(ceil_mode)), batched)
+    values, indices = max_pool_with_indices(x, kernel, stride, padding, dilation, bool(ceil_mode))
+    return unbatch(values, batched), unbatch(indices, batched)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over sliding windows of ``(N, C, L)`` (``torch.nn.functional.max_pool1d``)."""
+    return _max_pool("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over sliding windows of ``(N, C, H, W)``; indices are flat positions in each input plane."""
+    return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over sliding windows of ``(N, C, D, H, W)`` (``torch.nn.functional.max_pool3d``)."""
+    return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    """:func:`max_pool1d` returning ``(values, indices)``."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    """:func:`max_pool2d` returning ``(values, indices)``."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    """:func:`max_pool3d` returning ``(values, indices)``."""
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def _avg_pool(op, nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor for input to {op}, but got "
+                           f"{input.dim()}-dimensional tensor of size {list(input.shape)}")
+    x, batched = batch(input, nd, lambda: "")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    kernel, stride, padding, _, _ = _pool_geometry(op, nd, x, kernel_size, stride, padding, 1, ceil_mode)
+    result = avg_pool_op(x, kernel, stride, padding, bool(ceil_mode), bool(count_include_pad), divisor_override)
+    return unbatch(result, batched)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """Mean over sliding windows of ``(N, C, L)`` (``torch.nn.functional.avg_pool1d``)."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument #1 "
+                           f"'self' (while checking arguments for avg_pool1d)")
+    return _avg_pool("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Mean over sliding windows of ``(N, C, H, W)`` (``torch.nn.functional.avg_pool2d``)."""
+    return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Mean over sliding windows of ``(N, C, D, H, W)`` (``torch.nn.functional.avg_pool3d``)."""
+    return _avg_pool("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+# -- adaptive pooling -------------------------------------------------------------------------------------------------
+
+def _adaptive_setup(op, nd, input, output_size):
+    """Batched input, whether it was batched, and the output sizes (None keeps the input's size)."""
+    if input.dim() not in (nd + 1, nd + 2):
+        if nd == 1:
+            raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument "
+                               f"#1 'self' (while checking arguments for {op})")
+        raise RuntimeError(f"{op}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {list(input.shape)}")
+    first = input.dim() - nd
+    for d in range(1, input.dim()):
+        if input.shape[d] == 0:
+            raise RuntimeError(f"{op}(): Expected input to have non-zero size for non-batch dimensions, but input "
+                               f"has sizes {list(input.shape)} with dimension {d} being empty")
+    sizes = (output_size,) * nd if output_size is None or isinstance(output_size, int) else tuple(output_size)
+    if len(sizes) != nd:
+        if nd == 1:
+            raise RuntimeError(f"{op}() argument 'output_size' should contain one int (got {len(sizes)})")
+        raise RuntimeError(f"{op}(): internal error: output_size.size() must be {nd}")
+    sizes = tuple(input.shape[first + i] if s is None else int(s) for i, s in enumerate(sizes))
+    x, batched = batch(input, nd, lambda: "")
+    return x, batched, sizes
+
+
+def _adaptive_bounds(n: int, o: int) -> list:
+    """PyTorch's adaptive windows: [floor(i*n/o), ceil((i+1)*n/o))."""
+    return [((i * n) // o, -((-(i + 1) * n) // o)) for i in range(o)]
+
+
+@functools.lru_cache(maxsize=128)
+def _adaptive_matrix(n: int, o: int, dtype, device):
+    """(o, n): row i averages input window i."""
+    rows = []
+    for start, end in _adaptive_bounds(n, o):
+        rows.append([1.0 / (end - start) if start <= j < end else 0.0 for j in range(n)])
+    return ops.tensor(rows, dtype=dtype, device=device)
+
+
+def along(x, dim: int, matrix):
+    """Contract dim ``dim`` of ``x`` with ``matrix (out, in)``: ``out`` takes the place of ``in``."""
+    shape = tuple(x.shape)
+    if dim == len(shape) - 1:
+        return ops.matmul(x, matrix.t())
+    rest = prod(shape[dim + 1:])
+    y = ops.matmul(matrix, x.reshape(shape[:dim] + (shape[dim], rest)))
+    return y.reshape(shape[:dim] + (matrix.shape[0],) + shape[dim + 1:])
+
+
+def adaptive_avg_pool(op, nd, input, output_size):
+    x, batched, out = _adaptive_setup(op, nd, input, output_size)
+    spatial = tuple(x.shape[2:])
+    if any(o == 0 for o in out):
+        return unbatch(ops.zeros(tuple(x.shape[:2]) + out, dtype=x.dtype, device=x.device), batched)
+    if all(n % o == 0 for n, o in zip(spatial, out)):  # equal windows that tile the input
+        kernel = tuple(n // o for n, o in zip(spatial, out))
+        view, _ = windows(x, kernel, kernel, (1,) * nd)
+        return unbatch(view.mean(tuple(range(-nd, 0))), batched)
+    for i, (n, o) in enumerate(zip(spatial, out)):
+        if n != o:
+            x = along(x, 2 + i, _adaptive_matrix(n, o, x.dtype, str(x.device)))
+    return unbatch(x, batched)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Average over ``output_size`` adaptive windows of ``(N, C, L)`` (``F.adaptive_avg_pool1d``)."""
+    return adaptive_avg_pool("adaptive_avg_pool1d", 1, input, output_size)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average over adaptive windows of ``(N, C, H, W)``; None in output_size keeps that size."""
+    return adaptive_avg_pool("adaptive_avg_pool2d", 2, input, output_size)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Average over adaptive windows of ``(N, C, D, H, W)`` (``F.adaptive_avg_pool3d``)."""
+    return adaptive_avg_pool("adaptive_avg_pool3d", 3, input, output_size)
+
+
+@functools.lru_cache(maxsize=128)
+def _adaptive_table(spatial, out, device):
+    """(L, Kmax) flat input positions of each adaptive window, short windows repeating their last position."""
+    per_dim = []
+    for n, o in zip(spatial, out):
+        bounds = _adaptive_bounds(n, o)
+        width = max(end - start for start, end in bounds)
+        per_dim.append([[min(start + j, end - 1) for j in range(width)] for start, end in bounds])
+    return table_from(per_dim, spatial, device)
+
+
+def _adaptive_max_pool(op, nd, input, output_size, return_indices):
+    x, batched, out = _adaptive_setup(op, nd, input, output_size)
+    table = _adaptive_table(tuple(x.shape[2:]), out, str(x.device))
+    n, c = x.shape[0], x.shape[1]
+    flat = x.reshape(n, c, prod(x.shape[2:]))
+    with no_grad():
+        candidates = ops.index_select(flat, 2, table.reshape(-1)).reshape(n, c, table.shape[0], table.shape[1])
+    values, indices = gather_max(x, candidates, table, out, return_indices)
+    if return_indices:
+        return unbatch(values, batched), unbatch(indices, batched)
+    return unbatch(values, batched)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Max over adaptive windows of ``(N, C, L)`` (``F.adaptive_max_pool1d``)."""
+    return _adaptive_max_pool("adaptive_max_pool1d", 1, input, output_size, return_indices)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max over adaptive windows of ``(N, C, H, W)``; indices are flat positions in each input plane."""
+    return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max over adaptive windows of ``(N, C, D, H, W)`` (``F.adaptive_max_pool3d``)."""
+    return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+    """:func:`adaptive_max_pool1d` returning ``(values, indices)``."""
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+    """:func:`adaptive_max_pool2d` returning ``(values, indices)``."""
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
+    """:func:`adaptive_max_pool3d` returning ``(values, indices)``."""
+    return adaptive_max_pool3d(input, output_size, True)
