@@ -22,12 +22,14 @@ import core
 core_cuda = pytest.importorskip("core_cuda", reason="the core-cuda plugin is not installed (pip install plugins/cuda)")
 from core_cuda import codegen, raw  # noqa: E402
 from core_cuda.arrays import DeviceArrays  # noqa: E402
-from core_cuda.kernels import build_kernels, elementwise  # noqa: E402
+from core_cuda.kernels import all_kernels  # noqa: E402
+from core_cuda.runtime import probe  # noqa: E402
 
-from core.backends.api import Runtime, hookimpl  # noqa: E402
+from core.backends.api import Runtime, hookimpl, register_all  # noqa: E402
+from core.backends.kit.reference import elementwise  # noqa: E402
 from core.testing.backend_check import DEFAULT_GRAD_OPS  # noqa: E402
 
-GPU_OK, GPU_REASON = core_cuda.probe()
+GPU_OK, GPU_REASON = probe()
 needs_gpu = pytest.mark.skipif(not GPU_OK, reason=f"cuda unavailable: {GPU_REASON}")
 
 
@@ -53,7 +55,7 @@ def test_core_info_shows_cuda_unavailable():
 
 def test_probe_without_cupy_says_so(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", None)  # makes `import cupy` raise ImportError
-    ok, reason = core_cuda.probe()
+    ok, reason = probe()
     assert not ok and reason.startswith("CuPy not installed")
 
 
@@ -209,8 +211,8 @@ class SimRuntime(DeviceArrays, Runtime):
     def set_device(self, index):
         self.current = index
 
-    def errstate(self):
-        return np.errstate(all="ignore")
+    def errstate(self, **kwargs):
+        return np.errstate(**kwargs)
 
     def scope(self, dev):
         return contextlib.nullcontext()
@@ -236,12 +238,14 @@ def cudasim():
     from core.plugins import manager as plugin_manager
 
     manager = plugin_manager.get_manager()
+    for device_type in ("cpu", "meta"):  # loaded before the snapshot: the restore must not unregister them
+        manager.backend_for(device_type)
     saved = {name: (dict(op.kernels), dict(op.owners)) for name, op in OPERATORS.items()}
     plugin = types.ModuleType("cudasim_plugin")
     plugin.register_backends = hookimpl(lambda register: register(
         name="cudasim", device_type="cudasim", runtime=SimRuntime, install_hint="tests/test_cuda.py"))
     plugin.register_kernels = hookimpl(
-        lambda register, backend: [register(op, fn) for op, fn in build_kernels(backend).items()])
+        lambda register, backend: register_all(register, all_kernels(backend)))
     manager.register_plugin(plugin, name="cudasim")
     try:
         yield manager.runtime_for("cudasim")
@@ -253,6 +257,13 @@ def cudasim():
         for name, op in OPERATORS.items():
             op.kernels, op.owners = saved.get(name, ({}, {}))
         invalidate_caches()
+
+
+def test_cuda_kernels_are_the_kits_reference_tables():
+    """cuda writes no kernel table of its own: each op is the kit's reference kernel, or the rendered path first."""
+    for op, fn in all_kernels(SimRuntime()).items():
+        fn = getattr(fn, "__wrapped__", fn)  # the per-call device switch of a multi-device runtime
+        assert fn.__module__.startswith(("core.backends.kit.reference.", "core_cuda.kernels._rendered")), op
 
 
 @pytest.mark.filterwarnings("ignore:.*running on the CPU with copies:RuntimeWarning")

@@ -138,3 +138,53 @@ def test_register_all_passes_kernel_options_and_plain_functions():
     register_all(lambda op, fn, **options: calls.append((op, fn, options)),
                  {"add": add, "exp": Kernel(add, dtypes=("float32",), min_numel=64)})
     assert calls == [("add", add, {}), ("exp", add, {"dtypes": ("float32",), "min_numel": 64})]
+
+
+# -- the reference kernels (core/backends/kit/reference), written once over an array module ----------------
+
+def test_numpy_backend_kernels_are_the_reference_families_over_numpy():
+    from core.backends.kit import reference
+    from core.backends.numpy.kernels import all_kernels
+    from core.backends.numpy.runtime import CONTEXT
+
+    numpy_kernels = all_kernels()
+    for family in reference.FAMILIES:
+        module = __import__(f"core.backends.kit.reference.{family}", fromlist=["kernels"])
+        for op in module.kernels(CONTEXT):
+            assert numpy_kernels[op].__module__ == module.__name__, op
+
+
+def test_reference_families_are_named_for_where_their_ops_are_declared():
+    from core.backends.api import get_operator
+    from core.backends.kit import reference
+    from core.backends.numpy.runtime import CONTEXT
+
+    for family in reference.FAMILIES:
+        module = __import__(f"core.backends.kit.reference.{family}", fromlist=["kernels"])
+        for op in module.kernels(CONTEXT):
+            assert get_operator(op).declared_in.rsplit(".", 1)[-1] == family, (op, family)
+
+
+def test_reference_kernels_compute_through_the_context_array_module():
+    """Swap the context's ``xp`` for a recording stand-in: the kernels ask it, never NumPy by name."""
+    from core.backends.api import get_operator
+    from core.backends.kit.reference import elementwise, reduction
+    from core.backends.numpy.kernels import all_kernels
+    from core.backends.numpy.runtime import CONTEXT
+
+    called = []
+
+    class Recording:  # NumPy, noting each function a kernel calls
+        def __getattr__(self, name):
+            fn = getattr(np, name)
+            return (lambda *a, **k: called.append(name) or fn(*a, **k)) if callable(fn) else fn
+
+    ctx = CONTEXT._replace(xp=Recording(), reduce_sum=lambda *a, **k: called.append("sum") or np.sum(*a, **k))
+    table = {**elementwise.kernels(ctx), **reduction.kernels(ctx)}
+    x = core.tensor([[1.0, -2.0], [3.0, float("nan")]])
+    cases = [("exp", (x,)), ("where", (x > 0, x, 0.0)), ("clamp", (x, -1.0, 2.0)), ("sum", (x, (1,))),
+             ("argmax", (x, 0))]
+    for op, args in cases:
+        spec = get_operator(op).meta(*args)
+        core.testing.assert_close(table[op](spec, *args), all_kernels()[op](spec, *args), equal_nan=True)
+    assert {"exp", "where", "maximum", "minimum", "isnan", "sum", "argmax"} <= set(called)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from ...plugins.hookspecs import hookimpl
+from ..kit import register_all
 
-CORE_PLUGIN_API = (1, 0)
+CORE_PLUGIN_API = (1, 3)
 
 
 @hookimpl
@@ -15,8 +16,8 @@ def register_backends(register):
 
 @hookimpl
 def register_kernels(register, backend):
-    from . import kernels, runtime
+    from . import runtime
+    from .kernels import all_kernels
 
-    runtime._KEY[0] = backend.key.mask
-    for name, fn in kernels.all_kernels().items():
-        register(name, fn)
+    runtime._KEY[0] = backend.key.mask  # the dispatch key of the tensors wrap() makes
+    register_all(register, all_kernels(runtime.CONTEXT))

@@ -9,13 +9,15 @@ tensor, so kernels pay nothing to find their inputs.
 from __future__ import annotations
 
 import numpy as np
+import scipy.special
 
 from ...device import device
 from ...storage import Storage
 from ...tensor import Tensor, contiguous_strides
 from ..api import Runtime
+from ..kit.reference import ArrayContext
 
-__all__ = ["NumpyRuntime", "RUNTIME", "array", "wrap", "CPU"]
+__all__ = ["NumpyRuntime", "RUNTIME", "CONTEXT", "array", "wrap", "CPU"]
 
 CPU = device("cpu")
 
@@ -69,8 +71,9 @@ def array(t: Tensor) -> np.ndarray:
     return a
 
 
-def wrap(a, dtype) -> Tensor:
-    """A CPU tensor owning the freshly computed array ``a`` (cast to ``dtype`` if it differs)."""
+def wrap(a, like) -> Tensor:
+    """A CPU tensor owning the freshly computed array ``a``, cast to ``like.dtype`` (a spec's, or a tensor's)."""
+    dtype = like.dtype
     if a.__class__ is not np.ndarray:
         a = np.asarray(a)
     if a.dtype != dtype.numpy:
@@ -83,3 +86,7 @@ def wrap(a, dtype) -> Tensor:
 
 
 _KEY = [0]
+
+# what the reference kernels (core/backends/kit/reference) need: they are this backend's kernels over NumPy
+CONTEXT = ArrayContext(xp=np, array=array, wrap=wrap, special=scipy.special, errstate=np.errstate,
+                       reduce_sum=np.add.reduce, reduce_prod=np.multiply.reduce)

@@ -1,9 +1,11 @@
 """What the cuda kernels need from a runtime, written once over an array module ``xp`` (CuPy, or NumPy in tests).
 
 A Storage's ``data`` is a flat ``uint8`` array of the array module; a tensor's elements are an
-``xp.ndarray`` view of it (shape, strides and offset honoured), cached on the tensor. The kernels in
-``core_cuda.kernels`` only call :meth:`DeviceArrays.array`, :meth:`DeviceArrays.wrap` and ``xp``, so the very
-same kernel code runs on the GPU through CuPy and on the host through NumPy (the ``cudasim`` test device).
+``xp.ndarray`` view of it (shape, strides and offset honoured), cached on the tensor. A runtime built on
+:class:`DeviceArrays` is the context of the kit's reference kernels (``core.backends.kit.reference``: ``xp``,
+``array``, ``wrap``, ``special``, ``errstate``, ``reduce_sum``/``reduce_prod``, ``native_half_matmul``), so
+the very same kernel code runs on the GPU through CuPy and on the host through NumPy (the ``cudasim`` test
+device), and is the NumPy reference backend's code too.
 """
 
 from __future__ import annotations
@@ -23,6 +25,15 @@ class DeviceArrays:
     xp = np  # the array module (cupy on the GPU)
     special = None  # scipy.special or cupyx.scipy.special
     raw = None  # a RawElementwise launcher of rendered CUDA kernels, or None (use xp's ufuncs)
+    native_half_matmul = False  # cuBLAS multiplies float16 itself (float32 accumulation); NumPy has no half GEMM
+
+    @property
+    def reduce_sum(self):
+        return self.xp.sum
+
+    @property
+    def reduce_prod(self):
+        return self.xp.prod
 
     def _view(self, flat, shape: tuple, np_dtype, offset: int, strides: tuple):
         """An ``xp.ndarray`` over the flat byte buffer ``flat`` (offset and strides in bytes)."""
@@ -35,8 +46,8 @@ class DeviceArrays:
     def _note_peak(self, index) -> None:
         """Record peak memory use (the CUDA runtime samples its pool; nothing to do elsewhere)."""
 
-    def errstate(self):
-        """A context silencing floating-point warnings (NumPy warns on 0/0; CuPy never does)."""
+    def errstate(self, **kwargs):
+        """A context silencing floating-point warnings, as ``numpy.errstate(all="ignore")`` (CuPy never warns)."""
         return contextlib.nullcontext()
 
     def array(self, t: Tensor):
@@ -53,7 +64,9 @@ class DeviceArrays:
         return a
 
     def wrap(self, a, spec) -> Tensor:
-        """A tensor on ``spec.device`` owning the freshly computed array ``a`` (cast to ``spec.dtype`` if needed)."""
+        """A tensor on ``spec.device`` owning the freshly computed array ``a`` (cast to ``spec.dtype`` if needed).
+
+        ``spec`` is a meta function's spec, or a tensor whose dtype and device the result takes (composites)."""
         xp = self.xp
         np_dtype = spec.dtype.numpy
         if not isinstance(a, xp.ndarray):

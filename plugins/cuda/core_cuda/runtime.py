@@ -12,11 +12,32 @@ from core.backends.api import Runtime, Storage, Tensor, device
 
 from .arrays import DeviceArrays
 
-__all__ = ["CudaRuntime"]
+__all__ = ["CudaRuntime", "probe"]
+
+
+def probe() -> tuple:
+    """``(True, "")`` when CuPy imports and sees a CUDA device, else ``(False, reason)``; never raises."""
+    try:
+        import cupy
+    except Exception as exc:  # ImportError, or a broken CuPy build failing to load its libraries
+        return False, f"CuPy not installed ({type(exc).__name__}: {exc})"
+    try:
+        if cupy.cuda.is_available():
+            return True, ""
+    except Exception as exc:  # is_available() is documented not to raise; a broken driver stack still might
+        return False, f"no CUDA device ({type(exc).__name__}: {exc})"
+    try:  # is_available() says only False; the runtime's error says why (no driver, old driver, no device)
+        cupy.cuda.runtime.getDeviceCount()
+        detail = "0 devices"
+    except Exception as exc:
+        detail = str(exc)
+    return False, f"no CUDA device ({detail})"
 
 
 class CudaRuntime(DeviceArrays, Runtime):
     """Allocator, host<->device copies and device facts of the ``cuda`` device type, through CuPy."""
+
+    native_half_matmul = True
 
     def __init__(self):
         import cupy
@@ -31,8 +52,6 @@ class CudaRuntime(DeviceArrays, Runtime):
 
     # -- availability and devices ----------------------------------------------------------------------
     def is_available(self) -> tuple:
-        from . import probe
-
         return probe()
 
     def device_count(self) -> int:

@@ -1,23 +1,22 @@
-"""The NumPy reference kernels, one module per op family.
+"""The NumPy reference backend's kernels: the kit's reference families over NumPy, and NumPy's own.
 
-Each module exposes ``KERNELS``: op name -> kernel. A kernel of an op with a
-meta function takes the meta's spec first, then the op's arguments.
+Each family exposes ``kernels(ctx) -> dict`` (op name -> kernel; a kernel of an op with a meta function takes
+the meta's spec first, then the op's arguments). The shared families live in ``core.backends.kit.reference``
+(cuda runs the same code over CuPy); index_put_/scatter_ (``ufunc.at``), random (NumPy's ``Generator``),
+sorting and ranges are written here over NumPy alone.
 """
 
 from __future__ import annotations
 
-import importlib
+from ...kit import collect
+from ...kit.reference import creation, derivatives, elementwise, linalg, reduction, shape
+from . import indexing, random, ranges, sorting
 
-FAMILIES = ("elementwise", "reduction", "shape", "indexing", "linalg", "creation", "random", "sorting",
-            "ranges")
+FAMILIES = (elementwise, derivatives, reduction, shape, indexing, linalg, creation, random, sorting, ranges)
 
 
-def all_kernels() -> dict:
-    kernels = {}
-    for family in FAMILIES:
-        module = importlib.import_module(f"{__name__}.{family}")
-        for name, fn in module.KERNELS.items():
-            if name in kernels:
-                raise RuntimeError(f"numpy backend: kernel '{name}' defined in two families")
-            kernels[name] = fn
-    return kernels
+def all_kernels(ctx=None) -> dict:
+    """op name -> kernel, over ``ctx`` (default: the NumPy runtime's :data:`~core.backends.numpy.runtime.CONTEXT`)."""
+    from ..runtime import CONTEXT
+
+    return collect(FAMILIES, CONTEXT if ctx is None else ctx)

@@ -1,5 +1,6 @@
-"""NumPy kernels of the indexing family: advanced indexing, index_put_, gather, scatter_, nonzero.
+"""NumPy kernels of the indexing family: the kit's reference reads, and the writes index_put_ and scatter_.
 
+The writes scatter with ``ufunc.at`` (NumPy's; not every array module has it), so they are this backend's own.
 The front-end has validated every index, so these kernels index without checks.
 """
 
@@ -7,18 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import array, compute_np, wrap
+from ...kit.reference import compute_np, indexing as reference
+from ...kit.reference.indexing import along, at_least_1d
+from ..runtime import array
 
 _AT = {"sum": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
 
 
 def _numpy_index(indices) -> tuple:
     return tuple(slice(None) if i is None else array(i) for i in indices)
-
-
-def index(spec, input, indices):
-    out = array(input)[_numpy_index(indices)]  # an integer array index always makes a copy
-    return wrap(out, spec.dtype)
 
 
 def _detached(values: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -43,31 +41,14 @@ def index_put_(spec, self, indices, values, accumulate=False):
     return self
 
 
-def _along(index: np.ndarray, dim: int) -> tuple:
-    """The full NumPy index that addresses, for every position p of ``index``, p with p[dim] = index[p]."""
-    grids = list(np.ogrid[tuple(slice(0, n) for n in index.shape)]) if index.ndim else []
-    grids[dim] = index
-    return tuple(grids)
-
-
-def _at_least_1d(a: np.ndarray) -> np.ndarray:
-    return a.reshape(1) if a.ndim == 0 else a  # a 0-d array always reshapes to a view
-
-
-def gather(spec, input, dim, index):
-    a, idx = _at_least_1d(array(input)), _at_least_1d(array(index))
-    dim = dim % a.ndim
-    return wrap(a[_along(idx, dim)].reshape(spec.shape), spec.dtype)
-
-
 def scatter_(spec, self, dim, index, src, reduce=None, include_self=True):
-    a, idx = _at_least_1d(array(self)), _at_least_1d(array(index))
+    a, idx = at_least_1d(array(self)), at_least_1d(array(index))
     if idx.size == 0:
         return self
     dim = dim % a.ndim
-    s = _at_least_1d(array(src))
+    s = at_least_1d(array(src))
     s = _detached(s[tuple(slice(0, n) for n in idx.shape)], a)
-    key = _along(idx, dim)
+    key = along(np, idx, dim)
     if reduce is None:
         a[key] = s
         return self
@@ -97,8 +78,6 @@ def _identity(reduce: str, d: np.dtype):
     return info.min if reduce == "amax" else info.max
 
 
-def nonzero(spec, input):
-    return wrap(np.argwhere(array(input)), spec.dtype)
-
-
-KERNELS = {"index": index, "index_put_": index_put_, "gather": gather, "scatter_": scatter_, "nonzero": nonzero}
+def kernels(ctx) -> dict:
+    """The reference reads over ``ctx``, and NumPy's writes."""
+    return {**reference.kernels(ctx), "index_put_": index_put_, "scatter_": scatter_}

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import array, compute_np, operand, wrap
+from ...kit.reference import compute_np, operands
+from ..runtime import CONTEXT, array, wrap
+
+operand = operands(CONTEXT)
 
 _F64 = np.dtype(np.float64)
 
@@ -77,8 +80,10 @@ def multinomial(spec, input, num_samples, replacement, generator):
         # the k largest p / Exp(1) are a weighted sample without replacement (PyTorch's algorithm too)
         keys = p / rng.standard_exponential(p.shape)
         out = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
-    return wrap(out.reshape(spec.shape), spec.dtype)
+    return wrap(out.reshape(spec.shape), spec)
 
 
-KERNELS = {"uniform_": uniform_, "normal_": normal_, "exponential_": exponential_, "random_": random_,
-           "bernoulli_": bernoulli_, "randperm_fill_": randperm_fill_, "multinomial": multinomial}
+def kernels(ctx) -> dict:
+    """This family's kernels, written over NumPy alone (bound to the NumPy runtime, so ``ctx`` is unused)."""
+    return {"uniform_": uniform_, "normal_": normal_, "exponential_": exponential_, "random_": random_,
+            "bernoulli_": bernoulli_, "randperm_fill_": randperm_fill_, "multinomial": multinomial}

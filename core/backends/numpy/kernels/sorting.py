@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import array, compute_np, operand, wrap
+from ...kit.reference import compute_np, operands
+from ..runtime import CONTEXT, array, wrap
+
+operand = operands(CONTEXT)
 
 
 def _values(t) -> np.ndarray:
@@ -24,7 +27,7 @@ def sort(spec, input, dim, descending=False):
         indices = np.argsort(a, axis=dim, kind="stable")
     values = np.take_along_axis(a, indices, axis=dim)
     shape = spec[0].shape
-    return wrap(values.reshape(shape), spec[0].dtype), wrap(indices.reshape(shape), spec[1].dtype)
+    return wrap(values.reshape(shape), spec[0]), wrap(indices.reshape(shape), spec[1])
 
 
 def _unique_rows(a, dim):
@@ -49,8 +52,8 @@ def _unique_kernel(rows_fn):
     def kernel(spec, input, dim=None):
         a = operand(input, compute_np(input.dtype))
         values, inverse, counts = rows_fn(a, dim)
-        return (wrap(np.array(values), spec[0].dtype), wrap(np.reshape(inverse, spec[1].shape), spec[1].dtype),
-                wrap(np.asarray(counts), spec[2].dtype))
+        return (wrap(np.array(values), spec[0]), wrap(np.reshape(inverse, spec[1].shape), spec[1]),
+                wrap(np.asarray(counts), spec[2]))
 
     return kernel
 
@@ -62,13 +65,15 @@ def searchsorted(spec, sorted_sequence, values, right=False, sorter=None, out_in
         boundaries = np.take_along_axis(boundaries, array(sorter), axis=-1)
     side = "right" if right else "left"
     if boundaries.ndim == 1:
-        return wrap(np.searchsorted(boundaries, queries, side), spec.dtype)
+        return wrap(np.searchsorted(boundaries, queries, side), spec)
     rows = boundaries.reshape(-1, boundaries.shape[-1])
     result = np.empty((rows.shape[0], queries.size // max(rows.shape[0], 1)), np.int64)
     for row, boundary, query in zip(result, rows, queries.reshape(result.shape)):
         row[:] = np.searchsorted(boundary, query, side)
-    return wrap(result.reshape(queries.shape), spec.dtype)
+    return wrap(result.reshape(queries.shape), spec)
 
 
-KERNELS = {"sort": sort, "unique": _unique_kernel(_unique_rows),
-           "unique_consecutive": _unique_kernel(_unique_consecutive_rows), "searchsorted": searchsorted}
+def kernels(ctx) -> dict:
+    """This family's kernels, written over NumPy alone (bound to the NumPy runtime, so ``ctx`` is unused)."""
+    return {"sort": sort, "unique": _unique_kernel(_unique_rows),
+            "unique_consecutive": _unique_kernel(_unique_consecutive_rows), "searchsorted": searchsorted}

@@ -1,22 +1,26 @@
-"""The cuda backend's kernels, one module per op family, each written once over the runtime's array module.
+"""The cuda backend's kernels: the kit's reference families over the runtime's array module, plus the rendered path.
 
-``build_kernels(rt)`` binds every family to runtime ``rt``: the CUDA runtime (CuPy) in production, a
-host-memory runtime (NumPy) in the tests, which runs this same code on a machine without a GPU.
+``all_kernels(rt)`` binds every family to runtime ``rt`` (the kit's array context): the CUDA runtime (CuPy) in
+production, a host-memory runtime (NumPy) in the tests, which runs this same code on a machine without a GPU.
+elementwise and derivatives launch rendered CUDA C for float tensors (``_rendered``) before the reference
+code; reduction leaves out what CuPy has no twin of.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 
-from core.backends.api import collect
+from core.backends.api import collect, reference
 
-FAMILIES = ("elementwise", "creation", "reduction", "linalg", "shape", "indexing")
+from . import derivatives, elementwise, reduction
+
+FAMILIES = (elementwise, derivatives, reference.creation, reduction, reference.linalg, reference.shape,
+            reference.indexing)
 
 
-def build_kernels(rt) -> dict:
+def all_kernels(rt) -> dict:
     """op name -> kernel bound to runtime ``rt`` (each run on its output's device when there are several)."""
-    table = collect([importlib.import_module(f"{__name__}.{family}") for family in FAMILIES], rt)
+    table = collect(FAMILIES, rt)
     if rt.device_count() > 1:  # one device: skip the per-call device switch
         table = {name: _on_device(rt, fn) for name, fn in table.items()}
     return table

@@ -1,10 +1,11 @@
-"""cuda kernels of the shape family: cat and flip (device-side copies)."""
+"""Reference kernels of the shape family: cat and flip (copies into fresh arrays)."""
 
 from __future__ import annotations
 
 
-def kernels(rt) -> dict:
-    xp = rt.xp
+def kernels(ctx) -> dict:
+    """cat and flip over ``ctx``."""
+    xp, array, wrap = ctx.xp, ctx.array, ctx.wrap
 
     def cat(spec, tensors, dim=0):
         out = xp.empty(spec.shape, spec.dtype.numpy)
@@ -14,13 +15,13 @@ def kernels(rt) -> dict:
             for t in tensors:
                 if t.numel() == 0:  # includes the legacy 1-d empties of another rank
                     continue
-                a = rt.array(t)
+                a = array(t)
                 n = a.shape[dim]
-                out[(slice(None),) * dim + (slice(start, start + n),)] = a  # setitem casts
+                xp.copyto(out[(slice(None),) * dim + (slice(start, start + n),)], a, casting="unsafe")
                 start += n
-        return rt.wrap(out, spec)
+        return wrap(out, spec)
 
     def flip(spec, input, dims):
-        return rt.wrap(xp.flip(rt.array(input), dims).copy(), spec)
+        return wrap(xp.flip(array(input), dims).copy(), spec)
 
     return {"cat": cat, "flip": flip}

@@ -1,0 +1,163 @@
+"""Reference kernels of the elementwise family: one table of array functions, one wrapper per arity."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import compute_np, operands
+
+_BOOL = np.dtype(np.bool_)
+
+
+def unary_table(xp, special) -> dict:
+    """op -> function of one array (the reference semantics; PyTorch's where they differ from NumPy's)."""
+
+    def keep_ints(fn):  # rounding an integer or bool is the identity (a copy)
+        return lambda a: fn(a) if a.dtype.kind in "fc" else a.copy()
+
+    def sign(a):
+        return xp.sign(a) if a.dtype != _BOOL else a.copy()
+
+    return {
+        "exp": xp.exp, "exp2": xp.exp2, "expm1": xp.expm1, "log": xp.log, "log2": xp.log2, "log10": xp.log10,
+        "log1p": xp.log1p, "sqrt": xp.sqrt, "rsqrt": lambda a: 1 / xp.sqrt(a), "sin": xp.sin, "cos": xp.cos,
+        "tan": xp.tan, "asin": xp.arcsin, "acos": xp.arccos, "atan": xp.arctan, "sinh": xp.sinh,
+        "cosh": xp.cosh, "tanh": xp.tanh, "asinh": xp.arcsinh, "acosh": xp.arccosh, "atanh": xp.arctanh,
+        "sigmoid": special.expit, "erf": special.erf, "erfc": special.erfc, "erfinv": special.erfinv,
+        "reciprocal": lambda a: 1 / a, "lgamma": special.gammaln, "digamma": special.digamma, "i0": special.i0,
+        "sinc": xp.sinc, "deg2rad": xp.deg2rad, "rad2deg": xp.rad2deg,
+        "abs": xp.abs, "sign": sign, "floor": keep_ints(xp.floor), "ceil": keep_ints(xp.ceil),
+        "round": keep_ints(xp.round), "trunc": keep_ints(xp.trunc), "frac": lambda a: a - xp.trunc(a),
+        "square": xp.square, "positive": xp.copy, "conj": xp.conj, "neg": xp.negative,
+        "sgn": lambda a: xp.where(a == 0, 0, a / xp.abs(a)) if a.dtype.kind == "c" else sign(a),
+        "angle": xp.angle, "real": lambda a: xp.real(a).copy(), "imag": lambda a: xp.imag(a).copy(),  # views else
+        "isnan": xp.isnan, "isinf": xp.isinf, "isfinite": xp.isfinite, "isposinf": xp.isposinf,
+        "isneginf": xp.isneginf, "signbit": xp.signbit, "isreal": xp.isreal, "logical_not": xp.logical_not,
+        "bitwise_not": xp.invert,
+    }
+
+
+def binary_table(xp, special) -> dict:
+    """op -> function of two arrays (or an array and a scalar)."""
+
+    def nonzero_divisor(fn, kinds="iu"):  # integer division by zero raises, as on PyTorch's CPU
+        def checked(a, b):
+            if a.dtype.kind in kinds and bool(xp.any(xp.asarray(b) == 0)):
+                raise RuntimeError("ZeroDivisionError")
+            return fn(a, b)
+
+        return checked
+
+    def trunc_divide(a, b):
+        if a.dtype.kind in "iu":
+            q = nonzero_divisor(xp.floor_divide)(a, b)
+            return q + ((xp.remainder(a, b) != 0) & ((a < 0) != (xp.asarray(b) < 0)))
+        return xp.trunc(a / b)
+
+    def power(a, b):
+        if a.dtype.kind == "b":
+            return xp.power(a.astype(np.int8), xp.asarray(b).astype(np.int8)).astype(bool)
+        if a.dtype.kind in "iu" and bool(xp.any(xp.asarray(b) < 0)):  # PyTorch: 1 -> 1, -1 -> +-1, others -> 0
+            b = xp.asarray(b)
+            positive = xp.power(a, xp.maximum(b, 0))
+            odd = xp.remainder(b, 2) == 1
+            negative = xp.where(a == 1, 1, xp.where(a == -1, xp.where(odd, -1, 1), 0)).astype(a.dtype)
+            return xp.where(b < 0, negative, positive)
+        return xp.power(a, b)
+
+    def shift(fn, arithmetic: bool):  # shifting by the width or more (or by a negative count) saturates
+        def shifted(a, b):
+            b = xp.asarray(b)
+            big = (b >= a.dtype.itemsize * 8) | (b < 0)
+            out = fn(a, xp.where(big, 0, b).astype(a.dtype))
+            if bool(xp.any(big)):
+                fill = xp.where(a < 0, -1, 0).astype(a.dtype) if arithmetic else xp.zeros_like(a)
+                out = xp.where(big, fill, out)
+            return out
+
+        return shifted
+
+    return {
+        "mul": xp.multiply, "div": xp.true_divide, "floor_divide": nonzero_divisor(xp.floor_divide, "iub"),
+        "remainder": nonzero_divisor(xp.remainder), "fmod": nonzero_divisor(xp.fmod), "atan2": xp.arctan2,
+        "maximum": xp.maximum, "minimum": xp.minimum, "fmax": xp.fmax, "fmin": xp.fmin, "hypot": xp.hypot,
+        "copysign": xp.copysign, "logaddexp": xp.logaddexp, "logaddexp2": xp.logaddexp2,
+        "xlogy": special.xlogy, "nextafter": xp.nextafter, "div_trunc": trunc_divide, "pow": power,
+        "eq": xp.equal, "ne": xp.not_equal, "lt": xp.less, "le": xp.less_equal, "gt": xp.greater,
+        "ge": xp.greater_equal, "logical_and": xp.logical_and, "logical_or": xp.logical_or,
+        "logical_xor": xp.logical_xor, "bitwise_and": xp.bitwise_and, "bitwise_or": xp.bitwise_or,
+        "bitwise_xor": xp.bitwise_xor, "bitwise_left_shift": shift(xp.left_shift, False),
+        "bitwise_right_shift": shift(xp.right_shift, True),
+    }
+
+
+def kernels(ctx) -> dict:
+    """Every elementwise kernel over ``ctx`` (an :class:`~core.backends.kit.reference.ArrayContext`)."""
+    xp, wrap, errstate = ctx.xp, ctx.wrap, ctx.errstate
+    operand = operands(ctx)
+
+    def unary(fn):
+        def kernel(spec, input):
+            with errstate(all="ignore"):
+                return wrap(fn(operand(input, compute_np(spec.compute_dtype))), spec)
+
+        return kernel
+
+    def binary(fn):
+        def kernel(spec, a, b):
+            cd = compute_np(spec.compute_dtype)
+            with errstate(all="ignore"):
+                return wrap(fn(operand(a, cd), operand(b, cd)), spec)
+
+        return kernel
+
+    def add(spec, a, b, alpha=1):
+        cd = compute_np(spec.compute_dtype)
+        x, y = operand(a, cd), operand(b, cd)
+        if alpha != 1:
+            y = y * operand(alpha, cd)
+        return wrap(xp.add(x, y) if cd.kind != "b" else xp.logical_or(x, y), spec)  # bool + bool: or
+
+    def sub(spec, a, b, alpha=1):
+        cd = compute_np(spec.compute_dtype)
+        x, y = operand(a, cd), operand(b, cd)
+        if alpha != 1:
+            y = y * operand(alpha, cd)
+        return wrap(xp.subtract(x, y), spec)
+
+    def where(spec, condition, input, other):
+        cd = compute_np(spec.compute_dtype)
+        return wrap(xp.where(operand(condition, _BOOL), operand(input, cd), operand(other, cd)), spec)
+
+    def clamp(spec, input, min=None, max=None):
+        cd = compute_np(spec.compute_dtype)
+        x = operand(input, cd)
+        with errstate(all="ignore"):
+            for bound, pick in ((min, xp.maximum), (max, xp.minimum)):
+                if bound is not None:
+                    picked = pick(x, operand(bound, cd))
+                    x = xp.where(xp.isnan(x), x, picked) if cd.kind == "f" else picked  # NaN stays NaN
+        return wrap(x, spec)
+
+    def softmax_kernel(log: bool):  # composites: they get (input, dim), no spec
+        def kernel(input, dim):
+            a = operand(input, compute_np(input.dtype))
+            with errstate(all="ignore"):
+                shifted = a - xp.max(a, axis=dim, keepdims=True) if a.size else a
+                if log:
+                    out = shifted - xp.log(xp.sum(xp.exp(shifted), axis=dim, keepdims=True))
+                else:
+                    e = xp.exp(shifted)
+                    out = e / xp.sum(e, axis=dim, keepdims=True)
+            return wrap(out, input)
+
+        return kernel
+
+    def relu(x):  # composite: no spec
+        return wrap(xp.maximum(operand(x, x.dtype.numpy), 0), x)
+
+    table = {name: unary(fn) for name, fn in unary_table(xp, ctx.special).items()}
+    table.update({name: binary(fn) for name, fn in binary_table(xp, ctx.special).items()})
+    table.update(add=add, sub=sub, where=where, clamp=clamp, relu=relu, softmax=softmax_kernel(False),
+                 log_softmax=softmax_kernel(True))
+    return table

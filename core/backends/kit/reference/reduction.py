@@ -1,0 +1,75 @@
+"""Reference kernels of the reduction family: one wrapper per shape of primitive (reduce, arg-reduce, scan)."""
+
+from __future__ import annotations
+
+from . import compute_np, operands
+
+
+def kernels(ctx) -> dict:
+    """Reductions, arg-reductions, scans and running extrema over ``ctx``."""
+    xp, wrap, errstate = ctx.xp, ctx.wrap, ctx.errstate
+    operand = operands(ctx)
+
+    def fresh(result, source, dims):
+        """A result never aliases an input's memory (reductions over no dims can hand the input back)."""
+        if dims:
+            return result
+        result = xp.asarray(result)
+        return result.copy() if xp.may_share_memory(result, source) else result
+
+    def reduce(fn, accumulate: bool):
+        """Kernel of sum/prod (``accumulate``: in the compute dtype) or amax/amin/any/all."""
+
+        def kernel(spec, input, dims, keepdim=False, dtype=None):
+            a = operand(input, compute_np(input.dtype))
+            if accumulate:
+                result = fn(a, axis=dims, keepdims=keepdim, dtype=compute_np(spec.compute_dtype))
+            else:
+                with errstate(all="ignore"):
+                    result = fn(a, axis=dims, keepdims=keepdim)
+            return wrap(fresh(result, a, dims), spec)
+
+        return kernel
+
+    def arg_reduce(fn):
+        def kernel(spec, input, dim, keepdim=False):
+            a = operand(input, compute_np(input.dtype))
+            if dim is None:
+                return wrap(xp.asarray(fn(a)).reshape(spec.shape), spec)
+            return wrap(fn(a, axis=dim, keepdims=keepdim), spec)
+
+        return kernel
+
+    def scan(fn):
+        def kernel(spec, input, dim, dtype=None):
+            a = operand(input, compute_np(input.dtype))
+            with errstate(all="ignore"):
+                result = fn(a.reshape(a.shape or (1,)), axis=dim, dtype=compute_np(spec.compute_dtype))
+            return wrap(result.reshape(a.shape), spec)
+
+        return kernel
+
+    def running_extremum(ufunc):
+        """cummax/cummin: running values by ``ufunc.accumulate``; the index is the latest position that set them."""
+
+        def kernel(spec, input, dim):
+            a = operand(input, compute_np(input.dtype))
+            flat = a.reshape(a.shape or (1,))
+            values = ufunc.accumulate(flat, axis=dim) if flat.size else flat.copy()
+            # ties take the latest index and every NaN takes its own index once the running value is NaN (PyTorch)
+            sets = (flat == values) | (xp.isnan(flat) if flat.dtype.kind == "f" else False)
+            positions = xp.arange(flat.shape[dim]).reshape([-1 if i == dim else 1 for i in range(flat.ndim)])
+            indices = xp.where(sets, positions, 0)
+            indices = xp.maximum.accumulate(indices, axis=dim) if flat.size else indices
+            return wrap(values.reshape(a.shape), spec[0]), wrap(indices.reshape(a.shape), spec[1])
+
+        return kernel
+
+    return {
+        "sum": reduce(ctx.reduce_sum, True), "prod": reduce(ctx.reduce_prod, True),
+        "amax": reduce(xp.amax, False), "amin": reduce(xp.amin, False),
+        "any": reduce(xp.any, False), "all": reduce(xp.all, False),
+        "argmax": arg_reduce(xp.argmax), "argmin": arg_reduce(xp.argmin),
+        "cumsum": scan(xp.cumsum), "cumprod": scan(xp.cumprod),
+        "cummax": running_extremum(xp.maximum), "cummin": running_extremum(xp.minimum),
+    }
