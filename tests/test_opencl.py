@@ -14,6 +14,7 @@ import core
 from core.testing import assert_close
 
 core_opencl = pytest.importorskip("core_opencl", reason="the core-opencl plugin is not installed")
+from core_opencl import plugin as ocl_plugin  # noqa: E402
 from core_opencl import probe as ocl_probe  # noqa: E402
 from core_opencl import runtime as ocl_runtime  # noqa: E402
 
@@ -37,7 +38,7 @@ def test_no_platform_is_reported_unavailable_not_raised(monkeypatch):
     monkeypatch.setattr(cl, "get_platforms", no_platform)
     ok, reason = ocl_runtime.OpenCLRuntime().is_available()
     assert not ok and "no OpenCL platform" in reason and "PLATFORM_NOT_FOUND_KHR" in reason
-    assert "pocl" in core_opencl.INSTALL_HINT
+    assert "pocl" in ocl_plugin.INSTALL_HINT
 
 
 @needs_device
@@ -365,3 +366,53 @@ def test_mlp_training_gives_the_cpu_losses():
     device_losses = _train(on_device, DEV)
     np.testing.assert_allclose(device_losses, cpu_losses, rtol=1e-4, atol=1e-5)
     assert device_losses[-1] < device_losses[0]
+
+
+def _train_without_fallback(model, x, y, optimizer, steps=4):
+    """Losses of ``steps`` training steps on opencl with the CPU fallback off; the fallback counts stay untouched."""
+    import core.nn.functional as F
+    from core.dispatch.operator import fallback_counts
+
+    before = {k: v for k, v in fallback_counts.items() if k[1] == "opencl"}
+    core.config.set("fallback", False)
+    try:
+        losses = []
+        for _ in range(steps):
+            optimizer.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+    finally:
+        core.config.reset("fallback")
+    after = {k: v for k, v in fallback_counts.items() if k[1] == "opencl"}
+    assert after == before, f"ops that fell back to the CPU: {sorted(set(after.items()) - set(before.items()))}"
+    return losses
+
+
+@needs_device
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_mlp_trains_on_opencl_with_no_cpu_fallback(optimizer):
+    nn = core.nn
+    core.manual_seed(0)
+    model = nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 5)).to(DEV)  # made on cpu, moved
+    rng = np.random.default_rng(2)
+    x = core.tensor(rng.standard_normal((16, 20)).astype(np.float32)).to(DEV)
+    y = core.tensor(rng.integers(0, 5, 16)).to(DEV)
+    opt = (core.optim.SGD(model.parameters(), lr=0.1, momentum=0.9) if optimizer == "sgd"
+           else core.optim.Adam(model.parameters(), lr=1e-2))
+    losses = _train_without_fallback(model, x, y, opt)
+    assert losses[-1] < losses[0]
+
+
+@needs_device
+def test_cnn_trains_on_opencl_with_no_cpu_fallback():
+    nn = core.nn
+    core.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Dropout(0.1),
+                          nn.Flatten(), nn.Linear(4 * 4 * 4, 3)).to(DEV)
+    rng = np.random.default_rng(3)
+    x = core.tensor(rng.standard_normal((8, 1, 8, 8)).astype(np.float32)).to(DEV)
+    y = core.tensor(rng.integers(0, 3, 8)).to(DEV)
+    losses = _train_without_fallback(model, x, y, core.optim.Adam(model.parameters(), lr=1e-2))
+    assert losses[-1] < losses[0]

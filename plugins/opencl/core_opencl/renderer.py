@@ -36,9 +36,22 @@ class OpenCLRenderer(CStyleRenderer):
     def preamble(self) -> str:
         return ""
 
+    # NumPy's (and PyTorch's) floor division of floats: through fmod, so that e.g. 1 // 0.1 is 9, not 10
+    FLOOR_DIVIDE = """inline T core_floor_divide_T(T a, T b) {
+    if (b == 0) return a / b;
+    T mod = fmod(a, b), div = (a - mod) / b;
+    if (mod != 0 && (b < 0) != (mod < 0)) div -= 1;
+    if (div == 0) return copysign((T)0, a / b);
+    T f = floor(div);
+    return div - f > (T)0.5 ? f + 1 : f;
+}
+"""
+
     def header(self, fp64: bool) -> str:
-        """Text once per program (the fp64 pragma where the device has it)."""
-        return "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if fp64 else ""
+        """Text once per program: the fp64 pragma where the device has it, helper functions per float type."""
+        floats = ("float", "double") if fp64 else ("float",)
+        helpers = "".join(self.FLOOR_DIVIDE.replace("T", t) for t in floats)
+        return ("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if fp64 else "") + helpers
 
     # -- reductions: one work-item per output element, looping over the reduced extent ------------------
     REDUCTIONS = {  # (init, step, result); x is the element in the accumulator's type
@@ -113,3 +126,157 @@ class OpenCLRenderer(CStyleRenderer):
 }}
 """
         return name, source
+
+    # -- indexed copies: gather/index read through int64 index tensors, scatter_/index_put_ write through them ---
+    COMBINES = {  # dst = combine(dst, x) of an indexed write; bool sums are ors, products ands (as NumPy's)
+        None: "{x}", "sum": "{d} + {x}", "prod": "{d} * {x}", "amax": "({x} > {d} || {x} != {x}) ? {x} : {d}",
+        "amin": "({x} < {d} || {x} != {x}) ? {x} : {d}", "bool:sum": "{d} || {x}", "bool:prod": "{d} && {x}",
+    }
+
+    def render_indexed(self, write: bool, dtype: str, indices: int, rank: int, combine: str | None = None,
+                       identity: str | None = None) -> tuple:
+        """(name, source) of an indexed copy over a rank-``rank`` iteration shape with ``indices`` int64 indices.
+
+        Element ``e`` has the address ``base + Σ_k wrap(index_k[e]) * dim_strides[k]`` in the indexed tensor
+        (``base`` from its strides over the iteration, index values < 0 counted from ``sizes[k]``) and a plain
+        strided address in the other one. Reading (``write=False``): ``out[e] = indexed[...]``, one work-item per
+        element. Writing: ``indexed[...] = combine(indexed[...], other[e])``; work-item ``i`` runs elements
+        ``i * r .. i * r + r - 1`` in order (``r = n`` serialises a write whose targets may collide anywhere),
+        first resetting its targets to ``identity`` when one is given (scatter's ``include_self=False``).
+        """
+        t, idx, g = self.type_name(dtype), self.index_type, self.global_qualifier
+        op = (f"bool:{combine}" if dtype == "bool" and combine in ("sum", "prod") else combine) if write else None
+        name = f"{'put' if write else 'take'}_{dtype}_{indices}i_{rank}d_{op or 'set'}".replace(":", "_")
+        reads, writes = ("const ", "") if write else ("", "const ")
+        params = [f"{idx} m", f"{idx} r", f"{g}const {idx}* shape", f"{g}{writes}{t}* indexed",
+                  f"{g}const {idx}* indexed_strides", f"{idx} indexed_offset", f"{g}{reads}{t}* other",
+                  f"{g}const {idx}* other_strides", f"{idx} other_offset", f"{g}const {idx}* sizes",
+                  f"{g}const {idx}* dim_strides"]
+        for k in range(indices):
+            params += [f"{g}const long* index{k}", f"{g}const {idx}* index{k}_strides", f"{idx} index{k}_offset"]
+        targets = [("at", "indexed_strides"), ("o", "other_strides")] + [(f"ik{k}", f"index{k}_strides")
+                                                                         for k in range(indices)]
+
+        def element(indent: str) -> list:
+            lines = [f"{indent}{idx} at = indexed_offset, o = other_offset" +
+                     "".join(f", ik{k} = index{k}_offset" for k in range(indices)) + ";"]
+            lines += self._peel(indent, "e", "shape", rank, targets)
+            for k in range(indices):
+                lines.append(f"{indent}{{ {idx} v = index{k}[ik{k}]; at += (v < 0 ? v + sizes[{k}] : v) * "
+                             f"dim_strides[{k}]; }}")
+            return lines
+
+        body = [self.signature(name, params) + " {", f"    {idx} i = get_global_id(0);", "    if (i >= m) return;"]
+        loop = f"    for ({idx} e = i * r; e < i * r + r; e++) {{"
+        if not write:
+            body += [loop] + element("        ") + ["        other[o] = indexed[at];", "    }"]
+        else:
+            if identity is not None:
+                body += [loop] + element("        ") + [f"        indexed[at] = ({t})({identity});", "    }"]
+            update = self.COMBINES[op].format(d="indexed[at]", x=f"(({t})other[o])")
+            body += [loop] + element("        ") + [f"        indexed[at] = ({t})({update});", "    }"]
+        body.append("}")
+        return name, "\n".join(body) + "\n"
+
+    # -- random fills: counter-based, element e of a fill draws from hash(seed, 2 * (offset + e) + {0, 1}) --------
+    RANDOM_BITS = """inline ulong core_mix64(ulong z) {  /* SplitMix64's finaliser: a counter becomes 64 random bits */
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9UL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBUL;
+    return z ^ (z >> 31);
+}
+"""
+    RANDOM_VALUES = {  # over u, u2 (uniform in [0, 1)), bits (64 random bits) and the parameters a, b
+        "uniform_": "a + (b - a) * u",
+        "normal_": "a + b * sqrt(-2 * log(1 - u)) * cospi(2 * u2)",
+        "exponential_": "-log1p(-u) / a",
+        "random_": "a + (long)(bits % b)",
+        "bernoulli_": "u < p",
+    }
+
+    def render_random(self, op: str, dtype: str, work: str, rank: int, p_dtype: str | None = None) -> tuple:
+        """(name, source) of ``out[e] = value(op)`` over a strided rank-``rank`` out; ``work`` is the float type
+        draws are made in (uniforms: the top 24 or 53 bits); ``p_dtype``: bernoulli's p is a strided tensor."""
+        t, w, idx, g = self.type_name(dtype), self.type_name(work), self.index_type, self.global_qualifier
+        name = f"{op.rstrip('_')}_{dtype}_{work}_{rank}d{'_p' + p_dtype if p_dtype else ''}"
+        integer = op == "random_"
+        params = [f"{idx} n", f"{g}const {idx}* shape", f"{g}{t}* out", f"{g}const {idx}* out_strides",
+                  f"{idx} out_offset", "ulong key", "ulong offset", f"{'long' if integer else w} a",
+                  f"{'ulong' if integer else w} b"]
+        targets = [("o", "out_strides")]
+        if p_dtype:
+            params += [f"{g}const {self.type_name(p_dtype)}* p_in", f"{g}const {idx}* p_strides", f"{idx} p_offset"]
+            targets.append(("pa", "p_strides"))
+        bits, scale = (11, "0x1.0p-53") if work == "float64" else (40, "0x1.0p-24f")
+        counter = "2 * (offset + (ulong)e)"
+        body = [self.RANDOM_BITS + self.signature(name, params) + " {", f"    {idx} e = get_global_id(0);",
+                "    if (e >= n) return;", f"    {idx} o = out_offset{', pa = p_offset' if p_dtype else ''};"]
+        body += self._peel("    ", "e", "shape", rank, targets)
+        body += [f"    ulong bits = core_mix64(key + ({counter} + 1) * 0x9E3779B97F4A7C15UL);",
+                 f"    {w} u = ({w})(bits >> {bits}) * {scale};",
+                 f"    {w} u2 = ({w})(core_mix64(key + ({counter} + 2) * 0x9E3779B97F4A7C15UL) >> {bits}) * {scale};",
+                 f"    {w} p = {'(' + w + ')p_in[pa]' if p_dtype else 'a'};",
+                 f"    out[o] = ({t})({self.RANDOM_VALUES[op]});", "}"]
+        return name, "\n".join(body) + "\n"
+
+    # -- one work-item per row along a dim: scans (cumsum, cumprod, cummax, cummin) and a stable rank sort -------
+    SCANS = {  # (update of acc by x at position j; whether the op also writes the position that set acc)
+        "cumsum": ("acc = j ? acc + x : x;", False), "cumprod": ("acc = j ? acc * x : x;", False),
+        "cummax": ("acc = (j && acc != acc) ? acc : ((!j || x > acc || x != x) ? x : acc); "
+                   "if (x == acc || x != x) arg = j;", True),
+        "cummin": ("acc = (j && acc != acc) ? acc : ((!j || x < acc || x != x) ? x : acc); "
+                   "if (x == acc || x != x) arg = j;", True),
+    }
+
+    def render_scan(self, op: str, in_dtype: str, acc_dtype: str, out_dtype: str, rank: int) -> tuple:
+        """(name, source): work-item ``i`` scans row ``i`` (rows: the other dims, rank ``rank``) along the dim."""
+        update, with_index = self.SCANS[op]
+        idx, g = self.index_type, self.global_qualifier
+        a, t_in, t_out = self.type_name(acc_dtype), self.type_name(in_dtype), self.type_name(out_dtype)
+        name = f"{op}_{in_dtype}_{acc_dtype}_{out_dtype}_{rank}d"
+        params = [f"{idx} n", f"{idx} length", f"{g}const {idx}* shape", f"{g}const {t_in}* in",
+                  f"{g}const {idx}* in_strides", f"{idx} in_offset", f"{idx} in_step", f"{g}{t_out}* out",
+                  f"{g}const {idx}* out_strides", f"{idx} out_step"] + ([f"{g}long* out_index"] if with_index else [])
+        body = [self.signature(name, params) + " {", f"    {idx} i = get_global_id(0);", "    if (i >= n) return;",
+                f"    {idx} at = in_offset, o = 0;"]
+        body += self._peel("    ", "i", "shape", rank, [("at", "in_strides"), ("o", "out_strides")])
+        body += [f"    {a} acc = 0;", "    long arg = 0;", f"    for ({idx} j = 0; j < length; j++) {{",
+                 f"        {a} x = ({a})in[at + j * in_step];", f"        {update}",
+                 f"        out[o + j * out_step] = ({t_out})acc;"]
+        body += ["        out_index[o + j * out_step] = arg;"] if with_index else []
+        body += ["    }", "}"]
+        return name, "\n".join(body) + "\n"
+
+    def render_sort(self, dtype: str, descending: bool, rank: int) -> tuple:
+        """(name, source) of a stable sort by rank: element ``j`` of a row goes to the count of the row's elements
+        ordered before it (NaN last ascending, first descending; ties keep their order), O(length) per element."""
+        idx, g, t = self.index_type, self.global_qualifier, self.type_name(dtype)
+        name = f"sort_{dtype}_{'desc' if descending else 'asc'}_{rank}d"
+        cmp = ">" if descending else "<"
+        nan_first = "(y != y && x == x)" if descending else "(x != x && y == y)"  # y before x by NaN-ness
+        params = [f"{idx} n", f"{idx} length", f"{g}const {idx}* shape", f"{g}const {t}* in",
+                  f"{g}const {idx}* in_strides", f"{idx} in_offset", f"{idx} in_step", f"{g}{t}* values",
+                  f"{g}long* indices", f"{g}const {idx}* out_strides", f"{idx} out_step"]
+        body = [self.signature(name, params) + " {", f"    {idx} e = get_global_id(0);", "    if (e >= n) return;",
+                f"    {idx} i = e / length, j = e % length, at = in_offset, o = 0;"]
+        body += self._peel("    ", "i", "shape", rank, [("at", "in_strides"), ("o", "out_strides")])
+        body += [f"    {t} x = in[at + j * in_step];", f"    {idx} position = 0;",
+                 f"    for ({idx} k = 0; k < length; k++) {{", f"        {t} y = in[at + k * in_step];",
+                 "        bool same = (x == y) || (x != x && y != y);",
+                 f"        position += (y {cmp} x) || {nan_first} || (same && k < j);", "    }",
+                 "    values[o + position * out_step] = x;", "    indices[o + position * out_step] = j;", "}"]
+        return name, "\n".join(body) + "\n"
+
+    def render_nonzero(self, dtype: str, rank: int) -> tuple:
+        """(name, source) of nonzero: one work-item walks the elements in row-major order and writes the
+        coordinates of each nonzero one as the next row of the (count, rank) int64 output."""
+        idx, g, t = self.index_type, self.global_qualifier, self.type_name(dtype)
+        name = f"nonzero_{dtype}_{rank}d"
+        params = [f"{idx} n", f"{g}const {idx}* shape", f"{g}const {t}* in", f"{g}const {idx}* in_strides",
+                  f"{idx} in_offset", f"{g}long* out"]
+        body = [self.signature(name, params) + " {", "    if (get_global_id(0) != 0) return;", f"    {idx} row = 0;",
+                f"    for ({idx} e = 0; e < n; e++) {{", f"        {idx} at = in_offset, rest = e;"]
+        for d in range(rank - 1, -1, -1):
+            body.append(f"        {idx} c{d} = rest % shape[{d}]; rest /= shape[{d}]; at += c{d} * in_strides[{d}];")
+        body += ["        if (in[at] != 0) {"] + [f"            out[row * {rank} + {d}] = c{d};" for d in range(rank)]
+        body += ["            row++;", "        }", "    }", "}"]
+        return name, "\n".join(body) + "\n"

@@ -1,15 +1,17 @@
-"""The opencl backend's kernels, one module per family, each exposing ``kernels(runtime) -> dict``."""
+"""The opencl backend's kernels, one module per core/ops family, each exposing ``kernels(runtime) -> dict``."""
 
 from __future__ import annotations
 
+import importlib
+
 from core.backends.api import collect
 
-__all__ = ["all_kernels"]
+__all__ = ["FAMILIES", "all_kernels"]
+
+FAMILIES = ("creation", "elementwise", "derivatives", "reduction", "linalg", "indexing", "random", "shape", "ranges",
+            "sorting")
 
 
-def all_kernels() -> dict:
+def all_kernels(runtime) -> dict:
     """Every kernel of the backend: ``{op name: fn(spec, *args)}`` (composites: ``fn(*args)``)."""
-    from ..runtime import RUNTIME
-    from . import elementwise, matmul, reduction
-
-    return collect((elementwise, reduction, matmul), RUNTIME)
+    return collect([importlib.import_module(f"{__name__}.{family}") for family in FAMILIES], runtime)

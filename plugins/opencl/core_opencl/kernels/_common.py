@@ -13,7 +13,7 @@ from ..renderer import LOCAL_SIZE, OpenCLRenderer
 from ..runtime import RUNTIME
 
 __all__ = ["RENDERER", "KERNEL_DTYPES", "is_tensor", "slot_of", "new_tensor", "numel", "rank_bucket", "padded",
-           "launch_1d", "kernel_dtypes_ok"]
+           "launch_1d", "kernel_dtypes_ok", "Strided"]
 
 RENDERER = OpenCLRenderer()
 new_tensor = functools.partial(_new_tensor, RUNTIME)  # new_tensor(shape, dtype, device): a fresh contiguous tensor
@@ -60,3 +60,12 @@ def launch_1d(slot, kernel, n: int, args: list) -> None:
     """Launch one work-item per element (rounded up to the fixed work-group size)."""
     size = -(-n // LOCAL_SIZE) * LOCAL_SIZE
     kernel(slot.queue, (size,), (LOCAL_SIZE,), *args)
+
+
+class Strided:
+    """A tensor's buffer read through another layout (a narrowed or flipped view) as a kernel operand."""
+
+    __slots__ = ("_storage", "_shape", "_stride", "_offset", "dtype")
+
+    def __init__(self, t, shape: tuple, stride: tuple, offset: int):
+        self._storage, self._shape, self._stride, self._offset, self.dtype = t._storage, shape, stride, offset, t.dtype

@@ -1,4 +1,4 @@
-"""Elementwise kernels (unary, binary, comparisons, where, clamp, casts/copy_, fill_) rendered by the OpenCL
+"""Elementwise kernels (unary, binary, comparisons, where, clamp) rendered by the OpenCL
 dialect of core's C-style renderer; one program per (arity, bool-ness, dtypes, rank) holds a whole op family."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from core.backends.api import broadcast_strides, coalesce
 from core.codegen import BINARY_EXPRESSIONS, UNARY_EXPRESSIONS
 
 from ..programs import get_kernel
-from ..runtime import RUNTIME
 from ._common import RENDERER, is_tensor, kernel_dtypes_ok, launch_1d, new_tensor, numel, padded, rank_bucket, slot_of
 
 __all__ = ["kernels", "run_elementwise", "UNARY", "BINARY"]
@@ -21,31 +20,47 @@ UNARY = {**UNARY_EXPRESSIONS,
          "sign": "(a != a ? a : ({T})((a > 0) - (a < 0)))", "isnan": "isnan(a)", "isinf": "isinf(a)",
          "isfinite": "isfinite(a)", "signbit": "signbit(a)", "logical_not": "(!a)", "bitwise_not": "(~a)",
          "frac": "(a - trunc(a))", "deg2rad": f"(a * ({_PI} / ({{T}})180))", "rad2deg": f"(a * (({{T}})180 / {_PI}))",
-         "lgamma": "lgamma(a)", "sinc": f"(a == 0 ? ({{T}})1 : sinpi(a) / ({_PI} * a))"}
+         "lgamma": "lgamma(a)", "sinc": f"(a == 0 ? ({{T}})1 : sinpi(a) / ({_PI} * a))",
+         "sgn": "(a != a ? a : ({T})((a > 0) - (a < 0)))", "isposinf": "(isinf(a) && a > 0)",
+         "isneginf": "(isinf(a) && a < 0)"}
 BINARY = {**BINARY_EXPRESSIONS,
           "hypot": "hypot(a, b)", "copysign": "copysign(a, b)", "fmax": "fmax(a, b)", "fmin": "fmin(a, b)",
           "nextafter": "nextafter(a, b)", "fmod": "fmod(a, b)",
           "logaddexp": "(a == b ? a + ({T})0.6931471805599453 : fmax(a, b) + log1p(exp(-fabs(a - b))))",
           "xlogy": "(a == 0 && b == b ? ({T})0 : a * log(b))",
+          "logaddexp2": "(a == b ? a + ({T})1 : fmax(a, b) + log1p(exp2(-fabs(a - b))) * ({T})1.4426950408889634)",
+          "floor_divide": "core_floor_divide_{T}(a, b)", "div_trunc": "trunc(a / b)",
+          "bitwise_left_shift": "((b < 0 || b >= (long)sizeof(a) * 8) ? ({T})0 : ({T})(a << b))",
+          "bitwise_right_shift": "((b < 0 || b >= (long)sizeof(a) * 8) ? (a < 0 ? ({T})-1 : ({T})0) : ({T})(a >> b))",
           "remainder": "(fmod(a, b) != 0 && ((fmod(a, b) < 0) != (b < 0)) ? fmod(a, b) + b : fmod(a, b))"}
 _INTEGER_OK = {"neg", "abs", "square", "sign", "relu", "positive", "add", "sub", "mul", "maximum", "minimum", "eq",
                "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
                "bitwise_xor", "logical_not", "bitwise_not", "where"}
 _BOOL_OUT = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "isnan", "isinf",
-             "isfinite", "signbit", "logical_not"}
+             "isfinite", "signbit", "logical_not", "isposinf", "isneginf"}
+# integer (not bool) spellings where the float one does not apply; integer division by zero is checked first
+_INTEGER_TEMPLATES = {"sgn": UNARY["sign"], "isposinf": "0", "isneginf": "0",
+                      "floor_divide": "(b == -1 ? -a : a / b - ((a % b != 0) && ((a < 0) != (b < 0))))",
+                      "div_trunc": "(b == -1 ? -a : a / b)"}
+_DIVISIONS = ("floor_divide", "div_trunc")
 _FAMILIES = {1: UNARY, 2: BINARY}
 
 
-_INTEGRAL_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"}
+_INTEGRAL_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+                  "bitwise_right_shift"}
 
 
 def _renders(op: str, compute: str) -> bool:
     if compute in _FLOATS:
         return op not in _INTEGRAL_ONLY
-    return op in _INTEGER_OK
+    if compute == "bool":
+        return op in _INTEGER_OK or op in ("isposinf", "isneginf", "sgn")
+    return op in _INTEGER_OK or op in _INTEGER_TEMPLATES or op in _INTEGRAL_ONLY
 
 
 def _template(op: str, template: str, compute: str, out_dtype: str) -> str:
+    if compute not in _FLOATS and op in _INTEGER_TEMPLATES:
+        template = _INTEGER_TEMPLATES[op]
     if op == "bitwise_not" and compute == "bool":
         template = "(!a)"  # ~ on a bool is logical not
     return f"(({template}) != 0)" if out_dtype == "bool" else template
@@ -127,6 +142,9 @@ def _binary_kernel(op: str):
     def kernel(spec, a, b):
         if not _can_run(op, spec, (a, b)):
             return NotImplemented
+        if op in _DIVISIONS and spec.compute_dtype.name not in _FLOATS and (
+                bool((b == 0).any()) if is_tensor(b) else b == 0):
+            raise RuntimeError("ZeroDivisionError")
         return run_elementwise(op, template, new_tensor(spec.shape, spec.dtype, spec.device), [a, b],
                                spec.compute_dtype)
 
@@ -184,37 +202,6 @@ def relu(input):
                            input.dtype)
 
 
-def _activation_backward(op: str):
-    def kernel(grad, output):
-        if grad.dtype.name not in _FLOATS or grad._shape != output._shape or grad.dtype is not output.dtype:
-            return NotImplemented
-        return run_elementwise(op, BINARY[op], new_tensor(grad._shape, grad.dtype, grad.device), [grad, output],
-                               grad.dtype)
-
-    return kernel
-
-
-def copy_(spec, self, src, non_blocking=False):
-    if not kernel_dtypes_ok(self, src):  # half types: through the host, with NumPy's casts
-        host = src._storage.backend.to_host(src) if is_tensor(src) else np.asarray(src)
-        RUNTIME.write_strided(self, host)
-        return self
-    if src._storage.device != self._storage.device:
-        src = src.to(self.device)
-    run_elementwise("copy", "a", self, [src], src.dtype)
-    return self
-
-
-def fill_(spec, self, value):
-    if is_tensor(value):
-        value = value.item()
-    if not kernel_dtypes_ok(self):
-        RUNTIME.write_strided(self, np.asarray(value))
-        return self
-    run_elementwise("fill", "a", self, [value], self.dtype)
-    return self
-
-
 def _op_names(table: dict) -> list:
     from core.backends.api import get_operator
 
@@ -233,6 +220,4 @@ def kernels(runtime) -> dict:
     table = {name: _unary_kernel(name) for name in _op_names(UNARY) if name != "relu"}
     table.update({name: _binary_kernel(name) for name in _op_names(BINARY)
                   if name not in ("add", "sub", "tanh_backward", "sigmoid_backward")})
-    return table | dict(add=_add_kernel("add"), sub=_add_kernel("sub"), where=where, clamp=clamp, relu=relu,
-                        copy_=copy_, fill_=fill_, tanh_backward=_activation_backward("tanh_backward"),
-                        sigmoid_backward=_activation_backward("sigmoid_backward"))
+    return table | dict(add=_add_kernel("add"), sub=_add_kernel("sub"), where=where, clamp=clamp, relu=relu)

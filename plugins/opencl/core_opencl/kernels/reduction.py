@@ -1,4 +1,5 @@
-"""Reductions over dims (sum, prod, amax, amin, any, all, argmax, argmin): one work-item per output element."""
+"""Reductions over dims (sum, prod, amax, amin, any, all, argmax, argmin): one work-item per output element;
+scans along a dim (cumsum, cumprod, cummax, cummin): one work-item per row."""
 
 from __future__ import annotations
 
@@ -65,4 +66,46 @@ def _arg_kernel(op: str):
 def kernels(runtime) -> dict:
     """The reduction family: op name -> kernel."""
     table = {op: _reduce_kernel(op) for op in ("sum", "prod", "amax", "amin", "any", "all")}
+    table |= {op: _scan_kernel(op) for op in ("cumsum", "cumprod", "cummax", "cummin")}
     return table | dict(argmax=_arg_kernel("argmax"), argmin=_arg_kernel("argmin"))
+
+
+def row_layout(input, out, dim: int) -> tuple:
+    """(rows shape, [input strides, out strides] over the rows, length, input step, out step) for a kernel that
+    runs one work-item per row along ``dim`` (a 0-d input is one row of one element)."""
+    if input.dim() == 0:
+        return (), [(), ()], 1, 0, 0
+    others = [d for d in range(input.dim()) if d != dim]
+    shape, strides = coalesce(tuple(input._shape[d] for d in others),
+                              [[input._stride[d] for d in others], [out._stride[d] for d in others]])
+    return shape, strides, input._shape[dim], input._stride[dim], out._stride[dim]
+
+
+def _scan_kernel(op: str):
+    def kernel(spec, input, dim, dtype=None):
+        pair = isinstance(spec, tuple)
+        value_spec = spec[0] if pair else spec
+        acc = input.dtype.name if pair else spec.compute_dtype.name
+        if not kernel_dtypes_ok(input) or acc not in RENDERER.types or value_spec.dtype.name not in RENDERER.types \
+                or input.dim() > 9:
+            return NotImplemented
+        out = new_tensor(value_spec.shape, value_spec.dtype, value_spec.device)
+        index = new_tensor(spec[1].shape, spec[1].dtype, spec[1].device) if pair else None
+        if input.numel() == 0:
+            return (out, index) if pair else out
+        dim = dim % input.dim() if input.dim() else 0
+        shape, strides, length, in_step, out_step = row_layout(input, out, dim)
+        rank = rank_bucket(len(shape), allow_zero=True)
+        in_dtype, out_dtype = input.dtype.name, value_spec.dtype.name
+        slot = slot_of(input)
+        kernel = get_kernel(slot, ("scan", op, in_dtype, acc, out_dtype, rank), op,
+                            lambda: {op: RENDERER.render_scan(op, in_dtype, acc, out_dtype, rank)})
+        buf, i64 = slot.index_buffer, np.int64
+        rows = numel(shape)
+        args = [i64(rows), i64(length), buf(padded(shape, rank, 1)), input._storage.data,
+                buf(padded(strides[0], rank, 0)), i64(input._offset), i64(in_step), out._storage.data,
+                buf(padded(strides[1], rank, 0)), i64(out_step)] + ([index._storage.data] if pair else [])
+        launch_1d(slot, kernel, rows, args)
+        return (out, index) if pair else out
+
+    return kernel

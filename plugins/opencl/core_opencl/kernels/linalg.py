@@ -49,5 +49,5 @@ def batched_matmul(spec, a, b):
 
 
 def kernels(runtime) -> dict:
-    """The matmul family: op name -> kernel."""
+    """The linalg family: op name -> kernel."""
     return {"batched_matmul": batched_matmul}

@@ -1,0 +1,44 @@
+"""The shape family: ``cat`` (one strided copy per input into its slice of the output) and ``flip`` (a copy
+through negative strides); both run the elementwise copy kernel, casting where dtypes differ."""
+
+from __future__ import annotations
+
+from ._common import KERNEL_DTYPES, Strided, kernel_dtypes_ok, new_tensor
+from .elementwise import run_elementwise
+
+__all__ = ["kernels"]
+
+
+def cat(spec, tensors, dim=0):
+    if not kernel_dtypes_ok(*tensors) or spec.dtype.name not in KERNEL_DTYPES or len(spec.shape) > 8:
+        return NotImplemented
+    out = new_tensor(spec.shape, spec.dtype, spec.device)
+    if not spec.shape or 0 in spec.shape:
+        return out
+    dim %= len(spec.shape)
+    start = 0
+    for t in tensors:
+        if t.numel() == 0:  # includes the legacy 1-d empties of another rank
+            continue
+        n = t._shape[dim]
+        part = Strided(out, t._shape, out._stride, out._offset + start * out._stride[dim])
+        run_elementwise("copy", "a", part, [t], t.dtype)
+        start += n
+    return out
+
+
+def flip(spec, input, dims):
+    if not kernel_dtypes_ok(input) or input.dim() > 8:
+        return NotImplemented
+    out = new_tensor(spec.shape, spec.dtype, spec.device)
+    if input.numel() == 0:
+        return out
+    flipped = {d % input.dim() for d in dims} if input.dim() else set()
+    offset = input._offset + sum((input._shape[d] - 1) * input._stride[d] for d in flipped)
+    strides = tuple(-s if d in flipped else s for d, s in enumerate(input._stride))
+    return run_elementwise("copy", "a", out, [Strided(input, input._shape, strides, offset)], input.dtype)
+
+
+def kernels(runtime) -> dict:
+    """The shape family: op name -> kernel."""
+    return {"cat": cat, "flip": flip}
