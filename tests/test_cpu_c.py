@@ -328,11 +328,10 @@ def test_out_of_bounds_views_are_refused_before_c(force_c):
 
 
 def test_bad_shapes_are_refused_before_c(force_c):
-    from core_cpu_c import kernels
     from core_cpu_c.layout import LayoutError
-    from core.dispatch import TensorSpec
+    from core.dispatch import TensorSpec, backend_key
 
-    add = kernels.KERNELS["add"]
+    add = get_operator("add").kernels[backend_key("cpu").bit]
     spec = TensorSpec((3, 4), core.float32, core.device("cpu"))
     with pytest.raises(LayoutError, match="does not broadcast"):
         add(spec, core.rand(3, 5), core.rand(3, 4))
@@ -388,19 +387,7 @@ _CONV_OPS = ("convolution", "convolution_backward", "max_pool", "max_pool_backwa
 @pytest.fixture
 def c_calls(monkeypatch):
     """Counts the C calls of the conv/pool kernels, per op: {op: calls} (0 when the decomposition ran)."""
-    from core.dispatch import backend_key
-
-    load_cpu_c()
-    kernels = get_operator("convolution").kernels[backend_key("cpu").bit].__self__
-    calls = dict.fromkeys(_CONV_OPS, 0)
-    for op, table in zip(_CONV_OPS, ("conv", "conv_backward", "pool", "pool_backward", "avg", "avg_backward")):
-        for dtype, fn in getattr(kernels, table).items():
-            def counted(*args, op=op, fn=fn):
-                calls[op] += 1
-                return fn(*args)
-
-            monkeypatch.setitem(getattr(kernels, table), dtype, counted)
-    return calls
+    return _count_c_calls(monkeypatch, _CONV_OPS)
 
 
 def _decomposed(op, *args):
@@ -623,27 +610,29 @@ def test_conv_and_pool_kernels_match_torch(c_calls):
 _NORM_OPS = ("gelu", "gelu_backward", "layer_norm", "layer_norm_backward", "batch_norm", "batch_norm_backward")
 
 
-def _count_c_calls(monkeypatch, op: str, ops: tuple) -> dict:
-    """Counts the C calls of the kernel object serving ``op`` (and its siblings ``ops``): {op: calls}, 0 when the
-    decomposition ran."""
+def _count_c_calls(monkeypatch, ops: tuple) -> dict:
+    """Counts the C calls of the kernels serving ``ops`` (methods of family objects whose ``c`` maps (op, dtype) to a
+    C function): {op: calls}, 0 when the decomposition ran."""
     from core.dispatch import backend_key
 
     load_cpu_c()
-    kernels = get_operator(op).kernels[backend_key("cpu").bit].__self__
     calls = dict.fromkeys(ops, 0)
-    for (name, dtype), fn in list(kernels.c.items()):
-        def counted(*args, name=name, fn=fn):
-            calls[name] += 1
-            return fn(*args)
+    families = {id(k): k for k in (get_operator(op).kernels[backend_key("cpu").bit].__self__ for op in ops)}
+    for family in families.values():
+        for (name, dtype), fn in list(family.c.items()):
+            def counted(*args, name=name, fn=fn):
+                calls[name] += 1
+                return fn(*args)
 
-        monkeypatch.setitem(kernels.c, (name, dtype), counted)
+            if name in calls:
+                monkeypatch.setitem(family.c, (name, dtype), counted)
     return calls
 
 
 @pytest.fixture
 def norm_calls(monkeypatch):
     """C calls of the gelu / layer norm / batch norm kernels, per op."""
-    return _count_c_calls(monkeypatch, "gelu", _NORM_OPS)
+    return _count_c_calls(monkeypatch, _NORM_OPS)
 
 
 def _exact(op, *args):
@@ -872,7 +861,7 @@ _LOSS_OPS = ("cross_entropy_loss", "cross_entropy_loss_backward")
 @pytest.fixture
 def loss_calls(monkeypatch):
     """C calls of the cross entropy kernels, per op."""
-    return _count_c_calls(monkeypatch, "cross_entropy_loss", _LOSS_OPS)
+    return _count_c_calls(monkeypatch, _LOSS_OPS)
 
 
 def _cross_entropy_operands(rows: int, classes: int, dtype, weighted: bool, ignored: bool):
@@ -1022,3 +1011,15 @@ def test_mlp_cross_entropy_gradients_through_the_c_kernels_match_torch(loss_call
         for c, t in ((cx, tx), (cw, tw)):
             assert_close(c.grad, core.tensor(t.grad.numpy()), rtol=1e-4, atol=1e-4)
     assert loss_calls == dict.fromkeys(_LOSS_OPS, 3)
+
+
+def test_each_kernel_lives_in_the_family_module_of_its_op():
+    """Issue 16's backend shape: an op's kernel is in core_cpu_c/kernels/<F>.py, F the core.ops module declaring it."""
+    from core_cpu_c.kernels import FAMILIES
+    from core_cpu_c.plugin import _STATE
+
+    load_cpu_c()
+    core.zeros(1) + 1  # the kernels are registered on first use
+    for family in FAMILIES:
+        for op in family.kernels(_STATE["context"]):
+            assert get_operator(op).declared_in.rsplit(".", 1)[-1] == family.__name__.rsplit(".", 1)[-1], op

@@ -1,5 +1,6 @@
-"""cpu_c's data-movement kernels (plugins/cpu_c/core_cpu_c/movement.py, csrc/movement.c) against the NumPy reference:
-copy_ and its casts, fill_, the range fills, cat, flip, gather, scatter_, index and index_put_."""
+"""cpu_c's data-movement kernels (plugins/cpu_c/core_cpu_c/kernels/{creation,ranges,shape,indexing}.py,
+csrc/movement.c) against the NumPy reference: copy_ and its casts, fill_, the range fills, cat, flip, gather,
+scatter_, index and index_put_."""
 
 from __future__ import annotations
 
@@ -595,7 +596,7 @@ def test_nonzero_over_layouts(calls, dtype):
 
 def test_nonzero_over_many_chunks(calls):
     """More elements than one counting chunk: each chunk's rows land after the previous chunks' rows."""
-    from core_cpu_c.movement import NONZERO_CHUNK
+    from core_cpu_c.kernels.indexing import NONZERO_CHUNK
 
     mask = np.random.default_rng(9).random((3, NONZERO_CHUNK + 77)) < 0.3
     mask[1] = False  # a whole chunk without one
@@ -606,14 +607,17 @@ def test_nonzero_over_many_chunks(calls):
 
 
 def test_thresholds_cover_every_movement_op(force_c):
-    from core_cpu_c import movement
+    from core_cpu_c.kernels import creation, indexing, ranges, shape, thresholds
+    from core_cpu_c.plugin import _STATE
 
-    kernels = dict.fromkeys(movement.MOVEMENT_OPS)
-    sized = [op for op in movement.MOVEMENT_OPS if op != "nonzero"]
-    assert movement.sized_thresholds(kernels, 123) == dict.fromkeys(sized, 123)
+    movement_ops = creation.OPS + ranges.OPS + shape.OPS + indexing.OPS
+    sized = [op for op in movement_ops if op != "nonzero"]
     key = backend_key("cpu")
     for op in sized:
         assert get_operator(op).tiers[key.bit][0] == 0  # force_c moved every threshold
+    cpu_c.set_min_numel(123)  # force_c puts 0 back
+    assert {op: n for op, n in thresholds(_STATE["context"]).items() if op in movement_ops} == dict.fromkeys(sized, 123)
+    assert all(get_operator(op).tiers[key.bit][0] == 123 for op in sized)
 
 
 def test_nonzero_checks_its_input_size(force_c, calls):

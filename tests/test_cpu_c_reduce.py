@@ -1,4 +1,4 @@
-"""cpu_c's reductions (core_cpu_c/reduce.py, csrc/reduce.c) against the NumPy reference kernels.
+"""cpu_c's reductions (core_cpu_c/kernels/reduction.py, csrc/reduce.c) against the NumPy reference kernels.
 
 sum/prod/amax/amin/any/all over any set of dims, argmax/argmin, and the scans cumsum/cumprod/cummax/cummin, over
 every dtype C takes and over strided layouts (transposed, sliced with steps, offset, expanded, empty, 0-d). Each

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 
-from core.backends.api import get_operator, hookimpl
+from core.backends.api import get_operator, hookimpl, register_all
 
-CORE_PLUGIN_API = (1, 2)
+CORE_PLUGIN_API = (1, 3)
 DEFAULT_MIN_NUMEL = 4096
 _SETTINGS = {"min_numel": DEFAULT_MIN_NUMEL}
+_STATE: dict = {}  # "context": the Context the registered kernels share, "key": their dispatch key
 
 
 def _probe() -> tuple:
@@ -40,65 +41,33 @@ def configure(config):
 
 @hookimpl
 def register_kernels(register, backend):
-    if backend.name != "cpu_c":
-        return
-    import core
+    if backend.name == "cpu_c":  # the NumPy reference's kernels are registered under this key first (extends)
+        from .kernels import all_kernels
 
-    from . import kernels as elementwise
-    from . import movement, reduce
+        register_all(register, all_kernels(_context(backend.key)))
+
+
+def _context(key):
+    """The one Context of cpu_c's kernels (made on first use, when the extension loads)."""
+    from .context import Context
     from .lib import load
-    from .renderer import KERNEL_OPS
 
     ffi, lib = load()
-    key = backend.key
-    # The NumPy reference's kernels are registered under the same key first (extends="numpy"): each compiled
-    # kernel keeps the one it replaces for what C does not cover.
-    names = ("batched_matmul", *KERNEL_OPS, *reduce.REDUCE_OPS, *movement.MOVEMENT_OPS)
-    base = {name: fn for name in names if (fn := get_operator(name).kernels.get(key.bit)) is not None}
-    min_numel = _SETTINGS["min_numel"]
-    kernels = elementwise.build_kernels(ffi, lib, key.mask, core.bool, base, min_numel)
-    # Families whose kernels the dispatcher itself keeps from tiny calls (the NumPy kernel runs, no extra frame)
-    families = [(elementwise.sized_thresholds, dict(kernels))]  # a copy: `kernels` collects every family below
-    for module, build in ((reduce, reduce.build_reduce_kernels), (movement, movement.build_movement_kernels)):
-        built = build(elementwise.CONTEXT, base)
-        families.append((module.sized_thresholds, built))
-        kernels.update(built)
-    sized = {}
-    for thresholds, built in families:
-        sized.update(thresholds(built, min_numel))
-    _SETTINGS["sized"] = (key, [(thresholds, list(built)) for thresholds, built in families])
-    from .optim import build_optim_kernels
-
-    kernels.update(build_optim_kernels(ffi, lib, {name: get_operator(name).decomposition
-                                                  for name in ("sgd_update_", "adam_update_")}))
-    from .conv import CONV_OPS, build_conv_kernels
-
-    kernels.update(build_conv_kernels(ffi, lib, key.mask, {
-        name: get_operator(name).kernels.get(key.bit) or get_operator(name).decomposition for name in CONV_OPS}))
-    from .norm import NORM_OPS, build_norm_kernels
-
-    kernels.update(build_norm_kernels(ffi, lib, key.mask, {name: get_operator(name).decomposition
-                                                           for name in NORM_OPS}))
-    from .loss import LOSS_OPS, build_loss_kernels
-
-    kernels.update(build_loss_kernels(ffi, lib, key.mask, {name: get_operator(name).decomposition
-                                                           for name in LOSS_OPS}))
-    for name, fn in kernels.items():
-        register(name, fn, min_numel=sized.get(name))
+    _STATE.update(context=Context(ffi, lib, key, _SETTINGS["min_numel"]), key=key)
+    return _STATE["context"]
 
 
 def set_min_numel(n: int) -> int:
     """Send calls under ``n`` elements to the NumPy kernels from now on; returns the previous threshold."""
-    from . import kernels
-
     if not isinstance(n, int) or n < 0:
         raise ValueError(f"cpu_c: min_numel must be a non-negative integer, got {n!r}")
     previous = _SETTINGS["min_numel"]
     _SETTINGS["min_numel"] = n
-    if kernels.CONTEXT is not None:  # the kernels are registered: move their thresholds too
-        kernels.CONTEXT.min_numel = n
-        key, families = _SETTINGS["sized"]
-        for thresholds, ops in families:
-            for name, threshold in thresholds(dict.fromkeys(ops), n).items():
-                get_operator(name).set_min_numel(key, threshold)
+    ctx = _STATE.get("context")
+    if ctx is not None:  # the kernels are registered: move the thresholds they check and the dispatcher's
+        from .kernels import thresholds
+
+        ctx.min_numel = n
+        for name, threshold in thresholds(ctx).items():
+            get_operator(name).set_min_numel(_STATE["key"], threshold)
     return previous

@@ -1,43 +1,26 @@
-"""cpu_c's reductions (csrc/reduce.c): sum/prod/amax/amin/any/all over any dims, argmax/argmin, the scans
-cumsum/cumprod/cummax/cummin, and fused softmax/log_softmax.
+"""Reductions and scans (core.ops.reduction, csrc/reduce.c): sum/prod/amax/amin/any/all over any dims,
+argmax/argmin, cumsum/cumprod/cummax/cummin.
 
 Each kernel validates its operand in Python (dtype, non-negative strides, bounds), splits its dims into kept and
 reduced (or scanned) ones, collapses each group and makes one C call that walks the strides; what C does not take
 (half dtypes, sum's ``dtype=`` to another type, negative strides) runs the NumPy reference kernel it replaces.
+
+No dispatcher threshold: the output can be one element for a million inputs, so each kernel checks its *input*
+size against ``ctx.min_numel`` itself.
 """
 
 from __future__ import annotations
 
 import math
 
-from core.backends.api import coalesce, is_contiguous
+from core.backends.api import coalesce
 
-from .kernels import Context
-from .renderer import DTYPES
-from .layout import check_bounds
-from .runtime import new_tensor
+from ..layout import check_bounds
+from ..runtime import new_tensor
 
-__all__ = ["REDUCE_OPS", "build_reduce_kernels", "sized_thresholds"]
+__all__ = ["kernels", "OPS"]
 
-REDUCE_OPS = ("sum", "prod", "amax", "amin", "any", "all", "argmax", "argmin", "cumsum", "cumprod", "cummax",
-              "cummin", "softmax", "log_softmax")
-
-
-def _rows(op: str, x, k: int):
-    """(rows, cols, row stride) when the last ``k`` dims of ``x`` are one contiguous block per row and the leading
-    dims one evenly strided run of rows; None when C cannot take that layout (the NumPy kernel runs)."""
-    shape, strides = x._shape, x._stride
-    if any(s < 0 for s in strides):
-        return None
-    lead = len(shape) - k
-    if not is_contiguous(shape[lead:], strides[lead:]):
-        return None
-    cshape, cstrides = coalesce(shape[:lead], [strides[:lead]], min_rank=1)
-    if len(cshape) != 1:
-        return None
-    check_bounds(op, x)
-    return math.prod(shape[:lead]), math.prod(shape[lead:]), cstrides[0][0]
-
+OPS = ("sum", "prod", "amax", "amin", "any", "all", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin")
 
 _FLOATS = ("float32", "float64")
 _INTS = ("int8", "uint8", "int16", "int32", "int64", "bool")
@@ -77,13 +60,13 @@ def _out_dtype_ok(op: str, spec, d) -> bool:
     return True  # any/all: bool (uint8 for uint8), one byte of 0/1 either way
 
 
-def _usable(ctx: Context, x, names) -> bool:
+def _usable(ctx, x, names) -> bool:
     """Whether C takes ``x``: a dtype in ``names``, at least ``min_numel`` elements, non-negative strides."""
     return (x.dtype.name in names and len(x._shape) <= _MAXD and math.prod(x._shape) >= ctx.min_numel
             and min(x._stride, default=0) >= 0)
 
 
-def _reduction(ctx: Context, op: str, base):
+def _reduction(ctx, op: str, base):
     """sum/prod/amax/amin/any/all over any dims of any layout (non-negative strides): kernel(spec, input, dims,
     keepdim[, dtype]). Float sum/amax/amin whose reduced elements are one contiguous row per output take the
     vectorised row kernels; everything else csrc/reduce.c's strided walk."""
@@ -118,7 +101,7 @@ def _reduction(ctx: Context, op: str, base):
     return kernel
 
 
-def _arg_reduction(ctx: Context, op: str, base):
+def _arg_reduction(ctx, op: str, base):
     """argmax/argmin over one dim or the flattened input (dim None): kernel(spec, input, dim, keepdim); the first
     NaN, else the first extremum, as np.argmax."""
     fns = {d: getattr(ctx.lib, f"ccc_reduce_{op}_{d}") for d in _ALL if d != "bool"}
@@ -138,7 +121,7 @@ def _arg_reduction(ctx: Context, op: str, base):
     return kernel
 
 
-def _scan(ctx: Context, op: str, base):
+def _scan(ctx, op: str, base):
     """cumsum/cumprod (kernel(spec, input, dim[, dtype])) and cummax/cummin (kernel(spec, input, dim) ->
     (values, indices)) along one dim of any layout, in NumPy's accumulate order."""
     fns = {d: getattr(ctx.lib, f"ccc_scan_{op}_{d}") for d in _ALL}
@@ -172,45 +155,12 @@ def _scan(ctx: Context, op: str, base):
     return kernel
 
 
-def _softmax(ctx: Context, op: str, base):
-    """softmax/log_softmax along the last dim (composites: kernel(input, dim), no spec), one row per pass."""
-    fns = {d: getattr(ctx.lib, f"ccc_softmax_{d}") for d in DTYPES}
-    take_log = int(op == "log_softmax")
-
-    def kernel(input, dim):
-        d = input.dtype
-        fn = fns.get(d.name)
-        shape = input._shape
-        n = math.prod(shape)
-        if fn is not None and dim == len(shape) - 1:
-            layout = _rows(op, input, 1)
-            if layout is not None:
-                rows, cols, row_stride = layout
-                out, buf = new_tensor(shape, d, n * d.itemsize, ctx.key)
-                if n:
-                    fn(rows, cols, ctx.from_buffer(input._storage.data), input._offset, row_stride,
-                       ctx.from_buffer(buf), take_log)
-                return out
-        return base(input, dim)
-
-    return kernel
-
-
-def build_reduce_kernels(ctx, base_kernels: dict) -> dict:
-    """{op: kernel} for the reductions, each falling back to ``base_kernels[op]`` (the NumPy kernel)."""
-    return {op: _family(op)(ctx, op, base_kernels[op]) for op in REDUCE_OPS if op in base_kernels}
-
-
 def _family(op: str):
-    if "softmax" in op:
-        return _softmax
     if op.startswith("arg"):
         return _arg_reduction
     return _scan if op.startswith("cum") else _reduction
 
 
-def sized_thresholds(kernels: dict, min_numel: int) -> dict:
-    """{op: dispatcher threshold}: softmax is sized by its input (= its output); the reductions and scans are not
-    sized by the dispatcher: they check their *input* size against ``min_numel`` themselves, as their output can
-    be one element for a million inputs."""
-    return {op: min_numel for op in kernels if "softmax" in op}
+def kernels(ctx) -> dict:
+    """{op: kernel} of the reductions and scans, each falling back to the NumPy kernel it replaces."""
+    return {op: _family(op)(ctx, op, base) for op in OPS if (base := ctx.reference(op)) is not None}

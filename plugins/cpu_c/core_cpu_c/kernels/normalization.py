@@ -1,23 +1,19 @@
-"""Fused GELU, layer norm and batch norm kernels, forward and backward (``gelu``, ``gelu_backward``, ``layer_norm``,
-``layer_norm_backward``, ``batch_norm``, ``batch_norm_backward``): one C pass instead of one per tensor op of the
-decompositions (csrc/norm.c).
+"""Normalization (core.ops.normalization, csrc/norm.c): fused ``layer_norm``, ``layer_norm_backward``, ``batch_norm``,
+``batch_norm_backward``, one C pass instead of one per tensor op of the decompositions.
 
 C takes float32/float64 operands of one dtype on one device; they are made contiguous and their bounds checked
-here first. Anything else (other or mixed dtypes, an empty input, an unknown ``approximate``, non-contiguous running
-statistics) runs the op's decomposition, which has the same formulas.
+here first. Anything else (other or mixed dtypes, an empty input, non-contiguous running statistics) runs the op's
+decomposition, which has the same formulas.
 """
 
 from __future__ import annotations
 
 import math
 
-from .ckernels import CKernels
+__all__ = ["kernels", "OPS"]
 
-__all__ = ["NORM_OPS", "build_norm_kernels"]
-
-NORM_OPS = ("gelu", "gelu_backward", "layer_norm", "layer_norm_backward", "batch_norm", "batch_norm_backward")
+OPS = ("layer_norm", "layer_norm_backward", "batch_norm", "batch_norm_backward")
 _DTYPES = ("float32", "float64")
-_APPROXIMATE = {"none": 0, "tanh": 1}
 
 
 def _fits(input, *others) -> bool:
@@ -49,31 +45,15 @@ def _contiguous(t):
     return None if t is None else t.contiguous()
 
 
-class _Kernels(CKernels):
-    """The four kernels over one extension; each falls back to ``base[op]`` where C does not apply."""
+class _Normalization:
+    """The kernels over one context; each falls back to ``base[op]`` (``ctx.reference(op)``) where C does not
+    apply. ``c`` maps
+    (op, dtype name) to the C function."""
 
-    def __init__(self, ffi, lib, key: int, base: dict):
-        super().__init__(ffi, key, base)
-        self.c = {(op, d): getattr(lib, f"ccc_{op}_{d}") for op in NORM_OPS for d in _DTYPES}
-
-    def gelu(self, input, approximate):
-        """``x * Φ(x)`` elementwise, exact (erf) or with the tanh approximation."""
-        if approximate not in _APPROXIMATE or not _fits(input):
-            return self.base["gelu"](input, approximate)
-        x = input.contiguous()
-        out, buf = self._empty(tuple(x.shape), x.dtype)
-        self.c["gelu", x.dtype.name](x.numel(), self._pointer("gelu", x), buf, _APPROXIMATE[approximate])
-        return out
-
-    def gelu_backward(self, grad, input, approximate):
-        """``grad * gelu'(input)`` elementwise."""
-        if approximate not in _APPROXIMATE or not _fits(input, grad) or tuple(grad.shape) != tuple(input.shape):
-            return self.base["gelu_backward"](grad, input, approximate)
-        g, x = grad.contiguous(), input.contiguous()
-        out, buf = self._empty(tuple(x.shape), x.dtype)
-        self.c["gelu_backward", x.dtype.name](x.numel(), self._pointer("gelu_backward", g),
-                                              self._pointer("gelu_backward", x), buf, _APPROXIMATE[approximate])
-        return out
+    def __init__(self, ctx):
+        self.ctx, self.empty, self.pointer = ctx, ctx.empty, ctx.pointer
+        self.base = {op: ctx.reference(op) for op in OPS}  # read now: later lookups would find these kernels
+        self.c = {(op, d): getattr(ctx.lib, f"ccc_{op}_{d}") for op in OPS for d in _DTYPES}
 
     def layer_norm(self, input, normalized_shape, weight, bias, eps):
         """Each row over the trailing ``normalized_shape`` dims normalised, then scaled and shifted."""
@@ -81,9 +61,9 @@ class _Kernels(CKernels):
         if not rows:
             return self.base["layer_norm"](input, normalized_shape, weight, bias, eps)
         x, w, b = input.contiguous(), _contiguous(weight), _contiguous(bias)
-        out, buf = self._empty(tuple(x.shape), x.dtype)
-        self.c["layer_norm", x.dtype.name](rows, x.numel() // rows, self._pointer("layer_norm", x),
-                                           self._pointer("layer_norm", w), self._pointer("layer_norm", b),
+        out, buf = self.empty(tuple(x.shape), x.dtype)
+        self.c["layer_norm", x.dtype.name](rows, x.numel() // rows, self.pointer("layer_norm", x),
+                                           self.pointer("layer_norm", w), self.pointer("layer_norm", b),
                                            float(eps), buf)
         return out
 
@@ -94,11 +74,11 @@ class _Kernels(CKernels):
             return self.base["layer_norm_backward"](grad, input, normalized_shape, weight, bias, eps, output_mask)
         g, x, w = grad.contiguous(), input.contiguous(), _contiguous(weight)
         shapes = (tuple(x.shape), tuple(normalized_shape), tuple(normalized_shape))
-        results = [self._empty(shape, x.dtype) if wanted else (None, self.ffi.NULL)
+        results = [self.empty(shape, x.dtype) if wanted else (None, self.ctx.ffi.NULL)
                    for wanted, shape in zip(output_mask, shapes)]
         op = "layer_norm_backward"
-        failed = self.c[op, x.dtype.name](rows, x.numel() // rows, self._pointer(op, g), self._pointer(op, x),
-                                          self._pointer(op, w), float(eps), *(buf for _, buf in results))
+        failed = self.c[op, x.dtype.name](rows, x.numel() // rows, self.pointer(op, g), self.pointer(op, x),
+                                          self.pointer(op, w), float(eps), *(buf for _, buf in results))
         if failed:
             raise MemoryError(f"{op}: cpu_c could not allocate its scratch memory")
         return tuple(t for t, _ in results)
@@ -117,11 +97,11 @@ class _Kernels(CKernels):
             return self.base["batch_norm"](input, running_mean, running_var, weight, bias, training, momentum, eps)
         op = "batch_norm"
         x, w, b = input.contiguous(), _contiguous(weight), _contiguous(bias)
-        out, buf = self._empty(tuple(x.shape), x.dtype)
+        out, buf = self.empty(tuple(x.shape), x.dtype)
         update = training and momentum != 0.0
-        targets = [self._pointer(op, t) if update or not training else self.ffi.NULL for t in stats]
-        self.c[op, x.dtype.name](*self._batch_norm_extents(x), self._pointer(op, x), self._pointer(op, w),
-                                 self._pointer(op, b), *targets, int(bool(training)),
+        targets = [self.pointer(op, t) if update or not training else self.ctx.ffi.NULL for t in stats]
+        self.c[op, x.dtype.name](*self._batch_norm_extents(x), self.pointer(op, x), self.pointer(op, w),
+                                 self.pointer(op, b), *targets, int(bool(training)),
                                  0.0 if momentum is None else float(momentum), float(eps), buf)
         if update:
             for t in stats:
@@ -141,15 +121,15 @@ class _Kernels(CKernels):
         g, x, w = grad.contiguous(), input.contiguous(), _contiguous(weight)
         rm, rv = (_contiguous(t) for t in stats)
         channels = (x.shape[1],)
-        results = [self._empty(shape, x.dtype) if wanted else (None, self.ffi.NULL)
+        results = [self.empty(shape, x.dtype) if wanted else (None, self.ctx.ffi.NULL)
                    for wanted, shape in zip(output_mask, (tuple(x.shape), channels, channels))]
-        self.c[op, x.dtype.name](*self._batch_norm_extents(x), self._pointer(op, g), self._pointer(op, x),
-                                 self._pointer(op, rm), self._pointer(op, rv), self._pointer(op, w),
+        self.c[op, x.dtype.name](*self._batch_norm_extents(x), self.pointer(op, g), self.pointer(op, x),
+                                 self.pointer(op, rm), self.pointer(op, rv), self.pointer(op, w),
                                  int(bool(training)), float(eps), *(buf for _, buf in results))
         return tuple(t for t, _ in results)
 
 
-def build_norm_kernels(ffi, lib, key: int, base: dict) -> dict:
-    """``{op: kernel}`` for :data:`NORM_OPS`; ``base`` maps each op to what runs where C does not apply."""
-    kernels = _Kernels(ffi, lib, key, base)
-    return {op: getattr(kernels, op) for op in NORM_OPS}
+def kernels(ctx) -> dict:
+    """{op: kernel} for :data:`OPS`."""
+    family = _Normalization(ctx)
+    return {op: getattr(family, op) for op in OPS}

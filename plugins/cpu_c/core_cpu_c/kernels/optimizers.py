@@ -1,4 +1,5 @@
-"""Fused SGD / Adam updates (``sgd_update_``, ``adam_update_``): one C pass per parameter.
+"""Optimizer updates (core.ops.optimizers, csrc/optim.c): fused ``sgd_update_`` / ``adam_update_``, one C pass per
+parameter.
 
 The kernels take dense float32/float64 tensors of one shape and dtype whose
 storages are distinct; anything else (complex views, mixed dtypes, strided
@@ -7,9 +8,9 @@ state, aliasing) runs the op's decomposition, which has the same numerics.
 
 from __future__ import annotations
 
-from .layout import pointer
+from ..layout import pointer
 
-__all__ = ["build_optim_kernels"]
+__all__ = ["kernels"]
 
 _DTYPES = ("float32", "float64")
 
@@ -31,9 +32,10 @@ def _pointer(ffi, t):
     return pointer(ffi, "optimizer update", t)
 
 
-def build_optim_kernels(ffi, lib, base: dict) -> dict:
-    """``{op: kernel}`` for the fused updates; ``base`` maps op names to their decompositions."""
-    sgd_base, adam_base = base["sgd_update_"], base["adam_update_"]
+def kernels(ctx) -> dict:
+    """``{op: kernel}`` for the fused updates, each falling back to the op's reference (its decomposition)."""
+    ffi, lib = ctx.ffi, ctx.lib
+    sgd_base, adam_base = ctx.reference("sgd_update_"), ctx.reference("adam_update_")
     sgd_c = {d: getattr(lib, f"ccc_sgd_update_{d}") for d in _DTYPES}
     adam_c = {d: getattr(lib, f"ccc_adam_update_{d}") for d in _DTYPES}
 

@@ -1,5 +1,5 @@
-"""Fused cross entropy kernels, forward and backward (``cross_entropy_loss``, ``cross_entropy_loss_backward``): one C
-pass per row of logits instead of the log_softmax + nll_loss ops of the decompositions (csrc/loss.c).
+"""Loss (core.ops.loss, csrc/loss.c): fused ``cross_entropy_loss`` / ``cross_entropy_loss_backward``, one C pass per
+row of logits instead of the log_softmax + nll_loss ops of the decompositions.
 
 C takes (N, C) float32/float64 logits with int64 targets (N) and a class weight (None or (C) of the logits' dtype)
 on one device; they are made contiguous and their bounds checked here first. (N, C, d...) logits are the same
@@ -13,11 +13,9 @@ from __future__ import annotations
 
 from core import dtypes as dt
 
-from .ckernels import CKernels
+__all__ = ["kernels", "OPS"]
 
-__all__ = ["LOSS_OPS", "build_loss_kernels"]
-
-LOSS_OPS = ("cross_entropy_loss", "cross_entropy_loss_backward")
+OPS = ("cross_entropy_loss", "cross_entropy_loss_backward")
 _DTYPES = ("float32", "float64")
 _REDUCTIONS = {"none": 0, "sum": 1, "mean": 2}
 
@@ -49,13 +47,15 @@ def _check(op: str, status: int, target) -> None:
         raise IndexError(f"Target {int(target[status - 1].item())} is out of bounds.")
 
 
-class _Kernels(CKernels):
-    """The two kernels over one extension; each falls back to ``base[op]`` where C does not apply."""
+class _Loss:
+    """The kernels over one context; each falls back to ``base[op]`` (``ctx.reference(op)``) where C does not
+    apply. ``c`` maps
+    (op, dtype name) to the C function."""
 
-    def __init__(self, ffi, lib, key: int, base: dict):
-        super().__init__(ffi, key, base)
-        self.c = {(op, d): getattr(lib, f"ccc_{op}_{d}")
-                  for op in LOSS_OPS for d in _DTYPES}
+    def __init__(self, ctx):
+        self.ctx, self.empty, self.pointer = ctx, ctx.empty, ctx.pointer
+        self.base = {op: ctx.reference(op) for op in OPS}  # read now: later lookups would find these kernels
+        self.c = {(op, d): getattr(ctx.lib, f"ccc_{op}_{d}") for op in OPS for d in _DTYPES}
 
     def cross_entropy_loss(self, input, target, weight, reduction, ignore_index):
         """-log_softmax(input)[n, target[n]] * weight[target[n]], 0 where ignored, reduced."""
@@ -65,9 +65,9 @@ class _Kernels(CKernels):
         x, t = _rows(input), target.contiguous().reshape(-1)
         w = None if weight is None else weight.contiguous()
         rows, classes = x.shape
-        out, buf = self._empty(tuple(target.shape) if reduction == "none" else (), x.dtype)
-        status = self.c[op, x.dtype.name](rows, classes, self._pointer(op, x), self._pointer(op, t),
-                                          self._pointer(op, w), int(ignore_index), _REDUCTIONS[reduction], buf)
+        out, buf = self.empty(tuple(target.shape) if reduction == "none" else (), x.dtype)
+        status = self.c[op, x.dtype.name](rows, classes, self.pointer(op, x), self.pointer(op, t),
+                                          self.pointer(op, w), int(ignore_index), _REDUCTIONS[reduction], buf)
         _check(op, status, t)
         return out
 
@@ -82,9 +82,9 @@ class _Kernels(CKernels):
         g, x, t = grad.contiguous(), _rows(input), target.contiguous().reshape(-1)
         w = None if weight is None else weight.contiguous()
         rows, classes = x.shape
-        out, buf = self._empty(tuple(x.shape), x.dtype)
-        status = self.c[op, x.dtype.name](rows, classes, self._pointer(op, g), int(per_row), self._pointer(op, x),
-                                          self._pointer(op, t), self._pointer(op, w), int(ignore_index),
+        out, buf = self.empty(tuple(x.shape), x.dtype)
+        status = self.c[op, x.dtype.name](rows, classes, self.pointer(op, g), int(per_row), self.pointer(op, x),
+                                          self.pointer(op, t), self.pointer(op, w), int(ignore_index),
                                           _REDUCTIONS[reduction], buf)
         _check(op, status, t)
         if input.dim() == 2:
@@ -94,7 +94,7 @@ class _Kernels(CKernels):
         return out.reshape(*target.shape, classes).movedim(-1, 1)
 
 
-def build_loss_kernels(ffi, lib, key: int, base: dict) -> dict:
-    """``{op: kernel}`` for :data:`LOSS_OPS`; ``base`` maps each op to what runs where C does not apply."""
-    kernels = _Kernels(ffi, lib, key, base)
-    return {op: getattr(kernels, op) for op in LOSS_OPS}
+def kernels(ctx) -> dict:
+    """{op: kernel} for :data:`OPS`."""
+    family = _Loss(ctx)
+    return {op: getattr(family, op) for op in OPS}

@@ -1,0 +1,50 @@
+"""The one object every cpu_c kernel family is built from: the extension, the dispatch key, the kernels it extends
+and the size under which NumPy's kernels run instead of C."""
+
+from __future__ import annotations
+
+import math
+
+import core
+from core.backends.api import get_operator
+
+from .layout import pointer
+from .runtime import new_tensor
+
+__all__ = ["Context"]
+
+
+class Context:
+    """``ffi``/``lib`` of the extension, ``key`` (the dispatch key's mask, stamped on the tensors the kernels make)
+    and ``min_numel`` (moved by ``core_cpu_c.set_min_numel``; each family derives its own thresholds from it)."""
+
+    def __init__(self, ffi, lib, key, min_numel: int):
+        self.ffi, self.lib, self.key, self.bit = ffi, lib, key.mask, key.bit
+        self.from_buffer = ffi.from_buffer
+        self.bool = core.bool
+        self.min_numel = min_numel  # below it the NumPy kernel is faster: a C call + checks cost ~2 us
+        self._references: dict = {}
+
+    def reference(self, op: str):
+        """What runs ``op`` where C does not apply: the kernel registered under cpu_c's key before cpu_c's own (the
+        NumPy reference's: cpu_c extends it), else the op's decomposition; None when neither exists.
+
+        Families read it while building their tables, before cpu_c's kernels are registered over it; it is cached, so a
+        table rebuilt later (``set_min_numel``) still gets the reference, not cpu_c's own kernel."""
+        if op not in self._references:
+            operator = get_operator(op)
+            self._references[op] = operator.kernels.get(self.bit) or operator.decomposition
+        return self._references[op]
+
+    def empty(self, shape: tuple, dtype):
+        """A fresh contiguous output tensor and a cffi buffer over its bytes."""
+        out, buf = new_tensor(shape, dtype, math.prod(shape) * dtype.itemsize, self.key)
+        return out, self.ffi.from_buffer(buf)
+
+    def pointer(self, op: str, t):
+        """NULL for None, else a pointer to ``t``'s first element once its view is checked against its storage."""
+        return self.ffi.NULL if t is None else pointer(self.ffi, op, t)
+
+    def longs(self, values: list):
+        """A C ``long long[]`` of ``values`` (the strided walks' shapes, strides and offsets)."""
+        return self.ffi.new("long long[]", values)

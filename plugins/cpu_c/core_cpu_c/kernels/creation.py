@@ -1,0 +1,57 @@
+"""Copies and fills (core.ops.creation, csrc/movement.c): ``copy_`` (so clone, contiguous, ``.to(dtype)``)
+with C casts between bool, the integers and the floats, and ``fill_``."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from core.backends.api import Kernel, coalesce
+
+from ..layout import check_bounds
+from ..movement import C, MOVE_SIZES, Movement, memory_order, writable
+
+__all__ = ["kernels", "min_numel", "OPS"]
+
+OPS = ('copy_', 'fill_')
+
+
+def min_numel(ctx) -> int:
+    """The dispatcher's threshold, sized by the tensor written (dense copies also check ``DENSE_FACTOR`` x it)."""
+    return ctx.min_numel
+
+
+class _Creation(Movement):
+    def copy_(self, base):
+        def kernel(spec, self_, src, non_blocking=False):
+            if hasattr(src, "_storage") and self.copy_into("copy_", self_, src):
+                return self_
+            return base(spec, self_, src, non_blocking)
+
+        return kernel
+
+    def fill_(self, base):
+        def kernel(spec, self_, value):
+            d = self_.dtype
+            n = self_.numel()
+            if (isinstance(value, (numbers.Number, np.generic)) and d.itemsize in MOVE_SIZES and writable(self_)
+                    and n and (n >= self.dense_min() or not self_.is_contiguous())):
+                check_bounds("fill_", self_)
+                scalar = np.asarray(value).astype(d.numpy)  # the reference's conversion, warnings and all
+                shape = self_._shape or (1,)
+                cshape, (cdst,) = coalesce(*memory_order(shape, [tuple(self_._stride) or (0,)]), min_rank=1)
+                k = len(cshape)
+                meta = self.longs([*cshape, *cdst, *([0] * k)])
+                C["copy_bytes"](d.itemsize, k, meta, meta + k, meta + 2 * k, self.ptr(self_),
+                                self.ffi.from_buffer(scalar.reshape(1)))
+                return self_
+            return base(spec, self_, value)
+
+        return kernel
+
+
+def kernels(ctx) -> dict:
+    """{op: Kernel}, each falling back to the NumPy kernel it replaces."""
+    family, sized = _Creation(ctx), min_numel(ctx)
+    return {op: Kernel(getattr(family, op)(base), min_numel=sized)
+            for op in OPS if (base := ctx.reference(op)) is not None}

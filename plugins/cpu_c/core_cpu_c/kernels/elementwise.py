@@ -1,0 +1,269 @@
+"""Elementwise kernels (core.ops.elementwise): the generated C loops of renderer.py over any strides and
+broadcasting, fused softmax/log_softmax along the last dim (csrc/reduce.c) and fused GELU (csrc/norm.c).
+
+Each kernel validates its operands in Python (layout.py) and then makes one C call; whatever C does not cover
+(half and complex dtypes, mixed dtypes, ``alpha``, negative strides, integer division by zero) is handed to the
+reference kernel it replaces (``ctx.reference(op)``), so results never depend on which path ran.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from core.backends.api import Kernel, coalesce, contiguous_strides, is_contiguous
+
+from ..layout import check_bounds, operand
+from ..renderer import BOOL_OUTPUT, DTYPES, KERNEL_OPS, OP_DTYPES, kernel_name
+from ..runtime import new_tensor
+
+__all__ = ["kernels", "min_numel", "run", "c_entries"]
+
+_DERIVATIVES = ("tanh_backward", "sigmoid_backward", "relu_backward")  # in KERNEL_OPS, declared in derivatives
+_GELU_APPROXIMATE = {"none": 0, "tanh": 1}
+
+
+def min_numel(ctx) -> int:
+    """The dispatcher's threshold: calls with fewer output elements run the NumPy kernel, whose per-call cost is
+    lower than a validated C call (softmax is sized by its input, which is its output)."""
+    return ctx.min_numel
+
+
+def _elementwise(ctx, entry, shape: tuple, strides: tuple, n: int, out_dtype, operands: list):
+    """(output, the C call's result) of ``entry``'s contiguous or strided kernel over ``operands``.
+
+    The result is None for void kernels (and when nothing ran); integer division kernels return how many zero
+    divisors they met.
+    """
+    contig, strided = entry
+    out, buf = new_tensor(shape, out_dtype, n * out_dtype.itemsize, ctx.key, strides)
+    if n == 0:
+        return out, None
+    fb = ctx.from_buffer
+    if all(o.strides is strides for o in operands):  # every input dense and full-size: no collapsing
+        args = [n, fb(buf), 0]
+        for o in operands:
+            args += [fb(o.buffer), o.offset]
+        return out, contig(*args)
+    cshape, cstrides = coalesce(shape, [strides] + [o.strides for o in operands], min_rank=1)
+    if n == 1 or (len(cshape) == 1 and all(s == (1,) for s in cstrides)):
+        args = [n, fb(buf), 0]
+        for o in operands:
+            args += [fb(o.buffer), o.offset]
+        return out, contig(*args)
+    meta = list(cshape)
+    for s in cstrides:
+        meta += s
+    meta += [0] + [o.offset for o in operands]
+    return out, strided(n, len(cshape), ctx.ffi.new("long long[]", meta), fb(buf),
+                        *[fb(o.buffer) for o in operands])
+
+
+def c_entries(ctx, name: str, op: str | None = None) -> dict:
+    """{dtype name: (contiguous, strided) entry} of C kernel ``name`` (of dispatcher op ``op``, default ``name``)."""
+    return {d: (getattr(ctx.lib, kernel_name(name, d) + "_contig"), getattr(ctx.lib, kernel_name(name, d) + "_strided"))
+            for d in OP_DTYPES[op or name]}
+
+
+def _scalar(x, dtype):
+    """Python number ``x`` as the reference kernel reads it in ``dtype`` (integers wrap); None if C cannot take it."""
+    if dtype.is_floating_point:
+        return x
+    if isinstance(x, float):
+        return None
+    try:
+        return np.asarray(x).astype(dtype.numpy).item()
+    except (OverflowError, TypeError, ValueError):
+        return None
+
+
+def run(ctx, op: str, entry, shape: tuple, out_dtype, dtypes: tuple, inputs: tuple):
+    """The output tensor, or None when the NumPy kernel should run (a layout or dtype C does not take, or an
+    integer division by zero, which the reference reports).
+
+    Input k is read as ``dtypes[k]``. Tiny calls never get here: the dispatcher sends them to the NumPy kernel
+    (see :func:`min_numel`).
+    """
+    n = math.prod(shape)
+    strides = contiguous_strides(shape)
+    operands = []
+    for x, dtype in zip(inputs, dtypes):
+        if not hasattr(x, "_storage") and isinstance(x, (bool, int, float)):
+            x = _scalar(x, dtype)
+        o = None if x is None else operand(op, x, dtype, shape, strides, n)
+        if o is None:
+            return None
+        operands.append(o)
+    out, result = _elementwise(ctx, entry, shape, strides, n, out_dtype, operands)
+    return None if result else out
+
+
+def _unary(ctx, op: str, base):
+    entries = c_entries(ctx, op)
+    bool_out = op in BOOL_OUTPUT
+
+    def kernel(spec, input):
+        cd = spec.compute_dtype
+        entry = entries.get(cd.name)
+        if entry is not None and spec.dtype == (ctx.bool if bool_out else cd):
+            out = run(ctx, op, entry, spec.shape, spec.dtype, (cd,), (input,))
+            if out is not None:
+                return out
+        return base(spec, input)
+
+    return kernel
+
+
+def _binary(ctx, op: str, base):
+    entries = c_entries(ctx, op)
+    bool_out = op in BOOL_OUTPUT
+    has_alpha = op in ("add", "sub")
+
+    def kernel(spec, a, b, alpha=1):
+        cd = spec.compute_dtype
+        entry = entries.get(cd.name)
+        if entry is not None and alpha == 1 and spec.dtype == (ctx.bool if bool_out else cd):
+            out = run(ctx, op, entry, spec.shape, spec.dtype, (cd, cd), (a, b))
+            if out is not None:
+                return out
+        return base(spec, a, b, alpha) if has_alpha else base(spec, a, b)
+
+    return kernel
+
+
+def _where(ctx, base):
+    """where(condition, input, other): a bool or uint8 condition (nonzero selects input) over one dtype."""
+    entries = c_entries(ctx, "where")
+
+    def kernel(spec, condition, input, other):
+        cd = spec.compute_dtype
+        entry = entries.get(cd.name)
+        cond = getattr(condition, "dtype", None)
+        if entry is not None and spec.dtype == cd and cond is not None and cond.name in ("bool", "uint8"):
+            out = run(ctx, "where", entry, spec.shape, cd, (cond, cd, cd), (condition, input, other))
+            if out is not None:
+                return out
+        return base(spec, condition, input, other)
+
+    return kernel
+
+
+def _clamp(ctx, base):
+    """clamp(input, min=None, max=None): one C kernel per set of bounds given (tensors or numbers)."""
+    entries = {name: c_entries(ctx, name, "clamp") for name in ("clamp", "clamp_min", "clamp_max")}
+
+    def kernel(spec, input, min=None, max=None):  # noqa: A002 - torch.clamp's names
+        cd = spec.compute_dtype
+        name = "clamp" if min is not None and max is not None else "clamp_min" if min is not None else "clamp_max"
+        entry = entries[name].get(cd.name)
+        if entry is not None and spec.dtype == cd and (min is not None or max is not None):
+            inputs = tuple(x for x in (input, min, max) if x is not None)
+            out = run(ctx, "clamp", entry, spec.shape, cd, (cd,) * len(inputs), inputs)
+            if out is not None:
+                return out
+        return base(spec, input, min, max)
+
+    return kernel
+
+
+def _relu(ctx, base):
+    """relu is a composite with an optional kernel: called as ``relu(x)`` (no spec)."""
+    entries = c_entries(ctx, "relu")
+
+    def kernel(x):
+        entry = entries.get(x.dtype.name)
+        out = None if entry is None else run(ctx, "relu", entry, x._shape, x.dtype, (x.dtype,), (x,))
+        return base(x) if out is None else out
+
+    return kernel
+
+
+def _rows(op: str, x, k: int):
+    """(rows, cols, row stride) when the last ``k`` dims of ``x`` are one contiguous block per row and the leading
+    dims one evenly strided run of rows; None when C cannot take that layout (the NumPy kernel runs)."""
+    shape, strides = x._shape, x._stride
+    if any(s < 0 for s in strides):
+        return None
+    lead = len(shape) - k
+    if not is_contiguous(shape[lead:], strides[lead:]):
+        return None
+    cshape, cstrides = coalesce(shape[:lead], [strides[:lead]], min_rank=1)
+    if len(cshape) != 1:
+        return None
+    check_bounds(op, x)
+    return math.prod(shape[:lead]), math.prod(shape[lead:]), cstrides[0][0]
+
+
+def _softmax(ctx, op: str, base):
+    """softmax/log_softmax along the last dim (composites: kernel(input, dim), no spec), one row per pass."""
+    fns = {d: getattr(ctx.lib, f"ccc_softmax_{d}") for d in DTYPES}
+    take_log = int(op == "log_softmax")
+
+    def kernel(input, dim):
+        d = input.dtype
+        fn = fns.get(d.name)
+        shape = input._shape
+        n = math.prod(shape)
+        if fn is not None and dim == len(shape) - 1:
+            layout = _rows(op, input, 1)
+            if layout is not None:
+                rows, cols, row_stride = layout
+                out, buf = new_tensor(shape, d, n * d.itemsize, ctx.key)
+                if n:
+                    fn(rows, cols, ctx.from_buffer(input._storage.data), input._offset, row_stride,
+                       ctx.from_buffer(buf), take_log)
+                return out
+        return base(input, dim)
+
+    return kernel
+
+
+class _Gelu:
+    """Fused ``gelu`` / ``gelu_backward`` (composites, no spec: libm's erf/tanh/exp in the tensor's type); operands
+    of one float32/float64 dtype, made contiguous first. Anything else runs the decomposition."""
+
+    def __init__(self, ctx):
+        self.ctx, self.base = ctx, {op: ctx.reference(op) for op in ("gelu", "gelu_backward")}
+        self.c = {(op, d): getattr(ctx.lib, f"ccc_{op}_{d}") for op in ("gelu", "gelu_backward") for d in DTYPES}
+
+    def gelu(self, input, approximate):
+        """``x * Φ(x)`` elementwise, exact (erf) or with the tanh approximation."""
+        ctx = self.ctx
+        if approximate not in _GELU_APPROXIMATE or input.dtype.name not in DTYPES or not input.numel():
+            return self.base["gelu"](input, approximate)
+        x = input.contiguous()
+        out, buf = ctx.empty(tuple(x.shape), x.dtype)
+        self.c["gelu", x.dtype.name](x.numel(), ctx.pointer("gelu", x), buf, _GELU_APPROXIMATE[approximate])
+        return out
+
+    def gelu_backward(self, grad, input, approximate):
+        """``grad * gelu'(input)`` elementwise."""
+        ctx = self.ctx
+        if (approximate not in _GELU_APPROXIMATE or input.dtype.name not in DTYPES or not input.numel()
+                or grad.dtype is not input.dtype or grad.device != input.device
+                or tuple(grad.shape) != tuple(input.shape)):
+            return self.base["gelu_backward"](grad, input, approximate)
+        g, x = grad.contiguous(), input.contiguous()
+        out, buf = ctx.empty(tuple(x.shape), x.dtype)
+        self.c["gelu_backward", x.dtype.name](x.numel(), ctx.pointer("gelu_backward", g),
+                                              ctx.pointer("gelu_backward", x), buf, _GELU_APPROXIMATE[approximate])
+        return out
+
+
+def kernels(ctx) -> dict:
+    """{op: Kernel} of every elementwise op cpu_c compiles (sized by :func:`min_numel`), softmax, and gelu."""
+    sized = min_numel(ctx)
+    special = {"relu": _relu, "where": _where, "clamp": _clamp}
+    table = {}
+    for op, arity in KERNEL_OPS.items():
+        base = ctx.reference(op)
+        if base is None or op in _DERIVATIVES:
+            continue
+        build = special.get(op)
+        fn = build(ctx, base) if build else (_unary if arity == 1 else _binary)(ctx, op, base)
+        table[op] = Kernel(fn, min_numel=sized)
+    for op in ("softmax", "log_softmax"):
+        if (base := ctx.reference(op)) is not None:
+            table[op] = Kernel(_softmax(ctx, op, base), min_numel=sized)
+    gelu = _Gelu(ctx)
+    return {**table, "gelu": gelu.gelu, "gelu_backward": gelu.gelu_backward}

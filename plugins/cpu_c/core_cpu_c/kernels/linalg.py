@@ -1,0 +1,93 @@
+"""Products (core.ops.linalg): ``batched_matmul`` (so matmul, mm, bmm, addmm, linear) through OpenBLAS
+``sgemm``/``dgemm``, the batch loop in C, transposed or sliced operands passed as BLAS flags and leading dims."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from core.backends.api import Kernel
+
+from ..layout import check_bounds
+from ..renderer import DTYPES
+from ..runtime import new_tensor
+
+__all__ = ["kernels", "min_numel"]
+
+_INT_MAX = 2**31 - 1
+
+
+def min_numel(ctx) -> int:
+    """The dispatcher's threshold, in output elements: a 64th of ``ctx.min_numel`` (the kernel itself also sends
+    calls under ``ctx.min_numel`` output elements x k to NumPy)."""
+    return ctx.min_numel // 64
+
+
+def _blas_layout(rows: int, cols: int, s0: int, s1: int):
+    """(transposed, leading dim) under which BLAS reads a rows x cols matrix with strides (s0, s1); None if none."""
+    if s1 == 1 or cols == 1:
+        ld = s0 if rows > 1 else max(cols, 1)
+        if max(1, cols) <= ld <= _INT_MAX:
+            return 0, ld
+    if s0 == 1 or rows == 1:
+        ld = s1 if cols > 1 else max(rows, 1)
+        if max(1, rows) <= ld <= _INT_MAX:
+            return 1, ld
+    return None
+
+
+def _batch_offsets(offset: int, batch_shape: tuple, batch_strides: tuple) -> np.ndarray:
+    offsets = np.array([offset], np.int64)
+    for size, stride in zip(batch_shape, batch_strides):
+        offsets = (offsets[:, None] + np.arange(size, dtype=np.int64) * stride).ravel()
+    return offsets
+
+
+def _matmul(ctx, base):
+    gemm = {d: getattr(ctx.lib, f"ccc_gemm_{d}") for d in DTYPES}
+
+    def matrix(t, rows: int, cols: int):
+        """(buffer, batch offsets, transposed, ld) of BLAS-readable operand ``t``; copies only odd layouts."""
+        check_bounds("batched_matmul", t)
+        *_, s0, s1 = t._stride
+        layout = _blas_layout(rows, cols, s0, s1) if min(t._stride) >= 0 else None
+        if layout is None:  # e.g. stride 0 inside a matrix (expand): BLAS needs a real leading dim
+            from core.backends.numpy.runtime import array
+
+            dense = np.ascontiguousarray(array(t))
+            batch = dense.shape[:-2]
+            strides = tuple(s // dense.itemsize for s in dense.strides[:-2])
+            return dense, _batch_offsets(0, batch, strides), 0, max(cols, 1)
+        return t._storage.data, _batch_offsets(t._offset, t._shape[:-2], t._stride[:-2]), layout[0], layout[1]
+
+    def kernel(spec, a, b):
+        d = spec.dtype
+        fn = gemm.get(d.name)
+        if fn is None or a.dtype != d or b.dtype != d:
+            return base(spec, a, b)
+        n, k = a._shape[-2:]
+        m = b._shape[-1]
+        shape = spec.shape
+        if max(n, m, k) > _INT_MAX or math.prod(shape) * k < ctx.min_numel:
+            return base(spec, a, b)
+        out, buf = new_tensor(shape, d, math.prod(shape) * d.itemsize, ctx.key)
+        if n == 0 or m == 0:
+            return out
+        if k == 0:
+            buf[:] = 0
+            return out
+        a_buf, a_offs, ta, lda = matrix(a, n, k)
+        b_buf, b_offs, tb, ldb = matrix(b, k, m)
+        fb = ctx.from_buffer
+        batch = len(a_offs)
+        fn(batch, n, m, k, fb(a_buf), fb("long long[]", a_offs), ta, lda, fb(b_buf), fb("long long[]", b_offs), tb,
+           ldb, fb(buf), 0)
+        return out
+
+    return kernel
+
+
+def kernels(ctx) -> dict:
+    """{"batched_matmul": Kernel} over the reference kernel it extends."""
+    base = ctx.reference("batched_matmul")
+    return {} if base is None else {"batched_matmul": Kernel(_matmul(ctx, base), min_numel=min_numel(ctx))}
