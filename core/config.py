@@ -14,6 +14,11 @@ Files are read with ``tomllib`` and never written. Unknown keys and bad values
 raise :class:`ConfigError` (a ValueError) naming the file (or variable) and the
 key: ``set`` checks its value at once, files and variables are all checked on
 the first read after a (re)load, whichever key is read.
+
+Config is the lowest layer: it imports nothing that reads it. Layers that keep
+state derived from config (the dispatcher's resolution caches and debug flag,
+the plugin manager's backend selection) ``subscribe`` when they are imported
+and are called after every ``set``, ``reset`` and ``reload``.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["ConfigError", "get", "set", "reset", "describe", "reload", "OPTIONS", "source_of"]
+__all__ = ["ConfigError", "get", "set", "reset", "describe", "reload", "subscribe", "OPTIONS", "source_of"]
 
 
 class ConfigError(ValueError):
@@ -118,6 +123,7 @@ OPTIONS: dict[str, Option] = {
 _api: dict[str, Any] = {}
 _resolved: dict[str, tuple] = {}  # key -> (value, source)
 _files: list = []  # [(label, path, table)] loaded once per reload
+_subscribers: list = []  # callbacks run after every change, in subscription order
 
 
 def _find_project_file(start: Path) -> tuple | None:
@@ -247,12 +253,21 @@ def describe() -> list:
     return [(key, get(key), source_of(key)) for key in OPTIONS]
 
 
+def subscribe(callback: Callable[[], None]) -> Callable[[], None]:
+    """Call ``callback()`` after every ``set``, ``reset`` and ``reload``; returns it (usable as a decorator)."""
+    if callback not in _subscribers:
+        _subscribers.append(callback)
+    return callback
+
+
 def _changed() -> None:
     _resolved.clear()
-    from .dispatch import invalidate_caches, set_debug
-    from .plugins.manager import _MANAGER
-
-    if _MANAGER:
-        _MANAGER[0].reset_selection()
-    invalidate_caches()  # before reading: a bad value raising below must not leave stale resolutions behind
-    set_debug(get("debug"))
+    error = None
+    for callback in tuple(_subscribers):  # every subscriber hears the change, even after one raised
+        try:
+            callback()
+        except Exception as exc:  # noqa: BLE001 - re-raised below, once all subscribers ran
+            if error is None:
+                error = exc
+    if error is not None:
+        raise error

@@ -50,7 +50,7 @@ class dtype:
         return f"core.{self.name}"
 
     def __reduce__(self):
-        return (_by_name, (self.name,))
+        return (by_name, (self.name,))
 
     def to_real(self) -> "dtype":
         """The real counterpart of a complex dtype (itself otherwise)."""
@@ -82,8 +82,12 @@ _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NUMPY = {d.numpy: d for d in ALL_DTYPES}
 
 
-def _by_name(name: str) -> dtype:
+def by_name(name: str) -> dtype:
+    """The dtype called ``name`` (``"float32"``); KeyError if there is none."""
     return _BY_NAME[name]
+
+
+_by_name = by_name  # the name pickles made before by_name was public refer to
 
 
 def from_numpy_dtype(np_dtype) -> dtype:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .dispatch import define as _define, get_operator
-from .dispatch.keys import _BY_NAME, backend_key
+from .dispatch.keys import backend_key, key_named
 from .dispatch.operator import OPERATORS, Operator, invalidate_caches
 
 __all__ = ["define", "impl", "Library", "ops"]
@@ -43,8 +43,9 @@ def define(name: str, meta: Callable | None = None, decomposition: Callable | No
 
 
 def _key(dispatch_key: str):
-    if dispatch_key in _BY_NAME:
-        return _BY_NAME[dispatch_key]
+    key = key_named(dispatch_key)
+    if key is not None:
+        return key
     return backend_key(dispatch_key)  # a device type: "cpu", "opencl", "mydevice"
 
 

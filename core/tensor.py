@@ -17,14 +17,28 @@ import numpy as np
 from . import dtypes as _dtype
 from .device import device as _device
 
-__all__ = ["Tensor", "Size", "contiguous_strides"]
+__all__ = ["Tensor", "Size", "contiguous_strides", "RemovableHandle"]
 
 _F = None  # core.ops, bound by core/__init__ once the op modules are imported
 
 
-def _bind_ops(module) -> None:
+def bind_ops(module) -> None:
+    """Give Tensor's methods the op module they forward to (called once by ``core.ops``, which imports Tensor)."""
     global _F
     _F = module
+
+
+class RemovableHandle:
+    """What ``register_hook`` returns (here and on autograd nodes): ``handle.remove()`` unregisters the hook."""
+
+    def __init__(self, hooks: list, hook):
+        self._hooks = hooks
+        self._hook = hook
+
+    def remove(self) -> None:
+        """Unregister the hook (a no-op if it is already gone)."""
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
 
 
 class Size(tuple):
@@ -254,9 +268,7 @@ class Tensor:
             per_output = self.grad_fn.metadata.setdefault("tensor_hooks", {})
             hooks = per_output.setdefault(self.__dict__.get("_output_nr", 0), [])
         hooks.append(hook)
-        from .autograd.graph import _Handle
-
-        return _Handle(hooks, hook)
+        return RemovableHandle(hooks, hook)
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after backward."""

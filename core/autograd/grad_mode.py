@@ -1,8 +1,10 @@
 """Grad modes: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``.
 
-Grad mode is the Autograd key in the thread-local *exclude* set: with it
+Grad mode is the Autograd key in the thread-local *exclude* set, a dispatch-key
+fact (``core.dispatch.keys.is_grad_enabled`` / ``set_grad_mode``): with it
 excluded, ops dispatch straight to the backends and record nothing. Being
-thread-local, one thread's mode never leaks into another.
+thread-local, one thread's mode never leaks into another. The modes here set
+that state; ops and the dispatcher read it from the dispatch layer.
 """
 
 from __future__ import annotations
@@ -10,25 +12,10 @@ from __future__ import annotations
 import copy
 import functools
 
-from ..dispatch.keys import Autograd, tls
+from ..dispatch.keys import is_grad_enabled, set_grad_mode as _set, tls
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled"]
-
-_MASK = Autograd.mask
-
-
-def is_grad_enabled() -> bool:
-    """Whether ops record the autograd graph in this thread (``torch.is_grad_enabled``)."""
-    return not tls.exclude & _MASK
-
-
-def _set(enabled: bool) -> None:
-    if enabled:
-        tls.exclude &= ~_MASK
-    else:
-        tls.exclude |= _MASK
-
 
 class _Mode:
     """Base of the grad-mode context managers; each also works as a decorator."""

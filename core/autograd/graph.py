@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import weakref
 
+from ..tensor import RemovableHandle
+
 __all__ = ["Node", "AccumulateGrad", "SavedContext", "node_class", "edge_of"]
 
 _RELEASED = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -126,14 +128,14 @@ class Node:
         if self._hooks is None:
             self._hooks = []
         self._hooks.append(hook)
-        return _Handle(self._hooks, hook)
+        return RemovableHandle(self._hooks, hook)
 
     def register_prehook(self, hook):
         """``hook(grad_outputs)`` before the node runs; may return replacement grad_outputs."""
         if self._pre_hooks is None:
             self._pre_hooks = []
         self._pre_hooks.append(hook)
-        return _Handle(self._pre_hooks, hook)
+        return RemovableHandle(self._pre_hooks, hook)
 
     def apply(self, grads: list) -> tuple:
         """Input gradients for the output gradients ``grads`` (None entries become zeros)."""
@@ -164,18 +166,6 @@ class AccumulateGrad(Node):
 
     def name(self) -> str:
         return "AccumulateGrad"
-
-
-class _Handle:
-    """What ``register_hook`` returns: ``handle.remove()`` unregisters."""
-
-    def __init__(self, hooks: list, hook):
-        self._hooks = hooks
-        self._hook = hook
-
-    def remove(self) -> None:
-        if self._hook in self._hooks:
-            self._hooks.remove(self._hook)
 
 
 def edge_of(t):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import config
 from .keys import backend_key
 from .operator import fallback_counts, warn_once
 
@@ -18,8 +19,6 @@ def _implementers(op) -> list[str]:
 
 def resolve(op, key, declined: bool = False):
     """The kernel for ``op`` on backend ``key`` when the backend has none of its own (or ``declined`` the call)."""
-    from .. import config
-
     cpu = backend_key("cpu")
     if key is not cpu:
         from ..plugins.manager import runtime_for

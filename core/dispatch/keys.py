@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import threading
 
-__all__ = ["DispatchKey", "backend_key", "key_for_bit", "tls", "FUNCTIONALITY_KEYS"]
+__all__ = ["DispatchKey", "backend_key", "key_for_bit", "key_named", "tls", "FUNCTIONALITY_KEYS", "is_grad_enabled",
+           "set_grad_mode", "grad_disabled"]
 
 
 class DispatchKey:
@@ -73,6 +74,11 @@ def key_for_bit(bit: int) -> DispatchKey:
     return _BY_BIT[bit]
 
 
+def key_named(name: str) -> DispatchKey | None:
+    """The key called ``name`` (``"CPU"``, ``"Autograd"``), or None if no key has that name yet."""
+    return _BY_NAME.get(name)
+
+
 def keys_in(mask: int) -> list[DispatchKey]:
     """The keys of a key set, highest priority first."""
     keys = []
@@ -92,3 +98,38 @@ class _LocalKeys(threading.local):
 
 
 tls = _LocalKeys()
+
+
+# Grad mode is a dispatch-key fact: recording is on exactly when the Autograd key is not in this thread's
+# exclude set. Ops and the dispatcher read it here; core.autograd's no_grad / enable_grad / set_grad_enabled /
+# inference_mode set it through set_grad_mode.
+_AUTOGRAD_MASK = Autograd.mask
+
+
+def is_grad_enabled() -> bool:
+    """Whether ops record the autograd graph in this thread (``torch.is_grad_enabled``)."""
+    return not tls.exclude & _AUTOGRAD_MASK
+
+
+def set_grad_mode(enabled: bool) -> None:
+    """Turn recording on or off in this thread: take the Autograd key out of, or put it into, the exclude set."""
+    if enabled:
+        tls.exclude &= ~_AUTOGRAD_MASK
+    else:
+        tls.exclude |= _AUTOGRAD_MASK
+
+
+class grad_disabled:
+    """Block in which ops record nothing, for ops that compute part of their result without a graph (the
+    dispatch-layer form of ``core.no_grad``, which sits above ops)."""
+
+    __slots__ = ("_previous",)
+
+    def __enter__(self):
+        self._previous = tls.exclude & _AUTOGRAD_MASK
+        tls.exclude |= _AUTOGRAD_MASK
+        return self
+
+    def __exit__(self, *exc):
+        tls.exclude = (tls.exclude & ~_AUTOGRAD_MASK) | self._previous
+        return False

@@ -28,6 +28,7 @@ import warnings
 from collections import Counter
 from typing import Callable
 
+from .. import config
 from ..tensor import Tensor
 from .keys import CPU, Autograd, Meta, _BY_BIT, tls
 
@@ -199,6 +200,11 @@ _AUTOGRAD_MASK = Autograd.mask
 _FUNCTIONALITY_FALLBACKS: dict[int, Callable] = {}
 
 
+def functionality_fallback(key) -> Callable | None:
+    """The kernel every op uses for a functionality key (e.g. Autograd), or None if none is installed."""
+    return _FUNCTIONALITY_FALLBACKS.get(key.bit)
+
+
 def set_functionality_fallback(key, fn: Callable | None) -> None:
     """Install (or remove) the kernel every op uses for a functionality key (e.g. Autograd)."""
     if fn is None:
@@ -338,6 +344,13 @@ def set_debug(enabled: bool) -> None:
     """Check every kernel's outputs against its op's meta function (slow; for plugin authors)."""
     _DEBUG[0] = bool(enabled)
     invalidate_caches()
+
+
+@config.subscribe
+def _config_changed() -> None:
+    """A config change may alter fallback rules or 'debug': forget resolutions, then apply 'debug'."""
+    invalidate_caches()  # before reading: a bad value raising below must not leave stale resolutions behind
+    set_debug(config.get("debug"))
 
 
 def warn_once(key: str, message: str) -> None:

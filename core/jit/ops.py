@@ -54,9 +54,9 @@ def _empty(shape, dtype, device):
 
 def _copy(x, dtype):
     """A new tensor holding ``x`` converted to ``dtype`` (contiguous)."""
-    from ..ops.creation import _new, copy_op
+    from ..ops.creation import allocate, copy_op
 
-    out = _new(x._shape, dtype, x.device)
+    out = allocate(x._shape, dtype, x.device)
     copy_op(out, x, False)
     return out
 

@@ -31,7 +31,7 @@ from ..device import device as _device
 from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
 from ..ops.creation import resolve_device
-from ..ops.random import Generator, _DEFAULTS, default_generator_for
+from ..ops.random import Generator, default_generator_for, is_default_generator
 from ..tensor import Size, Tensor
 from ..utils import safetensors
 from . import ops  # noqa: F401 - registers the jit:: ops a saved raw graph may call
@@ -81,7 +81,7 @@ def _encode(obj, op: str):
     if obj is Ellipsis:
         return {"ellipsis": None}
     if isinstance(obj, Generator):
-        if _DEFAULTS.get(obj.device.type) is not obj:
+        if not is_default_generator(obj):
             raise ValueError(f"core.jit.save(): op '{op}' draws from a user-created core.Generator ({obj!r}); only "
                              f"the default generators of devices can be saved — trace without generator= to save")
         return {"generator": obj.device.type}

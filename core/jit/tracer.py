@@ -26,7 +26,7 @@ from __future__ import annotations
 import threading
 
 from ..dispatch.keys import Tracer, tls
-from ..dispatch.operator import _FUNCTIONALITY_FALLBACKS, set_functionality_fallback
+from ..dispatch.operator import functionality_fallback, set_functionality_fallback
 from ..tensor import Tensor
 from .ir import Graph, Value
 
@@ -211,7 +211,7 @@ class tracing:
         from ..ops.creation import ALLOCATION_HOOK
         from . import ops  # noqa: F401 - registers jit::empty
 
-        if _FUNCTIONALITY_FALLBACKS.get(Tracer.bit) is not _tracer_kernel:  # someone replaced it: take the key back
+        if functionality_fallback(Tracer) is not _tracer_kernel:  # someone replaced it: take the key back
             set_functionality_fallback(Tracer, _tracer_kernel)
         _STATE.tracer = self.tracer
         ALLOCATION_HOOK[0] = _on_alloc

@@ -6,7 +6,7 @@ family's ``METHODS`` table.
 
 from __future__ import annotations
 
-from ..tensor import _bind_ops, attach_methods
+from ..tensor import attach_methods, bind_ops as _bind_ops  # private here: core re-exports this namespace
 from ._util import broadcast_shapes, wrap_dim
 from .creation import _rebuild_tensor  # noqa: F401 - used by Tensor.__reduce_ex__
 from .format import format_tensor  # noqa: F401 - used by Tensor.__repr__

@@ -49,7 +49,8 @@ def _check_dtype(op: str, d) -> dt.dtype:
 ALLOCATION_HOOK: list = [None]
 
 
-def _new(shape: tuple, d: dt.dtype, dev: _device, op: str = "empty") -> Tensor:
+def allocate(shape: tuple, d: dt.dtype, dev: _device, op: str = "empty") -> Tensor:
+    """A fresh contiguous tensor of ``shape``, ``d`` on ``dev`` (uninitialized); ``op`` names the caller in errors."""
     runtime = runtime_for(dev.type)
     if not runtime.supports_dtype(d):
         raise TypeError(f"{op}(): device {dev} (backend {runtime.name}) does not support dtype {d.name}")
@@ -73,7 +74,7 @@ def empty(*size, dtype=None, device=None, requires_grad=False, out=None, pin_mem
           memory_format=None) -> Tensor:
     """An uninitialised tensor of ``size`` (``torch.empty``)."""
     shape = size_args("empty", size)
-    t = _new(shape, _check_dtype("empty", dtype), resolve_device(device))
+    t = allocate(shape, _check_dtype("empty", dtype), resolve_device(device))
     return _finish(t, requires_grad)
 
 
@@ -84,7 +85,7 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False)
     if len(stride) != len(shape):
         raise RuntimeError(f"empty_strided(): mismatch in length of strides and shape ({len(stride)} vs {len(shape)})")
     extent = 1 + builtins.sum((s - 1) * st for s, st in zip(shape, stride)) if all(shape) else 0
-    base = _new((extent,), _check_dtype("empty_strided", dtype), resolve_device(device))
+    base = allocate((extent,), _check_dtype("empty_strided", dtype), resolve_device(device))
     return _finish(base._alias(shape, stride, 0), requires_grad)
 
 
@@ -97,7 +98,7 @@ def _like(op: str, input: Tensor, dtype, device) -> tuple:
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
     """An uninitialised tensor shaped like ``input``."""
     shape, d, dev = _like("empty_like", input, dtype, device)
-    return _finish(_new(shape, d, dev), requires_grad)
+    return _finish(allocate(shape, d, dev), requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
@@ -106,21 +107,21 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     d = dtype if dtype is not None else dt.scalar_dtype(fill_value)
-    t = _new(shape, _check_dtype("full", d), resolve_device(device))
+    t = allocate(shape, _check_dtype("full", d), resolve_device(device))
     _fill_fresh(t, fill_value)
     return _finish(t, requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
     """A tensor of zeros (``torch.zeros``)."""
-    t = _new(size_args("zeros", size), _check_dtype("zeros", dtype), resolve_device(device))
+    t = allocate(size_args("zeros", size), _check_dtype("zeros", dtype), resolve_device(device))
     _fill_fresh(t, 0)
     return _finish(t, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
     """A tensor of ones (``torch.ones``)."""
-    t = _new(size_args("ones", size), _check_dtype("ones", dtype), resolve_device(device))
+    t = allocate(size_args("ones", size), _check_dtype("ones", dtype), resolve_device(device))
     _fill_fresh(t, 1)
     return _finish(t, requires_grad)
 
@@ -128,7 +129,7 @@ def ones(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tenso
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
     """A tensor shaped like ``input`` filled with ``fill_value``."""
     shape, d, dev = _like("full_like", input, dtype, device)
-    t = _new(shape, d, dev)
+    t = allocate(shape, d, dev)
     _fill_fresh(t, fill_value)
     return _finish(t, requires_grad)
 
@@ -424,7 +425,7 @@ def _same_elements(a: Tensor, b: Tensor) -> bool:
 def _transfer(t: Tensor, dev: _device) -> Tensor:
     """A contiguous copy of ``t`` on another device: the source runtime's to_host, the destination's from_host."""
     if dev.type == "meta":  # no data to carry: only the shape and dtype move
-        return _new(t._shape, t.dtype, dev)
+        return allocate(t._shape, t.dtype, dev)
     if t.device.type == "meta":
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     host = np.asarray(t._storage.backend.to_host(t), order="C")
@@ -435,7 +436,7 @@ def _transfer(t: Tensor, dev: _device) -> Tensor:
 
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
     """A copy of ``input`` with its own (contiguous) storage."""
-    out = _new(input._shape, input.dtype, input.device)
+    out = allocate(input._shape, input.dtype, input.device)
     copy_op(out, input, False)  # a fresh tensor: no version bump
     return out
 
@@ -459,7 +460,7 @@ def _to_copy_kernel(self: Tensor, dtype=None, device=None, non_blocking=False) -
     d = self.dtype if dtype is None else dtype
     dev = self.device if device is None else resolve_device(device)
     if dev == self.device:
-        out = _new(self._shape, d, dev)
+        out = allocate(self._shape, d, dev)
         copy_op(out, self, False)
         return out
     if d is not self.dtype and not runtime_for(dev.type).supports_dtype(self.dtype):
@@ -488,7 +489,7 @@ def _resize_(self: Tensor, *size) -> Tensor:
     for s in shape:
         n *= s
     if n * self.dtype.itemsize + self._offset * self.dtype.itemsize > self._storage.nbytes:
-        fresh = _new(shape, self.dtype, self.device)
+        fresh = allocate(shape, self.dtype, self.device)
         self._storage, self._offset = fresh._storage, 0
     self._shape, self._stride, self._np = shape, contiguous_strides(shape), None
     return self

@@ -15,7 +15,7 @@ import numbers
 import numpy as np
 
 from .. import dtypes as dt
-from ..autograd.grad_mode import is_grad_enabled
+from ..dispatch.keys import is_grad_enabled
 from ..dispatch import TensorSpec, define
 from ..errors import op_error
 from ..tensor import Tensor

@@ -9,7 +9,7 @@ below are shared with the other normalisations there (instance, group, RMS). The
 
 from __future__ import annotations
 
-from ..autograd.grad_mode import no_grad
+from ..dispatch.keys import grad_disabled
 from ..dispatch import define
 from .elementwise import rsqrt
 from .reduction import mean, sum
@@ -46,7 +46,7 @@ def normalise(input, dims):
 
 def update_running(running, batch_value, momentum: float) -> None:
     """``running = (1 - momentum) * running + momentum * batch_value`` in place, outside autograd."""
-    with no_grad():
+    with grad_disabled():
         running.mul_(1 - momentum).add_(batch_value.reshape(running.shape).to(running.dtype), alpha=momentum)
 
 

@@ -14,7 +14,7 @@ import functools
 import math
 
 from .. import dtypes as dt
-from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..dispatch.keys import grad_disabled, is_grad_enabled
 from ..dispatch import define
 from ._windows import pad_constant, prod, table_from, windows
 from .creation import tensor, zeros
@@ -57,7 +57,7 @@ def _window_argmax(candidates, table, lowest):
     """(flat input-plane position of each window's max (N, C, L), windows holding only ``lowest``) of
     ``candidates (N, C, L, K)``: the first maximum wins and NaN counts as the maximum, as in PyTorch."""
     n, c = candidates.shape[0], candidates.shape[1]
-    with no_grad():
+    with grad_disabled():
         position = candidates.argmax(-1, keepdim=True)
         flat = gather(table.expand(n, c, table.shape[0], table.shape[1]), 3, position).reshape(n, c, table.shape[0])
         # a window that lies wholly in the padding holds only the lowest value, as in PyTorch
@@ -123,7 +123,7 @@ def _max_pool_backward_parts(grad_output, input, kernel_size, stride, padding, d
     """Each window's gradient added to its argmax in the input (none for windows wholly in the padding); a
     scatter-add, so it is differentiable in grad_output (double backward)."""
     n, c = input.shape[0], input.shape[1]
-    with no_grad():
+    with grad_disabled():
         candidates, out = _max_pool_candidates(input, kernel_size, stride, padding, dilation, ceil_mode)
     table = window_table(tuple(input.shape[2:]), kernel_size, stride, padding, dilation, out, str(input.device))
     flat, empty = _window_argmax(candidates, table, _lowest(input.dtype))

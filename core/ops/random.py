@@ -20,7 +20,7 @@ from ..dispatch import TensorSpec, define
 from ..errors import op_error
 from ..tensor import Tensor
 from ._util import broadcast_shapes, check_int_arg, common_device, finish_out, size_args
-from .creation import _check_dtype, _finish, _new, empty, empty_like, resolve_device, tensor
+from .creation import _check_dtype, _finish, allocate, empty, empty_like, resolve_device, tensor
 from .elementwise import add, ceil, clamp, div, exp, log1p, lt, mul, tan
 from .reduction import any as _any
 
@@ -154,6 +154,11 @@ def default_generator_for(device_type: str) -> Generator:
         seed_value = _GLOBAL_SEED[0] if _GLOBAL_SEED[0] is not None else _fresh_seed()
         gen = _DEFAULTS[device_type] = Generator(device_type).manual_seed(seed_value)
     return gen
+
+
+def is_default_generator(gen: Generator) -> bool:
+    """Whether ``gen`` is its device type's default generator (not one made by ``core.Generator(...)``)."""
+    return _DEFAULTS.get(gen.device.type) is gen
 
 
 def manual_seed(seed) -> Generator:
@@ -408,7 +413,7 @@ def _float_buffer(self, generator) -> Tensor:
 
 def _allocate(op: str, size, dtype, device, default=None) -> Tensor:
     d = _check_dtype(op, dtype if dtype is not None else default)
-    return _new(size_args(op, size), d, resolve_device(device), op)
+    return allocate(size_args(op, size), d, resolve_device(device), op)
 
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,

@@ -20,7 +20,7 @@ from ..dispatch import TensorSpec, define
 from ..errors import op_error
 from ..tensor import Tensor
 from ._util import check_int_arg, finish_out
-from .creation import _check_dtype, _finish, _new, fill_, resolve_device, tensor, zeros
+from .creation import _check_dtype, _finish, allocate, fill_, resolve_device, tensor, zeros
 from .view import diagonal
 
 __all__ = ["arange", "eye", "linspace", "logspace", "range", "tril_indices", "triu_indices"]
@@ -125,7 +125,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     d = _check_dtype("arange", dtype)
     size = _arange_size(start, end, step, d)
     xstart, _, xstep = _accumulated(d, start, end, step)
-    result = _filled(arange_fill_, _new((size,), d, resolve_device(device), "arange"), xstart, xstep)
+    result = _filled(arange_fill_, allocate((size,), d, resolve_device(device), "arange"), xstart, xstep)
     return finish_out("arange", _finish(result, requires_grad), out)
 
 
@@ -142,7 +142,7 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
     xstart, xend, xstep = _accumulated(d, start, end, step)
     _check_bounds("range", xstart, xend, xstep)
     size = int((xend - xstart) / xstep) + 1
-    result = _filled(arange_fill_, _new((size,), d, resolve_device(device), "range"), xstart, xstep)
+    result = _filled(arange_fill_, allocate((size,), d, resolve_device(device), "range"), xstart, xstep)
     return finish_out("range", _finish(result, requires_grad), out)
 
 
@@ -173,7 +173,7 @@ def _space_args(op: str, start, end, steps, dtype) -> tuple:
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (``torch.linspace``)."""
     start, end, steps, d = _space_args("linspace", start, end, steps, dtype)
-    result = _filled(linspace_fill_, _new((steps,), d, resolve_device(device), "linspace"), start, end)
+    result = _filled(linspace_fill_, allocate((steps,), d, resolve_device(device), "linspace"), start, end)
     return finish_out("linspace", _finish(result, requires_grad), out)
 
 
@@ -182,7 +182,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     """``base ** linspace(start, end, steps)`` (``torch.logspace``)."""
     start, end, steps, d = _space_args("logspace", start, end, steps, dtype)
     base = _scalar("logspace", "base", base)
-    result = _filled(logspace_fill_, _new((steps,), d, resolve_device(device), "logspace"), start, end, base)
+    result = _filled(logspace_fill_, allocate((steps,), d, resolve_device(device), "logspace"), start, end, base)
     return finish_out("logspace", _finish(result, requires_grad), out)
 
 

@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 import pluggy
 
+from .. import config
 from ..dispatch.keys import backend_key
 from ..dispatch.operator import get_operator
 from . import hookspecs
@@ -142,8 +143,6 @@ class PluginManager:
             if self._scanned:
                 return
             self._scanned = True
-            from .. import config
-
             autoload = not config.get("disable_plugin_autoload")
             allow = config.get("plugins")
             block = config.get("block")
@@ -171,8 +170,6 @@ class PluginManager:
     def candidates(self, device_type: str) -> list[BackendInfo]:
         """Backends serving ``device_type``, best first (config choice, then priority)."""
         self.scan()
-        from .. import config
-
         found = [b for b in self.backends.values() if b.device_type == device_type]
         chosen = config.get("backends").get(device_type)
         found.sort(key=lambda b: (b.name != chosen, -b.priority))
@@ -184,8 +181,6 @@ class PluginManager:
         if info is not None:
             return info
         with self._lock:
-            from .. import config
-
             candidates = self.candidates(device_type)
             chosen = config.get("backends").get(device_type)
             if chosen and not any(b.name == chosen for b in candidates):
@@ -232,8 +227,6 @@ class PluginManager:
         A plugin that is installed but did not load is a BackendUnavailableError; a name nothing installed
         provides is a bad config value (ConfigError, a ValueError) naming where the setting came from.
         """
-        from .. import config
-
         where = config.source_of("backends")
         selects = f"{where}: 'backends' selects backend '{chosen}' for device type '{device_type}'"
         other = self.backends.get(chosen)
@@ -252,8 +245,6 @@ class PluginManager:
 
     def _plugin_not_loaded(self, name: str) -> tuple:
         """``(problem, fix)`` when an installed plugin called ``name`` did not load, else ``()``."""
-        from .. import config
-
         if name in self.failed_plugins:
             return (f"plugin '{name}' is installed but failed to load ({self.failed_plugins[name]})",
                     "run `python -m core info` for details")
@@ -267,8 +258,6 @@ class PluginManager:
 
     def _autoload_off(self, name: str = "") -> tuple:
         """``(problem, fix)`` when autoload is off and plugins are installed (``name`` among them), else ``()``."""
-        from .. import config
-
         installed = self._entry_point_names()
         if not config.get("disable_plugin_autoload") or not installed:
             return ()
@@ -283,8 +272,6 @@ class PluginManager:
         return sorted({ep.name for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)})
 
     def _default_device_note(self, device_type: str) -> str:
-        from .. import config
-
         try:  # the device may be the configured default one: then say where that came from
             configured = config.get("device").partition(":")[0] == device_type
             where = config.source_of("device")
@@ -369,8 +356,6 @@ class PluginManager:
             operator.register_kernel(key, fn, owner=f"plugin '{info.plugin}' (backend {info.name})",
                                      override=override or replaces_base, min_numel=min_numel)
             registered.append(op)
-
-        from .. import config
 
         calls = (("configure", {"config": config}), ("register_kernels", {"register": register, "backend": runtime}))
         for hook_name, kwargs in calls:
@@ -461,6 +446,13 @@ def get_manager() -> PluginManager:
         _MANAGER.append(manager)
         manager.load_builtins()
     return _MANAGER[0]
+
+
+@config.subscribe
+def _config_changed() -> None:
+    """A config change may choose other backends: forget the selection (if a manager exists yet)."""
+    if _MANAGER:
+        _MANAGER[0].reset_selection()
 
 
 def runtime_for(device_type: str):

@@ -109,14 +109,14 @@ def _describe_mismatch(actual: np.ndarray, expected: np.ndarray, mismatched: np.
 
 def sample_array(shape, dtype: str = "float32", seed: int = 0) -> np.ndarray:
     """Small integer-valued test data of ``dtype`` (exact in every dtype, so comparisons are exact)."""
-    from ..dtypes import _BY_NAME
+    from ..dtypes import by_name
 
     values = np.random.default_rng(seed).integers(-20, 20, size=shape)
     if dtype == "bool":
         return values > 0
     if dtype == "uint8":
         return np.abs(values).astype(np.uint8)
-    return values.astype(_BY_NAME[dtype].numpy)
+    return values.astype(by_name(dtype).numpy)
 
 
 def with_layout(values: np.ndarray, device: str, layout: str = "contiguous"):

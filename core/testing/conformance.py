@@ -61,7 +61,7 @@ def _values(rng: np.random.Generator, shape: tuple, dtype: str, domain: tuple) -
         lo = max(lo, 0) if dtype == "uint8" else lo
         return rng.integers(int(np.floor(lo)), int(np.ceil(hi)) + 1, size=shape).astype(dtype)
     values = rng.uniform(lo, hi, size=shape)
-    return values.astype(core.dtypes._BY_NAME[dtype].numpy)
+    return values.astype(core.dtypes.by_name(dtype).numpy)
 
 
 def make_input(values: np.ndarray, device: str, layout: str):
@@ -110,11 +110,11 @@ def check_op(info: OpInfo, device: str, dtype: str, layout: str = "contiguous", 
         expected_dtype = _reference_dtype(info, dtype)
         ref_inputs = [_half_safe(a) for a in arrays]
         if info.out == "float" and dtype not in FLOATS:  # integral inputs compute in the default float dtype
-            ref_inputs = [a.astype(_half_safe(np.empty(0, core.dtypes._BY_NAME[expected_dtype].numpy)).dtype)
+            ref_inputs = [a.astype(_half_safe(np.empty(0, core.dtypes.by_name(expected_dtype).numpy)).dtype)
                           for a in ref_inputs]
         with np.errstate(all="ignore"):
             expected = np.asarray(info.ref(*ref_inputs, **info.kwargs))
-        expected = expected.astype(core.dtypes._BY_NAME[expected_dtype].numpy)
+        expected = expected.astype(core.dtypes.by_name(expected_dtype).numpy)
         where = f"{info.name} on {device}, {dtype}, {layout}, shapes {shape_list}, seed {seed}"
         assert result.device.type == core.device(device).type, f"{where}: result on {result.device}"
         assert_close(result, expected, rtol=info.rtol, atol=info.atol, check_dtype=False, msg=where)
