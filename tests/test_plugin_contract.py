@@ -48,7 +48,7 @@ def manager(entry_points):
 
 
 def _toy():
-    return importlib.import_module("toy_backend")
+    return importlib.import_module("toy_backend.plugin")
 
 
 def _toy_expected_failures() -> tuple:
@@ -59,8 +59,8 @@ def _toy_expected_failures() -> tuple:
 
 
 def _plugin(name: str, device_type: str, kernels=None, api=PLUGIN_API_VERSION, **hooks) -> types.ModuleType:
-    """A plugin module: one backend for ``device_type`` on the toy runtime, the toy's kernels (or ``kernels``),
-    and extra hook functions (``hooks``) replacing the defaults."""
+    """A plugin module: one backend for ``device_type`` on the toy runtime, the toy's kernels (or ``kernels(backend)``,
+    a table), and extra hook functions (``hooks``) replacing the defaults."""
     module = types.ModuleType(name)
     module.CORE_PLUGIN_API = api
 
@@ -68,8 +68,7 @@ def _plugin(name: str, device_type: str, kernels=None, api=PLUGIN_API_VERSION, *
         register(name=name, device_type=device_type, runtime="toy_backend.runtime:ToyRuntime", version="1.0")
 
     def register_kernels(register, backend):
-        table = _toy_kernels() if kernels is None else kernels
-        for op, fn in (table.items() if isinstance(table, dict) else table):
+        for op, fn in (_toy_kernels if kernels is None else kernels)(backend).items():
             register(op, fn)
 
     for hook_name, fn in {"register_backends": register_backends, "register_kernels": register_kernels,
@@ -78,8 +77,9 @@ def _plugin(name: str, device_type: str, kernels=None, api=PLUGIN_API_VERSION, *
     return module
 
 
-def _toy_kernels() -> dict:
-    return importlib.import_module("toy_backend.kernels").KERNELS
+def _toy_kernels(backend) -> dict:
+    """The toy's kernel table over ``backend`` (a ToyRuntime: the kernels' array context)."""
+    return importlib.import_module("toy_backend.kernels").all_kernels(backend)
 
 
 # -- docs/hooks.md and the datasette rule ---------------------------------------------------------------
@@ -115,7 +115,7 @@ class RecordingPlugin:
     def register_kernels(self, register, backend):
         self.calls.append(("register_kernels", {"register": register, "backend": backend}))
         for op in ("fill_", "copy_"):
-            register(op, _toy_kernels()[op])
+            register(op, _toy_kernels(backend)[op])
 
     @hookimpl
     def register_passes(self, register):
@@ -206,8 +206,8 @@ def test_a_plugin_broken_at_scan_is_reported_and_the_others_work(manager, entry_
 
 
 def _duplicate_add(register, backend):
-    register("add", _toy_kernels()["add"])
-    register("add", _toy_kernels()["add"])
+    register("add", _toy_kernels(backend)["add"])
+    register("add", _toy_kernels(backend)["add"])
 
 
 BROKEN_AT_LOAD = {
@@ -256,10 +256,10 @@ def _wrong(kind: str):
     def add(spec, a, b, alpha=1):
         runtime = a.untyped_storage().backend
         if kind == "shape":
-            return runtime.new_tensor(core.backends.api.TensorSpec((3,), spec.dtype, spec.device), np.zeros(3))
+            return runtime.wrap(np.zeros(3), core.backends.api.TensorSpec((3,), spec.dtype, spec.device))
         if kind == "dtype":
-            return runtime.new_tensor(core.backends.api.TensorSpec(spec.shape, core.float64, spec.device),
-                                      np.zeros(spec.shape))
+            return runtime.wrap(np.zeros(spec.shape), core.backends.api.TensorSpec(spec.shape, core.float64,
+                                                                                    spec.device))
         return core.zeros(spec.shape)  # on the CPU
 
     return add
@@ -269,7 +269,9 @@ def _wrong(kind: str):
                                            ("dtype", r"Tensor\[2\] float64 on liardev:0"),
                                            ("device", r"Tensor\[2\] float32 on cpu")])
 def test_debug_mode_names_the_plugin_whose_kernel_returns_a_wrong_output(manager, kind, returned):
-    kernels = {**_toy_kernels(), "add": _wrong(kind)}
+    def kernels(backend):
+        return {**_toy_kernels(backend), "add": _wrong(kind)}
+
     manager.register_plugin(_plugin("liar", "liardev", kernels), name="liar")
     a = core.ones(2, device="liardev")
     a + a  # noqa: B018 - unchecked outside debug mode
@@ -330,9 +332,11 @@ def test_check_backend_rejects_unknown_expected_failures():
 
 def test_check_backend_catches_wrong_values_and_wrong_outputs(manager):
     def neg_plus_one(spec, input):
-        return input.untyped_storage().backend.new_tensor(spec, -np.asarray(input.cpu().numpy()) + 1)
+        return input.untyped_storage().backend.wrap(-np.asarray(input.cpu().numpy()) + 1, spec)
 
-    kernels = {**_toy_kernels(), "neg": neg_plus_one, "mul": _wrong("dtype")}
+    def kernels(backend):
+        return {**_toy_kernels(backend), "neg": neg_plus_one, "mul": _wrong("dtype")}
+
     manager.register_plugin(_plugin("buggy", "buggydev", kernels), name="buggy")
     report = check_backend("buggydev", ops=("neg", "exp"), dtypes=("float32",), grad_ops=("neg",),
                            raise_on_failure=False)

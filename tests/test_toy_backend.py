@@ -8,14 +8,19 @@ offline, as tests/test_plugins.py does; every check runs in a subprocess of the 
 from __future__ import annotations
 
 import ast
+import functools
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from venv_support import make_venv
+
+from core.backends.api import PLUGIN_API_VERSION, get_operator
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "toy_backend"
@@ -50,16 +55,43 @@ def test_tutorial_code_blocks_are_exactly_the_example_files():
         assert tutorial[path] == text, f"docs/writing-a-backend.md's blocks of {path} differ from the file"
 
 
+def test_the_example_has_the_one_backend_shape():
+    """docs/writing-a-backend.md teaches the shape every backend has (plugin.py, runtime.py, kernels/<family>.py)."""
+    project = (EXAMPLE / "pyproject.toml").read_text()
+    assert 'toy = "toy_backend.plugin"' in project
+    plugin = (EXAMPLE / "toy_backend" / "plugin.py").read_text()
+    assert f"CORE_PLUGIN_API = {PLUGIN_API_VERSION}" in plugin
+    assert "@hookimpl" not in (EXAMPLE / "toy_backend" / "__init__.py").read_text()
+    for path in (EXAMPLE / "toy_backend" / "kernels").glob("*.py"):
+        assert path.name == "__init__.py" or "\ndef kernels(ctx):" in path.read_text(), path
+
+
 def test_tutorial_links_the_contracts_and_the_example_imports_only_the_plugin_api():
     text = TUTORIAL.read_text()
     assert "(ops.md)" in text and "(hooks.md)" in text
     ops = (ROOT / "docs" / "ops.md").read_text()
-    for name in _toy_kernel_names():  # the kernels implement documented primitive contracts
+    for name, family in _toy_kernel_families().items():  # documented primitives, each in its core/ops family
         assert f"| `{name}` | primitive |" in ops, name
+        assert get_operator(name).declared_in == f"core.ops.{family}", (name, family)
     for path, source in _example_files().items():
         if path.startswith("toy_backend/"):
             imports = set(re.findall(r"^\s*(?:from|import) (core[\w.]*)", source, re.M))
             assert imports <= {"core.backends.api"}, f"{path} imports {imports}"
+
+
+@functools.cache
+def _toy_kernel_families() -> dict:
+    """``{op name: family}`` of the toy's kernel tables, built in a fresh interpreter in the project folder."""
+    code = ("import json; from toy_backend.kernels import FAMILIES; from toy_backend.runtime import ToyRuntime; "
+            "print(json.dumps({op: f.__name__.rsplit('.', 1)[1] for f in FAMILIES for op in f.kernels(ToyRuntime())}))")
+    result = subprocess.run([sys.executable, "-c", code], cwd=EXAMPLE, capture_output=True, text=True, timeout=120,
+                            check=False, env=_env(EXAMPLE))
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def _toy_kernel_names() -> list:
+    return sorted(_toy_kernel_families())
 
 
 # -- pip-installed into a fresh venv, next to core_testdev ------------------------------------------------
@@ -95,11 +127,6 @@ def _run(venv, *args, check: bool = True, **env) -> subprocess.CompletedProcess:
                             text=True, timeout=120, check=False)
     assert result.returncode == 0 or not check, result.stdout + result.stderr
     return result
-
-
-def _toy_kernel_names() -> list:
-    table = (EXAMPLE / "toy_backend" / "kernels.py").read_text().split("KERNELS = {", 1)[1]
-    return re.findall(r'"(\w+)": ', table)
 
 
 def test_info_lists_the_toy_backend_with_its_op_coverage(venv):
