@@ -8,21 +8,9 @@ which NumPy's kernels run instead of C.
 
 from __future__ import annotations
 
+from .lib import get_num_threads, set_num_threads  # import-light: the extension loads on first call
+
 __all__ = ["set_num_threads", "get_num_threads", "set_min_numel"]
-
-
-def set_num_threads(n: int) -> None:
-    """Use ``n`` threads for cpu_c's kernels and its BLAS (``torch.set_num_threads``)."""
-    from .lib import set_num_threads as _set
-
-    _set(n)
-
-
-def get_num_threads() -> int:
-    """The number of threads cpu_c's kernels use (``torch.get_num_threads``)."""
-    from .lib import get_num_threads as _get
-
-    return _get()
 
 
 def set_min_numel(n: int) -> int:

@@ -11,7 +11,9 @@ from core.backends.api import get_operator
 from .layout import pointer
 from .runtime import new_tensor
 
-__all__ = ["Context"]
+__all__ = ["Context", "Family", "FLOATS"]
+
+FLOATS = ("float32", "float64")  # the dtypes of the fused C families (conv to optimizers, gelu)
 
 
 class Context:
@@ -48,3 +50,40 @@ class Context:
     def longs(self, values: list):
         """A C ``long long[]`` of ``values`` (the strided walks' shapes, strides and offsets)."""
         return self.ffi.new("long long[]", values)
+
+
+class Family:
+    """Base of the fused C families (conv, pooling, normalization, loss, optimizers, gelu), a kernel method per op.
+
+    C takes float32/float64 operands of one dtype on one device, made contiguous and their bounds checked first;
+    anything else runs ``base[op]`` (``ctx.reference(op)``, the op's decomposition, with the same formulas; read at
+    construction: later lookups would find these kernels). ``c[op, dtype name]`` is the C function
+    ``ccc_<c_names.get(op, op)>_<dtype>`` (tests count calls through it)."""
+
+    ops: tuple = ()
+    c_names: dict = {}
+
+    def __init__(self, ctx):
+        self.ctx, self.ffi, self.empty, self.pointer = ctx, ctx.ffi, ctx.empty, ctx.pointer
+        self.base = {op: ctx.reference(op) for op in self.ops}
+        self.c = {(op, d): getattr(ctx.lib, f"ccc_{self.c_names.get(op, op)}_{d}") for op in self.ops for d in FLOATS}
+
+    def kernels(self) -> dict:
+        """{op: the bound method of that name} for :attr:`ops`."""
+        return {op: getattr(self, op) for op in self.ops}
+
+    def outputs(self, output_mask, shapes, dtype) -> tuple:
+        """(tensors, C buffers) of a backward's results: (None, NULL) where ``output_mask`` is False."""
+        pairs = [self.empty(s, dtype) if wanted else (None, self.ffi.NULL) for wanted, s in zip(output_mask, shapes)]
+        return tuple(t for t, _ in pairs), [buf for _, buf in pairs]
+
+    @staticmethod
+    def contiguous(t):
+        """``t.contiguous()``, None for None (an optional weight or bias)."""
+        return None if t is None else t.contiguous()
+
+    @staticmethod
+    def check_scratch(op: str, failed: int) -> None:
+        """Raise MemoryError for a C kernel that could not allocate its scratch memory."""
+        if failed:
+            raise MemoryError(f"{op}: cpu_c could not allocate its scratch memory")

@@ -1,21 +1,16 @@
 """cpu_c's fused kernels for core.jit: rendered C, compiled at run time with gcc, loaded with cffi (ABI mode).
 
-A :class:`core.codegen.FusedKernel` is rendered per *layout class*: after
-broadcasting and collapsing dims, each input's innermost stride is 1 (``c``),
-0 (``b``, broadcast) or anything else (``s``). Threads split the flat range;
-each walks rows whose coordinates are computed once per row, and the row's
-inner loop reads contiguous inputs by ``k``, broadcast ones once, strided ones
-by ``k * stride`` — a loop GCC vectorises (``#pragma omp simd``). A reduction
-over the trailing dims runs one row of kept coordinates per iteration (rows
-spread over threads, or one row's columns split across threads when rows are
-fewer than threads) and walks the reduced block the same way.
+A :class:`core.codegen.FusedKernel` is rendered per *layout class*: after broadcasting and collapsing dims, each
+input's innermost stride is 1 (``c``), 0 (``b``, broadcast) or anything else (``s``). Threads split the flat range;
+each walks rows whose coordinates are computed once per row, and the row's inner loop reads contiguous inputs by
+``k``, broadcast ones once, strided ones by ``k * stride`` — a loop GCC vectorises (``#pragma omp simd``). A
+reduction over the trailing dims runs one row of kept coordinates per iteration (rows spread over threads, or one
+row's columns split across threads when rows are fewer than threads) and walks the reduced block the same way.
 
-Libraries are compiled with ``gcc -O3 -march=native -fopenmp -std=c99`` (ISO C:
-no contraction of ``a*b+c`` into an FMA, so results equal the unfused
-kernels'), cached on disk under ``CORE_JIT_CACHE_DIR`` (default
-``~/.cache/core/jit``) by a hash of source, flags, compiler and CPU, and
-written atomically. They link the same libgomp as the extension, so
-``set_num_threads`` applies to them too; cffi releases the GIL during calls.
+Libraries are compiled with ``gcc -O3 -march=native -fopenmp -std=c99`` (ISO C: no contraction of ``a*b+c`` into an
+FMA, so results equal the unfused kernels'), cached on disk under ``CORE_JIT_CACHE_DIR`` (default
+``~/.cache/core/jit``) by a hash of source, flags, compiler and CPU, and written atomically. They link the same
+libgomp as the extension, so ``set_num_threads`` applies to them too; cffi releases the GIL during calls.
 """
 
 from __future__ import annotations
@@ -29,10 +24,12 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import core
 from core.backends.api import broadcast_strides, coalesce
 from core.codegen import CRenderer, FusedKernel
 
 from .layout import check_bounds
+from .runtime import new_tensor
 
 __all__ = ["FusedCRenderer", "FusedLauncher", "compile_library", "compiler", "cache_dir", "FLAGS"]
 
@@ -232,15 +229,10 @@ class FusedLauncher:
     """Launches one FusedKernel on cpu_c tensors: layouts, output allocation, a compiled variant per class."""
 
     def __init__(self, kernel: FusedKernel):
-        import core
-
-        from .runtime import new_tensor
-
         self.kernel = kernel
         self.shape = kernel.shape
         self.n = math.prod(kernel.shape)
         self.outputs = [(shape, getattr(core, d), math.prod(shape)) for shape, d in kernel.output_types()]
-        self.new_tensor = new_tensor
         self.split = len(kernel.shape) - kernel.reduction.dims if kernel.reduction else None
         self._variants: dict = {}  # classes -> (ffi, function)
         self._layouts: dict = {}  # input strides and offsets -> (function, ffi meta array, sizes)
@@ -302,7 +294,7 @@ class FusedLauncher:
         """(output tensors, their buffers); with no elements, a sum's output holds zeros."""
         outs, bufs = [], []
         for shape, dtype, n in self.outputs:
-            t, buf = self.new_tensor(shape, dtype, n * dtype.itemsize, inputs[0]._storage.key)
+            t, buf = new_tensor(shape, dtype, n * dtype.itemsize, inputs[0]._storage.key)
             outs.append(t)
             bufs.append(buf)
         if self.n == 0:

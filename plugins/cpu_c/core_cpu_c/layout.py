@@ -1,12 +1,13 @@
 """Validation of tensor layouts before any C runs: dtypes, shapes, strides, bounds (coalescing: the kit's).
 
-A C kernel trusts the offsets and strides it is given, so every operand is
-checked here first: non-negative strides, offset and farthest element inside
-the storage's bytes. What C cannot take (negative strides, other dtypes)
-makes the caller use the NumPy kernel instead.
+A C kernel trusts the offsets and strides it is given, so every operand is checked here first: non-negative strides,
+offset and farthest element inside the storage's bytes. What C cannot take (negative strides, other dtypes) makes the
+caller use the NumPy kernel instead.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -17,16 +18,13 @@ class LayoutError(RuntimeError):
     """A tensor's view points outside its storage (a bug upstream): refused before C reads it."""
 
 
-class Operand:
+class Operand(NamedTuple):
     """One validated kernel input: its buffer, element offset, and strides aligned to the output's shape."""
 
-    __slots__ = ("buffer", "offset", "strides", "shape")
-
-    def __init__(self, buffer, offset: int, strides: tuple, shape: tuple):
-        self.buffer = buffer
-        self.offset = offset
-        self.strides = strides
-        self.shape = shape
+    buffer: object
+    offset: int
+    strides: tuple
+    shape: tuple
 
 
 def check_bounds(op: str, t) -> None:

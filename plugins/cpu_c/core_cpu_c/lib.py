@@ -47,7 +47,7 @@ def probe() -> tuple:
 
 
 def set_num_threads(n: int) -> None:
-    """Set OpenMP's and OpenBLAS' thread counts to the same ``n`` (>= 1)."""
+    """Set OpenMP's and OpenBLAS' thread counts to the same ``n`` >= 1 (``torch.set_num_threads``)."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"set_num_threads(): expected a positive int, got {n!r}")
     _, lib = load() if "lib" not in _STATE else (None, _STATE["lib"])
@@ -55,6 +55,6 @@ def set_num_threads(n: int) -> None:
 
 
 def get_num_threads() -> int:
-    """OpenMP's thread count (kept equal to OpenBLAS')."""
+    """OpenMP's thread count, kept equal to OpenBLAS' (``torch.get_num_threads``)."""
     _, lib = load()
     return lib.ccc_get_num_threads()

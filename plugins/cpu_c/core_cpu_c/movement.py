@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from core.backends.api import coalesce, contiguous_strides
+from core.backends.api import Kernel, coalesce, contiguous_strides
 
 from .layout import check_bounds
 from .runtime import _address
@@ -77,16 +77,24 @@ def memory_order(shape: tuple, strides: list) -> tuple:
     return tuple(shape[k] for k in order), [tuple(s[k] for k in order) for s in strides]
 
 class Movement:
-    """Base of the data-movement families' kernel builders: pointers, scratch arrays, copies and the C calls."""
+    """Base of the data-movement families' kernel builders (a method per op taking the reference kernel): pointers,
+    scratch arrays, copies and the C calls. Every sized op's dispatcher threshold is ``ctx.min_numel``, checked
+    against its output or the tensor it writes."""
 
     def __init__(self, ctx):
-        self.ctx, self.ffi, self.key = ctx, ctx.ffi, ctx.key
+        self.ctx, self.ffi, self.empty, self.longs = ctx, ctx.ffi, ctx.empty, ctx.longs
         lib = ctx.lib
         if not C:  # filled once: a rebuilt table keeps what tests patched in
             C.update(copy_cast=lib.ccc_copy_cast, copy_bytes=lib.ccc_copy_bytes, arange_int=lib.ccc_arange_int,
                      arange_double=lib.ccc_arange_double, linspace=lib.ccc_linspace, gather=lib.ccc_gather,
                      scatter=lib.ccc_scatter, index=lib.ccc_index, index_put=lib.ccc_index_put,
                      nonzero_count=lib.ccc_nonzero_count, nonzero_write=lib.ccc_nonzero_write)
+
+    def kernels(self, ops: tuple, self_sized: tuple = ()) -> dict:
+        """{op: Kernel} over the reference kernels, sized by ``ctx.min_numel`` but for ``self_sized`` ops."""
+        sized = self.ctx.min_numel
+        return {op: Kernel(getattr(self, op)(base), min_numel=None if op in self_sized else sized)
+                for op in ops if (base := self.ctx.reference(op)) is not None}
 
     def dense_min(self) -> int:
         """Elements from which a dense same-dtype copy or fill runs C: below, NumPy's memcpy/memset costs less per
@@ -97,8 +105,11 @@ class Movement:
         """A pointer to tensor ``t``'s first element (its view already checked)."""
         return self.ffi.from_buffer(t._storage.data) + t._offset * t.dtype.itemsize
 
-    def longs(self, values: list):
-        return self.ffi.new("long long[]", values)
+    def copy_bytes(self, itemsize: int, shape: tuple, dst_strides: tuple, src_strides: tuple, pdst, psrc) -> None:
+        """C's strided copy of ``itemsize``-byte elements over ``shape`` (coalesced) from ``psrc`` to ``pdst``."""
+        k = len(shape)
+        meta = self.longs([*shape, *dst_strides, *src_strides])
+        C["copy_bytes"](itemsize, k, meta, meta + k, meta + 2 * k, pdst, psrc)
 
     # -- copies ---------------------------------------------------------------------------------------------------
 
@@ -125,7 +136,7 @@ class Movement:
             check_bounds(op, src)  # both dense: one run, no collapsing
             if dst_shape is None and overlap(dst, src):
                 return False
-            k, meta = 1, self.longs([math.prod(shape), 1, 1])
+            cshape, cdst, csrc = (math.prod(shape),), (1,), (1,)
         else:
             src_strides = aligned(src, shape)
             if src_strides is None:
@@ -135,14 +146,14 @@ class Movement:
                 return False
             cshape, (cdst, csrc) = coalesce(*memory_order(shape, [tuple(dst_strides), tuple(src_strides)]),
                                             min_rank=1)
-            k = len(cshape)
-            meta = self.longs([*cshape, *cdst, *csrc])
         pdst = self.ffi.from_buffer(dst._storage.data) + (dst._offset + dst_offset) * dst.dtype.itemsize
         if same:
-            C["copy_bytes"](dst.dtype.itemsize, k, meta, meta + k, meta + 2 * k, pdst, self.ptr(src))
+            self.copy_bytes(dst.dtype.itemsize, cshape, cdst, csrc, pdst, self.ptr(src))
             return True
+        k, meta = len(cshape), self.longs([*cshape, *cdst, *csrc])
         return C["copy_cast"](TYPE_CODES[dst.dtype.name], TYPE_CODES[src.dtype.name], k, meta, meta + k,
                               meta + 2 * k, pdst, self.ptr(src)) == 0
+
     @staticmethod
     def _1d(t) -> tuple:
         """(shape, strides) with a 0-d tensor as 1-d (PyTorch's ensure_nonempty_dim)."""

@@ -6,21 +6,17 @@ import os
 
 from core.backends.api import get_operator, hookimpl, register_all
 
+from .lib import probe
+
 CORE_PLUGIN_API = (1, 3)
 DEFAULT_MIN_NUMEL = 4096
 _SETTINGS = {"min_numel": DEFAULT_MIN_NUMEL}
 _STATE: dict = {}  # "context": the Context the registered kernels share, "key": their dispatch key
 
 
-def _probe() -> tuple:
-    from .lib import probe
-
-    return probe()
-
-
 @hookimpl
 def register_backends(register):
-    register(name="cpu_c", device_type="cpu", runtime="core_cpu_c.runtime:RUNTIME", priority=10, probe=_probe,
+    register(name="cpu_c", device_type="cpu", runtime="core_cpu_c.runtime:RUNTIME", priority=10, probe=probe,
              extends="numpy", version="0.1.0",
              install_hint="pip install plugins/cpu_c (needs a C compiler, cffi and scipy-openblas32)")
 

@@ -1,8 +1,7 @@
 """cpu_c's runtime: host memory in the NumPy backend's storage format, 64-byte aligned.
 
-A Storage's ``data`` is a flat ``uint8`` NumPy array, exactly as in the NumPy
-reference backend, so the two backends' kernels (cpu_c extends the reference op
-by op) read each other's tensors with no conversion. Buffers this runtime
+A Storage's ``data`` is a flat ``uint8`` NumPy array, exactly as in the NumPy reference backend, so the two backends'
+kernels (cpu_c extends the reference op by op) read each other's tensors with no conversion. Buffers this runtime
 allocates start on a 64-byte boundary (AVX-512 loads, cache lines).
 """
 
@@ -12,13 +11,13 @@ import sys
 
 import numpy as np
 from core.backends.api import Storage, Tensor, contiguous_strides
-from core.backends.numpy.runtime import CPU, NumpyRuntime
+from core.backends.numpy.runtime import CPU, NumpyRuntime, array  # noqa: F401 - array: the kernels' NumPy view
+
+from . import lib
 
 __all__ = ["CpuCRuntime", "RUNTIME", "aligned_empty", "new_tensor", "ALIGNMENT"]
 
 ALIGNMENT = 64
-
-
 CACHE_MIN_BYTES = 1 << 16  # fresh buffers this large cost page faults on first touch (a*b+c ran at 1/3 the
 # bandwidth; LeNet training steps ran 15-20% slower with a 1 MiB threshold)
 CACHE_MAX_BUFFERS = 16
@@ -81,15 +80,11 @@ class CpuCRuntime(NumpyRuntime):
 
     def set_num_threads(self, n: int) -> None:
         """Threads of the C kernels and the BLAS (kept equal)."""
-        from .lib import set_num_threads
-
-        set_num_threads(n)
+        lib.set_num_threads(n)
 
     def get_num_threads(self) -> int:
         """Threads of the C kernels and the BLAS."""
-        from .lib import get_num_threads
-
-        return get_num_threads()
+        return lib.get_num_threads()
 
     def supports_fusion(self, dev) -> bool:
         """core.jit fuses elementwise chains on cpu_c when gcc is there to compile them (see jit.py)."""

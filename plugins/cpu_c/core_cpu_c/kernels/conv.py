@@ -1,25 +1,22 @@
 """Convolution (core.ops.conv, csrc/conv.c): ``convolution`` and ``convolution_backward`` as im2col + one OpenBLAS GEMM
-per image and group.
-
-C takes float32/float64 problems with one or two spatial dims (a 1-D one runs as 2-D with a height of 1), any
-stride, padding, dilation and groups, operands of one dtype; they are made contiguous and their geometry and
-bounds are checked here first. Anything else (3-D, other or mixed dtypes, an empty batch) runs the op's
-decomposition.
+per image and group. C takes one or two spatial dims (1-D runs as 2-D with a height of 1), any stride, padding,
+dilation and groups (the rest: 3-D, an empty batch, runs the decomposition; see :class:`core_cpu_c.context.Family`).
 """
 
 from __future__ import annotations
 
-__all__ = ["kernels", "OPS", "DTYPES", "same_float_dtype", "as_2d", "check_scratch"]
+from ..context import FLOATS, Family
+
+__all__ = ["kernels", "OPS", "same_float_dtype", "as_2d"]
 
 OPS = ("convolution", "convolution_backward")
-DTYPES = ("float32", "float64")
 _INT_MAX = 2**31 - 1
-_C_NAMES = {"convolution": "conv2d", "convolution_backward": "conv2d_backward"}
 
 
 def same_float_dtype(*tensors) -> bool:
+    """Whether the tensors share one float32/float64 dtype."""
     dtype = tensors[0].dtype
-    return dtype.name in DTYPES and all(t.dtype is dtype for t in tensors)
+    return dtype.name in FLOATS and all(t.dtype is dtype for t in tensors)
 
 
 def as_2d(x, kernel, stride, padding, dilation):
@@ -55,57 +52,39 @@ def _conv_geometry(ffi, x, weight, stride, padding, dilation, groups):
     return geometry, (oh, ow)[2 - (x.dim() - 2):]
 
 
-class _Convolution:
-    """The kernels over one context; each falls back to ``base[op]`` (``ctx.reference(op)``) where C does not
-    apply. ``c`` maps
-    (op, dtype name) to the C function."""
-
-    def __init__(self, ctx):
-        self.ctx, self.empty, self.pointer = ctx, ctx.empty, ctx.pointer
-        self.base = {op: ctx.reference(op) for op in OPS}  # read now: later lookups would find these kernels
-        self.c = {(op, d): getattr(ctx.lib, f"ccc_{_C_NAMES[op]}_{d}") for op in OPS for d in DTYPES}
+class _Convolution(Family):
+    ops, c_names = OPS, {"convolution": "conv2d", "convolution_backward": "conv2d_backward"}
 
     def convolution(self, input, weight, bias, stride, padding, dilation, groups):
         """``convolution`` over the batched input: bias preset in the output, then one GEMM per image and group."""
         tensors = (input, weight) if bias is None else (input, weight, bias)
-        found = _conv_geometry(self.ctx.ffi, input, weight, stride, padding, dilation, groups) \
+        found = _conv_geometry(self.ffi, input, weight, stride, padding, dilation, groups) \
             if same_float_dtype(*tensors) else None
         if found is None or (bias is not None and tuple(bias.shape) != (weight.shape[0],)):
             return self.base["convolution"](input, weight, bias, stride, padding, dilation, groups)
         geometry, out_size = found
-        x, w = input.contiguous(), weight.contiguous()
-        b = None if bias is None else bias.contiguous()
+        x, w, b = input.contiguous(), weight.contiguous(), self.contiguous(bias)
         out, buf = self.empty((x.shape[0], w.shape[0]) + out_size, x.dtype)
         op = "convolution"
         failed = self.c[op, x.dtype.name](geometry, self.pointer(op, x), self.pointer(op, w), self.pointer(op, b), buf)
-        check_scratch("convolution", failed)
+        self.check_scratch(op, failed)
         return out
 
     def convolution_backward(self, grad_output, input, weight, stride, padding, dilation, groups, output_mask):
         """(grad_input, grad_weight, grad_bias), None where ``output_mask`` is False."""
-        found = _conv_geometry(self.ctx.ffi, input, weight, stride, padding, dilation, groups) \
+        found = _conv_geometry(self.ffi, input, weight, stride, padding, dilation, groups) \
             if same_float_dtype(grad_output, input, weight) else None
         if found is None or tuple(grad_output.shape) != (input.shape[0], weight.shape[0]) + found[1]:
-            return self.base["convolution_backward"](grad_output, input, weight, stride, padding, dilation,
-                                                              groups, output_mask)
-        geometry = found[0]
+            return self.base["convolution_backward"](grad_output, input, weight, stride, padding, dilation, groups,
+                                                     output_mask)
+        op = "convolution_backward"
         g, x, w = grad_output.contiguous(), input.contiguous(), weight.contiguous()
-        shapes = (tuple(x.shape), tuple(w.shape), (w.shape[0],))
-        results = [self.empty(shape, x.dtype) if wanted else (None, self.ctx.ffi.NULL)
-                   for wanted, shape in zip(output_mask, shapes)]
-        failed = self.c["convolution_backward", x.dtype.name](
-            geometry, self.pointer("convolution_backward", g), self.pointer("convolution_backward", x),
-            self.pointer("convolution_backward", w), *(buf for _, buf in results))
-        check_scratch("convolution_backward", failed)
-        return tuple(t for t, _ in results)
-
-
-def check_scratch(op: str, failed: int) -> None:
-    if failed:
-        raise MemoryError(f"{op}: cpu_c could not allocate its scratch memory")
+        results, bufs = self.outputs(output_mask, (tuple(x.shape), tuple(w.shape), (w.shape[0],)), x.dtype)
+        self.check_scratch(op, self.c[op, x.dtype.name](found[0], self.pointer(op, g), self.pointer(op, x),
+                                                        self.pointer(op, w), *bufs))
+        return results
 
 
 def kernels(ctx) -> dict:
     """{op: kernel} for :data:`OPS`."""
-    family = _Convolution(ctx)
-    return {op: getattr(family, op) for op in OPS}
+    return _Convolution(ctx).kernels()

@@ -6,19 +6,14 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from core.backends.api import Kernel, coalesce
+from core.backends.api import coalesce
 
 from ..layout import check_bounds
-from ..movement import C, MOVE_SIZES, Movement, memory_order, writable
+from ..movement import MOVE_SIZES, Movement, memory_order, writable
 
-__all__ = ["kernels", "min_numel", "OPS"]
+__all__ = ["kernels", "OPS"]
 
-OPS = ('copy_', 'fill_')
-
-
-def min_numel(ctx) -> int:
-    """The dispatcher's threshold, sized by the tensor written (dense copies also check ``DENSE_FACTOR`` x it)."""
-    return ctx.min_numel
+OPS = ("copy_", "fill_")  # sized by the tensor written (dense copies also check DENSE_FACTOR x the threshold)
 
 
 class _Creation(Movement):
@@ -40,9 +35,7 @@ class _Creation(Movement):
                 scalar = np.asarray(value).astype(d.numpy)  # the reference's conversion, warnings and all
                 shape = self_._shape or (1,)
                 cshape, (cdst,) = coalesce(*memory_order(shape, [tuple(self_._stride) or (0,)]), min_rank=1)
-                k = len(cshape)
-                meta = self.longs([*cshape, *cdst, *([0] * k)])
-                C["copy_bytes"](d.itemsize, k, meta, meta + k, meta + 2 * k, self.ptr(self_),
+                self.copy_bytes(d.itemsize, cshape, cdst, (0,) * len(cshape), self.ptr(self_),
                                 self.ffi.from_buffer(scalar.reshape(1)))
                 return self_
             return base(spec, self_, value)
@@ -52,6 +45,4 @@ class _Creation(Movement):
 
 def kernels(ctx) -> dict:
     """{op: Kernel}, each falling back to the NumPy kernel it replaces."""
-    family, sized = _Creation(ctx), min_numel(ctx)
-    return {op: Kernel(getattr(family, op)(base), min_numel=sized)
-            for op in OPS if (base := ctx.reference(op)) is not None}
+    return _Creation(ctx).kernels(OPS)

@@ -13,13 +13,14 @@ import math
 import numpy as np
 from core.backends.api import Kernel, coalesce, contiguous_strides, is_contiguous
 
+from ..context import Family
 from ..layout import check_bounds, operand
 from ..renderer import BOOL_OUTPUT, DTYPES, KERNEL_OPS, OP_DTYPES, kernel_name
 from ..runtime import new_tensor
 
-__all__ = ["kernels", "min_numel", "run", "c_entries"]
+__all__ = ["kernels", "min_numel", "composite", "DERIVATIVES"]
 
-_DERIVATIVES = ("tanh_backward", "sigmoid_backward", "relu_backward")  # in KERNEL_OPS, declared in derivatives
+DERIVATIVES = ("tanh_backward", "sigmoid_backward", "relu_backward")  # in KERNEL_OPS, their family is derivatives
 _GELU_APPROXIMATE = {"none": 0, "tanh": 1}
 
 
@@ -40,23 +41,18 @@ def _elementwise(ctx, entry, shape: tuple, strides: tuple, n: int, out_dtype, op
     if n == 0:
         return out, None
     fb = ctx.from_buffer
-    if all(o.strides is strides for o in operands):  # every input dense and full-size: no collapsing
-        args = [n, fb(buf), 0]
-        for o in operands:
-            args += [fb(o.buffer), o.offset]
-        return out, contig(*args)
-    cshape, cstrides = coalesce(shape, [strides] + [o.strides for o in operands], min_rank=1)
-    if n == 1 or (len(cshape) == 1 and all(s == (1,) for s in cstrides)):
-        args = [n, fb(buf), 0]
-        for o in operands:
-            args += [fb(o.buffer), o.offset]
-        return out, contig(*args)
-    meta = list(cshape)
-    for s in cstrides:
-        meta += s
-    meta += [0] + [o.offset for o in operands]
-    return out, strided(n, len(cshape), ctx.ffi.new("long long[]", meta), fb(buf),
-                        *[fb(o.buffer) for o in operands])
+    if not all(o.strides is strides for o in operands):  # all dense and full-size: contiguous, no collapsing
+        cshape, cstrides = coalesce(shape, [strides] + [o.strides for o in operands], min_rank=1)
+        if n > 1 and (len(cshape) > 1 or any(s != (1,) for s in cstrides)):
+            meta = list(cshape)
+            for s in cstrides:
+                meta += s
+            meta += [0] + [o.offset for o in operands]
+            return out, strided(n, len(cshape), ctx.longs(meta), fb(buf), *[fb(o.buffer) for o in operands])
+    args = [n, fb(buf), 0]
+    for o in operands:
+        args += [fb(o.buffer), o.offset]
+    return out, contig(*args)
 
 
 def c_entries(ctx, name: str, op: str | None = None) -> dict:
@@ -98,40 +94,27 @@ def run(ctx, op: str, entry, shape: tuple, out_dtype, dtypes: tuple, inputs: tup
     return None if result else out
 
 
-def _unary(ctx, op: str, base):
-    entries = c_entries(ctx, op)
-    bool_out = op in BOOL_OUTPUT
-
-    def kernel(spec, input):
-        cd = spec.compute_dtype
-        entry = entries.get(cd.name)
-        if entry is not None and spec.dtype == (ctx.bool if bool_out else cd):
-            out = run(ctx, op, entry, spec.shape, spec.dtype, (cd,), (input,))
-            if out is not None:
-                return out
-        return base(spec, input)
-
-    return kernel
-
-
-def _binary(ctx, op: str, base):
+def _pointwise(ctx, op: str, base, arity: int):
+    """A unary kernel(spec, input) or binary kernel(spec, a, b[, alpha]) of a generated C loop (``alpha`` 1 only)."""
     entries = c_entries(ctx, op)
     bool_out = op in BOOL_OUTPUT
     has_alpha = op in ("add", "sub")
 
-    def kernel(spec, a, b, alpha=1):
+    def kernel(spec, *inputs, alpha=1):
+        if len(inputs) > arity:  # add/sub's alpha, passed as the third argument
+            inputs, alpha = inputs[:arity], inputs[arity]
         cd = spec.compute_dtype
         entry = entries.get(cd.name)
         if entry is not None and alpha == 1 and spec.dtype == (ctx.bool if bool_out else cd):
-            out = run(ctx, op, entry, spec.shape, spec.dtype, (cd, cd), (a, b))
+            out = run(ctx, op, entry, spec.shape, spec.dtype, (cd,) * arity, inputs)
             if out is not None:
                 return out
-        return base(spec, a, b, alpha) if has_alpha else base(spec, a, b)
+        return base(spec, *inputs, alpha) if has_alpha else base(spec, *inputs)
 
     return kernel
 
 
-def _where(ctx, base):
+def _where(ctx, op: str, base):
     """where(condition, input, other): a bool or uint8 condition (nonzero selects input) over one dtype."""
     entries = c_entries(ctx, "where")
 
@@ -148,7 +131,7 @@ def _where(ctx, base):
     return kernel
 
 
-def _clamp(ctx, base):
+def _clamp(ctx, op: str, base):
     """clamp(input, min=None, max=None): one C kernel per set of bounds given (tensors or numbers)."""
     entries = {name: c_entries(ctx, name, "clamp") for name in ("clamp", "clamp_min", "clamp_max")}
 
@@ -166,14 +149,17 @@ def _clamp(ctx, base):
     return kernel
 
 
-def _relu(ctx, base):
-    """relu is a composite with an optional kernel: called as ``relu(x)`` (no spec)."""
-    entries = c_entries(ctx, "relu")
+def composite(ctx, op: str, base):
+    """The optional kernel of a composite (no spec: ``relu(x)``, ``tanh_backward(g, y)``) over operands of one shape
+    and dtype."""
+    entries = c_entries(ctx, op)
 
-    def kernel(x):
+    def kernel(x, *others):
         entry = entries.get(x.dtype.name)
-        out = None if entry is None else run(ctx, "relu", entry, x._shape, x.dtype, (x.dtype,), (x,))
-        return base(x) if out is None else out
+        out = None
+        if entry is not None and all(t._shape == x._shape for t in others):
+            out = run(ctx, op, entry, x._shape, x.dtype, (x.dtype,) * (1 + len(others)), (x, *others))
+        return base(x, *others) if out is None else out
 
     return kernel
 
@@ -218,52 +204,47 @@ def _softmax(ctx, op: str, base):
     return kernel
 
 
-class _Gelu:
+class _Gelu(Family):
     """Fused ``gelu`` / ``gelu_backward`` (composites, no spec: libm's erf/tanh/exp in the tensor's type); operands
     of one float32/float64 dtype, made contiguous first. Anything else runs the decomposition."""
 
-    def __init__(self, ctx):
-        self.ctx, self.base = ctx, {op: ctx.reference(op) for op in ("gelu", "gelu_backward")}
-        self.c = {(op, d): getattr(ctx.lib, f"ccc_{op}_{d}") for op in ("gelu", "gelu_backward") for d in DTYPES}
+    ops = ("gelu", "gelu_backward")
 
     def gelu(self, input, approximate):
         """``x * Φ(x)`` elementwise, exact (erf) or with the tanh approximation."""
-        ctx = self.ctx
         if approximate not in _GELU_APPROXIMATE or input.dtype.name not in DTYPES or not input.numel():
             return self.base["gelu"](input, approximate)
         x = input.contiguous()
-        out, buf = ctx.empty(tuple(x.shape), x.dtype)
-        self.c["gelu", x.dtype.name](x.numel(), ctx.pointer("gelu", x), buf, _GELU_APPROXIMATE[approximate])
+        out, buf = self.empty(tuple(x.shape), x.dtype)
+        self.c["gelu", x.dtype.name](x.numel(), self.pointer("gelu", x), buf, _GELU_APPROXIMATE[approximate])
         return out
 
     def gelu_backward(self, grad, input, approximate):
         """``grad * gelu'(input)`` elementwise."""
-        ctx = self.ctx
+        op = "gelu_backward"
         if (approximate not in _GELU_APPROXIMATE or input.dtype.name not in DTYPES or not input.numel()
                 or grad.dtype is not input.dtype or grad.device != input.device
                 or tuple(grad.shape) != tuple(input.shape)):
-            return self.base["gelu_backward"](grad, input, approximate)
+            return self.base[op](grad, input, approximate)
         g, x = grad.contiguous(), input.contiguous()
-        out, buf = ctx.empty(tuple(x.shape), x.dtype)
-        self.c["gelu_backward", x.dtype.name](x.numel(), ctx.pointer("gelu_backward", g),
-                                              ctx.pointer("gelu_backward", x), buf, _GELU_APPROXIMATE[approximate])
+        out, buf = self.empty(tuple(x.shape), x.dtype)
+        self.c[op, x.dtype.name](x.numel(), self.pointer(op, g), self.pointer(op, x), buf,
+                                 _GELU_APPROXIMATE[approximate])
         return out
-
 
 def kernels(ctx) -> dict:
     """{op: Kernel} of every elementwise op cpu_c compiles (sized by :func:`min_numel`), softmax, and gelu."""
     sized = min_numel(ctx)
-    special = {"relu": _relu, "where": _where, "clamp": _clamp}
+    special = {"relu": composite, "where": _where, "clamp": _clamp}
     table = {}
     for op, arity in KERNEL_OPS.items():
         base = ctx.reference(op)
-        if base is None or op in _DERIVATIVES:
+        if base is None or op in DERIVATIVES:
             continue
         build = special.get(op)
-        fn = build(ctx, base) if build else (_unary if arity == 1 else _binary)(ctx, op, base)
+        fn = build(ctx, op, base) if build else _pointwise(ctx, op, base, arity)
         table[op] = Kernel(fn, min_numel=sized)
     for op in ("softmax", "log_softmax"):
         if (base := ctx.reference(op)) is not None:
             table[op] = Kernel(_softmax(ctx, op, base), min_numel=sized)
-    gelu = _Gelu(ctx)
-    return {**table, "gelu": gelu.gelu, "gelu_backward": gelu.gelu_backward}
+    return {**table, **_Gelu(ctx).kernels()}

@@ -6,15 +6,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from core.backends.api import Kernel, coalesce
+from core.backends.api import coalesce
 
 from ..layout import check_bounds
 from ..movement import C, TYPE_CODES, Movement, aligned, overlap, writable
-from ..runtime import new_tensor
+from ..runtime import array
 
-__all__ = ["kernels", "min_numel", "OPS", "NONZERO_CHUNK"]
+__all__ = ["kernels", "OPS", "NONZERO_CHUNK"]
 
-OPS = ('gather', 'scatter_', 'index', 'index_put_', 'nonzero')
+OPS = ("gather", "scatter_", "index", "index_put_", "nonzero")  # sized by the output or the tensor written
 _SELF_SIZED = ("nonzero",)  # its output size is data-dependent (meta: (None, ndim)): it checks its input's size
 _GATHER_SIZES = (1, 2, 4, 8)
 _REDUCE_CODES = {None: 0, "sum": 1, "prod": 2, "amax": 3, "amin": 4}
@@ -22,12 +22,6 @@ _NONZERO_CODES = {**TYPE_CODES, "float16": 8, "bfloat16": 8}  # 8: nonzero when 
 NONZERO_CHUNK = 65536  # elements per counting chunk (the unit the threads share)
 MULTI_INDEX_MIN_ROW = 16  # several index tensors run C when each picks rows of at least this many elements
 MAX_DIMS = 64  # csrc/movement.c's limit for gather/scatter
-
-
-def min_numel(ctx) -> int:
-    """The dispatcher's threshold, sized by the output or, for scatter_ and index_put_, the tensor written; ``nonzero``
-    (output size depends on the data) checks its input's size itself."""
-    return ctx.min_numel
 
 
 class _Indexing(Movement):
@@ -40,7 +34,7 @@ class _Indexing(Movement):
                 if (len(ish) == ndim <= MAX_DIMS and min(xst) >= 0 and min(ist) >= 0
                         and all(ish[k] <= xs[k] for k in range(ndim) if k != dim % ndim)):
                     dim %= ndim
-                    out, _ = new_tensor(spec.shape, d, math.prod(spec.shape) * d.itemsize, self.key)
+                    out, _ = self.empty(spec.shape, d)
                     if not out.numel():
                         return out
                     check_bounds("gather", input)
@@ -114,16 +108,11 @@ class _Indexing(Movement):
             low, high, dim_stride = -size, size, t._stride[d]
             if len(flat[0]) == 1:
                 holder, pointer, stride = index, self.ffi.cast("long long *", self.ptr(index)), flat[1][0][0]
-                return d, k, B, pre[0][0], math.prod(B), post[0][0], (pre[1][0][0], dim_stride, post[1][0][0]), \
-                    low, high, holder, pointer, stride
-            from core.backends.numpy.runtime import array
-
-            holder = np.ascontiguousarray(array(index).reshape(-1))  # no single strided run: a small dense copy
+            else:  # no single strided run: a small dense copy
+                holder, pointer, stride = np.ascontiguousarray(array(index).reshape(-1)), None, 1
         else:
             if post[0][0] < MULTI_INDEX_MIN_ROW:  # point picks (x[i, j]): NumPy's fancy indexing does them well,
                 return None  # and combining the indices would cost NumPy passes of their own
-            from core.backends.numpy.runtime import array
-
             try:
                 B = np.broadcast_shapes(*(i._shape for i in tensors))
             except ValueError:
@@ -133,11 +122,12 @@ class _Indexing(Movement):
                 size, stride = t._shape[d + m], t._stride[d + m]
                 a = array(i)
                 holder += np.where(a < 0, a + size, a) * stride
-            holder = holder.reshape(-1)
+            holder, pointer, stride = holder.reshape(-1), None, 1
             low, high, dim_stride = 0, 1 + sum((t._shape[d + m] - 1) * t._stride[d + m] for m in range(k)), 1
-        pointer = self.ffi.cast("long long *", self.ffi.from_buffer(holder))
+        if pointer is None:
+            pointer = self.ffi.cast("long long *", self.ffi.from_buffer(holder))
         return d, k, tuple(B), pre[0][0], math.prod(B), post[0][0], (pre[1][0][0], dim_stride, post[1][0][0]), \
-            low, high, holder, pointer, 1
+            low, high, holder, pointer, stride
 
     @staticmethod
     def _index_error(k: int, bad: int, size: int):
@@ -153,7 +143,7 @@ class _Indexing(Movement):
                 plan = self._index_plan("index", input, indices)
             if plan is not None:
                 dim, k, _, P, J, Q, strides, low, high, holder, pointer, istride = plan
-                out, _ = new_tensor(spec.shape, d, math.prod(spec.shape) * d.itemsize, self.key)
+                out, _ = self.empty(spec.shape, d)
                 if P * J * Q == 0:
                     return out
                 meta = self.longs([*strides, 0])
@@ -213,11 +203,11 @@ class _Indexing(Movement):
                 offsets = np.zeros(len(counts) + 1, np.int64)
                 np.cumsum(counts, out=offsets[1:])
                 total = int(offsets[-1])
-                out, buf = new_tensor((total, ndim), spec.dtype, total * ndim * 8, self.key)
+                out, buf = self.empty((total, ndim), spec.dtype)  # int64
                 if total:
                     C["nonzero_write"](code, ndim, meta, meta + ndim, self.ptr(input), NONZERO_CHUNK,
                                        self.ffi.cast("long long *", self.ffi.from_buffer(offsets)),
-                                       self.ffi.cast("long long *", self.ffi.from_buffer(buf)))
+                                       self.ffi.cast("long long *", buf))
                 return out
             return base(spec, input)
 
@@ -226,6 +216,4 @@ class _Indexing(Movement):
 
 def kernels(ctx) -> dict:
     """{op: Kernel}, each falling back to the NumPy kernel it replaces."""
-    family, sized = _Indexing(ctx), min_numel(ctx)
-    return {op: Kernel(getattr(family, op)(base), min_numel=sized if op not in _SELF_SIZED else None)
-            for op in OPS if (base := ctx.reference(op)) is not None}
+    return _Indexing(ctx).kernels(OPS, _SELF_SIZED)

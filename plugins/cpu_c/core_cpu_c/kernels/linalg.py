@@ -10,7 +10,7 @@ from core.backends.api import Kernel
 
 from ..layout import check_bounds
 from ..renderer import DTYPES
-from ..runtime import new_tensor
+from ..runtime import array, new_tensor
 
 __all__ = ["kernels", "min_numel"]
 
@@ -52,8 +52,6 @@ def _matmul(ctx, base):
         *_, s0, s1 = t._stride
         layout = _blas_layout(rows, cols, s0, s1) if min(t._stride) >= 0 else None
         if layout is None:  # e.g. stride 0 inside a matrix (expand): BLAS needs a real leading dim
-            from core.backends.numpy.runtime import array
-
             dense = np.ascontiguousarray(array(t))
             batch = dense.shape[:-2]
             strides = tuple(s // dense.itemsize for s in dense.strides[:-2])

@@ -1,11 +1,9 @@
 """Loss (core.ops.loss, csrc/loss.c): fused ``cross_entropy_loss`` / ``cross_entropy_loss_backward``, one C pass per
 row of logits instead of the log_softmax + nll_loss ops of the decompositions.
 
-C takes (N, C) float32/float64 logits with int64 targets (N) and a class weight (None or (C) of the logits' dtype)
-on one device; they are made contiguous and their bounds checked here first. (N, C, d...) logits are the same
-loss over N * d... rows: the class dim is moved last and the targets flattened (one copy), and 'none' results
-and gradients are given the input's shapes back. Anything else (other dtypes, an empty input) runs the op's
-decomposition, which has the same formulas. C checks the targets before it reads any logit; a target outside
+C takes (N, C) logits with int64 targets (N) and a class weight (None or (C)); (N, C, d...) logits are the same loss
+over N * d... rows: the class dim is moved last and the targets flattened (one copy), and 'none' results and
+gradients are given the input's shapes back. C checks the targets before it reads any logit; a target outside
 0..C-1 that is not ignore_index raises the decomposition's IndexError.
 """
 
@@ -13,10 +11,11 @@ from __future__ import annotations
 
 from core import dtypes as dt
 
+from ..context import FLOATS, Family
+
 __all__ = ["kernels", "OPS"]
 
 OPS = ("cross_entropy_loss", "cross_entropy_loss_backward")
-_DTYPES = ("float32", "float64")
 _REDUCTIONS = {"none": 0, "sum": 1, "mean": 2}
 
 
@@ -24,7 +23,7 @@ def _fits(input, target, weight, reduction) -> bool:
     """Whether C takes these operands: non-empty (N, C, d...) float32/float64 logits, int64 targets (N, d...), a
     weight None or (C) of the logits' dtype, all on one device, and a known reduction."""
     shape = tuple(input.shape)
-    return (input.dtype.name in _DTYPES and input.dim() >= 2 and input.numel() > 0 and reduction in _REDUCTIONS
+    return (input.dtype.name in FLOATS and input.dim() >= 2 and input.numel() > 0 and reduction in _REDUCTIONS
             and target.dtype == dt.int64 and tuple(target.shape) == shape[:1] + shape[2:]
             and target.device == input.device
             and (weight is None or (weight.dtype is input.dtype and tuple(weight.shape) == shape[1:2]
@@ -39,36 +38,26 @@ def _rows(input):
     return input.movedim(1, -1).reshape(-1, input.shape[1]).contiguous()
 
 
-def _check(op: str, status: int, target) -> None:
-    """Raise for a nonzero status of a C kernel: 1 + a row with a bad target, or -1 for no memory."""
-    if status < 0:
-        raise MemoryError(f"{op}: cpu_c could not allocate its scratch memory")
-    if status:
-        raise IndexError(f"Target {int(target[status - 1].item())} is out of bounds.")
+class _Loss(Family):
+    ops = OPS
 
-
-class _Loss:
-    """The kernels over one context; each falls back to ``base[op]`` (``ctx.reference(op)``) where C does not
-    apply. ``c`` maps
-    (op, dtype name) to the C function."""
-
-    def __init__(self, ctx):
-        self.ctx, self.empty, self.pointer = ctx, ctx.empty, ctx.pointer
-        self.base = {op: ctx.reference(op) for op in OPS}  # read now: later lookups would find these kernels
-        self.c = {(op, d): getattr(ctx.lib, f"ccc_{op}_{d}") for op in OPS for d in _DTYPES}
+    def _check(self, op: str, status: int, target) -> None:
+        """Raise for a nonzero status of a C kernel: 1 + a row with a bad target, or -1 for no memory."""
+        self.check_scratch(op, status < 0)
+        if status:
+            raise IndexError(f"Target {int(target[status - 1].item())} is out of bounds.")
 
     def cross_entropy_loss(self, input, target, weight, reduction, ignore_index):
         """-log_softmax(input)[n, target[n]] * weight[target[n]], 0 where ignored, reduced."""
         op = "cross_entropy_loss"
         if not _fits(input, target, weight, reduction):
             return self.base[op](input, target, weight, reduction, ignore_index)
-        x, t = _rows(input), target.contiguous().reshape(-1)
-        w = None if weight is None else weight.contiguous()
+        x, t, w = _rows(input), target.contiguous().reshape(-1), self.contiguous(weight)
         rows, classes = x.shape
         out, buf = self.empty(tuple(target.shape) if reduction == "none" else (), x.dtype)
         status = self.c[op, x.dtype.name](rows, classes, self.pointer(op, x), self.pointer(op, t),
                                           self.pointer(op, w), int(ignore_index), _REDUCTIONS[reduction], buf)
-        _check(op, status, t)
+        self._check(op, status, t)
         return out
 
     def cross_entropy_loss_backward(self, grad, input, target, weight, reduction, ignore_index):
@@ -79,14 +68,13 @@ class _Loss:
         if not _fits(input, target, weight, reduction) or grad.dtype is not input.dtype or tuple(
                 grad.shape) != grad_shape or grad.device != input.device:
             return self.base[op](grad, input, target, weight, reduction, ignore_index)
-        g, x, t = grad.contiguous(), _rows(input), target.contiguous().reshape(-1)
-        w = None if weight is None else weight.contiguous()
+        g, x, t, w = grad.contiguous(), _rows(input), target.contiguous().reshape(-1), self.contiguous(weight)
         rows, classes = x.shape
         out, buf = self.empty(tuple(x.shape), x.dtype)
         status = self.c[op, x.dtype.name](rows, classes, self.pointer(op, g), int(per_row), self.pointer(op, x),
                                           self.pointer(op, t), self.pointer(op, w), int(ignore_index),
                                           _REDUCTIONS[reduction], buf)
-        _check(op, status, t)
+        self._check(op, status, t)
         if input.dim() == 2:
             return out
         # rows back to (N, d..., C), then the class dim back to 1: the gradient has the input's shape (a
@@ -96,5 +84,4 @@ class _Loss:
 
 def kernels(ctx) -> dict:
     """{op: kernel} for :data:`OPS`."""
-    family = _Loss(ctx)
-    return {op: getattr(family, op) for op in OPS}
+    return _Loss(ctx).kernels()

@@ -1,26 +1,23 @@
 """Normalization (core.ops.normalization, csrc/norm.c): fused ``layer_norm``, ``layer_norm_backward``, ``batch_norm``,
-``batch_norm_backward``, one C pass instead of one per tensor op of the decompositions.
-
-C takes float32/float64 operands of one dtype on one device; they are made contiguous and their bounds checked
-here first. Anything else (other or mixed dtypes, an empty input, non-contiguous running statistics) runs the op's
-decomposition, which has the same formulas.
-"""
+``batch_norm_backward``, one C pass instead of one per tensor op of the decompositions (which run for an empty
+input or non-contiguous running statistics; see :class:`core_cpu_c.context.Family`)."""
 
 from __future__ import annotations
 
 import math
 
+from ..context import FLOATS, Family
+
 __all__ = ["kernels", "OPS"]
 
 OPS = ("layer_norm", "layer_norm_backward", "batch_norm", "batch_norm_backward")
-_DTYPES = ("float32", "float64")
 
 
 def _fits(input, *others) -> bool:
     """Whether C takes these operands: ``input`` non-empty float32/float64, the others (None or tensors) of its
     dtype and device."""
     dtype = input.dtype
-    return dtype.name in _DTYPES and input.numel() > 0 and all(
+    return dtype.name in FLOATS and input.numel() > 0 and all(
         t is None or (t.dtype is dtype and t.device == input.device) for t in others)
 
 
@@ -41,30 +38,24 @@ def _channels(input, *vectors) -> int:
     return channels if all(v is None or v.numel() == channels for v in vectors) else 0
 
 
-def _contiguous(t):
-    return None if t is None else t.contiguous()
+def _extents(input) -> tuple:
+    """(N, C, elements per channel and sample) of a batch norm's input."""
+    n, c = input.shape[0], input.shape[1]
+    return n, c, input.numel() // (n * c)
 
 
-class _Normalization:
-    """The kernels over one context; each falls back to ``base[op]`` (``ctx.reference(op)``) where C does not
-    apply. ``c`` maps
-    (op, dtype name) to the C function."""
-
-    def __init__(self, ctx):
-        self.ctx, self.empty, self.pointer = ctx, ctx.empty, ctx.pointer
-        self.base = {op: ctx.reference(op) for op in OPS}  # read now: later lookups would find these kernels
-        self.c = {(op, d): getattr(ctx.lib, f"ccc_{op}_{d}") for op in OPS for d in _DTYPES}
+class _Normalization(Family):
+    ops = OPS
 
     def layer_norm(self, input, normalized_shape, weight, bias, eps):
         """Each row over the trailing ``normalized_shape`` dims normalised, then scaled and shifted."""
         rows = _rows(input, normalized_shape, weight, bias) if _fits(input, weight, bias) else 0
         if not rows:
             return self.base["layer_norm"](input, normalized_shape, weight, bias, eps)
-        x, w, b = input.contiguous(), _contiguous(weight), _contiguous(bias)
+        op, x, w, b = "layer_norm", input.contiguous(), self.contiguous(weight), self.contiguous(bias)
         out, buf = self.empty(tuple(x.shape), x.dtype)
-        self.c["layer_norm", x.dtype.name](rows, x.numel() // rows, self.pointer("layer_norm", x),
-                                           self.pointer("layer_norm", w), self.pointer("layer_norm", b),
-                                           float(eps), buf)
+        self.c[op, x.dtype.name](rows, x.numel() // rows, self.pointer(op, x), self.pointer(op, w),
+                                 self.pointer(op, b), float(eps), buf)
         return out
 
     def layer_norm_backward(self, grad, input, normalized_shape, weight, bias, eps, output_mask):
@@ -72,21 +63,12 @@ class _Normalization:
         rows = _rows(input, normalized_shape, weight) if _fits(input, grad, weight) else 0
         if not rows or tuple(grad.shape) != tuple(input.shape):
             return self.base["layer_norm_backward"](grad, input, normalized_shape, weight, bias, eps, output_mask)
-        g, x, w = grad.contiguous(), input.contiguous(), _contiguous(weight)
+        op, g, x, w = "layer_norm_backward", grad.contiguous(), input.contiguous(), self.contiguous(weight)
         shapes = (tuple(x.shape), tuple(normalized_shape), tuple(normalized_shape))
-        results = [self.empty(shape, x.dtype) if wanted else (None, self.ctx.ffi.NULL)
-                   for wanted, shape in zip(output_mask, shapes)]
-        op = "layer_norm_backward"
-        failed = self.c[op, x.dtype.name](rows, x.numel() // rows, self.pointer(op, g), self.pointer(op, x),
-                                          self.pointer(op, w), float(eps), *(buf for _, buf in results))
-        if failed:
-            raise MemoryError(f"{op}: cpu_c could not allocate its scratch memory")
-        return tuple(t for t, _ in results)
-
-
-    def _batch_norm_extents(self, input) -> tuple:
-        n, c = input.shape[0], input.shape[1]
-        return n, c, input.numel() // (n * c)
+        results, bufs = self.outputs(output_mask, shapes, x.dtype)
+        self.check_scratch(op, self.c[op, x.dtype.name](rows, x.numel() // rows, self.pointer(op, g),
+                                                        self.pointer(op, x), self.pointer(op, w), float(eps), *bufs))
+        return results
 
     def batch_norm(self, input, running_mean, running_var, weight, bias, training, momentum, eps):
         """Per-channel normalisation; training updates the running statistics in place (they must be
@@ -95,13 +77,12 @@ class _Normalization:
         if (not _fits(input, *stats, weight, bias) or not _channels(input, *stats, weight, bias)
                 or any(t is not None and not t.is_contiguous() for t in stats)):
             return self.base["batch_norm"](input, running_mean, running_var, weight, bias, training, momentum, eps)
-        op = "batch_norm"
-        x, w, b = input.contiguous(), _contiguous(weight), _contiguous(bias)
+        op, x, w, b = "batch_norm", input.contiguous(), self.contiguous(weight), self.contiguous(bias)
         out, buf = self.empty(tuple(x.shape), x.dtype)
         update = training and momentum != 0.0
-        targets = [self.pointer(op, t) if update or not training else self.ctx.ffi.NULL for t in stats]
-        self.c[op, x.dtype.name](*self._batch_norm_extents(x), self.pointer(op, x), self.pointer(op, w),
-                                 self.pointer(op, b), *targets, int(bool(training)),
+        targets = [self.pointer(op, t) if update or not training else self.ffi.NULL for t in stats]
+        self.c[op, x.dtype.name](*_extents(x), self.pointer(op, x), self.pointer(op, w), self.pointer(op, b), *targets,
+                                 int(bool(training)),
                                  0.0 if momentum is None else float(momentum), float(eps), buf)
         if update:
             for t in stats:
@@ -117,19 +98,14 @@ class _Normalization:
                 or tuple(grad.shape) != tuple(input.shape)):
             return self.base["batch_norm_backward"](grad, input, running_mean, running_var, weight, training, eps,
                                                     output_mask)
-        op = "batch_norm_backward"
-        g, x, w = grad.contiguous(), input.contiguous(), _contiguous(weight)
-        rm, rv = (_contiguous(t) for t in stats)
-        channels = (x.shape[1],)
-        results = [self.empty(shape, x.dtype) if wanted else (None, self.ctx.ffi.NULL)
-                   for wanted, shape in zip(output_mask, (tuple(x.shape), channels, channels))]
-        self.c[op, x.dtype.name](*self._batch_norm_extents(x), self.pointer(op, g), self.pointer(op, x),
-                                 self.pointer(op, rm), self.pointer(op, rv), self.pointer(op, w),
-                                 int(bool(training)), float(eps), *(buf for _, buf in results))
-        return tuple(t for t, _ in results)
+        op, g, x, w = "batch_norm_backward", grad.contiguous(), input.contiguous(), self.contiguous(weight)
+        rm, rv = (self.contiguous(t) for t in stats)
+        results, bufs = self.outputs(output_mask, (tuple(x.shape), (x.shape[1],), (x.shape[1],)), x.dtype)
+        self.c[op, x.dtype.name](*_extents(x), self.pointer(op, g), self.pointer(op, x), self.pointer(op, rm),
+                                 self.pointer(op, rv), self.pointer(op, w), int(bool(training)), float(eps), *bufs)
+        return results
 
 
 def kernels(ctx) -> dict:
     """{op: kernel} for :data:`OPS`."""
-    family = _Normalization(ctx)
-    return {op: getattr(family, op) for op in OPS}
+    return _Normalization(ctx).kernels()

@@ -1,23 +1,20 @@
 """Optimizer updates (core.ops.optimizers, csrc/optim.c): fused ``sgd_update_`` / ``adam_update_``, one C pass per
-parameter.
-
-The kernels take dense float32/float64 tensors of one shape and dtype whose
-storages are distinct; anything else (complex views, mixed dtypes, strided
-state, aliasing) runs the op's decomposition, which has the same numerics.
+parameter over dense tensors of one shape whose storages are distinct (strided state or aliasing: the decomposition).
 """
 
 from __future__ import annotations
 
-from ..layout import pointer
+from ..context import FLOATS, Family
 
-__all__ = ["kernels"]
+__all__ = ["kernels", "OPS"]
 
-_DTYPES = ("float32", "float64")
+OPS = ("sgd_update_", "adam_update_")
 
 
 def _dense_and_distinct(tensors) -> bool:
+    """Whether the tensors are dense float32/float64 of one shape, dtype and device, with distinct storages."""
     first = tensors[0]
-    if first.dtype.name not in _DTYPES:
+    if first.dtype.name not in FLOATS:
         return False
     storages = set()
     for t in tensors:
@@ -28,42 +25,44 @@ def _dense_and_distinct(tensors) -> bool:
     return True
 
 
-def _pointer(ffi, t):
-    return pointer(ffi, "optimizer update", t)
+class _Optimizers(Family):
+    ops, c_names = OPS, {op: op.rstrip("_") for op in OPS}  # sgd_update_ -> ccc_sgd_update_<dtype>
 
+    def _pointer(self, t):
+        return self.pointer("optimizer update", t)
 
-def kernels(ctx) -> dict:
-    """``{op: kernel}`` for the fused updates, each falling back to the op's reference (its decomposition)."""
-    ffi, lib = ctx.ffi, ctx.lib
-    sgd_base, adam_base = ctx.reference("sgd_update_"), ctx.reference("adam_update_")
-    sgd_c = {d: getattr(lib, f"ccc_sgd_update_{d}") for d in _DTYPES}
-    adam_c = {d: getattr(lib, f"ccc_adam_update_{d}") for d in _DTYPES}
-
-    def sgd(param, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov):
+    def sgd_update_(self, param, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov):
+        """SGD with momentum, dampening, weight decay and Nesterov, in place (``torch.optim.SGD``)."""
         tensors = (param, grad) if momentum_buffer is None else (param, grad, momentum_buffer)
         if (momentum != 0 and momentum_buffer is None) or not _dense_and_distinct(tensors):
-            return sgd_base(param, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov)
-        buf = ffi.NULL if momentum_buffer is None or momentum == 0 else _pointer(ffi, momentum_buffer)
-        sgd_c[param.dtype.name](param.numel(), _pointer(ffi, param), _pointer(ffi, grad), buf, float(lr),
-                                float(momentum), float(dampening), float(weight_decay), bool(nesterov))
+            return self.base["sgd_update_"](param, grad, momentum_buffer, lr, momentum, dampening, weight_decay,
+                                            nesterov)
+        buf = self.ffi.NULL if momentum_buffer is None or momentum == 0 else self._pointer(momentum_buffer)
+        self.c["sgd_update_", param.dtype.name](param.numel(), self._pointer(param), self._pointer(grad), buf,
+                                                float(lr), float(momentum), float(dampening), float(weight_decay),
+                                                bool(nesterov))
         param._storage.version += 1
-        if buf != ffi.NULL:
+        if buf != self.ffi.NULL:
             momentum_buffer._storage.version += 1
         return param
 
-    def adam(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay,
-             decoupled):
+    def adam_update_(self, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps,
+                     weight_decay, decoupled):
+        """Adam / AdamW (``decoupled``) with optional AMSGrad state, in place (``torch.optim.Adam``)."""
         state = (exp_avg, exp_avg_sq) if max_exp_avg_sq is None else (exp_avg, exp_avg_sq, max_exp_avg_sq)
         if not _dense_and_distinct((param, grad, *state)):
-            return adam_base(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps,
-                             weight_decay, decoupled)
-        vmax = ffi.NULL if max_exp_avg_sq is None else _pointer(ffi, max_exp_avg_sq)
-        adam_c[param.dtype.name](param.numel(), _pointer(ffi, param), _pointer(ffi, grad), _pointer(ffi, exp_avg),
-                                 _pointer(ffi, exp_avg_sq), vmax, float(lr), float(beta1), float(beta2), float(eps),
-                                 float(weight_decay), bool(decoupled), lr / (1 - beta1 ** step),
-                                 (1 - beta2 ** step) ** 0.5)
+            return self.base["adam_update_"](param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1,
+                                             beta2, eps, weight_decay, decoupled)
+        pointers = [self._pointer(t) for t in (param, grad, exp_avg, exp_avg_sq)]
+        vmax = self.ffi.NULL if max_exp_avg_sq is None else self._pointer(max_exp_avg_sq)
+        self.c["adam_update_", param.dtype.name](param.numel(), *pointers, vmax, float(lr), float(beta1),
+                                                 float(beta2), float(eps), float(weight_decay), bool(decoupled),
+                                                 lr / (1 - beta1 ** step), (1 - beta2 ** step) ** 0.5)
         for t in (param, *state):
             t._storage.version += 1
         return param
 
-    return {"sgd_update_": sgd, "adam_update_": adam}
+
+def kernels(ctx) -> dict:
+    """{op: kernel} for :data:`OPS`, each falling back to the op's reference (its decomposition)."""
+    return _Optimizers(ctx).kernels()

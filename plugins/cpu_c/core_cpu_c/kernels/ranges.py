@@ -3,20 +3,13 @@ NumPy: its ``np.power`` may use SIMD code whose rounding differs from libm's ``p
 
 from __future__ import annotations
 
-from core.backends.api import Kernel
-
 from ..layout import check_bounds
 from ..movement import C, TYPE_CODES, Movement, writable
 
-__all__ = ["kernels", "min_numel", "OPS"]
+__all__ = ["kernels", "OPS"]
 
-OPS = ('arange_fill_', 'linspace_fill_')
+OPS = ("arange_fill_", "linspace_fill_")  # sized by the tensor filled
 _INT64_MIN, _INT64_END = -(2**63), 2**63
-
-
-def min_numel(ctx) -> int:
-    """The dispatcher's threshold, sized by the tensor filled."""
-    return ctx.min_numel
 
 
 class _Ranges(Movement):
@@ -69,6 +62,4 @@ class _Ranges(Movement):
 
 def kernels(ctx) -> dict:
     """{op: Kernel}, each falling back to the NumPy kernel it replaces."""
-    family, sized = _Ranges(ctx), min_numel(ctx)
-    return {op: Kernel(getattr(family, op)(base), min_numel=sized)
-            for op in OPS if (base := ctx.reference(op)) is not None}
+    return _Ranges(ctx).kernels(OPS)

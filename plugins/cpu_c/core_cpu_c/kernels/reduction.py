@@ -93,7 +93,7 @@ def _reduction(ctx, op: str, base):
             row(nout, rshape[0], ctx.from_buffer(input._storage.data), input._offset, meta[4 + nk],
                 ctx.from_buffer(buf))
         else:
-            general[d.name](ctx.ffi.new("long long[]", meta), ctx.from_buffer(input._storage.data),
+            general[d.name](ctx.longs(meta), ctx.from_buffer(input._storage.data),
                             ctx.from_buffer(buf))
         return out
 
@@ -113,7 +113,7 @@ def _arg_reduction(ctx, op: str, base):
         reduced = tuple(range(len(input._shape))) if dim is None else (dim,)
         meta, nout = _walk(input, reduced, False)
         out, buf = new_tensor(spec.shape, spec.dtype, nout * 8, ctx.key)
-        fns[input.dtype.name](ctx.ffi.new("long long[]", meta), ctx.from_buffer(input._storage.data),
+        fns[input.dtype.name](ctx.longs(meta), ctx.from_buffer(input._storage.data),
                               ctx.from_buffer(buf))
         return out
 
@@ -147,7 +147,7 @@ def _scan(ctx, op: str, base):
                                                                           tuple(ostrides[k] for k in kept)], min_rank=1)
             block = int(kshape[-1] > 1 and shape[dim] > 1 and kout[-1] < ostrides[dim])
             meta = (len(kshape), block, input._offset, shape[dim], strides[dim], ostrides[dim], *kshape, *kin, *kout)
-            fns[d.name](ctx.ffi.new("long long[]", meta), ctx.from_buffer(input._storage.data),
+            fns[d.name](ctx.longs(meta), ctx.from_buffer(input._storage.data),
                         ctx.from_buffer(buf), ctx.from_buffer(ibuf) if pair else ctx.ffi.NULL)
         return (out, idx) if pair else out
 
@@ -155,12 +155,7 @@ def _scan(ctx, op: str, base):
     return kernel
 
 
-def _family(op: str):
-    if op.startswith("arg"):
-        return _arg_reduction
-    return _scan if op.startswith("cum") else _reduction
-
-
 def kernels(ctx) -> dict:
     """{op: kernel} of the reductions and scans, each falling back to the NumPy kernel it replaces."""
-    return {op: _family(op)(ctx, op, base) for op in OPS if (base := ctx.reference(op)) is not None}
+    build = {"arg": _arg_reduction, "cum": _scan}
+    return {op: build.get(op[:3], _reduction)(ctx, op, base) for op in OPS if (base := ctx.reference(op)) is not None}

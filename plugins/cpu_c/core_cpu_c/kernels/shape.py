@@ -4,20 +4,14 @@ from __future__ import annotations
 
 import math
 
-from core.backends.api import Kernel, coalesce
+from core.backends.api import coalesce
 
 from ..layout import check_bounds
-from ..movement import C, MOVE_SIZES, Movement
-from ..runtime import new_tensor
+from ..movement import MOVE_SIZES, Movement
 
-__all__ = ["kernels", "min_numel", "OPS"]
+__all__ = ["kernels", "OPS"]
 
-OPS = ('cat', 'flip')
-
-
-def min_numel(ctx) -> int:
-    """The dispatcher's threshold, sized by the output."""
-    return ctx.min_numel
+OPS = ("cat", "flip")  # sized by the output
 
 
 class _Shape(Movement):
@@ -26,7 +20,7 @@ class _Shape(Movement):
             d = spec.dtype
             shape = spec.shape
             if d.itemsize in MOVE_SIZES and all(t.dtype == d for t in tensors):
-                out, _ = new_tensor(shape, d, math.prod(shape) * d.itemsize, self.key)
+                out, _ = self.empty(shape, d)
                 if not out.numel():
                     return out
                 dim %= len(shape)
@@ -56,17 +50,14 @@ class _Shape(Movement):
             flipped = {k % ndim for k in dims} if ndim else set()
             if (d.itemsize in MOVE_SIZES and ndim and len(flipped) == len(dims) and spec.dtype == d
                     and all(s >= 0 for s in strides)):
-                out, _ = new_tensor(shape, d, math.prod(shape) * d.itemsize, self.key)
+                out, _ = self.empty(shape, d)
                 if not out.numel():
                     return out
                 check_bounds("flip", input)
                 start = sum((shape[k] - 1) * strides[k] for k in flipped)
                 src = [-s if k in flipped else s for k, s in enumerate(strides)]
                 cshape, (cdst, csrc) = coalesce(shape, [out._stride, tuple(src)], min_rank=1)
-                k = len(cshape)
-                meta = self.longs([*cshape, *cdst, *csrc])
-                C["copy_bytes"](d.itemsize, k, meta, meta + k, meta + 2 * k, self.ptr(out),
-                                self.ptr(input) + start * d.itemsize)
+                self.copy_bytes(d.itemsize, cshape, cdst, csrc, self.ptr(out), self.ptr(input) + start * d.itemsize)
                 return out
             return base(spec, input, dims)
 
@@ -75,6 +66,4 @@ class _Shape(Movement):
 
 def kernels(ctx) -> dict:
     """{op: Kernel}, each falling back to the NumPy kernel it replaces."""
-    family, sized = _Shape(ctx), min_numel(ctx)
-    return {op: Kernel(getattr(family, op)(base), min_numel=sized)
-            for op in OPS if (base := ctx.reference(op)) is not None}
+    return _Shape(ctx).kernels(OPS)
