@@ -336,6 +336,115 @@ def test_float64_needs_cl_khr_fp64(monkeypatch):
         core.zeros(3, dtype=core.float64, device=DEV)
 
 
+@needs_device
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_special_functions_match_scipy_at_many_points_and_edges(dtype):
+    special = pytest.importorskip("scipy.special")
+    rng = _rng()
+    tolerance = dict(rtol=1.3e-6, atol=1e-5) if dtype == "float32" else dict(rtol=1e-7, atol=1e-7)
+    points = {
+        "erfinv": np.concatenate([rng.uniform(-1, 1, 20000), 1 - np.logspace(-15, -1, 200), np.logspace(-30, 0, 200),
+                                  [1, -1, 1.5, -2, np.nan, 0, -0.0, np.inf, -np.inf]]),
+        "digamma": np.concatenate([rng.uniform(-20, 20, 20000), np.logspace(-20, 20, 400), -np.logspace(-5, 5, 400),
+                                   -np.arange(30.0), [-0.0, np.inf, -np.inf, np.nan],
+                                   1.4616321 + np.arange(-5, 6) * 1e-6]),  # about the positive root
+        "i0": np.concatenate([rng.uniform(-100, 100, 20000), [0, -0.0, 8, -8, 89, 91, 700, np.inf, -np.inf, np.nan]]),
+    }
+    for name, x in points.items():
+        with np.errstate(all="ignore"):
+            x = x.astype(dtype)
+            expected = getattr(special, name)(x.astype(np.float64)).astype(dtype)
+        result = getattr(core, name)(core.tensor(x, device=DEV))
+        assert_close(result, expected, **tolerance, equal_nan=True, msg=f"{name} {dtype}")
+
+
+@needs_device
+@pytest.mark.parametrize("dtype", ["float32", "int64", "uint8", "bool"])
+def test_complex_parts_of_real_tensors_match_the_cpu(dtype):
+    values = np.array([1.0, -2.0, np.nan, 0.0, -0.0, 3.5]) if dtype == "float32" else np.array([1, 0, 3, 2])
+    x = core.tensor(values).to(getattr(core, dtype))
+    for op in ("conj", "real", "imag", "isreal", "angle"):
+        expected = getattr(core, op)(x)
+        result = getattr(core, op)(x.to(DEV))
+        assert result.dtype is expected.dtype and result.device.type == DEV
+        assert_close(result.cpu(), expected, rtol=0, atol=0, equal_nan=True, msg=op)
+
+
+@needs_device
+def test_searchsorted_unique_and_logspace_run_natively():
+    rng = _rng()
+    seq = np.sort(rng.integers(-5, 5, (3, 20)).astype(np.float32), axis=-1)
+    seq[:, -2:] = np.nan
+    values = rng.integers(-6, 6, (3, 7)).astype(np.float32)
+    values[0, 0] = np.nan
+    data = rng.integers(-3, 3, (4, 6)).astype(np.float64)
+    data[0, ::2] = np.nan
+    core.config.set("fallback", False)  # a fallback would raise
+    try:
+        for right in (False, True):
+            side = "right" if right else "left"
+            result = core.searchsorted(core.tensor(seq, device=DEV), core.tensor(values, device=DEV), right=right)
+            assert_close(result, np.stack([np.searchsorted(s, v, side) for s, v in zip(seq, values)]))
+            result = core.searchsorted(core.tensor(seq[1], device=DEV), core.tensor(values.T, device=DEV), right=right)
+            assert_close(result, np.searchsorted(seq[1], values.T, side))
+        order = np.argsort(values[:, ::-1], axis=-1)
+        result = core.searchsorted(core.tensor(values[:, ::-1].copy(), device=DEV), core.tensor(values, device=DEV),
+                                   sorter=core.tensor(order, device=DEV), out_int32=True)
+        assert result.dtype is core.int32
+        assert_close(result, core.searchsorted(core.tensor(values[:, ::-1].copy()), core.tensor(values),
+                                               sorter=core.tensor(order), out_int32=True))
+        x = core.tensor(data, device=DEV).T  # strided
+        for op in (core.unique, core.unique_consecutive):
+            got = op(x, return_inverse=True, return_counts=True)
+            want = op(core.tensor(data).T, return_inverse=True, return_counts=True)
+            assert_close(got[0], want[0], equal_nan=True)
+            assert_close(got[2], want[2])
+            assert_close(got[0].cpu()[got[1].cpu()], data.T, equal_nan=True)  # values[inverse] is the input
+        assert_close(core.logspace(-2, 2, 9, base=2.0, device=DEV), np.logspace(-2, 2, 9, base=2.0).astype(np.float32))
+        assert_close(core.logspace(0, 3, 4, dtype=core.int64, device=DEV), np.array([1, 10, 100, 1000]))
+    finally:
+        core.config.reset("fallback")
+
+
+@needs_device
+def test_randperm_is_a_uniform_permutation_and_reproducible():
+    for dtype in (core.int64, core.int32, core.float32, core.uint8):
+        for n in (0, 1, 7, 200):
+            perm = core.randperm(n, dtype=dtype, device=DEV)
+            assert perm.dtype is dtype and sorted(perm.cpu().numpy().tolist()) == list(range(n))
+    core.manual_seed(5)
+    first = core.randperm(50, device=DEV).cpu().numpy()
+    core.manual_seed(5)
+    assert np.array_equal(core.randperm(50, device=DEV).cpu().numpy(), first)
+    counts = np.zeros((4, 4))
+    for _ in range(4000):  # every value lands on every position about equally often
+        counts[np.arange(4), core.randperm(4, device=DEV).cpu().numpy()] += 1
+    assert np.abs(counts / 4000 - 0.25).max() < 0.04
+
+
+@needs_device
+@pytest.mark.parametrize("dtype", [core.float32, core.float64])
+def test_multinomial_follows_the_row_probabilities(dtype):
+    core.manual_seed(1)
+    probs = np.array([[0.1, 0.0, 0.6, 0.3], [1.0, 1.0, 0.0, 2.0]])
+    p = core.tensor(probs, dtype=dtype, device=DEV)
+    expected = probs / probs.sum(1, keepdims=True)
+    draws = core.multinomial(p, 20000, replacement=True).cpu().numpy()
+    frequencies = np.stack([np.bincount(row, minlength=4) / 20000 for row in draws])
+    assert np.abs(frequencies - expected).max() < 0.02 and frequencies[0, 1] == 0 and frequencies[1, 2] == 0
+    samples = core.multinomial(p, 3).cpu().numpy()  # without replacement: distinct, never a zero category
+    assert all(len(set(row)) == 3 for row in samples) and 1 not in samples[0] and 2 not in samples[1]
+    firsts = np.zeros((2, 4))
+    for _ in range(2000):  # the first draw without replacement follows p too
+        firsts[np.arange(2), core.multinomial(p, 1).cpu().numpy()[:, 0]] += 1
+    assert np.abs(firsts / 2000 - expected).max() < 0.04
+    assert core.multinomial(p[0], 4).shape == (4,)
+    with pytest.raises(RuntimeError, match="inf.*nan.*element < 0"):
+        core.multinomial(core.tensor([0.5, -1.0], device=DEV), 1)
+    with pytest.raises(RuntimeError, match="sum of probabilities <= 0"):
+        core.multinomial(core.zeros(2, 3, device=DEV), 1)
+
+
 # -- training ----------------------------------------------------------------------------------------------
 
 def _train(model, device, steps=5):

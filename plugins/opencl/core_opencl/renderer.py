@@ -218,6 +218,72 @@ class OpenCLRenderer(CStyleRenderer):
                  f"    out[o] = ({t})({self.RANDOM_VALUES[op]});", "}"]
         return name, "\n".join(body) + "\n"
 
+    def render_permutation(self, dtype: str) -> dict:
+        """{member: (name, source)} of randperm: ``keys`` draws 64 random bits per element, ``rank`` writes ``j`` at
+        the count of keys ordered before key ``j`` (ties by position, so the result is always a permutation)."""
+        idx, g, t = self.index_type, self.global_qualifier, self.type_name(dtype)
+        keys, rank = f"randperm_keys_{dtype}", f"randperm_rank_{dtype}"
+        return {
+            "keys": (keys, self.RANDOM_BITS + f"""{self.kernel_prefix}void {keys}({idx} n, ulong key, ulong offset,
+        {g}ulong* keys) {{
+    {idx} e = get_global_id(0);
+    if (e < n) keys[e] = core_mix64(key + (2 * (offset + (ulong)e) + 1) * 0x9E3779B97F4A7C15UL);
+}}
+"""),
+            "rank": (rank, f"""{self.kernel_prefix}void {rank}({idx} n, {g}const ulong* keys, {g}{t}* out,
+        {idx} out_offset, {idx} out_step) {{
+    {idx} j = get_global_id(0);
+    if (j >= n) return;
+    ulong x = keys[j];
+    {idx} position = 0;
+    for ({idx} k = 0; k < n; k++) position += keys[k] < x || (keys[k] == x && k < j);
+    out[out_offset + position * out_step] = ({t})j;
+}}
+"""),
+        }
+
+    def render_multinomial(self, dtype: str) -> dict:
+        """{member: (name, source)} of multinomial over ``rows`` rows of ``c`` probabilities (contiguous, type
+        ``dtype``), ``s`` samples per row. With replacement, ``search`` inverts each row's cumulative sum at
+        u * total (the first category whose sum exceeds it; zero-probability categories are never chosen).
+        Without, ``keys`` makes p / Exp(1) per category (-1 where p is 0) and ``top`` writes the categories of the
+        ``s`` largest keys in order (ties by position): a weighted sample without replacement."""
+        idx, g, t = self.index_type, self.global_qualifier, self.type_name(dtype)  # one program: core_mix64 once
+        bits, scale = (11, "0x1.0p-53") if dtype == "float64" else (40, "0x1.0p-24f")
+        draw = f"({t})(core_mix64(key + (2 * (offset + (ulong)e) + 1) * 0x9E3779B97F4A7C15UL) >> {bits}) * {scale}"
+        search, keys, top = (f"multinomial_{step}_{dtype}" for step in ("search", "keys", "top"))
+        return {
+            "search": (search, self.RANDOM_BITS + f"""{self.kernel_prefix}void {search}({idx} n, {idx} c, {idx} s,
+        {g}const {t}* cdf, ulong key, ulong offset, {g}long* out) {{
+    {idx} e = get_global_id(0);
+    if (e >= n) return;
+    cdf += (e / s) * c;
+    {t} target = {draw} * cdf[c - 1];
+    {idx} lo = 0, hi = c;
+    while (lo < hi) {{ {idx} mid = lo + (hi - lo) / 2; if (cdf[mid] > target) hi = mid; else lo = mid + 1; }}
+    if (lo == c) {{ lo = c - 1; while (lo > 0 && cdf[lo] == cdf[lo - 1]) lo--; }}  /* target rounded up to the total */
+    out[e] = lo;
+}}
+"""),
+            "keys": (keys, f"""{self.kernel_prefix}void {keys}({idx} n, {g}const {t}* p, ulong key,
+        ulong offset, {g}{t}* keys) {{
+    {idx} e = get_global_id(0);
+    if (e < n) keys[e] = p[e] > 0 ? p[e] / -log1p(-{draw}) : ({t})-1;
+}}
+"""),
+            "top": (top, f"""{self.kernel_prefix}void {top}({idx} n, {idx} c, {idx} s, {g}const {t}* keys,
+        {g}long* out) {{
+    {idx} e = get_global_id(0);
+    if (e >= n) return;
+    {idx} row = e / c, j = e % c, position = 0;
+    keys += row * c;
+    {t} x = keys[j];
+    for ({idx} k = 0; k < c && position < s; k++) position += keys[k] > x || (keys[k] == x && k < j);
+    if (position < s) out[row * s + position] = j;
+}}
+"""),
+        }
+
     # -- one work-item per row along a dim: scans (cumsum, cumprod, cummax, cummin) and a stable rank sort -------
     SCANS = {  # (update of acc by x at position j; whether the op also writes the position that set acc)
         "cumsum": ("acc = j ? acc + x : x;", False), "cumprod": ("acc = j ? acc * x : x;", False),
@@ -265,6 +331,61 @@ class OpenCLRenderer(CStyleRenderer):
                  f"        position += (y {cmp} x) || {nan_first} || (same && k < j);", "    }",
                  "    values[o + position * out_step] = x;", "    indices[o + position * out_step] = j;", "}"]
         return name, "\n".join(body) + "\n"
+
+    def render_searchsorted(self, seq_dtype: str, val_dtype: str, compute: str, out_dtype: str, right: bool,
+                            sorter: bool) -> tuple:
+        """(name, source) of searchsorted over contiguous operands: work-item ``e`` binary-searches query ``e`` in
+        boundary row ``batched ? e / m : 0`` (through ``sorter`` where given); NaN is the largest value."""
+        idx, g, c = self.index_type, self.global_qualifier, self.type_name(compute)
+        name = f"searchsorted_{seq_dtype}_{val_dtype}_{compute}_{out_dtype}_{'right' if right else 'left'}" + (
+            "_sorter" if sorter else "")
+        floating = compute in ("float32", "float64")
+        less = "((x < y) || (y != y && x == x))" if floating else "(x < y)"  # x before y, NaN last
+        # left: the first k with !(s[k] < v); right: the first k with v < s[k]
+        step = f"{{ {c} x = v, y = s; if (!{less}) lo = mid + 1; else hi = mid; }}" if right else \
+            f"{{ {c} x = s, y = v; if ({less}) lo = mid + 1; else hi = mid; }}"
+        params = [f"{idx} n", f"{idx} m", f"{idx} length", "int batched", f"{g}const {self.type_name(seq_dtype)}* seq",
+                  f"{idx} seq_offset", f"{g}const {self.type_name(val_dtype)}* values", f"{idx} values_offset",
+                  f"{g}const long* sorter", f"{idx} sorter_offset", f"{g}{self.type_name(out_dtype)}* out"]
+        at = "base + sorter[base + mid]" if sorter else "base + mid"
+        body = [self.signature(name, params) + " {", f"    {idx} e = get_global_id(0);", "    if (e >= n) return;",
+                "    seq += seq_offset; values += values_offset; sorter += sorter_offset;",
+                f"    {idx} base = batched ? (e / m) * length : 0, lo = 0, hi = length;",
+                f"    {c} v = ({c})values[e];", "    while (lo < hi) {", f"        {idx} mid = lo + (hi - lo) / 2;",
+                f"        {c} s = ({c})seq[{at}];",
+                f"        {step}", "    }", f"    out[e] = ({self.type_name(out_dtype)})lo;", "}"]
+        return name, "\n".join(body) + "\n"
+
+    def render_unique(self, dtype: str) -> dict:
+        """{member: (name, source)} of unique's steps over a contiguous run ``v`` of n elements (sorted for unique):
+        ``starts`` marks the first element of each run of equal ones (NaNs never equal), ``compact`` writes each
+        run's value and first position at its group (the inclusive scan of starts, minus one) and each element's
+        group to ``inverse`` (through ``order``, the sort's permutation, when given), ``counts`` the run lengths."""
+        idx, g, t = self.index_type, self.global_qualifier, self.type_name(dtype)
+        starts, compact, counts = (f"unique_{step}_{dtype}" for step in ("starts", "compact", "counts"))
+        return {
+            "starts": (starts, f"""{self.kernel_prefix}void {starts}({idx} n, {g}const {t}* v, {g}long* starts) {{
+    {idx} i = get_global_id(0);
+    if (i < n) starts[i] = i == 0 || !(v[i] == v[i - 1]);
+}}
+"""),
+            "compact": (compact, f"""{self.kernel_prefix}void {compact}({idx} n, {g}const {t}* v, {g}const long* starts,
+        {g}const long* group, {g}const long* order, int ordered, {g}{t}* values, {g}long* first,
+        {g}long* inverse) {{
+    {idx} i = get_global_id(0);
+    if (i >= n) return;
+    long k = group[i] - 1;
+    if (starts[i]) {{ values[k] = v[i]; first[k] = i; }}
+    inverse[ordered ? order[i] : i] = k;
+}}
+"""),
+            "counts": (counts, f"""{self.kernel_prefix}void {counts}({idx} groups, {idx} n, {g}const long* first,
+        {g}long* counts) {{
+    {idx} k = get_global_id(0);
+    if (k < groups) counts[k] = (k + 1 < groups ? first[k + 1] : n) - first[k];
+}}
+"""),
+        }
 
     def render_nonzero(self, dtype: str, rank: int) -> tuple:
         """(name, source) of nonzero: one work-item walks the elements in row-major order and writes the

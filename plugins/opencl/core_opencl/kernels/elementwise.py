@@ -8,6 +8,7 @@ import numpy as np
 from core.backends.api import broadcast_strides, coalesce
 from core.codegen import BINARY_EXPRESSIONS, UNARY_EXPRESSIONS
 
+from .. import special
 from ..programs import get_kernel
 from ._common import RENDERER, is_tensor, kernel_dtypes_ok, launch_1d, new_tensor, numel, padded, rank_bucket, slot_of
 
@@ -22,7 +23,11 @@ UNARY = {**UNARY_EXPRESSIONS,
          "frac": "(a - trunc(a))", "deg2rad": f"(a * ({_PI} / ({{T}})180))", "rad2deg": f"(a * (({{T}})180 / {_PI}))",
          "lgamma": "lgamma(a)", "sinc": f"(a == 0 ? ({{T}})1 : sinpi(a) / ({_PI} * a))",
          "sgn": "(a != a ? a : ({T})((a > 0) - (a < 0)))", "isposinf": "(isinf(a) && a > 0)",
-         "isneginf": "(isinf(a) && a < 0)"}
+         "isneginf": "(isinf(a) && a < 0)",
+         # real dtypes only (opencl has no complex storage): conj and real copy, imag is 0, angle is 0 or pi
+         "conj": "a", "real": "a", "imag": "({T})0", "isreal": "1",
+         "angle": f"(a != a ? a : (signbit(a) ? {_PI} : ({{T}})0))",
+         **special.FUNCTIONS}
 BINARY = {**BINARY_EXPRESSIONS,
           "hypot": "hypot(a, b)", "copysign": "copysign(a, b)", "fmax": "fmax(a, b)", "fmin": "fmin(a, b)",
           "nextafter": "nextafter(a, b)", "fmod": "fmod(a, b)",
@@ -33,13 +38,14 @@ BINARY = {**BINARY_EXPRESSIONS,
           "bitwise_left_shift": "((b < 0 || b >= (long)sizeof(a) * 8) ? ({T})0 : ({T})(a << b))",
           "bitwise_right_shift": "((b < 0 || b >= (long)sizeof(a) * 8) ? (a < 0 ? ({T})-1 : ({T})0) : ({T})(a >> b))",
           "remainder": "(fmod(a, b) != 0 && ((fmod(a, b) < 0) != (b < 0)) ? fmod(a, b) + b : fmod(a, b))"}
-_INTEGER_OK = {"neg", "abs", "square", "sign", "relu", "positive", "add", "sub", "mul", "maximum", "minimum", "eq",
+_INTEGER_OK = {"conj", "real", "imag", "isreal", "angle",
+               "neg", "abs", "square", "sign", "relu", "positive", "add", "sub", "mul", "maximum", "minimum", "eq",
                "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
                "bitwise_xor", "logical_not", "bitwise_not", "where"}
-_BOOL_OUT = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "isnan", "isinf",
+_BOOL_OUT = {"isreal", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "isnan", "isinf",
              "isfinite", "signbit", "logical_not", "isposinf", "isneginf"}
 # integer (not bool) spellings where the float one does not apply; integer division by zero is checked first
-_INTEGER_TEMPLATES = {"sgn": UNARY["sign"], "isposinf": "0", "isneginf": "0",
+_INTEGER_TEMPLATES = {"sgn": UNARY["sign"], "angle": f"(a < 0 ? {_PI} : ({{T}})0)", "isposinf": "0", "isneginf": "0",
                       "floor_divide": "(b == -1 ? -a : a / b - ((a % b != 0) && ((a < 0) != (b < 0))))",
                       "div_trunc": "(b == -1 ? -a : a / b)"}
 _DIVISIONS = ("floor_divide", "div_trunc")
@@ -63,12 +69,16 @@ def _template(op: str, template: str, compute: str, out_dtype: str) -> str:
         template = _INTEGER_TEMPLATES[op]
     if op == "bitwise_not" and compute == "bool":
         template = "(!a)"  # ~ on a bool is logical not
+    if op == "angle" and compute in ("uint8", "bool"):
+        template = "({T})0"  # never negative (and a < 0 would warn at every build)
     return f"(({template}) != 0)" if out_dtype == "bool" else template
 
 
 def _render(op: str, template: str, in_dtypes: tuple, out_dtype: str, compute: str, rank: int) -> tuple:
     k = RENDERER.render_elementwise(op, in_dtypes, out_dtype, rank, compute_dtype=compute,
                                     expression=_template(op, template, compute, out_dtype))
+    if template in special.FUNCTIONS.values():  # the device function it calls, for this program's float type
+        return k.name, special.source(op, RENDERER.type_name(compute)) + k.source
     return k.name, k.source
 
 
@@ -95,13 +105,14 @@ def run_elementwise(op: str, template: str, out, operands: list, compute) -> obj
     rank = rank_bucket(len(dims))
     in_dtypes, out_dtype, cd = tuple(dtypes), out.dtype.name, compute.name
     family = _FAMILIES.get(len(operands))
-    if family is not None and family.get(op) == template:  # the whole family of this arity in one program
+    # the whole family of this arity in one program; the special functions (long sources) in programs of their own
+    if family is not None and family.get(op) == template and op not in special.FUNCTIONS:
         boolean = op in _BOOL_OUT
         key = ("ew", len(operands), boolean, in_dtypes, out_dtype, cd, rank)
 
         def render():
             return {name: _render(name, t, in_dtypes, out_dtype, cd, rank) for name, t in family.items()
-                    if (name in _BOOL_OUT) == boolean and _renders(name, cd)}
+                    if (name in _BOOL_OUT) == boolean and _renders(name, cd) and name not in special.FUNCTIONS}
     else:
         key = ("ew", op, in_dtypes, out_dtype, cd, rank)
 

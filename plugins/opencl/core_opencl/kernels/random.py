@@ -1,4 +1,5 @@
-"""The random family: uniform_, normal_, exponential_, random_ and bernoulli_ from a counter-based generator.
+"""The random family: uniform_, normal_, exponential_, random_, bernoulli_, randperm_fill_ and multinomial from a
+counter-based generator.
 
 Each element hashes (the Generator's seed, a counter) with SplitMix64's finaliser, so a fill is one parallel
 launch with no state on the device; the Generator keeps this backend's counter (``CounterState``), advanced by
@@ -10,14 +11,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.backends.api import broadcast_strides, coalesce
+from core.backends.api import broadcast_strides, coalesce, from_numpy_dtype
 
 from ..programs import get_kernel
-from ._common import RENDERER, is_tensor, launch_1d, numel, padded, rank_bucket, slot_of
+from ._common import RENDERER, is_tensor, launch_1d, new_tensor, numel, padded, rank_bucket, slot_of
 
 __all__ = ["kernels", "CounterState"]
 
 _MASK = (1 << 64) - 1
+_INT64 = from_numpy_dtype(np.dtype(np.int64))
 _FLOATS = ("float32", "float64")
 _OUT_DTYPES = {"uniform_": _FLOATS, "normal_": _FLOATS, "exponential_": _FLOATS,
                "random_": ("int8", "uint8", "int16", "int32", "int64", "float32", "float64", "bool"),
@@ -102,7 +104,65 @@ def bernoulli_(spec, self, p, generator):
     return _fill("bernoulli_", self, generator, 0, 0, p)
 
 
+#: randperm and multinomial without replacement rank random keys: O(length) work per element, so longer
+#: permutations and rows are declined (the CPU fallback runs them)
+MAX_RANK_LENGTH = 16384
+
+
+def randperm_fill_(spec, self, generator):
+    n = self._shape[0]
+    if self.dtype.name not in _OUT_DTYPES["random_"] or self.dtype.name == "bool" or n > MAX_RANK_LENGTH:
+        return NotImplemented
+    if n == 0:
+        return self
+    slot, dtype = slot_of(self), self.dtype.name
+
+    def step(member):
+        return get_kernel(slot, ("randperm", dtype), member, lambda: RENDERER.render_permutation(dtype))
+
+    keys = new_tensor((n,), _INT64, self.device)  # 64 random bits per element
+    key, offset = generator.state_for("opencl", CounterState).take(n)
+    launch_1d(slot, step("keys"), n, [np.int64(n), np.uint64(key), np.uint64(offset), keys._storage.data])
+    launch_1d(slot, step("rank"), n, [np.int64(n), keys._storage.data, self._storage.data, np.int64(self._offset),
+                                      np.int64(self._stride[0])])
+    return self
+
+
+def multinomial(spec, input, num_samples, replacement, generator):
+    dtype, c = input.dtype.name, input._shape[-1]
+    if dtype not in _FLOATS or (not replacement and c > MAX_RANK_LENGTH):
+        return NotImplemented
+    p = input.contiguous()
+    if not bool((p.isfinite() & (p >= 0)).all()):
+        raise RuntimeError("multinomial(): probability tensor contains either `inf`, `nan` or element < 0")
+    if not bool((p.sum(-1) > 0).all()):
+        raise RuntimeError("multinomial(): invalid multinomial distribution (sum of probabilities <= 0)")
+    out = new_tensor(spec.shape, spec.dtype, spec.device)
+    rows = p.numel() // c
+    slot, i64 = slot_of(p), np.int64
+
+    def step(member):
+        return get_kernel(slot, ("multinomial", dtype), member, lambda: RENDERER.render_multinomial(dtype))
+
+    if replacement:
+        cdf = p.cumsum(-1).contiguous()
+        n = rows * num_samples
+        key, offset = generator.state_for("opencl", CounterState).take(n)
+        launch_1d(slot, step("search"), n, [i64(n), i64(c), i64(num_samples), cdf._storage.data, np.uint64(key),
+                                            np.uint64(offset), out._storage.data])
+        return out
+    if p._offset:
+        p = p.clone()
+    n = rows * c
+    keys = new_tensor(p._shape, p.dtype, p.device)
+    key, offset = generator.state_for("opencl", CounterState).take(n)
+    launch_1d(slot, step("keys"), n, [i64(n), p._storage.data, np.uint64(key), np.uint64(offset),
+                                      keys._storage.data])
+    launch_1d(slot, step("top"), n, [i64(n), i64(c), i64(num_samples), keys._storage.data, out._storage.data])
+    return out
+
+
 def kernels(runtime) -> dict:
     """The random family: op name -> kernel."""
     return {"uniform_": uniform_, "normal_": normal_, "exponential_": exponential_, "random_": random_,
-            "bernoulli_": bernoulli_}
+            "bernoulli_": bernoulli_, "randperm_fill_": randperm_fill_, "multinomial": multinomial}

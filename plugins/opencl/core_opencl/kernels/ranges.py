@@ -1,5 +1,5 @@
-"""The ranges family: ``arange_fill_`` and ``linspace_fill_`` as elementwise kernels of the element's index ``i``
-(computed in int64 or float64, then cast to self's dtype, as the reference does)."""
+"""The ranges family: ``arange_fill_``, ``linspace_fill_`` and ``logspace_fill_`` as elementwise kernels of the
+element's index ``i`` (computed in int64 or float64, then cast to self's dtype, as the reference does)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 
 from core.backends.api import from_numpy_dtype
 
-from ._common import kernel_dtypes_ok, slot_of
+from ._common import kernel_dtypes_ok, new_tensor, slot_of
 from .elementwise import run_elementwise
 
 __all__ = ["kernels"]
@@ -37,6 +37,15 @@ def linspace_fill_(spec, self, start, end):
                            self, [float(start), step, float(end)], _compute("float64"))
 
 
+def logspace_fill_(spec, self, start, end, base):
+    if any(isinstance(v, complex) for v in (start, end, base)) or not kernel_dtypes_ok(self) \
+            or not slot_of(self).fp64:
+        return NotImplemented
+    exponents = new_tensor(self._shape, _compute("float64"), self.device)  # base ** linspace, in float64
+    linspace_fill_(None, exponents, start, end)
+    return run_elementwise("logspace", "pow(a, b)", self, [float(base), exponents], _compute("float64"))
+
+
 def kernels(runtime) -> dict:
     """The ranges family: op name -> kernel."""
-    return {"arange_fill_": arange_fill_, "linspace_fill_": linspace_fill_}
+    return {"arange_fill_": arange_fill_, "linspace_fill_": linspace_fill_, "logspace_fill_": logspace_fill_}
