@@ -22,15 +22,18 @@ class TensorSpec:
 
 
 def empty_from_spec(spec, device):
-    """Uninitialised tensor(s) shaped like ``spec`` (a spec or a tuple of specs) on ``device``."""
-    from ..ops.creation import empty
+    """Uninitialised tensor(s) shaped like ``spec`` (a spec or a tuple of specs) on ``device``.
+
+    A kernel's outputs: allocated without dispatching the ``empty`` op (the dispatcher already saw the call).
+    """
+    from ..ops.creation import allocate_raw, resolve_device
 
     if isinstance(spec, tuple):
         return tuple(empty_from_spec(s, device) for s in spec)
     if spec.shape is None or None in spec.shape:
         raise NotImplementedError(f"the output shape depends on the data ({spec}); it cannot be computed on the "
                                   f"{device} device")
-    return empty(spec.shape, dtype=spec.dtype, device=device)
+    return allocate_raw(tuple(spec.shape), spec.dtype, resolve_device(device))
 
 
 def check_outputs(op, spec, out, args) -> None:

@@ -24,11 +24,16 @@ import itertools
 
 from .. import dtypes as dt
 
-__all__ = ["Value", "Node", "Graph", "GraphError", "JIT_OPS", "RANDOM_OPS", "map_values", "flat_values"]
+__all__ = ["Value", "Node", "Graph", "GraphError", "JIT_OPS", "RANDOM_OPS", "ALLOCATION_OPS", "map_values",
+           "flat_values"]
 
 # Ops with no tensor-valued effects beyond their outputs but whose outputs differ run to run: never folded,
 # never merged. (The in-place random fills are already excluded as mutations.)
 RANDOM_OPS = frozenset({"multinomial", "dropout", "rand_like", "randn_like", "randint_like"})
+# Allocations: the dispatcher's factory ``empty`` and ``jit::empty`` of graphs saved before it was one. Impure (two
+# allocations are two tensors), but with no effect beyond their result: removed when unread, rewritten with their
+# one writer by functionalize.
+ALLOCATION_OPS = frozenset({"empty", "jit::empty"})
 # Ops the JIT defines itself (op name -> object with run(node, args) and describe(node)); filled by the passes.
 JIT_OPS: dict = {}
 

@@ -1,13 +1,16 @@
-"""Ops the JIT defines itself, beside the dispatcher's: allocation and the pure forms of copies and fills.
+"""Ops the JIT defines itself, beside the dispatcher's: the pure forms of copies and fills, and how to run allocations.
 
-Factories allocate with no kernel (``core.empty`` makes a tensor, ``fill_``
-then writes it), so the tracer records allocation as ``jit::empty``. The
-functionalize pass turns ``empty`` + ``copy_`` into ``jit::copy`` (``clone``,
-``.to(dtype)``, ``.contiguous()``) and ``empty`` + ``fill_`` into ``jit::full``
-(``zeros``, ``ones``, ``full``): pure nodes the other passes can fold, merge,
-fuse and export. Device moves (``.to(device)``) are the dispatcher's ``_to_copy``,
-traced like any op; ``jit::to_device`` remains only so that raw graphs saved
-before that still load and run.
+Factories call the dispatcher's ``empty`` op (``core.zeros`` is ``empty``, then
+``fill_``), which the tracer records like any op. The functionalize pass turns
+``empty`` + ``copy_`` into ``jit::copy`` (``clone``, ``.to(dtype)``,
+``.contiguous()``) and ``empty`` + ``fill_`` into ``jit::full`` (``zeros``,
+``ones``, ``full``): pure nodes the other passes can fold, merge, fuse and
+export. ``empty`` has no tensor argument, so calling its ``Operator`` finds no
+key set: its entry here runs a node through the factory path
+(:func:`core.ops.creation.allocate`, which dispatches on the device's backend
+key) and marks it impure. ``jit::empty`` (allocation before it was an op) and
+``jit::to_device`` (device moves before ``_to_copy``) remain only so that raw
+graphs saved earlier still load and run.
 
 Each entry of :data:`~core.jit.ir.JIT_OPS` provides ``pure`` (may be folded,
 merged and removed), ``callable_for(node)`` (a function called like an
@@ -47,16 +50,17 @@ def register(op: JitOp) -> JitOp:
 
 
 def _empty(shape, dtype, device):
-    import core
+    """A node of ``empty`` (or ``jit::empty``, whose arguments are keywords): the dispatcher's ``empty`` op."""
+    from ..ops.creation import allocate
 
-    return core.empty(shape, dtype=dtype, device=device)
+    return allocate(tuple(shape), dtype, device)
 
 
 def _copy(x, dtype):
     """A new tensor holding ``x`` converted to ``dtype`` (contiguous)."""
-    from ..ops.creation import allocate, copy_op
+    from ..ops.creation import allocate_raw, copy_op
 
-    out = allocate(x._shape, dtype, x.device)
+    out = allocate_raw(x._shape, dtype, x.device)
     copy_op(out, x, False)
     return out
 
@@ -73,7 +77,8 @@ def _to_device(x, device):
     return to_copy_op(x, device=device)
 
 
-EMPTY = register(JitOp("jit::empty", _empty, pure=False))  # distinct buffers: never merged or folded
+EMPTY = register(JitOp("empty", _empty, pure=False))  # distinct buffers: never merged or folded
+LEGACY_EMPTY = register(JitOp("jit::empty", _empty, pure=False))  # graphs saved before allocation was the empty op
 COPY = register(JitOp("jit::copy", _copy))
 FULL = register(JitOp("jit::full", _full))
 TO_DEVICE = register(JitOp("jit::to_device", _to_device))  # graphs saved before .to() was the _to_copy op

@@ -16,9 +16,9 @@ An in-place op on a constant first clones it, so every call starts from the
 snapshot.
 
 Device moves and casts (``.to()``, ``.cpu()``, ``.double()``) are the
-``_to_copy`` operator, recorded like any other. Only factories, which allocate
-with no tensor argument to dispatch on, reach the trace through a hook
-(``ALLOCATION_HOOK``, recorded as ``jit::empty``).
+``_to_copy`` operator and factory allocations (``core.zeros``, ``clone``) the
+``empty`` operator, dispatched on the device's backend key plus the included
+keys: both are recorded like any other op, with no hook.
 """
 
 from __future__ import annotations
@@ -124,14 +124,6 @@ class GraphTracer:
             return tuple(self.lift(x) for x in obj)
         return obj
 
-    def on_alloc(self, t: Tensor) -> None:
-        """A tensor allocated outside any kernel (a factory): record it as ``jit::empty``."""
-        if tls.exclude & _TRACER_MASK:
-            return
-        node = self.graph.create_node("jit::empty", (), {"shape": t._shape, "dtype": t.dtype, "device": t.device},
-                                      [(t._shape, t.dtype, t.device)])
-        self.bind(t, node.outputs[0])
-
     # -- recording ---------------------------------------------------------------------------------------------
     def record(self, op_name: str, args: tuple, kwargs: dict, result) -> None:
         """Append the node of one op call whose (already lifted) arguments are ``args``/``kwargs``."""
@@ -193,12 +185,6 @@ def _tracer_kernel(op, below: int, *args, **kwargs):
 set_functionality_fallback(Tracer, _tracer_kernel)
 
 
-def _on_alloc(t: Tensor) -> None:
-    tracer = _STATE.tracer
-    if tracer is not None:  # the hooks are process-wide; only the tracing thread records
-        tracer.on_alloc(t)
-
-
 class tracing:
     """Context manager: record every op this thread runs into ``tracer``."""
 
@@ -208,21 +194,16 @@ class tracing:
     def __enter__(self):
         if _STATE.tracer is not None:
             raise TracingError("core.jit.trace() cannot be nested: a trace is already running in this thread")
-        from ..ops.creation import ALLOCATION_HOOK
-        from . import ops  # noqa: F401 - registers jit::empty
+        from . import ops  # noqa: F401 - registers how graphs run the empty op
 
         if functionality_fallback(Tracer) is not _tracer_kernel:  # someone replaced it: take the key back
             set_functionality_fallback(Tracer, _tracer_kernel)
         _STATE.tracer = self.tracer
-        ALLOCATION_HOOK[0] = _on_alloc
         self._prev = tls.include
         tls.include = self._prev | _TRACER_MASK
         return self.tracer
 
     def __exit__(self, *exc):
-        from ..ops.creation import ALLOCATION_HOOK
-
         tls.include = self._prev
-        ALLOCATION_HOOK[0] = None
         _STATE.tracer = None
         return False

@@ -18,7 +18,7 @@ import numbers
 import numpy as np
 
 from .. import dtypes as dt
-from ..jit.ir import Value
+from ..jit.ir import ALLOCATION_OPS, Value
 from ..nn.modules.module import Module
 
 __all__ = ["export", "CONVERTERS", "OnnxExporterError", "UnsupportedOperatorError", "MIN_OPSET", "EXPORT_PASSES"]
@@ -137,7 +137,7 @@ def _check_supported(nodes: list) -> None:
     unsupported = [(i, n) for i, n in enumerate(nodes) if n.op not in CONVERTERS]
     if not unsupported:
         return
-    index, node = next(((i, n) for i, n in unsupported if n.op != "jit::empty"), unsupported[0])
+    index, node = next(((i, n) for i, n in unsupported if n.op not in ALLOCATION_OPS), unsupported[0])
     raise UnsupportedOperatorError(
         f"core.onnx.export(): op '{node.op}' (node {index}) has no ONNX converter"
         + ("; in-place and random ops cannot be exported (export in eval mode, without in-place writes to inputs)"

@@ -1,7 +1,10 @@
 """Creating tensors and moving them between devices and dtypes.
 
-``empty`` asks the device's backend runtime for a buffer; ``tensor`` and
-``from_numpy`` go through its host transfer; ``copy_`` and ``fill_`` are the
+``empty`` is the dispatcher op that asks the device's backend runtime for a
+buffer: factories call it through :func:`allocate` (dispatched on the device's
+backend key, so a trace records it), kernels making their own outputs call
+:func:`allocate_raw` (no dispatch). ``tensor`` and ``from_numpy`` go through
+the runtime's host transfer; ``copy_`` and ``fill_`` are the
 primitive writes every other in-place op is built on.
 """
 
@@ -15,7 +18,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..device import as_device, device as _device, get_default_device
-from ..dispatch import TensorSpec, define
+from ..dispatch import TensorSpec, define, tls
 from ..errors import op_error
 from ..plugins.manager import runtime_for
 from ..storage import Storage
@@ -46,11 +49,12 @@ def _check_dtype(op: str, d) -> dt.dtype:
     return d
 
 
-ALLOCATION_HOOK: list = [None]
+def allocate_raw(shape: tuple, d: dt.dtype, dev: _device, op: str = "empty") -> Tensor:
+    """A fresh contiguous tensor of ``shape``, ``d`` on ``dev`` (uninitialized), without dispatch.
 
-
-def allocate(shape: tuple, d: dt.dtype, dev: _device, op: str = "empty") -> Tensor:
-    """A fresh contiguous tensor of ``shape``, ``d`` on ``dev`` (uninitialized); ``op`` names the caller in errors."""
+    What kernels call for their own outputs: the dispatcher (and a trace) already saw the op they implement.
+    ``op`` names the caller in errors.
+    """
     runtime = runtime_for(dev.type)
     if not runtime.supports_dtype(d):
         raise TypeError(f"{op}(): device {dev} (backend {runtime.name}) does not support dtype {d.name}")
@@ -58,10 +62,34 @@ def allocate(shape: tuple, d: dt.dtype, dev: _device, op: str = "empty") -> Tens
     for s in shape:
         nbytes *= s
     storage = Storage(runtime.allocate(nbytes, dev), nbytes, dev, runtime, runtime.key.mask)
-    t = Tensor._make(storage, shape, contiguous_strides(shape), 0, d)
-    if ALLOCATION_HOOK[0] is not None:  # core.jit records allocations made outside kernels while tracing
-        ALLOCATION_HOOK[0](t)
-    return t
+    return Tensor._make(storage, shape, contiguous_strides(shape), 0, d)
+
+
+def _empty_meta(size, dtype, device):
+    return TensorSpec(tuple(size), dtype, device)
+
+
+def _empty_kernel(size, dtype, device) -> Tensor:
+    """The device-agnostic kernel of ``empty``: the device's runtime allocates (a backend may register its own)."""
+    return allocate_raw(tuple(size), dtype, device)
+
+
+empty_op = define("empty", meta=_empty_meta, default=_empty_kernel,
+                  doc="An uninitialised contiguous tensor of size, dtype on device (torch.empty); a factory, "
+                      "dispatched on the backend key of device.")
+
+
+def allocate(shape: tuple, d: dt.dtype, dev: _device, op: str = "empty") -> Tensor:
+    """A fresh contiguous tensor of ``shape``, ``d`` on ``dev`` (uninitialized) from the ``empty`` op.
+
+    What factories call. There is no tensor argument to dispatch on, so the key set is the backend key of
+    ``dev`` plus the thread's included keys (a trace's ``Tracer`` records the op); ``op`` names the caller in
+    errors.
+    """
+    runtime = runtime_for(dev.type)
+    if not runtime.supports_dtype(d):
+        raise TypeError(f"{op}(): device {dev} (backend {runtime.name}) does not support dtype {d.name}")
+    return empty_op.redispatch((runtime.key.mask | tls.include) & ~tls.exclude, shape, d, dev)
 
 
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:
@@ -425,7 +453,7 @@ def _same_elements(a: Tensor, b: Tensor) -> bool:
 def _transfer(t: Tensor, dev: _device) -> Tensor:
     """A contiguous copy of ``t`` on another device: the source runtime's to_host, the destination's from_host."""
     if dev.type == "meta":  # no data to carry: only the shape and dtype move
-        return allocate(t._shape, t.dtype, dev)
+        return allocate_raw(t._shape, t.dtype, dev)
     if t.device.type == "meta":
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     host = np.asarray(t._storage.backend.to_host(t), order="C")
@@ -460,7 +488,7 @@ def _to_copy_kernel(self: Tensor, dtype=None, device=None, non_blocking=False) -
     d = self.dtype if dtype is None else dtype
     dev = self.device if device is None else resolve_device(device)
     if dev == self.device:
-        out = allocate(self._shape, d, dev)
+        out = allocate_raw(self._shape, d, dev)
         copy_op(out, self, False)
         return out
     if d is not self.dtype and not runtime_for(dev.type).supports_dtype(self.dtype):
@@ -489,7 +517,7 @@ def _resize_(self: Tensor, *size) -> Tensor:
     for s in shape:
         n *= s
     if n * self.dtype.itemsize + self._offset * self.dtype.itemsize > self._storage.nbytes:
-        fresh = allocate(shape, self.dtype, self.device)
+        fresh = allocate_raw(shape, self.dtype, self.device)
         self._storage, self._offset = fresh._storage, 0
     self._shape, self._stride, self._np = shape, contiguous_strides(shape), None
     return self

@@ -8,7 +8,7 @@ contiguous is stored as a contiguous copy of its own.
 
 Refuses to fold
 
-* impure nodes (in-place, random, ``jit::empty``);
+* impure nodes (in-place, random, ``empty``);
 * nodes whose outputs would hold more than ``max(elements read, FOLD_LIMIT)``
   elements, so ``expand`` of a scalar or a big ``zeros`` is not stored in the
   graph (the size is read from the graph's types, before running anything);

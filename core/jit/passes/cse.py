@@ -10,7 +10,7 @@ so whole duplicate chains merge in one walk.
 
 Refuses to merge
 
-* impure nodes (in-place, random, ``jit::empty``: two allocations are two
+* impure nodes (in-place, random, ``empty``: two allocations are two
   tensors);
 * nodes with an argument it cannot compare (any type not listed above);
 * nodes whose outputs an in-place node may write (see :mod:`.rewriting`):

@@ -1,7 +1,7 @@
 """Dead code elimination: drop the nodes whose results nobody reads, then the constants nobody reads.
 
 Removes pure nodes none of whose outputs is read by a kept node or returned,
-and ``jit::empty`` allocations nobody reads (an allocation has no effect
+and ``empty`` allocations nobody reads (an allocation has no effect
 beyond its result). One walk from the last node to the first reaches the
 fixpoint: every reader of a node comes after it, so it is decided first.
 
@@ -13,7 +13,7 @@ so removing one would change every later random number).
 
 from __future__ import annotations
 
-from ..ir import Graph, Node
+from ..ir import ALLOCATION_OPS, Graph, Node
 
 __all__ = ["dce"]
 
@@ -35,4 +35,4 @@ def dce(graph: Graph) -> Graph:
 def _needed(node: Node, live: set) -> bool:
     if any(v in live for v in node.outputs):
         return True
-    return not node.is_pure and node.op != "jit::empty"
+    return not node.is_pure and node.op not in ALLOCATION_OPS

@@ -1,18 +1,19 @@
 """Functionalize: turn a fresh allocation followed by one write into a pure node.
 
-``jit::empty`` + ``copy_(e, x)`` (``clone``, ``.to(dtype)``, ``.contiguous()``)
+``empty`` + ``copy_(e, x)`` (``clone``, ``.to(dtype)``, ``.contiguous()``)
 becomes ``jit::copy(x, dtype)`` when shapes and devices match, and
-``jit::empty`` + ``fill_(e, value)`` (``zeros``, ``ones``, ``full``) becomes
+``empty`` + ``fill_(e, value)`` (``zeros``, ``ones``, ``full``) becomes
 ``jit::full(shape, value, dtype, device)``. Only when the allocation has no
 other reader, so nothing could observe the buffer before the write.
 A same-device ``_to_copy`` (``.to(dtype)``, ``.double()``) is the same pure
 cast and becomes ``jit::copy(x, dtype)`` too, so fusion and export see one form.
+(``jit::empty``, from graphs saved before allocation was an op, is treated as ``empty``.)
 """
 
 from __future__ import annotations
 
 from .. import ops  # noqa: F401 - registers the jit:: ops
-from ..ir import Graph, Node, Value
+from ..ir import ALLOCATION_OPS, Graph, Node, Value
 
 __all__ = ["functionalize"]
 
@@ -29,7 +30,7 @@ def functionalize(graph: Graph) -> Graph:
             continue
         target = node.args[0]
         alloc = target.node
-        if alloc is None or alloc.op != "jit::empty" or uses.get(target, 0) != 1:
+        if alloc is None or alloc.op not in ALLOCATION_OPS or uses.get(target, 0) != 1:
             continue
         if node.op == "copy_":
             src = node.args[1] if len(node.args) > 1 else None
