@@ -10,11 +10,13 @@ from . import autograd, config, dtypes, library
 from .autograd import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, \
     set_grad_enabled
 from .device import device, get_default_device, set_default_device
-from .device_module import get_device_module
+from .device_module import get_device_module, max_memory_allocated, memory_allocated, memory_stats, \
+    reset_peak_memory_stats
 from .dtypes import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, finfo, float, float16,
                     float32, float64, get_default_dtype, half, iinfo, int, int8, int16, int32, int64, long,
                     promote_types, result_type, set_default_dtype, short, uint8)
 from .dtypes import dtype
+from .errors import OutOfMemoryError
 from .ops import *  # noqa: F401,F403
 from .ops import broadcast_shapes
 from .ops.reduction import return_types

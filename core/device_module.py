@@ -9,7 +9,10 @@ from __future__ import annotations
 import warnings
 from collections import OrderedDict
 
-__all__ = ["DeviceModule", "get_device_module"]
+from .errors import OutOfMemoryError
+
+__all__ = ["DeviceModule", "get_device_module", "memory_stats", "memory_allocated", "max_memory_allocated",
+           "reset_peak_memory_stats"]
 
 
 def get_device_module(device=None):
@@ -42,6 +45,8 @@ def get_device_module(device=None):
 
 class DeviceModule:
     """The ``torch.cuda``-like namespace of one device type: availability, devices, memory, seeding."""
+
+    OutOfMemoryError = OutOfMemoryError  # torch.cuda.OutOfMemoryError is torch.OutOfMemoryError
 
     def __init__(self, device_type: str):
         self.device_type = device_type
@@ -190,3 +195,38 @@ class DeviceModule:
         from .ops.random import manual_seed
 
         manual_seed(seed)
+
+
+# -- core's own addition: the memory queries of any device (PyTorch has them per device module and in
+# torch.accelerator, which answers only for the current accelerator; these also answer for cpu) ---------------
+def _of(device) -> tuple:
+    """``(device module, device)`` for a device or its string; ``None`` is the default device."""
+    from .device import device as as_device, get_default_device
+
+    device = get_default_device() if device is None else as_device(device) if isinstance(device, str) else device
+    return get_device_module(device), device
+
+
+def memory_stats(device=None) -> OrderedDict:
+    """``device``'s memory statistics under ``torch.cuda.memory_stats``' names (``"allocated_bytes.all.current"``,
+    ``"allocated_bytes.all.peak"``, ...); ``None`` is the default device. core's addition: ``core.memory_stats``."""
+    module, device = _of(device)
+    return module.memory_stats(device)
+
+
+def memory_allocated(device=None) -> int:
+    """Bytes held by live tensors on ``device`` (``None``: the default device); core's addition."""
+    module, device = _of(device)
+    return module.memory_allocated(device)
+
+
+def max_memory_allocated(device=None) -> int:
+    """Peak of :func:`memory_allocated` on ``device`` since the start or the last reset; core's addition."""
+    module, device = _of(device)
+    return module.max_memory_allocated(device)
+
+
+def reset_peak_memory_stats(device=None) -> None:
+    """Start ``device``'s memory peaks again from their current values; core's addition."""
+    module, device = _of(device)
+    module.reset_peak_memory_stats(device)

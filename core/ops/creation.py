@@ -19,7 +19,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..device import as_device, device as _device, get_default_device
 from ..dispatch import TensorSpec, define, tls
-from ..errors import op_error
+from ..errors import allocate_buffer, op_error
 from ..plugins.manager import runtime_for
 from ..storage import Storage
 from ..tensor import Size, Tensor, contiguous_strides
@@ -49,6 +49,18 @@ def _check_dtype(op: str, d) -> dt.dtype:
     return d
 
 
+# The largest byte count one storage can have: an int64 (PyTorch's size_t on 64-bit hosts, NumPy's intp).
+MAX_STORAGE_NBYTES = 2**63 - 1
+
+
+def _too_large(op: str, shape: tuple, d: dt.dtype, dev: _device, nbytes: int) -> RuntimeError:
+    """The error for a size whose byte count no storage can address (PyTorch: "Storage size calculation
+    overflowed"); an allocation the device merely lacks memory for is the runtime's out-of-memory error."""
+    return op_error(RuntimeError, op, f"storage size calculation overflowed with sizes={list(shape)}: "
+                    f"{math.prod(shape)} elements of {d.name} ({d.itemsize} bytes each) are {nbytes} bytes "
+                    f"requested on device {dev}, more than the {MAX_STORAGE_NBYTES} bytes a storage can address")
+
+
 def allocate_raw(shape: tuple, d: dt.dtype, dev: _device, op: str = "empty") -> Tensor:
     """A fresh contiguous tensor of ``shape``, ``d`` on ``dev`` (uninitialized), without dispatch.
 
@@ -61,7 +73,9 @@ def allocate_raw(shape: tuple, d: dt.dtype, dev: _device, op: str = "empty") -> 
     nbytes = d.itemsize
     for s in shape:
         nbytes *= s
-    storage = Storage(runtime.allocate(nbytes, dev), nbytes, dev, runtime, runtime.key.mask)
+    if nbytes > MAX_STORAGE_NBYTES:
+        raise _too_large(op, shape, d, dev, nbytes)
+    storage = Storage(allocate_buffer(runtime, nbytes, dev, op), nbytes, dev, runtime, runtime.key.mask)
     return Tensor._make(storage, shape, contiguous_strides(shape), 0, d)
 
 
@@ -89,6 +103,8 @@ def allocate(shape: tuple, d: dt.dtype, dev: _device, op: str = "empty") -> Tens
     runtime = runtime_for(dev.type)
     if not runtime.supports_dtype(d):
         raise TypeError(f"{op}(): device {dev} (backend {runtime.name}) does not support dtype {d.name}")
+    if math.prod(shape) * d.itemsize > MAX_STORAGE_NBYTES:  # checked here too, to name the factory called
+        raise _too_large(op, shape, d, dev, math.prod(shape) * d.itemsize)
     return empty_op.redispatch((runtime.key.mask | tls.include) & ~tls.exclude, shape, d, dev)
 
 
@@ -113,7 +129,7 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False)
     if len(stride) != len(shape):
         raise RuntimeError(f"empty_strided(): mismatch in length of strides and shape ({len(stride)} vs {len(shape)})")
     extent = 1 + builtins.sum((s - 1) * st for s, st in zip(shape, stride)) if all(shape) else 0
-    base = allocate((extent,), _check_dtype("empty_strided", dtype), resolve_device(device))
+    base = allocate((extent,), _check_dtype("empty_strided", dtype), resolve_device(device), "empty_strided")
     return _finish(base._alias(shape, stride, 0), requires_grad)
 
 
@@ -135,21 +151,21 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     d = dtype if dtype is not None else dt.scalar_dtype(fill_value)
-    t = allocate(shape, _check_dtype("full", d), resolve_device(device))
+    t = allocate(shape, _check_dtype("full", d), resolve_device(device), "full")
     _fill_fresh(t, fill_value)
     return _finish(t, requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
     """A tensor of zeros (``torch.zeros``)."""
-    t = allocate(size_args("zeros", size), _check_dtype("zeros", dtype), resolve_device(device))
+    t = allocate(size_args("zeros", size), _check_dtype("zeros", dtype), resolve_device(device), "zeros")
     _fill_fresh(t, 0)
     return _finish(t, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
     """A tensor of ones (``torch.ones``)."""
-    t = allocate(size_args("ones", size), _check_dtype("ones", dtype), resolve_device(device))
+    t = allocate(size_args("ones", size), _check_dtype("ones", dtype), resolve_device(device), "ones")
     _fill_fresh(t, 1)
     return _finish(t, requires_grad)
 
@@ -190,6 +206,8 @@ def _infer_array(op: str, data, dtype) -> tuple:
         except (ValueError, TypeError) as exc:
             raise ValueError(f"{op}(): could not build a tensor from {type(data).__name__}: {exc}") from None
         kind = array.dtype.kind
+        if kind == "u" or array.dtype == object or (kind == "f" and isinstance(_first_leaf(data), int)):
+            array, kind = _wide_ints(op, data, array, dtype)  # NumPy's answers to ints beyond int64
         if kind == "f":
             inferred = dt.get_default_dtype()
         elif kind == "c":
@@ -208,6 +226,29 @@ def _infer_array(op: str, data, dtype) -> tuple:
             raise RuntimeError(f"{op}(): cannot convert non-finite values to integral dtype {d.name}")
         array = array.astype(d.numpy)
     return np.asarray(array, order="C"), d
+
+
+def _wide_ints(op: str, data, array: np.ndarray, dtype) -> tuple:
+    """``(array, kind)`` for data holding Python ints beyond int64: converted when ``dtype`` is floating or
+    complex, else PyTorch's "Overflow when unpacking long" (a RuntimeError) naming the value."""
+    leaves = list(_leaves(data))
+    wide = next((x for x in leaves if isinstance(x, int) and not -2**63 <= x < 2**63), None)
+    if wide is None:
+        return array, array.dtype.kind
+    floating = isinstance(dtype, dt.dtype) and dtype.category >= 2
+    if floating or not all(isinstance(x, int) for x in leaves):  # PyTorch converts such ints through double
+        complex_ = (dtype.category == 3) if floating else any(isinstance(x, complex) for x in leaves)
+        array = np.asarray(data, dtype=np.complex128 if complex_ else np.float64)
+        return array, array.dtype.kind
+    raise op_error(RuntimeError, op, f"Overflow when unpacking long: {wide} does not fit in int64")
+
+
+def _leaves(data):
+    if isinstance(data, (list, tuple)):
+        for item in data:
+            yield from _leaves(item)
+    else:
+        yield data
 
 
 def _flatten_first(data):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from ...errors import allocate_buffer
 from ...storage import Storage
 from ...tensor import Tensor, contiguous_strides
 
@@ -14,7 +15,7 @@ def new_tensor(runtime, shape: tuple, dtype, device) -> Tensor:
     """An uninitialised contiguous tensor of ``shape`` and ``dtype`` on ``device``, allocated by ``runtime``."""
     shape = tuple(shape)
     nbytes = dtype.itemsize * math.prod(shape)
-    storage = Storage(runtime.allocate(nbytes, device), nbytes, device, runtime, runtime.key.mask)
+    storage = Storage(allocate_buffer(runtime, nbytes, device), nbytes, device, runtime, runtime.key.mask)
     return Tensor._make(storage, shape, contiguous_strides(shape), 0, dtype)
 
 

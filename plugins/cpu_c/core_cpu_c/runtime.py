@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 from core.backends.api import Storage, Tensor, contiguous_strides
-from core.backends.numpy.runtime import CPU, NumpyRuntime, array  # noqa: F401 - array: the kernels' NumPy view
+from core.backends.numpy.runtime import TRACK_MIN_BYTES, CPU, NumpyRuntime, array, track  # noqa: F401 - array
 
 from . import lib
 
@@ -44,7 +44,8 @@ def aligned_empty(nbytes: int) -> np.ndarray:
     else:
         raw = np.empty(size, np.uint8)
     start = -_address(raw) % ALIGNMENT
-    return raw[start:start + nbytes]
+    buffer = raw[start:start + nbytes]
+    return track(buffer, nbytes) if nbytes >= TRACK_MIN_BYTES else buffer
 
 
 def empty_cache() -> None:
@@ -75,8 +76,13 @@ class CpuCRuntime(NumpyRuntime):
         empty_cache()
 
     def memory_reserved(self, dev=None) -> int:
-        """Bytes held by the large-buffer cache."""
-        return sum(raw.nbytes for pool in _cache.values() for raw in pool)
+        """Bytes held for cpu tensors: the live buffers plus the free ones the large-buffer cache keeps."""
+        free = 0
+        for pool in _cache.values():
+            for raw in pool:
+                if _getrefcount(raw) == 3:  # the pool's list, the loop variable, getrefcount's argument
+                    free += raw.nbytes
+        return self.memory_allocated() + free
 
     def set_num_threads(self, n: int) -> None:
         """Threads of the C kernels and the BLAS (kept equal)."""

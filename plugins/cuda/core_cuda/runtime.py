@@ -135,6 +135,11 @@ class CudaRuntime(DeviceArrays, Runtime):
         index = self.current_device() if dev is None else getattr(dev, "index", dev) or 0
         return max(self._peak.get(index, 0), self.memory_allocated(index))
 
+    def reset_peak_memory_stats(self, dev=None) -> None:
+        """Start the peak of :meth:`memory_allocated` again from its current value."""
+        index = self.current_device() if dev is None else getattr(dev, "index", dev) or 0
+        self._peak[index] = self.memory_allocated(index)
+
     def memory_reserved(self, dev=None) -> int:
         """Bytes the pool holds from the driver: in use plus cached free blocks (``torch.cuda.memory_reserved``)."""
         return self._pool_bytes(dev, "total_bytes")

@@ -50,6 +50,7 @@ class DeviceSlot:
         self.context = cl.Context([cl_device])
         self.queue = cl.CommandQueue(self.context)
         self.pool = MemoryPool(ImmediateAllocator(self.queue))
+        self.peak_allocated = self.peak_reserved = 0  # the pool's active and managed bytes at their highest
         self.programs: dict = {}  # program key -> (built cl.Program, {member: kernel name})
         self.build_lock = threading.Lock()  # one build per program, however many threads want it first
         self._per_thread = threading.local()
@@ -67,7 +68,20 @@ class DeviceSlot:
 
     def allocate(self, nbytes: int):
         # zero-size buffers are invalid in OpenCL: keep a minimum so empty tensors still own a buffer
-        return self.pool.allocate(max(nbytes, 8))
+        buf = self.pool.allocate(max(nbytes, 8))
+        pool = self.pool
+        active = pool.active_bytes  # peaks are reached at allocations: frees only lower the counts
+        if active > self.peak_allocated:
+            self.peak_allocated = active
+        reserved = pool.managed_bytes
+        if reserved > self.peak_reserved:
+            self.peak_reserved = reserved
+        return buf
+
+    def reset_peak_memory_stats(self) -> None:
+        """Start the peaks of allocated and reserved bytes again from their current values."""
+        self.peak_allocated = self.pool.active_bytes
+        self.peak_reserved = self.pool.managed_bytes
 
     def index_buffer(self, values: tuple):
         """A read-only device buffer of int64 ``values`` (shapes, strides), cached by value."""
@@ -317,6 +331,18 @@ class OpenCLRuntime(Runtime):
     def memory_reserved(self, dev=None) -> int:
         """Bytes the pool holds from OpenCL (active + cached)."""
         return self.slot(self._index_of(dev)).pool.managed_bytes
+
+    def max_memory_allocated(self, dev=None) -> int:
+        """Peak of :meth:`memory_allocated` since the start or :meth:`reset_peak_memory_stats`."""
+        return self.slot(self._index_of(dev)).peak_allocated
+
+    def max_memory_reserved(self, dev=None) -> int:
+        """Peak of :meth:`memory_reserved` since the start or :meth:`reset_peak_memory_stats`."""
+        return self.slot(self._index_of(dev)).peak_reserved
+
+    def reset_peak_memory_stats(self, dev=None) -> None:
+        """Start the peaks again from the current values."""
+        self.slot(self._index_of(dev)).reset_peak_memory_stats()
 
     def supports_fusion(self, dev) -> bool:
         """core.jit fuses elementwise chains on every OpenCL device (see jit.py)."""
