@@ -20,8 +20,8 @@ from dataclasses import dataclass
 __all__ = ["CStyleRenderer", "CRenderer", "ElementwiseKernel", "UNARY_EXPRESSIONS", "BINARY_EXPRESSIONS",
            "expression_for", "FusedStep", "FusedReduction", "FusedKernel"]
 
-# Expressions of the elementwise primitives, over inputs named a, b, c. relu and sign keep NaN, as PyTorch does
-# (`a != a` is false for integers, so the same text serves every dtype). `{f}` marks a math function whose name
+# Expressions of the elementwise primitives, over inputs named a, b, c. relu keeps NaN and sign(NaN) is 0, as in
+# PyTorch (`a != a` is false for integers, so the same text serves every dtype). `{f}` marks a math function whose name
 # the dialect chooses per dtype (expf vs exp in C); everything else is plain C that all three dialects accept.
 UNARY_EXPRESSIONS = {
     "neg": "-a", "abs": "({f:fabs}(a))", "exp": "{f:exp}(a)", "exp2": "{f:exp2}(a)", "expm1": "{f:expm1}(a)",
@@ -32,7 +32,7 @@ UNARY_EXPRESSIONS = {
     "acosh": "{f:acosh}(a)", "atanh": "{f:atanh}(a)", "sigmoid": "(({T})1 / (({T})1 + {f:exp}(-a)))",
     "erf": "{f:erf}(a)", "erfc": "{f:erfc}(a)", "reciprocal": "(({T})1 / a)", "floor": "{f:floor}(a)",
     "ceil": "{f:ceil}(a)", "trunc": "{f:trunc}(a)", "round": "{f:rint}(a)", "square": "(a * a)",
-    "sign": "(a != a ? a : ({T})((a > 0) - (a < 0)))", "relu": "((a > 0 || a != a) ? a : ({T})0)", "positive": "a",
+    "sign": "(({T})((a > 0) - (a < 0)))", "relu": "((a > 0 || a != a) ? a : ({T})0)", "positive": "a",
 }
 BINARY_EXPRESSIONS = {
     "add": "(a + b)", "sub": "(a - b)", "mul": "(a * b)", "div": "(a / b)", "maximum": "(a > b || a != a ? a : b)",

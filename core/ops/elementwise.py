@@ -192,6 +192,19 @@ def _inplace(name: str, fn):
 for _name, _kind in UNARY_OPS.items():
     _make_unary(_name, _kind)
 
+_square_same_dtype = globals()["square"]
+
+
+def square(input, *, out=None):
+    """x * x (``torch.square``); a bool input squares as int64, as in PyTorch (where square is pow(x, 2))."""
+    if isinstance(input, Tensor) and input.dtype is dt.bool:
+        input = input.to(dt.int64)
+    return _square_same_dtype(input, out=out)
+
+
+__all__.remove("square")
+_export("square", square)
+METHODS["square_"] = _inplace("square", square)
 absolute = _export("absolute", globals()["abs"])
 negative = _export("negative", globals()["neg"])
 arcsin, arccos, arctan = (_export(n, globals()[m]) for n, m in (("arcsin", "asin"), ("arccos", "acos"),
@@ -407,6 +420,8 @@ _export("relu_", _inplace("relu", relu))
 def _softmax_parts(input, dim):
     from .reduction import amax, sum as sum_
 
+    if input.numel() == 0:  # nothing to normalise (the max of an empty dim does not exist): empty, as in PyTorch
+        return input.clone()
     # the shift cancels in the result, so it carries no gradient (and records no graph)
     e = exp(sub(input, amax(input.detach(), dim, keepdim=True)))
     return div(e, sum_(e, dim, keepdim=True))
@@ -415,6 +430,8 @@ def _softmax_parts(input, dim):
 def _log_softmax_parts(input, dim):
     from .reduction import amax, sum as sum_
 
+    if input.numel() == 0:
+        return input.clone()
     shifted = sub(input, amax(input.detach(), dim, keepdim=True))
     return sub(shifted, log(sum_(exp(shifted), dim, keepdim=True)))
 
@@ -427,22 +444,29 @@ _log_softmax_op = define("log_softmax", decomposition=_log_softmax_parts,
                              "backends may fuse")
 
 
-def softmax(input, dim, dtype=None):
-    """Softmax along ``dim``, numerically stable (``torch.softmax``)."""
+def _softmax_input(op: str, input, dim, dtype) -> tuple:
+    """``(input, dim)`` for softmax/log_softmax: ``dtype`` applied, ``dim`` wrapped; a non-empty bool or integer
+    input is PyTorch's NotImplementedError (its kernels are floating point only; an empty one comes back empty)."""
     from ._util import wrap_dim
 
     if dtype is not None:
         input = input.to(dtype)
-    return _softmax_op(input, wrap_dim(dim, input.dim(), "softmax"))
+    dim = wrap_dim(dim, input.dim(), op)
+    if input.dtype.category < 2 and input.numel() != 0:
+        kernel = f"{op}_lastdim_kernel_impl" if dim == max(input.dim() - 1, 0) else f"{op}_kernel_impl"
+        raise op_error(NotImplementedError, op, f"\"{kernel}\" not implemented for '{dt.legacy_name(input.dtype)}' "
+                       f"(expected a floating point or complex input; pass dtype= to convert)", input)
+    return input, dim
+
+
+def softmax(input, dim, dtype=None):
+    """Softmax along ``dim``, numerically stable (``torch.softmax``)."""
+    return _softmax_op(*_softmax_input("softmax", input, dim, dtype))
 
 
 def log_softmax(input, dim, dtype=None):
     """Log-softmax along ``dim``, numerically stable (``torch.log_softmax``)."""
-    from ._util import wrap_dim
-
-    if dtype is not None:
-        input = input.to(dtype)
-    return _log_softmax_op(input, wrap_dim(dim, input.dim(), "log_softmax"))
+    return _log_softmax_op(*_softmax_input("log_softmax", input, dim, dtype))
 
 
 _export("softmax", softmax)

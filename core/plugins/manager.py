@@ -4,7 +4,9 @@ Built-in backends (the NumPy reference for ``cpu`` and the ``meta`` device)
 register through the same hooks as third-party ones. Entry points in the
 ``core.backends`` group are scanned once, lazily, each in its own ``try``: a
 plugin that fails to import is recorded with its reason and never breaks
-``import core`` or the other backends.
+``import core`` or the other backends. Every ``BaseException`` a plugin raises
+is isolated so (a ``SystemExit`` from its import included), except
+``KeyboardInterrupt``: the user's Ctrl-C still stops the process.
 """
 
 from __future__ import annotations
@@ -109,7 +111,10 @@ class PluginManager:
             self._forget_plugin(name)
             raise RuntimeError(f"plugin '{name}' does not match the hook specs: {' '.join(str(exc).split())}") \
                 from exc
-        except Exception as exc:  # the historic register_backends hook raised: undo the half-done registration
+        except KeyboardInterrupt:
+            self._forget_plugin(name)
+            raise
+        except BaseException as exc:  # the historic register_backends hook raised (SystemExit too): undo it
             self._forget_plugin(name)
             raise RuntimeError(f"plugin '{name}': hook register_backends raised {type(exc).__name__}: {exc}") \
                 from exc
@@ -161,7 +166,9 @@ class PluginManager:
                 try:
                     obj = ep.load()
                     self.register_plugin(obj, name=ep.name)
-                except Exception as exc:  # a broken plugin must not break core
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as exc:  # a broken plugin must not break core, even by calling sys.exit()
                     self.failed_plugins[ep.name] = f"{type(exc).__name__}: {exc}"
                     self.failed_plugins[ep.name + ":traceback"] = traceback.format_exc()
             self._selected.clear()
@@ -319,9 +326,9 @@ class PluginManager:
                     raise BackendUnavailableError(self._unavailable_message(info))
             base = self._load_base(info)
             self._register_kernels(info, runtime, base)
-        except BackendUnavailableError:
+        except (BackendUnavailableError, KeyboardInterrupt):
             raise
-        except Exception as exc:
+        except BaseException as exc:  # the plugin's probe, import or constructor: SystemExit too
             info.status, info.reason = "failed", f"{type(exc).__name__}: {exc}"
             info._cause = exc
             raise BackendUnavailableError(self._unavailable_message(info)) from exc
@@ -364,7 +371,9 @@ class PluginManager:
                     continue
                 try:
                     impl.function(**kwargs)
-                except Exception as exc:
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as exc:  # SystemExit too: the backend fails, the process goes on
                     raise RuntimeError(f"plugin '{info.plugin}': hook {hook_name} raised "
                                        f"{type(exc).__name__}: {exc}") from exc
 
@@ -399,7 +408,9 @@ class PluginManager:
 
                 try:
                     impl.function(register=register)
-                except Exception as exc:  # a broken plugin loses its passes, the trace goes on
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as exc:  # a broken plugin loses its passes (SystemExit too), the trace goes on
                     self.failed_plugins[f"{impl.plugin_name}:register_passes"] = f"{type(exc).__name__}: {exc}"
                     continue
                 found.extend(mine)

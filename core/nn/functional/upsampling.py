@@ -119,6 +119,20 @@ def _output_sizes(input, size, scale_factor, mode, recompute_scale_factor):
     return sizes, scales
 
 
+def _check_sizes(spatial: list, sizes: list) -> None:
+    """PyTorch's upsample check (UpSample.h): every input and output spatial size is positive."""
+    if all(n > 0 for n in spatial) and all(o > 0 for o in sizes):
+        return
+    names = "DHW"[3 - len(spatial):]
+
+    def listed(values):
+        return ", ".join(f"{name}: {v}" for name, v in zip(names, values))
+
+    joiner = ") and output (" if len(spatial) == 1 else ") output ("
+    raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({listed(spatial)}"
+                       f"{joiner}{listed(sizes)})")
+
+
 def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
                 recompute_scale_factor=None, antialias: bool = False):
     """Resize ``(N, C, *spatial)`` by nearest, (bi/tri)linear, bicubic or area sampling (``F.interpolate``)."""
@@ -139,6 +153,7 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
         raise NotImplementedError("interpolate(): antialias=True is not supported")
     if mode == "area":
         return adaptive_avg_pool(f"adaptive_avg_pool{nd}d", nd, input, sizes)
+    _check_sizes(list(input.shape[2:]), sizes)
     device = str(input.device)
     if mode in ("nearest", "nearest-exact"):
         out = input

@@ -80,7 +80,7 @@ _OWN_EXPRESSIONS = {
     "square": {"int": "({T})(({W})a * ({W})a)", "bool": _SAME},
     # core's NaN tests (a != a) are left out of the integer forms: GCC warns on them
     "sign": {"int": "({T})((a > 0) - (a < 0))", "bool": _SAME},
-    "sgn": {"float": "(a != a ? a : ({T})((a > 0) - (a < 0)))", "int": "({T})((a > 0) - (a < 0))", "bool": _SAME},
+    "sgn": dict.fromkeys(("float", "int"), "({T})((a > 0) - (a < 0))") | {"bool": _SAME},  # sgn(NaN) = 0 too
     "relu": {"int": "(a > 0 ? a : ({T})0)"},
     **{op: {"int": _SAME, "bool": _SAME} for op in ("floor", "ceil", "trunc", "round")},
     "maximum": {"int": "(a > b ? a : b)", "bool": "(a || b)"},

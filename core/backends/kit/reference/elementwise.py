@@ -15,8 +15,11 @@ def unary_table(xp, special) -> dict:
     def keep_ints(fn):  # rounding an integer or bool is the identity (a copy)
         return lambda a: fn(a) if a.dtype.kind in "fc" else a.copy()
 
-    def sign(a):
-        return xp.sign(a) if a.dtype != _BOOL else a.copy()
+    def sign(a):  # PyTorch's (a > 0) - (a < 0): 0 for NaN, where NumPy gives NaN
+        if a.dtype == _BOOL:
+            return a.copy()
+        out = xp.sign(a)
+        return xp.where(out != out, a.dtype.type(0), out) if a.dtype.kind == "f" else out
 
     return {
         "exp": xp.exp, "exp2": xp.exp2, "expm1": xp.expm1, "log": xp.log, "log2": xp.log2, "log10": xp.log10,

@@ -6329,21 +6329,21 @@ void ccc_sign_float32_contig(long long n, void* out_base, long long out_off, con
                 float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
-                    float a = in_a[i0 + k]; v[k] = (float)((a != a ? a : (float)((a > 0) - (a < 0))));
+                    float a = in_a[i0 + k]; v[k] = (float)(((float)((a > 0) - (a < 0))));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            float a = in_a[i]; out[i] = (float)((a != a ? a : (float)((a > 0) - (a < 0))));
+            float a = in_a[i]; out[i] = (float)(((float)((a > 0) - (a < 0))));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = in_a[i]; out[i] = (float)((a != a ? a : (float)((a > 0) - (a < 0))));
+        float a = in_a[i]; out[i] = (float)(((float)((a > 0) - (a < 0))));
     }
 }
 void ccc_sign_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -6373,12 +6373,12 @@ void ccc_sign_float32_strided(long long n, int ndim, const long long* meta, void
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k]; out[o + k] = (float)((a != a ? a : (float)((a > 0) - (a < 0))));
+                    float a = in_a[a_at + k]; out[o + k] = (float)(((float)((a > 0) - (a < 0))));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)((a != a ? a : (float)((a > 0) - (a < 0))));
+                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(((float)((a > 0) - (a < 0))));
                 }
             }
             i += len;
@@ -6398,21 +6398,21 @@ void ccc_sign_float64_contig(long long n, void* out_base, long long out_off, con
                 double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
-                    double a = in_a[i0 + k]; v[k] = (double)((a != a ? a : (double)((a > 0) - (a < 0))));
+                    double a = in_a[i0 + k]; v[k] = (double)(((double)((a > 0) - (a < 0))));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            double a = in_a[i]; out[i] = (double)((a != a ? a : (double)((a > 0) - (a < 0))));
+            double a = in_a[i]; out[i] = (double)(((double)((a > 0) - (a < 0))));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        double a = in_a[i]; out[i] = (double)((a != a ? a : (double)((a > 0) - (a < 0))));
+        double a = in_a[i]; out[i] = (double)(((double)((a > 0) - (a < 0))));
     }
 }
 void ccc_sign_float64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -6442,12 +6442,12 @@ void ccc_sign_float64_strided(long long n, int ndim, const long long* meta, void
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k]; out[o + k] = (double)((a != a ? a : (double)((a > 0) - (a < 0))));
+                    double a = in_a[a_at + k]; out[o + k] = (double)(((double)((a > 0) - (a < 0))));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k * sa]; out[o + k * so] = (double)((a != a ? a : (double)((a > 0) - (a < 0))));
+                    double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(((double)((a > 0) - (a < 0))));
                 }
             }
             i += len;
@@ -6749,21 +6749,21 @@ void ccc_sgn_float32_contig(long long n, void* out_base, long long out_off, cons
                 float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
-                    float a = in_a[i0 + k]; v[k] = (float)((a != a ? a : (float)((a > 0) - (a < 0))));
+                    float a = in_a[i0 + k]; v[k] = (float)((float)((a > 0) - (a < 0)));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            float a = in_a[i]; out[i] = (float)((a != a ? a : (float)((a > 0) - (a < 0))));
+            float a = in_a[i]; out[i] = (float)((float)((a > 0) - (a < 0)));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = in_a[i]; out[i] = (float)((a != a ? a : (float)((a > 0) - (a < 0))));
+        float a = in_a[i]; out[i] = (float)((float)((a > 0) - (a < 0)));
     }
 }
 void ccc_sgn_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -6793,12 +6793,12 @@ void ccc_sgn_float32_strided(long long n, int ndim, const long long* meta, void*
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k]; out[o + k] = (float)((a != a ? a : (float)((a > 0) - (a < 0))));
+                    float a = in_a[a_at + k]; out[o + k] = (float)((float)((a > 0) - (a < 0)));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)((a != a ? a : (float)((a > 0) - (a < 0))));
+                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)((float)((a > 0) - (a < 0)));
                 }
             }
             i += len;
@@ -6818,21 +6818,21 @@ void ccc_sgn_float64_contig(long long n, void* out_base, long long out_off, cons
                 double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
-                    double a = in_a[i0 + k]; v[k] = (double)((a != a ? a : (double)((a > 0) - (a < 0))));
+                    double a = in_a[i0 + k]; v[k] = (double)((double)((a > 0) - (a < 0)));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            double a = in_a[i]; out[i] = (double)((a != a ? a : (double)((a > 0) - (a < 0))));
+            double a = in_a[i]; out[i] = (double)((double)((a > 0) - (a < 0)));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        double a = in_a[i]; out[i] = (double)((a != a ? a : (double)((a > 0) - (a < 0))));
+        double a = in_a[i]; out[i] = (double)((double)((a > 0) - (a < 0)));
     }
 }
 void ccc_sgn_float64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -6862,12 +6862,12 @@ void ccc_sgn_float64_strided(long long n, int ndim, const long long* meta, void*
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k]; out[o + k] = (double)((a != a ? a : (double)((a > 0) - (a < 0))));
+                    double a = in_a[a_at + k]; out[o + k] = (double)((double)((a > 0) - (a < 0)));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k * sa]; out[o + k * so] = (double)((a != a ? a : (double)((a > 0) - (a < 0))));
+                    double a = in_a[a_at + k * sa]; out[o + k * so] = (double)((double)((a > 0) - (a < 0)));
                 }
             }
             i += len;

@@ -18,11 +18,11 @@ _FLOATS = ("float32", "float64")
 _PI = "({T})3.141592653589793"
 # expressions beyond core.codegen's tables, and corrections where OpenCL or NumPy semantics need them
 UNARY = {**UNARY_EXPRESSIONS,
-         "sign": "(a != a ? a : ({T})((a > 0) - (a < 0)))", "isnan": "isnan(a)", "isinf": "isinf(a)",
+         "isnan": "isnan(a)", "isinf": "isinf(a)",
          "isfinite": "isfinite(a)", "signbit": "signbit(a)", "logical_not": "(!a)", "bitwise_not": "(~a)",
          "frac": "(a - trunc(a))", "deg2rad": f"(a * ({_PI} / ({{T}})180))", "rad2deg": f"(a * (({{T}})180 / {_PI}))",
          "lgamma": "lgamma(a)", "sinc": f"(a == 0 ? ({{T}})1 : sinpi(a) / ({_PI} * a))",
-         "sgn": "(a != a ? a : ({T})((a > 0) - (a < 0)))", "isposinf": "(isinf(a) && a > 0)",
+         "sgn": UNARY_EXPRESSIONS["sign"], "isposinf": "(isinf(a) && a > 0)",
          "isneginf": "(isinf(a) && a < 0)",
          # real dtypes only (opencl has no complex storage): conj and real copy, imag is 0, angle is 0 or pi
          "conj": "a", "real": "a", "imag": "({T})0", "isreal": "1",
