@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
 import pathlib
 import sys
 import time
@@ -40,6 +39,7 @@ import core.nn as nn
 import core.nn.functional as F
 from core.config import ConfigError
 from core.plugins import get_manager
+from core.utils.atomic import atomic_write
 from core.utils.data import DataLoader, TensorDataset
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -158,16 +158,8 @@ def log_path_for(checkpoint: pathlib.Path) -> pathlib.Path:
 def save_checkpoint(state: dict, checkpoint: pathlib.Path) -> None:
     """Write ``state`` to a temporary file beside ``checkpoint``, then rename it over: readers (and --resume)
     only ever see a complete checkpoint, and a run killed mid-save keeps the previous one."""
-    temporary = checkpoint.with_name(f".{checkpoint.name}.{os.getpid()}.tmp")  # same directory: rename is atomic
-    try:
-        with open(temporary, "wb") as handle:
-            core.save(state, handle)
-            handle.flush()
-            os.fsync(handle.fileno())  # the bytes are on disk before the rename makes them the checkpoint
-        os.replace(temporary, checkpoint)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+    with atomic_write(checkpoint) as handle:  # what core.save(state, path) does too, spelled out for readers
+        core.save(state, handle)
 
 
 def log_rows_to_keep(path: pathlib.Path, resumed_epoch: int) -> list:

@@ -34,6 +34,7 @@ from ..ops.creation import resolve_device
 from ..ops.random import Generator, default_generator_for, is_default_generator
 from ..tensor import Size, Tensor
 from ..utils import safetensors
+from ..utils.atomic import atomic_write, is_path
 from . import ops  # noqa: F401 - registers the jit:: ops a saved raw graph may call
 from .ir import JIT_OPS, Graph, GraphError, Node, Value
 from .traced import TracedFunction, TracedModule
@@ -339,7 +340,15 @@ def save(traced, f) -> None:
     entries = {_FORMAT: _json_bytes(header)}  # everything encoded first: a failure leaves no half-written file
     entries.update({f"graphs/{mode}.json": _json_bytes(_graph_json(g)) for mode, g in graphs.items()})
     entries[_TENSORS] = safetensors.save(tensors)
-    with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
+    if is_path(f):
+        with atomic_write(f) as handle:  # a crash mid-save keeps the previous archive whole
+            _write_archive(handle, entries)
+    else:
+        _write_archive(f, entries)
+
+
+def _write_archive(handle, entries: dict) -> None:
+    with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
         for name, data in entries.items():
             archive.writestr(_zip_info(name), data)
 

@@ -20,6 +20,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..jit.ir import ALLOCATION_OPS, Value
 from ..nn.modules.module import Module
+from ..utils.atomic import atomic_write, is_path
 
 __all__ = ["export", "CONVERTERS", "OnnxExporterError", "UnsupportedOperatorError", "MIN_OPSET", "EXPORT_PASSES"]
 
@@ -618,5 +619,9 @@ def export(model, example_inputs, f, opset_version: int = 17, input_names=None, 
     proto = helper.make_model(proto_graph, opset_imports=opsets, producer_name="core",
                               ir_version=helper.find_min_ir_version_for(opsets))
     onnx.checker.check_model(proto, full_check=True)
-    onnx.save_model(proto, f)
+    if is_path(f):
+        with atomic_write(f) as handle:  # a crash mid-export keeps the previous model whole
+            handle.write(proto.SerializeToString())  # what save_model writes for a model without external data
+    else:
+        onnx.save_model(proto, f)
     return proto

@@ -16,6 +16,7 @@ import safetensors.numpy
 from .. import dtypes as dt
 from ..ops.creation import from_numpy, resolve_device
 from ..tensor import Tensor
+from .atomic import atomic_write
 
 __all__ = ["save", "save_file", "load", "load_file"]
 
@@ -61,7 +62,9 @@ def save(tensors: dict[str, Tensor], metadata: dict[str, str] | None = None) -> 
 def save_file(tensors: dict[str, Tensor], filename: str | os.PathLike, metadata: dict[str, str] | None = None) -> None:
     """Write ``tensors`` to a safetensors file (``safetensors.torch.save_file``)."""
     _check_metadata("save_file", metadata)
-    safetensors.numpy.save_file(_to_arrays("save_file", tensors), os.fspath(filename), metadata=metadata)
+    data = safetensors.numpy.save(_to_arrays("save_file", tensors), metadata=metadata)
+    with atomic_write(filename) as handle:  # a crash mid-write keeps the previous file whole
+        handle.write(data)
 
 
 def _check_dtype(op: str, name: str, code: str) -> dt.dtype:
