@@ -4,7 +4,8 @@ A plugin author checks a device with one call, ``core.testing.check_backend("toy
 expected_failures=(...))`` (the op-conformance suite and gradcheck, see
 ``core.testing.backend_check``), or with pytest: ``pytest --core-backend NAME`` (the pytest
 plugin in ``core.testing.pytest_plugin``) restricts device-parametrised tests (the
-``core_device`` fixture; core's own ``device`` fixture) to one device type.
+``core_device`` fixture; core's own ``device`` fixture) to one device type. ``python -m core.testing.fuzz --device
+NAME`` fuzzes a device against the NumPy reference (``core.testing.fuzz``).
 """
 
 from __future__ import annotations
@@ -133,7 +134,7 @@ def check_backend(device: str, expected_failures=(), **options):
     return run(device, expected_failures, **options)
 
 
-_SUBMODULES = frozenset({"backend_check", "conformance", "gradients", "pytest_plugin"})
+_SUBMODULES = frozenset({"backend_check", "conformance", "fuzz", "gradients", "pytest_plugin"})
 
 
 def __getattr__(name: str):
