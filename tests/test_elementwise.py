@@ -162,3 +162,16 @@ def test_matches_torch_on_mixed_promotion(device):
                 t = getattr(torch, fn)(theirs, scalar)
                 assert o.dtype.name == str(t.dtype).split(".")[1], (dtype, scalar, fn)
                 np.testing.assert_allclose(o.float().cpu().numpy(), t.float().numpy(), rtol=1e-3)
+
+
+@pytest.mark.parametrize("dtype,real", [(core.complex64, np.float32), (core.complex128, np.float64)])
+def test_complex_parts_abs_and_angle_are_real_and_keep_the_imaginary_part(device, dtype, real):
+    values = np.array([1 + 2j, 3 - 1j, -2 + 0j, 0 - 0.5j])
+    z = core.tensor(values, dtype=dtype, device=device)
+    for fn, expected in ((core.real, values.real), (core.imag, values.imag), (core.abs, np.abs(values)),
+                         (core.angle, np.angle(values))):
+        result = fn(z)
+        assert result.dtype is core.dtypes.from_numpy_dtype(np.dtype(real)), fn.__name__
+        assert_close(result, expected.astype(real), rtol=1e-6, atol=1e-6)
+    assert_close(z.imag, values.imag.astype(real))
+    assert core.abs(core.tensor([-3, 4], device=device)).dtype is core.int64  # real inputs keep their dtype

@@ -63,8 +63,8 @@ def _unary_meta(op: str, kind: str):
                 raise op_error(TypeError, op, "is not supported for bool tensors; use logical_not() instead"
                                if op == "neg" else "is not supported for bool tensors", input)
             out = d
-        elif kind == "real":
-            out = d.to_real()
+        elif kind == "real":  # computed in the input's dtype: a complex input must not be cast before the op
+            return TensorSpec(input._shape, d.to_real(), input._storage.device, d)
         else:
             out = d
         return TensorSpec(input._shape, out, input._storage.device, out if out.category >= _FLOAT or kind != "bool"
@@ -135,10 +135,11 @@ UNARY_OPS = {
         "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "erfc", "erfinv",
         "reciprocal", "lgamma", "digamma", "i0", "sinc", "deg2rad", "rad2deg")},
     # kind "same": the output keeps the input dtype
-    **{name: "same" for name in ("abs", "sign", "floor", "ceil", "round", "trunc", "frac", "square",
-                                 "positive", "conj")},
+    **{name: "same" for name in ("sign", "floor", "ceil", "round", "trunc", "frac", "square", "positive", "conj")},
     "neg": "no_bool",
     "sgn": "same",
+    # kind "real": the real dtype of the input (a complex input gives float; others keep their dtype)
+    "abs": "real",
     "angle": "real",
     "real": "real",
     "imag": "real",
