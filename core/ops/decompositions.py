@@ -1,0 +1,424 @@
+"""Decompositions and what is built on them: inv, det, slogdet, solve, cholesky, qr, eigh, svd (``torch.linalg``).
+
+Each primitive works on stacks of matrices ``(..., m, n)`` and returns a tuple where the factorisation has several
+parts; the reference kernels call the array module's ``linalg`` (LAPACK on the CPU, cuSOLVER under CuPy). Failures
+are data, not exceptions: ``linalg_inv_ex``, ``linalg_solve_ex`` and ``linalg_cholesky_ex`` return LAPACK's
+``info`` per matrix, and the front ends in :mod:`core.linalg` raise PyTorch's :class:`~core.errors.LinAlgError`
+from it. Everything else in ``core.linalg`` (matrix_power, pinv, matrix_rank, multi_dot, ...) is a composite.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from .. import dtypes as dt
+from ..dispatch import TensorSpec, define
+from ..errors import LinAlgError
+from ..tensor import Tensor
+from ._util import broadcast_shapes, common_device, finish_out
+from .creation import zeros
+from .ranges import eye
+from .elementwise import abs, div, exp, gt, log, mul, where
+from .linalg import matmul
+from .reduction import amax, return_type, sum
+from .view import diagonal, expand, squeeze, unsqueeze
+
+# torch-level names; the rest of the front ends below are ``core.linalg``'s (see core/linalg.py)
+__all__ = ["cholesky", "det", "inverse", "logdet", "matrix_power", "pinverse", "slogdet"]
+
+_inv_ex_t = return_type("linalg_inv_ex", ("inverse", "info"))
+_solve_ex_t = return_type("linalg_solve_ex", ("result", "info"))
+_cholesky_ex_t = return_type("linalg_cholesky_ex", ("L", "info"))
+_linalg_slogdet_t = return_type("linalg_slogdet", ("sign", "logabsdet"))
+_qr_t = return_type("linalg_qr", ("Q", "R"))
+_eigh_t = return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
+_svd_t = return_type("linalg_svd", ("U", "S", "Vh"))
+
+_INFO = dt.int32
+
+
+def check_matrix_input(op: str, A, name: str = "A", square: bool = True) -> None:
+    """PyTorch's checks of a linalg input: a Tensor, at least 2-D, square when asked, floating point or complex."""
+    if not isinstance(A, Tensor):
+        raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(A).__name__}")
+    if A.ndim < 2:
+        raise RuntimeError(f"{op}: The input tensor {name} must have at least 2 dimensions.")
+    if square and A._shape[-1] != A._shape[-2]:
+        raise RuntimeError(f"{op}: {name} must be batches of square matrices, but they are {A._shape[-2]} by "
+                           f"{A._shape[-1]} matrices")
+    check_float_input(op, A)
+
+
+def check_float_input(op: str, A) -> None:
+    """Floating point or complex, and not a half type (LAPACK has none)."""
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
+                           f"{dt.legacy_name(A.dtype)}")
+    if A.dtype.name in ("float16", "bfloat16"):
+        raise RuntimeError(f"{op}: Low precision dtypes not supported. Got {dt.legacy_name(A.dtype)}")
+
+
+def _spec(A, shape, dtype=None):
+    return TensorSpec(tuple(shape), A.dtype if dtype is None else dtype, A.device)
+
+
+def _inv_ex_meta(A):
+    check_matrix_input("linalg.inv_ex", A)
+    return _spec(A, A._shape), _spec(A, A._shape[:-2], _INFO)
+
+
+linalg_inv_ex = define(
+    "linalg_inv_ex", meta=_inv_ex_meta, primitive=True,
+    doc="(inverse, info) of a stack of square matrices (..., n, n); info (int32, per matrix) is LAPACK getrf's: "
+        "0, or the 1-based index of the first zero pivot of the partial-pivoting LU (the inverse is then "
+        "unspecified)")
+
+
+def _det_meta(A):
+    check_matrix_input("linalg.det", A)
+    return _spec(A, A._shape[:-2])
+
+
+linalg_det = define("linalg_det", meta=_det_meta, primitive=True,
+                    doc="determinants of a stack of square matrices (..., n, n); 1 for 0 by 0 matrices")
+
+
+def _slogdet_meta(A):
+    check_matrix_input("linalg.slogdet", A)
+    return _spec(A, A._shape[:-2]), _spec(A, A._shape[:-2], A.dtype.to_real())
+
+
+linalg_slogdet = define(
+    "linalg_slogdet", meta=_slogdet_meta, primitive=True,
+    doc="(sign, logabsdet) of a stack of square matrices: det = sign * exp(logabsdet); sign 0 and logabsdet -inf "
+        "for a singular matrix; logabsdet is real")
+
+
+def _solve_ex_meta(A, B):
+    check_matrix_input("linalg.solve", A)
+    if not isinstance(B, Tensor) or B.ndim != A.ndim or B._shape[:-1] != A._shape[:-1]:
+        raise RuntimeError("linalg_solve_ex: expected A (..., n, n) and B (..., n, k) with equal batch dims")
+    if B.dtype is not A.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
+                           f"{dt.legacy_name(A.dtype)} and B of type {dt.legacy_name(B.dtype)} instead")
+    common_device("linalg.solve", (A, B))
+    return _spec(B, B._shape), _spec(A, A._shape[:-2], _INFO)
+
+
+linalg_solve_ex = define(
+    "linalg_solve_ex", meta=_solve_ex_meta, primitive=True,
+    doc="(X, info) with A @ X = B for A (..., n, n) and B (..., n, k) with EQUAL batch dims (callers broadcast) and "
+        "the same dtype; info as linalg_inv_ex's")
+
+
+def _cholesky_ex_meta(A, upper=False):
+    check_matrix_input("linalg.cholesky", A)
+    return _spec(A, A._shape), _spec(A, A._shape[:-2], _INFO)
+
+
+linalg_cholesky_ex = define(
+    "linalg_cholesky_ex", meta=_cholesky_ex_meta, primitive=True,
+    doc="(L, info): A = L @ L^H with L lower triangular (or A = U^H @ U, U = L^H, when upper) for Hermitian "
+        "positive-definite A, read from its lower triangle; info is 0, or the order of the first leading minor "
+        "that is not positive-definite")
+
+
+def _qr_meta(A, mode="reduced"):
+    check_matrix_input("linalg.qr", A, square=False)
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
+                           f"or 'complete'")
+    batch, (m, n) = A._shape[:-2], A._shape[-2:]
+    k = m if mode == "complete" else min(m, n)
+    q_shape = (0,) if mode == "r" else batch + (m, k)
+    return _spec(A, q_shape), _spec(A, batch + (k, n))
+
+
+linalg_qr = define(
+    "linalg_qr", meta=_qr_meta, primitive=True,
+    doc="(Q, R) with A = Q @ R, Q with orthonormal columns, R upper triangular, for A (..., m, n); mode 'reduced' "
+        "(k = min(m, n)), 'complete' (Q square) or 'r' (Q empty)")
+
+
+def _eigh_meta(A, UPLO="L"):
+    check_matrix_input("linalg.eigh", A)
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return _spec(A, A._shape[:-1], A.dtype.to_real()), _spec(A, A._shape)
+
+
+linalg_eigh = define(
+    "linalg_eigh", meta=_eigh_meta, primitive=True,
+    doc="(eigenvalues, eigenvectors) of Hermitian matrices (..., n, n) read from the UPLO triangle; eigenvalues "
+        "real and ascending, eigenvectors the columns")
+
+
+def _svd_meta(A, full_matrices=True):
+    check_matrix_input("linalg.svd", A, square=False)
+    batch, (m, n) = A._shape[:-2], A._shape[-2:]
+    k = min(m, n)
+    u_cols, vh_rows = (m, n) if full_matrices else (k, k)
+    return (_spec(A, batch + (m, u_cols)), _spec(A, batch + (k,), A.dtype.to_real()),
+            _spec(A, batch + (vh_rows, n)))
+
+
+linalg_svd = define(
+    "linalg_svd", meta=_svd_meta, primitive=True,
+    doc="(U, S, Vh) with A = U @ diag(S) @ Vh for A (..., m, n); S real and descending; U and Vh square when "
+        "full_matrices, else (m, k) and (k, n) with k = min(m, n)")
+
+
+def _svdvals_meta(A):
+    check_matrix_input("linalg.svdvals", A, square=False)
+    return _spec(A, A._shape[:-2] + (min(A._shape[-2:]),), A.dtype.to_real())
+
+
+linalg_svdvals = define("linalg_svdvals", meta=_svdvals_meta, primitive=True,
+                        doc="the singular values of A (..., m, n), real and descending: (..., min(m, n))")
+
+
+
+# -- front ends (core.linalg) --------------------------------------------------------------------------
+
+def raise_for_info(op: str, info: Tensor, is_matrix: bool) -> None:
+    """Raise PyTorch's :class:`LinAlgError` for the first matrix whose LAPACK ``info`` is not 0."""
+    if info.device.type == "meta":  # no data: a shape computation, as in PyTorch
+        return
+    values = info.reshape(-1).tolist()
+    failed = next((i for i, v in enumerate(values) if v != 0), None)
+    if failed is None:
+        return
+    code = values[failed]
+    batch = "" if is_matrix else f": (Batch element {failed})"
+    if "cholesky" in op:
+        raise LinAlgError(f"{op}{batch}: The factorization could not be completed because the input is not "
+                          f"positive-definite (the leading minor of order {code} is not positive-definite).")
+    if "solve" in op:
+        raise LinAlgError(f"{op}{batch}: The solver failed because the input matrix is singular.")
+    raise LinAlgError(f"{op}{batch}: The diagonal element {code} is zero, the inversion could not be completed "
+                      f"because the input matrix is singular.")
+
+
+def _finish_pair(op: str, result: tuple, out, cls):
+    if out is not None:
+        result = tuple(finish_out(op, r, o) for r, o in zip(result, out))
+    return cls(*result)
+
+
+def inv_ex(A, *, check_errors=False, out=None):
+    """Inverse of square matrices and LAPACK's info per matrix, not raising unless asked (``torch.linalg.inv_ex``)."""
+    check_matrix_input("linalg.inv_ex", A)
+    inverse, info = linalg_inv_ex(A)
+    if check_errors:
+        raise_for_info("linalg.inv_ex", info, A.ndim == 2)
+    return _finish_pair("linalg.inv_ex", (inverse, info), out, _inv_ex_t)
+
+
+def inv(A, *, out=None):
+    """Inverse of square matrices; a singular one raises :class:`LinAlgError` (``torch.linalg.inv``)."""
+    check_matrix_input("linalg.inv", A)
+    inverse, info = linalg_inv_ex(A)
+    raise_for_info("linalg.inv", info, A.ndim == 2)
+    return finish_out("linalg.inv", inverse, out)
+
+
+def inverse(input, *, out=None):
+    """``linalg.inv`` (``torch.inverse``)."""
+    return inv(input, out=out)
+
+
+def det(A, *, out=None):
+    """Determinants of square matrices (``torch.linalg.det``, ``torch.det``)."""
+    check_matrix_input("linalg.det", A)
+    return finish_out("linalg.det", linalg_det(A), out)
+
+
+def slogdet(A, *, out=None):
+    """(sign, logabsdet) of square matrices: det = sign * exp(logabsdet) (``torch.linalg.slogdet``, ``torch.slogdet``)."""
+    check_matrix_input("linalg.slogdet", A)
+    return _finish_pair("linalg.slogdet", linalg_slogdet(A), out, _linalg_slogdet_t)
+
+
+def logdet(input):
+    """log(det(A)): NaN for a negative determinant, -inf for a singular matrix (``torch.logdet``)."""
+    check_matrix_input("logdet", input)
+    sign, logabsdet = linalg_slogdet(input)
+    if input.is_complex():
+        return log(sign) + logabsdet
+    return where(sign.lt(0), math.nan, logabsdet)
+
+
+def _solve_operands(A, B, left: bool):
+    """A and B broadcast to (..., n, n) and (..., n, k), and whether B was a (batch of) vector(s)."""
+    check_matrix_input("linalg.solve", A)
+    if not isinstance(B, Tensor):
+        raise TypeError(f"linalg.solve(): argument 'B' must be Tensor, not {type(B).__name__}")
+    if B.dtype is not A.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
+                           f"{dt.legacy_name(A.dtype)} and B of type {dt.legacy_name(B.dtype)} instead")
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B._shape == A._shape[:-1])
+    if not left:  # X A = B is A^T X^T = B^T
+        A = A.mT
+        B = B if vector else B.mT
+    if vector:
+        B = unsqueeze(B, -1)
+    n = A._shape[-1]
+    if B.ndim < 2 or B._shape[-2] != n:
+        shown = B._shape[-2:] if B.ndim >= 2 else B._shape
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {'x'.join(map(str, shown))})")
+    batch = broadcast_shapes(A._shape[:-2], B._shape[:-2], op="linalg.solve")
+    return expand(A, batch + A._shape[-2:]), expand(B, batch + B._shape[-2:]), vector
+
+
+def _solve_result(X, vector: bool, left: bool):
+    if vector:
+        return squeeze(X, -1)
+    return X if left else X.mT
+
+
+def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    """(X, info) with A X = B (or X A = B when not ``left``), broadcasting (``torch.linalg.solve_ex``)."""
+    A_, B_, vector = _solve_operands(A, B, left)
+    X, info = linalg_solve_ex(A_, B_)
+    if check_errors:
+        raise_for_info("torch.linalg.solve_ex", info, A_.ndim == 2)
+    return _finish_pair("linalg.solve_ex", (_solve_result(X, vector, left), info), out, _solve_ex_t)
+
+
+def solve(A, B, *, left=True, out=None):
+    """X with A X = B (or X A = B when not ``left``); B is (..., n) or (..., n, k), batches broadcast
+    (``torch.linalg.solve``)."""
+    A_, B_, vector = _solve_operands(A, B, left)
+    X, info = linalg_solve_ex(A_, B_)
+    raise_for_info("torch.linalg.solve", info, A_.ndim == 2)
+    return finish_out("linalg.solve", _solve_result(X, vector, left), out)
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    """(L, info): the Cholesky factor and LAPACK's info per matrix (``torch.linalg.cholesky_ex``)."""
+    check_matrix_input("linalg.cholesky_ex", A)
+    L, info = linalg_cholesky_ex(A, bool(upper))
+    if check_errors:
+        raise_for_info("linalg.cholesky_ex", info, A.ndim == 2)
+    return _finish_pair("linalg.cholesky_ex", (L, info), out, _cholesky_ex_t)
+
+
+def cholesky(A, upper=False, *, out=None):
+    """L with A = L L^H (U with A = U^H U when ``upper``) of Hermitian positive-definite matrices
+    (``torch.linalg.cholesky``, ``torch.cholesky``)."""
+    check_matrix_input("linalg.cholesky", A)
+    L, info = linalg_cholesky_ex(A, bool(upper))
+    raise_for_info("linalg.cholesky", info, A.ndim == 2)
+    return finish_out("linalg.cholesky", L, out)
+
+
+def qr(A, mode="reduced", *, out=None):
+    """(Q, R) with A = Q R; mode 'reduced', 'complete' or 'r' (``torch.linalg.qr``)."""
+    check_matrix_input("linalg.qr", A, square=False)
+    return _finish_pair("linalg.qr", linalg_qr(A, mode), out, _qr_t)
+
+
+def eigh(A, UPLO="L", *, out=None):
+    """(eigenvalues, eigenvectors) of Hermitian matrices, ascending, from the UPLO triangle (``torch.linalg.eigh``)."""
+    check_matrix_input("linalg.eigh", A)
+    return _finish_pair("linalg.eigh", linalg_eigh(A, UPLO), out, _eigh_t)
+
+
+def eigvalsh(A, UPLO="L", *, out=None):
+    """The eigenvalues of Hermitian matrices, ascending (``torch.linalg.eigvalsh``)."""
+    check_matrix_input("linalg.eigvalsh", A)
+    return finish_out("linalg.eigvalsh", linalg_eigh(A, UPLO)[0], out)
+
+
+def svd(A, full_matrices=True, *, driver=None, out=None):
+    """(U, S, Vh) with A = U diag(S) Vh, S descending (``torch.linalg.svd``; ``driver`` is cuSOLVER's, ignored)."""
+    check_matrix_input("linalg.svd", A, square=False)
+    return _finish_pair("linalg.svd", linalg_svd(A, bool(full_matrices)), out, _svd_t)
+
+
+def svdvals(A, *, driver=None, out=None):
+    """The singular values, descending (``torch.linalg.svdvals``)."""
+    check_matrix_input("linalg.svdvals", A, square=False)
+    return finish_out("linalg.svdvals", linalg_svdvals(A), out)
+
+
+def matrix_power(A, n, *, out=None):
+    """A to the integer power n by repeated squaring; negative n inverts first (``torch.linalg.matrix_power``)."""
+    if not isinstance(A, Tensor):
+        raise TypeError(f"linalg.matrix_power(): argument 'A' must be Tensor, not {type(A).__name__}")
+    if not isinstance(n, numbers.Integral) or isinstance(n, bool):
+        raise TypeError(f"linalg.matrix_power(): argument 'n' must be int, not {type(n).__name__}")
+    if A.ndim < 2:
+        raise RuntimeError(f"linalg.matrix_power: The input tensor A must have at least 2 dimensions.")
+    if A._shape[-1] != A._shape[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
+                           f"{A._shape[-2]} by {A._shape[-1]} matrices")
+    if n == 0:
+        result = expand(eye(A._shape[-1], dtype=A.dtype, device=A.device), A._shape).clone()
+    else:
+        base = inv(A) if n < 0 else A
+        n, result = -n if n < 0 else n, None
+        while True:  # repeated squaring: log2(n) products, each a matmul (so differentiable)
+            if n & 1:
+                result = base if result is None else matmul(result, base)
+            n >>= 1
+            if not n:
+                break
+            base = matmul(base, base)
+        if result is A:
+            result = A.clone()
+    return finish_out("linalg.matrix_power", result, out)
+
+
+def _tolerance(op: str, S, atol, rtol, shape_mn):
+    """PyTorch's cut-off max(atol, rtol * S_max) per matrix; rtol defaults to eps * max(m, n) when atol is unset."""
+    real = S.dtype
+    if rtol is None:
+        rtol = 0.0 if atol is not None and not (isinstance(atol, Tensor)) and atol > 0 else \
+            dt.finfo(real).eps * max(shape_mn)
+    atol = 0.0 if atol is None else atol
+    s_max = amax(S, -1, keepdim=True) if S._shape[-1] else zeros(S._shape[:-1] + (1,), dtype=real, device=S.device)
+    rtol_t = rtol if not isinstance(rtol, Tensor) else unsqueeze(rtol, -1)
+    atol_t = atol if not isinstance(atol, Tensor) else unsqueeze(atol, -1)
+    return (rtol_t * s_max).clamp_min(atol_t) if not isinstance(atol_t, Tensor) else where(
+        gt(atol_t, rtol_t * s_max), atol_t, rtol_t * s_max)
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    """How many singular values (|eigenvalues| when ``hermitian``) exceed max(atol, rtol * largest)
+    (``torch.linalg.matrix_rank``)."""
+    check_matrix_input("linalg.matrix_rank", A, square=bool(hermitian))
+    S = abs(linalg_eigh(A, "L")[0]) if hermitian else linalg_svdvals(A)
+    tol = _tolerance("linalg.matrix_rank", S, atol, rtol, A._shape[-2:])
+    return finish_out("linalg.matrix_rank", sum(gt(S, tol), -1), out)
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    """Moore-Penrose pseudo-inverse from the SVD (the eigendecomposition when ``hermitian``), singular values
+    below max(atol, rtol * largest) dropped (``torch.linalg.pinv``)."""
+    check_matrix_input("linalg.pinv", A, square=bool(hermitian))
+    if hermitian:
+        w, V = linalg_eigh(A, "L")
+        S, U, Vh = abs(w), V, V.mH
+        signs = where(w.lt(0), -1.0, 1.0).to(A.dtype)
+    else:
+        U, S, Vh = linalg_svd(A, False)
+        signs = None
+    tol = _tolerance("linalg.pinv", S, atol, rtol, A._shape[-2:])
+    keep = gt(S, tol)
+    s_inv = where(keep, div(1.0, where(keep, S, 1.0)), 0.0).to(A.dtype)
+    if signs is not None:
+        s_inv = mul(s_inv, signs)
+    result = matmul(mul(Vh.mH, unsqueeze(s_inv, -2)), U.mH)
+    return finish_out("linalg.pinv", result, out)
+
+
+def pinverse(input, rcond=1e-15, hermitian=False):
+    """Pseudo-inverse dropping singular values below rcond * the largest (``torch.pinverse``)."""
+    return pinv(input, rtol=rcond, hermitian=hermitian)
+
+
+METHODS = {"det": det, "inverse": inverse, "cholesky": cholesky, "slogdet": slogdet, "logdet": logdet,
+           "matrix_power": matrix_power, "pinverse": pinverse}
