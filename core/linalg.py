@@ -9,15 +9,15 @@ from __future__ import annotations
 from .errors import LinAlgError
 from .ops import linalg as _products
 from .ops._util import finish_out as _finish_out
-from .ops.decompositions import (cholesky, cholesky_ex, det, eigh, eigvalsh, inv, inv_ex, matrix_power, matrix_rank,
-                                 pinv, qr, slogdet, solve, solve_ex, svd, svdvals)
+from .ops.decompositions import (cholesky, cholesky_ex, det, eigh, eigvalsh, inv, inv_ex, matrix_exp, matrix_power,
+                                 matrix_rank, pinv, qr, slogdet, solve, solve_ex, svd, svdvals)
 from .ops.elementwise import conj as _conj, mul as _mul
 from .ops.reduction import sum as _sum
 from .tensor import Tensor as _Tensor
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eigh", "eigvalsh", "inv", "inv_ex",
-           "matrix_power", "matrix_rank", "multi_dot", "pinv", "qr", "slogdet", "solve", "solve_ex", "svd",
-           "svdvals", "vecdot"]
+           "matrix_exp", "matrix_power", "matrix_rank", "multi_dot", "pinv", "qr", "slogdet", "solve", "solve_ex",
+           "svd", "svdvals", "vecdot"]
 
 
 def cross(input, other, *, dim=-1, out=None):
@@ -26,7 +26,7 @@ def cross(input, other, *, dim=-1, out=None):
         if not isinstance(t, _Tensor):
             raise TypeError(f"linalg.cross(): argument '{name}' must be Tensor, not {type(t).__name__}")
     if input.ndim != other.ndim:
-        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions.")
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     for t in (input, other):
         if not -t.ndim <= dim < max(t.ndim, 1):
             raise IndexError(f"Dimension out of range (expected to be in range of [{-t.ndim}, {t.ndim - 1}], but "

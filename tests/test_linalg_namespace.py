@@ -189,6 +189,24 @@ def test_matrix_rank_and_pinv(device, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("scale", [0.1, 1.0, 20.0])  # 20: beyond the Pade approximant's range, so squarings run
+def test_matrix_exp(device, scale, dtype):
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    a = (_random((2, 4, 4), dtype, "expm") * scale).astype(dtype)
+    expected = scipy_linalg.expm(a.astype(np.float64))
+    tol = 1e-5 if dtype == "float32" else 1e-11
+    for result in (L.matrix_exp(_t(a, device)), core.matrix_exp(_t(a, device)), _t(a, device).matrix_exp()):
+        assert_close(result / float(np.abs(expected).max()), (expected / np.abs(expected).max()).astype(dtype),
+                     rtol=tol, atol=tol)
+    assert tuple(L.matrix_exp(core.zeros(0, 2, 2, device=device)).shape) == (0, 2, 2)
+
+
+def test_nuclear_norm_uses_svdvals(device):
+    a = _random((2, 4, 3), "float64", "nuc")
+    assert_close(core.norm(_t(a, device), "nuc", dim=(1, 2)), np.linalg.norm(a, "nuc", axis=(1, 2)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_logdet(device, dtype):
     a = _spd((2, 3, 3), dtype)
     assert_close(core.logdet(_t(a, device)), np.linalg.slogdet(a)[1], **TOL[dtype])
@@ -330,6 +348,7 @@ GRADIENTS = {
     "matrix_power": (lambda a: L.matrix_power(a, -3), [(2, 3, 3)]),
     "pinv": (lambda a: L.pinv(a), [(4, 3)]),
     "matrix_power-positive": (lambda a: L.matrix_power(a, 5), [(3, 3)]),
+    "matrix_exp": (lambda a: L.matrix_exp(3 * a), [(2, 3, 3)]),
 }
 
 

@@ -18,14 +18,14 @@ from ..errors import LinAlgError
 from ..tensor import Tensor
 from ._util import broadcast_shapes, common_device, finish_out
 from .creation import zeros
-from .ranges import eye
-from .elementwise import abs, div, exp, gt, log, mul, where
+from .elementwise import abs, div, gt, log, mul, where
 from .linalg import matmul
+from .ranges import eye
 from .reduction import amax, return_type, sum
-from .view import diagonal, expand, squeeze, unsqueeze
+from .view import expand, squeeze, unsqueeze
 
 # torch-level names; the rest of the front ends below are ``core.linalg``'s (see core/linalg.py)
-__all__ = ["cholesky", "det", "inverse", "logdet", "matrix_power", "pinverse", "slogdet"]
+__all__ = ["cholesky", "det", "inverse", "logdet", "matrix_exp", "matrix_power", "pinverse", "slogdet"]
 
 _inv_ex_t = return_type("linalg_inv_ex", ("inverse", "info"))
 _solve_ex_t = return_type("linalg_solve_ex", ("result", "info"))
@@ -235,7 +235,7 @@ def det(A, *, out=None):
 
 
 def slogdet(A, *, out=None):
-    """(sign, logabsdet) of square matrices: det = sign * exp(logabsdet) (``torch.linalg.slogdet``, ``torch.slogdet``)."""
+    """(sign, logabsdet) of square matrices: det = sign * exp(logabsdet) (``torch.linalg.slogdet``/``slogdet``)."""
     check_matrix_input("linalg.slogdet", A)
     return _finish_pair("linalg.slogdet", linalg_slogdet(A), out, _linalg_slogdet_t)
 
@@ -351,7 +351,7 @@ def matrix_power(A, n, *, out=None):
     if not isinstance(n, numbers.Integral) or isinstance(n, bool):
         raise TypeError(f"linalg.matrix_power(): argument 'n' must be int, not {type(n).__name__}")
     if A.ndim < 2:
-        raise RuntimeError(f"linalg.matrix_power: The input tensor A must have at least 2 dimensions.")
+        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 dimensions.")
     if A._shape[-1] != A._shape[-2]:
         raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
                            f"{A._shape[-2]} by {A._shape[-1]} matrices")
@@ -420,5 +420,34 @@ def pinverse(input, rcond=1e-15, hermitian=False):
     return pinv(input, rtol=rcond, hermitian=hermitian)
 
 
+# Higham's (2005) degree-13 Pade approximant: its coefficients, and the 1-norm up to which it is exact to double
+_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0, 129060195264000.0,
+           10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0, 40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+_THETA13 = 5.371920351148152
+
+
+def matrix_exp(A):
+    """exp(A) of square matrices by scaling and squaring with a degree-13 Pade approximant, built from matmul and
+    solve (so it runs and differentiates on every device) (``torch.linalg.matrix_exp``, ``torch.matrix_exp``)."""
+    check_matrix_input("linalg.matrix_exp", A)
+    if A.numel() == 0:
+        return A.clone()
+    norm = amax(sum(abs(A), -2)).item()  # the largest 1-norm of the batch: one scaling for all
+    squarings = max(0, math.ceil(math.log2(norm / _THETA13))) if norm > _THETA13 else 0
+    A = A / 2.0 ** squarings if squarings else A
+    b = _PADE13
+    identity = eye(A._shape[-1], dtype=A.dtype, device=A.device)
+    A2 = matmul(A, A)
+    A4 = matmul(A2, A2)
+    A6 = matmul(A4, A2)
+    U = matmul(A, matmul(A6, b[13] * A6 + b[11] * A4 + b[9] * A2) + b[7] * A6 + b[5] * A4 + b[3] * A2
+               + b[1] * identity)
+    V = matmul(A6, b[12] * A6 + b[10] * A4 + b[8] * A2) + b[6] * A6 + b[4] * A4 + b[2] * A2 + b[0] * identity
+    result = linalg_solve_ex(V - U, V + U)[0]
+    for _ in range(squarings):
+        result = matmul(result, result)
+    return result
+
+
 METHODS = {"det": det, "inverse": inverse, "cholesky": cholesky, "slogdet": slogdet, "logdet": logdet,
-           "matrix_power": matrix_power, "pinverse": pinverse}
+           "matrix_exp": matrix_exp, "matrix_power": matrix_power, "pinverse": pinverse}
