@@ -229,6 +229,23 @@ def test_products(device, dtype):
     assert_close(L.multi_dot([_t(m, device) for m in mats[1:4]]), np.linalg.multi_dot(mats[1:4]), **TOL[dtype])
 
 
+def test_complex_inputs(device):
+    rng = _rng("complex")
+    a = rng.standard_normal((2, 3, 3)) + 1j * rng.standard_normal((2, 3, 3))
+    hermitian = a @ np.conj(np.swapaxes(a, -1, -2)) + 3 * np.eye(3)
+    A, H = _t(a, device), _t(hermitian, device)
+    tol = TOL["float64"]
+    assert_close(L.inv(A), np.linalg.inv(a), **tol)
+    assert_close(L.det(A), np.linalg.det(a), **tol)
+    assert_close(L.slogdet(A).logabsdet, np.linalg.slogdet(a)[1], **tol)
+    assert_close(L.solve(A, A[..., 0]), np.linalg.solve(a, a[..., :1])[..., 0], **tol)
+    assert_close(L.cholesky(H), np.linalg.cholesky(hermitian), **tol)
+    assert_close(L.eigvalsh(H), np.linalg.eigvalsh(hermitian), **tol)
+    assert_close(L.svdvals(A), np.linalg.svd(a, compute_uv=False), **tol)
+    assert_close(L.pinv(A), np.linalg.pinv(a), rtol=1e-8, atol=1e-8)
+    assert_close(L.vecdot(A, A), np.sum(np.conj(a) * a, -1), **tol)
+
+
 # -- errors ---------------------------------------------------------------------------------------------
 
 SINGULAR = np.array([[1.0, 2.0], [2.0, 4.0]])

@@ -433,6 +433,7 @@ def matrix_exp(A):
     if A.numel() == 0:
         return A.clone()
     norm = amax(sum(abs(A), -2)).item()  # the largest 1-norm of the batch: one scaling for all
+    norm = norm.real if isinstance(norm, complex) else norm  # abs of a complex tensor is complex here (see tests)
     squarings = max(0, math.ceil(math.log2(norm / _THETA13))) if norm > _THETA13 else 0
     A = A / 2.0 ** squarings if squarings else A
     b = _PADE13
