@@ -109,6 +109,9 @@ def test_cholesky(device, shape, dtype):
     assert_close(factor, expected, **TOL[dtype])
     assert_close(info, np.zeros(shape[:-2], np.int32))
     assert_close(core.cholesky(_t(a, device)), expected, **TOL[dtype])
+    lower_only, upper_only = np.tril(a), np.triu(a)  # each triangle alone is read as the Hermitian matrix
+    assert_close(L.cholesky(_t(lower_only, device)), expected, **TOL[dtype])
+    assert_close(L.cholesky(_t(upper_only, device), upper=True), np.swapaxes(expected, -1, -2), **TOL[dtype])
     assert_close(_t(a, device).cholesky(), expected, **TOL[dtype])
 
 

@@ -119,9 +119,9 @@ def _cholesky_ex_meta(A, upper=False):
 
 linalg_cholesky_ex = define(
     "linalg_cholesky_ex", meta=_cholesky_ex_meta, primitive=True,
-    doc="(L, info): A = L @ L^H with L lower triangular (or A = U^H @ U, U = L^H, when upper) for Hermitian "
-        "positive-definite A, read from its lower triangle; info is 0, or the order of the first leading minor "
-        "that is not positive-definite")
+    doc="(L, info): A = L @ L^H with L lower triangular (or A = U^H @ U with U upper triangular, when upper) for "
+        "Hermitian positive-definite A, read from its lower (upper) triangle; info is 0, or the order of the first "
+        "leading minor that is not positive-definite")
 
 
 def _qr_meta(A, mode="reduced"):

@@ -114,7 +114,10 @@ def kernels(ctx) -> dict:
         return wrap(x.astype(a.dtype, copy=False), spec[0]), wrap(info, spec[1])
 
     def linalg_cholesky_ex(spec, A, upper=False):
-        lower, info = with_info(linalg.cholesky, matrices(A), _first_non_positive_minor)
+        a = matrices(A)
+        if upper:  # LAPACK's uplo='U' reads the upper triangle: that is the lower one of A^H, whose L is U^H
+            a = xp.swapaxes(a, -1, -2).conj()
+        lower, info = with_info(linalg.cholesky, a, _first_non_positive_minor)
         if upper:
             lower = xp.ascontiguousarray(xp.swapaxes(lower, -1, -2).conj())
         return wrap(lower, spec[0]), wrap(info, spec[1])
