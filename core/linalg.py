@@ -9,15 +9,17 @@ from __future__ import annotations
 from .errors import LinAlgError
 from .ops import linalg as _products
 from .ops._util import finish_out as _finish_out
-from .ops.decompositions import (cholesky, cholesky_ex, det, eigh, eigvalsh, inv, inv_ex, matrix_exp, matrix_power,
-                                 matrix_rank, pinv, qr, slogdet, solve, solve_ex, svd, svdvals)
+from .ops.decompositions import (cholesky, cholesky_ex, det, eigh, eigvalsh, inv, inv_ex, matrix_exp, matrix_norm,
+                                 matrix_power, matrix_rank, pinv, qr, slogdet, solve, solve_ex, svd, svdvals,
+                                 vector_norm)
+from .ops.decompositions import linalg_norm as norm
 from .ops.elementwise import conj as _conj, mul as _mul
 from .ops.reduction import sum as _sum
 from .tensor import Tensor as _Tensor
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eigh", "eigvalsh", "inv", "inv_ex",
-           "matrix_exp", "matrix_power", "matrix_rank", "multi_dot", "pinv", "qr", "slogdet", "solve", "solve_ex",
-           "svd", "svdvals", "vecdot"]
+           "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
+           "solve", "solve_ex", "svd", "svdvals", "vecdot", "vector_norm"]
 
 
 def cross(input, other, *, dim=-1, out=None):

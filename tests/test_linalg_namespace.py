@@ -204,6 +204,43 @@ def test_matrix_exp(device, scale, dtype):
     assert tuple(L.matrix_exp(core.zeros(0, 2, 2, device=device)).shape) == (0, 2, 2)
 
 
+MATRIX_ORDERS = ["fro", "nuc", np.inf, -np.inf, 1, -1, 2, -2]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("ord", MATRIX_ORDERS, ids=str)
+@pytest.mark.parametrize("dim", [(-2, -1), (2, 0)], ids=str)
+def test_matrix_norm(device, ord, dim, dtype):
+    a = _random((2, 4, 3), dtype, "matrix_norm")
+    expected = np.linalg.norm(a, ord, axis=dim)
+    assert_close(L.matrix_norm(_t(a, device), ord, dim), expected, **TOL[dtype])
+    assert_close(L.norm(_t(a, device), ord, dim), expected, **TOL[dtype])
+    kept = L.matrix_norm(_t(a, device), ord, dim, keepdim=True)
+    assert_close(kept, np.linalg.norm(a, ord, axis=dim, keepdims=True), **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("ord", [2, 1, np.inf, -np.inf, 0, 3.5], ids=str)
+def test_vector_norm(device, ord, dtype):
+    a = _random((2, 4, 3), dtype, "vector_norm")
+    assert_close(L.vector_norm(_t(a, device), ord, dim=-1), np.linalg.norm(a, ord, axis=-1), **TOL[dtype])
+    assert_close(L.vector_norm(_t(a, device), ord), np.linalg.norm(a.ravel(), ord), **TOL[dtype])
+    assert_close(L.norm(_t(a[0, 0], device), ord), np.linalg.norm(a[0, 0], ord), **TOL[dtype])
+    assert_close(L.norm(_t(a, device)), np.linalg.norm(a.ravel()), **TOL[dtype])
+
+
+def test_norm_errors(device):
+    with pytest.raises(RuntimeError) as err:
+        L.vector_norm(core.ones(3, dtype=core.int64, device=device))
+    assert str(err.value) == "linalg.vector_norm: Expected a floating point or complex tensor as input. Got Long"
+    with pytest.raises(RuntimeError, match="linalg.matrix_norm: Order 3 not supported."):
+        L.matrix_norm(core.ones(2, 2, device=device), 3)
+    with pytest.raises(RuntimeError, match="linalg.matrix_norm: The input tensor A must have at least 2 dimensions."):
+        L.matrix_norm(core.ones(2, device=device))
+    with pytest.raises(RuntimeError, match="If dim is not specified but ord is, the input must be 1D or 2D. Got 3D."):
+        L.norm(core.ones(2, 2, 2, device=device), 2)
+
+
 def test_nuclear_norm_uses_svdvals(device):
     a = _random((2, 4, 3), "float64", "nuc")
     assert_close(core.norm(_t(a, device), "nuc", dim=(1, 2)), np.linalg.norm(a, "nuc", axis=(1, 2)))
@@ -369,6 +406,8 @@ GRADIENTS = {
     "pinv": (lambda a: L.pinv(a), [(4, 3)]),
     "matrix_power-positive": (lambda a: L.matrix_power(a, 5), [(3, 3)]),
     "matrix_exp": (lambda a: L.matrix_exp(3 * a), [(2, 3, 3)]),
+    "matrix_norm": (lambda a: tuple(L.matrix_norm(a, o) for o in ("fro", "nuc", 2, -2, 1, np.inf)), [(2, 4, 3)]),
+    "vector_norm": (lambda a: tuple(L.vector_norm(a, o, dim=-1) for o in (2, 3.5)), [(2, 4, 3)]),
 }
 
 

@@ -16,12 +16,12 @@ from .. import dtypes as dt
 from ..dispatch import TensorSpec, define
 from ..errors import LinAlgError
 from ..tensor import Tensor
-from ._util import broadcast_shapes, common_device, finish_out
+from ._util import broadcast_shapes, common_device, finish_out, wrap_dim
 from .creation import zeros
 from .elementwise import abs, div, gt, log, mul, where
 from .linalg import matmul
 from .ranges import eye
-from .reduction import amax, return_type, sum
+from .reduction import amax, amin, norm as _norm, return_type, sum
 from .view import expand, squeeze, unsqueeze
 
 # torch-level names; the rest of the front ends below are ``core.linalg``'s (see core/linalg.py)
@@ -418,6 +418,76 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
 def pinverse(input, rcond=1e-15, hermitian=False):
     """Pseudo-inverse dropping singular values below rcond * the largest (``torch.pinverse``)."""
     return pinv(input, rtol=rcond, hermitian=hermitian)
+
+
+# -- norms --------------------------------------------------------------------------------------------
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """sum(|x|^ord)^(1/ord) over ``dim`` (all dims when None); ord may be inf, -inf or 0
+    (``torch.linalg.vector_norm``)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"linalg.vector_norm(): argument 'x' must be Tensor, not {type(x).__name__}")
+    check_float_input("linalg.vector_norm", x if dtype is None else x.to(dtype))
+    if isinstance(ord, str) or isinstance(ord, bool) or not isinstance(ord, numbers.Real):
+        raise TypeError(f"linalg.vector_norm(): argument 'ord' must be Number, not {type(ord).__name__}")
+    dims = (dim,) if isinstance(dim, int) else dim
+    return _norm(x, float(ord), dims, keepdim, out=out, dtype=dtype)
+
+
+_MATRIX_ORDERS = ("fro", "nuc", math.inf, -math.inf, 1, -1, 2, -2)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    """Frobenius, nuclear, 1, inf and 2 (spectral) norms of the matrices over the two ``dim``
+    (``torch.linalg.matrix_norm``)."""
+    if not isinstance(A, Tensor):
+        raise TypeError(f"linalg.matrix_norm(): argument 'A' must be Tensor, not {type(A).__name__}")
+    if A.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    if dtype is not None:
+        A = A.to(dtype)
+    check_float_input("linalg.matrix_norm", A)
+    if ord not in _MATRIX_ORDERS or isinstance(ord, bool):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
+    rows, cols = (wrap_dim(d, A.ndim, "linalg.matrix_norm") for d in dim)
+    if rows == cols:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
+    real = A.dtype.to_real()
+    if ord == "fro":
+        return _norm(A, 2.0, (rows, cols), keepdim, out=out)
+    if ord in ("nuc", 2, -2):
+        values = linalg_svdvals(A.movedim((rows, cols), (-2, -1)))
+        result = sum(values, -1) if ord == "nuc" else (amax if ord == 2 else amin)(values, -1)
+        if keepdim:
+            for d in sorted((rows, cols)):
+                result = unsqueeze(result, d)
+        return finish_out("linalg.matrix_norm", result, out)
+    summed, reduced = (rows, cols) if ord in (1, -1) else (cols, rows)  # 1: the largest column sum; inf: row sum
+    result = (amax if ord > 0 else amin)(sum(abs(A).to(real), summed, keepdim=True), reduced, keepdim=True)
+    if not keepdim:
+        result = squeeze(squeeze(result, max(rows, cols)), min(rows, cols))
+    return finish_out("linalg.matrix_norm", result, out)
+
+
+def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+    """A vector norm, or a matrix norm when ``ord`` is a string or ``dim`` names two dims (``torch.linalg.norm``)."""
+    if not isinstance(A, Tensor):
+        raise TypeError(f"linalg.norm(): argument 'A' must be Tensor, not {type(A).__name__}")
+    dims = (dim,) if isinstance(dim, int) else (tuple(dim) if dim is not None else None)
+    if dims is not None and len(dims) not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dims)}")
+    if ord is None:
+        return vector_norm(A, 2, dims, keepdim, dtype=dtype, out=out)
+    if dims is None:
+        if A.ndim not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
+                               f"{A.ndim}D.")
+        dims = tuple(range(A.ndim))
+    if isinstance(ord, str) or len(dims) == 2:
+        return matrix_norm(A, ord, dims, keepdim, dtype=dtype, out=out)
+    return vector_norm(A, ord, dims, keepdim, dtype=dtype, out=out)
 
 
 # Higham's (2005) degree-13 Pade approximant: its coefficients, and the 1-norm up to which it is exact to double
