@@ -9,17 +9,26 @@ from __future__ import annotations
 from .errors import LinAlgError
 from .ops import linalg as _products
 from .ops._util import finish_out as _finish_out
-from .ops.decompositions import (cholesky, cholesky_ex, det, eigh, eigvalsh, inv, inv_ex, matrix_exp, matrix_norm,
-                                 matrix_power, matrix_rank, pinv, qr, slogdet, solve, solve_ex, svd, svdvals,
-                                 vector_norm)
+from .ops.decompositions import (cholesky, cholesky_ex, cond, det, eig, eigh, eigvals, eigvalsh, inv, inv_ex,
+                                 matrix_exp, matrix_norm, matrix_power, matrix_rank, pinv, qr, slogdet, solve, solve_ex,
+                                 solve_triangular, svd, svdvals, tensorinv, tensorsolve, vector_norm)
 from .ops.decompositions import linalg_norm as norm
 from .ops.elementwise import conj as _conj, mul as _mul
 from .ops.reduction import sum as _sum
+from .ops.view import diagonal as _diagonal
 from .tensor import Tensor as _Tensor
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eigh", "eigvalsh", "inv", "inv_ex",
-           "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
-           "solve", "solve_ex", "svd", "svdvals", "vecdot", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
+           "eigvalsh", "inv", "inv_ex", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank",
+           "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals",
+           "tensorinv", "tensorsolve", "vecdot", "vector_norm"]
+
+matmul = _products.matmul  # torch.linalg.matmul is torch.matmul
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """The diagonals of matrices, a view (``torch.linalg.diagonal``: ``torch.diagonal`` with the last two dims)."""
+    return _diagonal(A, offset, dim1, dim2)
 
 
 def cross(input, other, *, dim=-1, out=None):

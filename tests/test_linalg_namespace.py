@@ -269,6 +269,63 @@ def test_products(device, dtype):
     assert_close(L.multi_dot([_t(m, device) for m in mats[1:4]]), np.linalg.multi_dot(mats[1:4]), **TOL[dtype])
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (0, 2, 2)], ids=str)
+def test_eig_and_eigvals(device, shape, dtype):
+    a = _random(shape, dtype, "eig")
+    values, vectors = L.eig(_t(a, device))
+    complex_name = "complex64" if dtype == "float32" else "complex128"
+    assert values.dtype.name == vectors.dtype.name == complex_name
+    tol = {"rtol": 1e-4, "atol": 1e-4} if dtype == "float32" else TOL[dtype]
+    if a.size:
+        expected_values, expected_vectors = np.linalg.eig(a)
+        assert_close(values, expected_values.astype(complex_name), **tol)
+        assert_close(vectors, expected_vectors.astype(complex_name), **tol)
+        assert_close(L.eigvals(_t(a, device)), expected_values.astype(complex_name), **tol)
+    assert tuple(vectors.shape) == shape
+    leaf = core.tensor(_random((3, 3), "float64", "eig-grad"), requires_grad=True)
+    with pytest.raises(RuntimeError, match="the derivative for 'linalg_eig' is not implemented"):
+        L.eigvals(leaf).real.sum().backward()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("unitriangular", [True, False])
+def test_solve_triangular(device, upper, left, unitriangular, dtype):
+    a, b = _well_conditioned((2, 3, 3), dtype), _random((3, 2) if left else (2, 3), dtype, "tri")
+    t = np.triu(a) if upper else np.tril(a)
+    if unitriangular:
+        t = t - t * np.eye(3, dtype=dtype) + np.eye(3, dtype=dtype)
+    expected = np.linalg.solve(t, np.broadcast_to(b, (2, 3, 2))) if left else \
+        np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2), np.broadcast_to(b.T, (2, 3, 2))), -1, -2)
+    result = L.solve_triangular(_t(a, device), _t(b, device), upper=upper, left=left, unitriangular=unitriangular)
+    assert_close(result, expected, **TOL[dtype])
+
+
+@pytest.mark.parametrize("p", [None, 2, -2, 1, -1, "fro", "nuc", np.inf, -np.inf], ids=str)
+def test_cond(device, p):
+    a = _well_conditioned((2, 3, 3), "float64")
+    assert_close(L.cond(_t(a, device), p), np.linalg.cond(a, p), rtol=1e-8, atol=1e-8)
+    if p not in (None, 2, -2):
+        assert L.cond(core.zeros(3, 3, dtype=core.float64, device=device), p).item() == np.inf
+
+
+def test_tensorinv_tensorsolve_and_aliases(device):
+    t = _random((4, 6, 8, 3), "float64", "tensorinv")
+    assert_close(L.tensorinv(_t(t, device), 2), np.linalg.tensorinv(t, 2), rtol=1e-8, atol=1e-8)
+    a, b = _random((2, 3, 6), "float64", "ts"), _random((2, 3), "float64", "tsb")
+    assert_close(L.tensorsolve(_t(a, device), _t(b, device)), np.linalg.tensorsolve(a, b), rtol=1e-8, atol=1e-8)
+    moved = np.moveaxis(a, 2, 0)
+    assert_close(L.tensorsolve(_t(moved, device), _t(b, device), dims=(0,)), np.linalg.tensorsolve(moved, b, axes=(0,)),
+                 rtol=1e-8, atol=1e-8)
+    with pytest.raises(RuntimeError, match=r"prod\(self.shape\[ind:\]\) == prod\(self.shape\[:ind\]\), but got 6 != 4"):
+        L.tensorinv(core.ones(4, 6, device=device), 1)
+    A = _t(_random((2, 3, 3), "float64", "alias"), device)
+    assert L.matmul is core.matmul
+    assert_close(L.diagonal(A), np.diagonal(A.cpu().numpy(), 0, -2, -1))
+
+
 def test_complex_inputs(device):
     rng = _rng("complex")
     a = rng.standard_normal((2, 3, 3)) + 1j * rng.standard_normal((2, 3, 3))
@@ -359,6 +416,13 @@ def test_argument_errors(device):
         L.matrix_power(A, 1.5)
 
 
+def test_nan_input_to_svd_and_eigh_raises_linalg_error(device):
+    nan = core.full((3, 3), float("nan"), device=device)
+    for op, name in ((L.svdvals, "linalg.svd"), (L.eigvalsh, "linalg.eigh")):
+        with pytest.raises(L.LinAlgError, match=f"{name}: The algorithm failed to converge"):
+            op(nan)
+
+
 def test_meta_shapes():
     m = core.empty(2, 4, 3, device="meta")
     assert tuple(L.svd(m, full_matrices=False).U.shape) == (2, 4, 3)
@@ -406,6 +470,11 @@ GRADIENTS = {
     "pinv": (lambda a: L.pinv(a), [(4, 3)]),
     "matrix_power-positive": (lambda a: L.matrix_power(a, 5), [(3, 3)]),
     "matrix_exp": (lambda a: L.matrix_exp(3 * a), [(2, 3, 3)]),
+    "solve_triangular": (lambda a, b: L.solve_triangular(a + 4 * core.eye(3, dtype=a.dtype), b, upper=True),
+                         [(2, 3, 3), (3, 2)]),
+    "solve_triangular-right-unit": (lambda a, b: L.solve_triangular(a, b, upper=False, left=False, unitriangular=True),
+                                    [(3, 3), (2, 3)]),
+    "cond": (lambda a: (L.cond(a), L.cond(a + 4 * core.eye(3, dtype=a.dtype), 1)), [(2, 3, 3)]),
     "matrix_norm": (lambda a: tuple(L.matrix_norm(a, o) for o in ("fro", "nuc", 2, -2, 1, np.inf)), [(2, 4, 3)]),
     "vector_norm": (lambda a: tuple(L.vector_norm(a, o, dim=-1) for o in (2, 3.5)), [(2, 4, 3)]),
 }

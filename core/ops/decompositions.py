@@ -34,6 +34,7 @@ _linalg_slogdet_t = return_type("linalg_slogdet", ("sign", "logabsdet"))
 _qr_t = return_type("linalg_qr", ("Q", "R"))
 _eigh_t = return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
 _svd_t = return_type("linalg_svd", ("U", "S", "Vh"))
+_eig_t = return_type("linalg_eig", ("eigenvalues", "eigenvectors"))
 
 _INFO = dt.int32
 
@@ -176,6 +177,18 @@ def _svdvals_meta(A):
 
 linalg_svdvals = define("linalg_svdvals", meta=_svdvals_meta, primitive=True,
                         doc="the singular values of A (..., m, n), real and descending: (..., min(m, n))")
+
+
+def _eig_meta(A):
+    check_matrix_input("linalg.eig", A)
+    complex_dtype = A.dtype.to_complex()
+    return _spec(A, A._shape[:-1], complex_dtype), _spec(A, A._shape, complex_dtype)
+
+
+linalg_eig = define(
+    "linalg_eig", meta=_eig_meta, primitive=True,
+    doc="(eigenvalues, eigenvectors) of general square matrices (..., n, n), always complex, in LAPACK geev's order; "
+        "eigenvectors are the columns, each of norm 1 with its largest component real")
 
 
 
@@ -332,6 +345,19 @@ def eigvalsh(A, UPLO="L", *, out=None):
     return finish_out("linalg.eigvalsh", linalg_eigh(A, UPLO)[0], out)
 
 
+def eig(A, *, out=None):
+    """(eigenvalues, eigenvectors) of general square matrices, complex even for real input; not differentiable
+    yet (``torch.linalg.eig``)."""
+    check_matrix_input("linalg.eig", A)
+    return _finish_pair("linalg.eig", linalg_eig(A), out, _eig_t)
+
+
+def eigvals(A, *, out=None):
+    """The eigenvalues of general square matrices, complex (``torch.linalg.eigvals``)."""
+    check_matrix_input("linalg.eigvals", A)
+    return finish_out("linalg.eigvals", linalg_eig(A)[0], out)
+
+
 def svd(A, full_matrices=True, *, driver=None, out=None):
     """(U, S, Vh) with A = U diag(S) Vh, S descending (``torch.linalg.svd``; ``driver`` is cuSOLVER's, ignored)."""
     check_matrix_input("linalg.svd", A, square=False)
@@ -370,6 +396,82 @@ def matrix_power(A, n, *, out=None):
         if result is A:
             result = A.clone()
     return finish_out("linalg.matrix_power", result, out)
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    """X with T X = B (X T = B when not ``left``) for the upper or lower triangle T of A, its diagonal taken as ones
+    when ``unitriangular``; batches broadcast (``torch.linalg.solve_triangular``). A zero on T's diagonal gives NaN."""
+    op = "linalg.solve_triangular"
+    check_matrix_input(op, A)
+    if not isinstance(B, Tensor):
+        raise TypeError(f"{op}(): argument 'B' must be Tensor, not {type(B).__name__}")
+    if B.ndim < 2:
+        raise RuntimeError(f"{op}: The input tensor B must have at least 2 dimensions.")
+    if B.dtype is not A.dtype:
+        raise RuntimeError(f"{op}: Expected A and B to have the same dtype, but found A of type "
+                           f"{dt.legacy_name(A.dtype)} and B of type {dt.legacy_name(B.dtype)} instead")
+    T = A.triu() if upper else A.tril()
+    if unitriangular:
+        identity = eye(A._shape[-1], dtype=A.dtype, device=A.device)
+        T = T * (1 - identity) + identity
+    if not left:
+        T, B = T.mT, B.mT
+    n = T._shape[-1]
+    if B._shape[-2] != n:
+        raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation {'AX = B' if left else 'XA = B'} "
+                           f"({n}x{n} and {B._shape[-2]}x{B._shape[-1]})")
+    batch = broadcast_shapes(T._shape[:-2], B._shape[:-2], op=op)
+    X = linalg_solve_ex(expand(T, batch + T._shape[-2:]), expand(B, batch + B._shape[-2:]))[0]
+    return finish_out(op, X if left else X.mT, out)
+
+
+def cond(A, p=None, *, out=None):
+    """The condition number in the p-norm: the ratio of extreme singular values for p None, 2 or -2, else
+    ``matrix_norm(A, p) * matrix_norm(inv(A), p)`` (inf for a singular matrix) (``torch.linalg.cond``)."""
+    if p not in (None, 2, -2) and p not in _MATRIX_ORDERS:
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    check_matrix_input("linalg.cond", A, square=p not in (None, 2, -2))
+    if p in (None, 2, -2):
+        values = linalg_svdvals(A)
+        largest, smallest = values.narrow(-1, 0, 1).squeeze(-1), values.narrow(-1, values._shape[-1] - 1, 1).squeeze(-1)
+        result = div(largest, smallest) if p != -2 else div(smallest, largest)
+    else:
+        inverse, info = linalg_inv_ex(A)
+        failed = info.ne(0)
+        inverse = where(failed.unsqueeze(-1).unsqueeze(-1), 0.0, inverse)  # a singular matrix's "inverse" is NaN
+        result = where(failed, math.inf, matrix_norm(A, p) * matrix_norm(inverse, p))
+    return finish_out("linalg.cond", result, out)
+
+
+def tensorinv(A, ind=2, *, out=None):
+    """The inverse of A seen as a linear map from its first ``ind`` dims to the rest (``torch.linalg.tensorinv``)."""
+    if not isinstance(A, Tensor):
+        raise TypeError(f"linalg.tensorinv(): argument 'A' must be Tensor, not {type(A).__name__}")
+    if not isinstance(ind, int) or ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, cols = math.prod(A._shape[:ind]), math.prod(A._shape[ind:])
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {cols} != {rows}")
+    result = inv(A.reshape(rows, cols)).reshape(A._shape[ind:] + A._shape[:ind])
+    return finish_out("linalg.tensorinv", result, out)
+
+
+def tensorsolve(A, B, dims=None, *, out=None):
+    """X with ``tensordot(A, X, X.ndim) = B``; ``dims`` of A move to the end first (``torch.linalg.tensorsolve``)."""
+    for name, t in (("A", A), ("B", B)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"linalg.tensorsolve(): argument '{name}' must be Tensor, not {type(t).__name__}")
+    if dims is not None:
+        dims = [wrap_dim(d, A.ndim, "linalg.tensorsolve") for d in dims]
+        A = A.movedim(dims, list(range(A.ndim - len(dims), A.ndim)))
+    result_shape = A._shape[B.ndim:]
+    rows, cols = B.numel(), math.prod(result_shape)
+    if A._shape[:B.ndim] != B._shape or rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                           f"prod(self.shape[:other.ndim]), but got {cols} != {rows}")
+    result = solve(A.reshape(rows, cols), B.reshape(rows)).reshape(result_shape)
+    return finish_out("linalg.tensorsolve", result, out)
 
 
 def _tolerance(op: str, S, atol, rtol, shape_mn):

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....errors import LinAlgError
 from . import operands
+
+_NOT_CONVERGED = "The algorithm failed to converge because the input matrix is ill-conditioned or has too many " \
+    "repeated singular values (or contains non-finite values)."
 
 
 def _first_zero_pivot(xp, a):
@@ -53,7 +57,7 @@ def _first_non_positive_minor(xp, a):
 
 def kernels(ctx) -> dict:
     """linalg_inv_ex, linalg_det, linalg_slogdet, linalg_solve_ex, linalg_cholesky_ex, linalg_qr, linalg_eigh,
-    linalg_svd and linalg_svdvals over ``ctx``."""
+    linalg_eig, linalg_svd and linalg_svdvals over ``ctx``."""
     xp, wrap, errstate = ctx.xp, ctx.wrap, ctx.errstate
     linalg = xp.linalg
     failure = getattr(linalg, "LinAlgError", np.linalg.LinAlgError)
@@ -61,6 +65,13 @@ def kernels(ctx) -> dict:
 
     def matrices(a):
         return operand(a, a.dtype.numpy)
+
+    def converged(op: str, compute, *args, **kwargs):
+        """``compute(*args, **kwargs)``; LAPACK's failure to converge (NaN input, say) as PyTorch's LinAlgError."""
+        try:
+            return compute(*args, **kwargs)
+        except failure:
+            raise LinAlgError(f"{op}: {_NOT_CONVERGED}") from None
 
     def with_info(compute, a, info_of):
         """``compute(a)`` and LAPACK's info; failing matrices are replaced by the identity to compute the rest."""
@@ -138,7 +149,7 @@ def kernels(ctx) -> dict:
         a = matrices(A)
         if a.size == 0:
             return wrap(xp.zeros(spec[0].shape, dtype=spec[0].dtype.numpy), spec[0]), wrap(a.copy(), spec[1])
-        w, v = linalg.eigh(a, UPLO=UPLO)
+        w, v = converged("linalg.eigh", linalg.eigh, a, UPLO=UPLO)
         return wrap(w, spec[0]), wrap(v, spec[1])
 
     def linalg_svd(spec, A, full_matrices=True):
@@ -148,15 +159,24 @@ def kernels(ctx) -> dict:
             eye_v = xp.broadcast_to(xp.eye(*spec[2].shape[-2:], dtype=a.dtype), spec[2].shape).copy()
             return (wrap(eye_u, spec[0]), wrap(xp.zeros(spec[1].shape, dtype=spec[1].dtype.numpy), spec[1]),
                     wrap(eye_v, spec[2]))
-        u, s, vh = linalg.svd(a, full_matrices=full_matrices)
+        u, s, vh = converged("linalg.svd", linalg.svd, a, full_matrices=full_matrices)
         return wrap(u, spec[0]), wrap(s, spec[1]), wrap(vh, spec[2])
 
     def linalg_svdvals(spec, A):
         a = matrices(A)
         if a.size == 0:
             return wrap(xp.zeros(spec.shape, dtype=spec.dtype.numpy), spec)
-        return wrap(linalg.svd(a, compute_uv=False), spec)
+        return wrap(converged("linalg.svd", linalg.svd, a, compute_uv=False), spec)
+
+    def linalg_eig(spec, A):
+        a = matrices(A)
+        complex_dtype = spec[0].dtype.numpy
+        if a.size == 0:
+            return wrap(xp.zeros(spec[0].shape, dtype=complex_dtype), spec[0]), wrap(a.astype(complex_dtype), spec[1])
+        w, v = converged("linalg.eig", linalg.eig, a)
+        return wrap(w.astype(complex_dtype, copy=False), spec[0]), wrap(v.astype(complex_dtype, copy=False), spec[1])
 
     return {"linalg_inv_ex": linalg_inv_ex, "linalg_det": linalg_det, "linalg_slogdet": linalg_slogdet,
             "linalg_solve_ex": linalg_solve_ex, "linalg_cholesky_ex": linalg_cholesky_ex, "linalg_qr": linalg_qr,
-            "linalg_eigh": linalg_eigh, "linalg_svd": linalg_svd, "linalg_svdvals": linalg_svdvals}
+            "linalg_eigh": linalg_eigh, "linalg_eig": linalg_eig, "linalg_svd": linalg_svd,
+            "linalg_svdvals": linalg_svdvals}
