@@ -303,6 +303,30 @@ def test_solve_triangular(device, upper, left, unitriangular, dtype):
     assert_close(result, expected, **TOL[dtype])
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4)], ids=str)
+@pytest.mark.parametrize("rank_deficient", [False, True])
+def test_lstsq(device, shape, rank_deficient, dtype):
+    a, b = _random((2,) + shape, dtype, "lstsq"), _random((2, shape[0], 2), dtype, "lstsq-b")
+    if rank_deficient:
+        a[..., 2] = a[..., 0]
+    expected = [np.linalg.lstsq(a[i].astype(np.float64), b[i].astype(np.float64), rcond=None) for i in range(2)]
+    tol = {"rtol": 1e-3, "atol": 1e-3} if dtype == "float32" else {"rtol": 1e-8, "atol": 1e-8}
+    result = L.lstsq(_t(a, device), _t(b, device))
+    assert_close(result.solution, np.stack([e[0] for e in expected]).astype(dtype), **tol)
+    assert_close(result.rank, np.array([e[2] for e in expected], np.int64))
+    if shape[0] > shape[1] and not rank_deficient:
+        assert_close(result.residuals, np.stack([e[1] for e in expected]).astype(dtype), **tol)
+    else:
+        assert tuple(result.residuals.shape) == (0,)
+    assert tuple(result.singular_values.shape) == (0,)
+    with_values = L.lstsq(_t(a, device), _t(b[..., 0], device), driver="gelsd")
+    assert_close(with_values.solution, np.stack([e[0][:, 0] for e in expected]).astype(dtype), **tol)
+    assert_close(with_values.singular_values, np.stack([e[3] for e in expected]).astype(dtype), **tol)
+    with pytest.raises(RuntimeError, match="parameter `driver` should be one of"):
+        L.lstsq(_t(a, device), _t(b, device), driver="qr")
+
+
 @pytest.mark.parametrize("p", [None, 2, -2, 1, -1, "fro", "nuc", np.inf, -np.inf], ids=str)
 def test_cond(device, p):
     a = _well_conditioned((2, 3, 3), "float64")
@@ -474,6 +498,7 @@ GRADIENTS = {
                          [(2, 3, 3), (3, 2)]),
     "solve_triangular-right-unit": (lambda a, b: L.solve_triangular(a, b, upper=False, left=False, unitriangular=True),
                                     [(3, 3), (2, 3)]),
+    "lstsq": (lambda a, b: L.lstsq(a, b).solution, [(2, 5, 3), (5, 2)]),
     "cond": (lambda a: (L.cond(a), L.cond(a + 4 * core.eye(3, dtype=a.dtype), 1)), [(2, 3, 3)]),
     "matrix_norm": (lambda a: tuple(L.matrix_norm(a, o) for o in ("fro", "nuc", 2, -2, 1, np.inf)), [(2, 4, 3)]),
     "vector_norm": (lambda a: tuple(L.vector_norm(a, o, dim=-1) for o in (2, 3.5)), [(2, 4, 3)]),

@@ -35,6 +35,7 @@ _qr_t = return_type("linalg_qr", ("Q", "R"))
 _eigh_t = return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
 _svd_t = return_type("linalg_svd", ("U", "S", "Vh"))
 _eig_t = return_type("linalg_eig", ("eigenvalues", "eigenvectors"))
+_lstsq_t = return_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
 
 _INFO = dt.int32
 
@@ -423,6 +424,48 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     batch = broadcast_shapes(T._shape[:-2], B._shape[:-2], op=op)
     X = linalg_solve_ex(expand(T, batch + T._shape[-2:]), expand(B, batch + B._shape[-2:]))[0]
     return finish_out(op, X if left else X.mT, out)
+
+
+_LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """The least-squares (minimum-norm) solution of A X = B, with the residuals (m > n and full rank only), the rank
+    (drivers gelsy, gelsd, gelss) and the singular values (gelsd, gelss), as the CPU drivers report them; the
+    solution is pinv(A) @ B, so it differentiates through the SVD (``torch.linalg.lstsq``)."""
+    op = "torch.linalg.lstsq"
+    check_matrix_input("linalg.lstsq", A, square=False)
+    if not isinstance(B, Tensor):
+        raise TypeError(f"linalg.lstsq(): argument 'B' must be Tensor, not {type(B).__name__}")
+    if B.dtype is not A.dtype:
+        raise RuntimeError(f"{op}: Expected input and other to have the same dtype, but got input's dtype "
+                           f"{A.dtype.name} and other's dtype {B.dtype.name}")
+    driver = "gelsy" if driver is None else driver
+    if driver not in _LSTSQ_DRIVERS:
+        raise RuntimeError(f"{op}: parameter `driver` should be one of ('gels', 'gelsy', 'gelsd', 'gelss')")
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B._shape == A._shape[:-1])  # PyTorch's rule, as solve's
+    if vector:
+        B = unsqueeze(B, -1)
+    m, n = A._shape[-2:]
+    if B.ndim < 2 or B._shape[-2] != m:
+        raise RuntimeError(f"{op}: input.size(-2) should match other.size(-2)")
+    batch = broadcast_shapes(A._shape[:-2], B._shape[:-2], op=op)
+    A, B = expand(A, batch + A._shape[-2:]), expand(B, batch + B._shape[-2:])
+    real = A.dtype.to_real()
+    rtol = dt.finfo(real).eps * max(m, n) if rcond is None or rcond < 0 else rcond
+    solution = matmul(pinv(A, rtol=rtol), B)
+    rank = matrix_rank(A, rtol=rtol) if driver != "gels" else zeros((0,), dtype=dt.int64, device=A.device)
+    full_rank = m > n and (driver == "gels" or bool((matrix_rank(A, rtol=rtol) == n).all()))
+    if full_rank:
+        difference = matmul(A, solution) - B
+        residuals = sum((difference * difference.conj()).real if A.is_complex() else difference * difference, -2)
+    else:
+        residuals = zeros((0,), dtype=real, device=A.device)
+    values = linalg_svdvals(A) if driver in ("gelsd", "gelss") else zeros((0,), dtype=real, device=A.device)
+    if vector:
+        solution = squeeze(solution, -1)
+        residuals = squeeze(residuals, -1) if full_rank else residuals
+    return _lstsq_t(solution, residuals, rank, values)
 
 
 def cond(A, p=None, *, out=None):
