@@ -327,6 +327,45 @@ def test_lstsq(device, shape, rank_deficient, dtype):
         L.lstsq(_t(a, device), _t(b, device), driver="qr")
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 3), (5, 3), (2, 3, 5), (0, 3, 3)], ids=str)
+def test_lu_and_lu_factor(device, shape, dtype):
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    a = _random(shape, dtype, "lu")
+    P, lower, upper = L.lu(_t(a, device))
+    k = min(shape[-2:])
+    assert tuple(lower.shape) == shape[:-1] + (k,) and tuple(upper.shape) == shape[:-2] + (k, shape[-1])
+    assert_close(P @ lower @ upper, a, **TOL[dtype])
+    LU, pivots = L.lu_factor(_t(a, device))
+    assert pivots.dtype is core.int32
+    for index in np.ndindex(*shape[:-2]):  # LAPACK getrf, as scipy calls it: the same pivots and factors
+        expected_lu, expected_pivots = scipy_linalg.lu_factor(a[index])
+        assert_close(LU[index], expected_lu.astype(dtype), **TOL[dtype])
+        assert_close(pivots[index], (expected_pivots + 1).astype(np.int32))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("adjoint", [True, False])
+def test_lu_solve(device, left, adjoint, dtype):
+    a, b = _well_conditioned((2, 3, 3), dtype), _random((2, 3, 2) if left else (2, 2, 3), dtype, "lu_solve")
+    matrix = np.swapaxes(a, -1, -2) if adjoint else a
+    expected = np.linalg.solve(matrix, b) if left else \
+        np.swapaxes(np.linalg.solve(np.swapaxes(matrix, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+    LU, pivots = L.lu_factor(_t(a, device))
+    assert_close(L.lu_solve(LU, pivots, _t(b, device), left=left, adjoint=adjoint), expected, **TOL[dtype])
+
+
+def test_singular_lu_factor(device):
+    with pytest.raises(L.LinAlgError) as err:
+        L.lu_factor(_t(SINGULAR, device))
+    assert str(err.value) == ("torch.linalg.lu_factor: U[2,2] is zero and using it on lu_solve would result in a "
+                              "division by zero. If you still want to perform the factorization, consider calling "
+                              "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+    assert L.lu_factor_ex(_t(SINGULAR, device)).info.item() == 2
+    assert_close(L.lu(_t(SINGULAR, device)).U, np.array([[2.0, 4.0], [0.0, 0.0]]))
+
+
 @pytest.mark.parametrize("p", [None, 2, -2, 1, -1, "fro", "nuc", np.inf, -np.inf], ids=str)
 def test_cond(device, p):
     a = _well_conditioned((2, 3, 3), "float64")
@@ -498,6 +537,11 @@ GRADIENTS = {
                          [(2, 3, 3), (3, 2)]),
     "solve_triangular-right-unit": (lambda a, b: L.solve_triangular(a, b, upper=False, left=False, unitriangular=True),
                                     [(3, 3), (2, 3)]),
+    "lu_factor": (lambda a: L.lu_factor(a).LU, [(2, 3, 3)]),
+    "lu": (lambda a: L.lu(a)[1:], [(3, 3)]),
+    "lu_solve": (lambda a, b: L.lu_solve(*L.lu_factor(a), b), [(2, 3, 3), (2, 3, 2)]),
+    "lu_solve-adjoint-right": (lambda a, b: L.lu_solve(*L.lu_factor(a), b, left=False, adjoint=True),
+                               [(3, 3), (2, 3)]),
     "lstsq": (lambda a, b: L.lstsq(a, b).solution, [(2, 5, 3), (5, 2)]),
     "cond": (lambda a: (L.cond(a), L.cond(a + 4 * core.eye(3, dtype=a.dtype), 1)), [(2, 3, 3)]),
     "matrix_norm": (lambda a: tuple(L.matrix_norm(a, o) for o in ("fro", "nuc", 2, -2, 1, np.inf)), [(2, 4, 3)]),

@@ -12,12 +12,14 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
+
 from .. import dtypes as dt
 from ..dispatch import TensorSpec, define
 from ..errors import LinAlgError
 from ..tensor import Tensor
 from ._util import broadcast_shapes, common_device, finish_out, wrap_dim
-from .creation import zeros
+from .creation import tensor, zeros
 from .elementwise import abs, div, gt, log, mul, where
 from .linalg import matmul
 from .ranges import eye
@@ -35,6 +37,9 @@ _qr_t = return_type("linalg_qr", ("Q", "R"))
 _eigh_t = return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
 _svd_t = return_type("linalg_svd", ("U", "S", "Vh"))
 _eig_t = return_type("linalg_eig", ("eigenvalues", "eigenvectors"))
+_lu_factor_t = return_type("linalg_lu_factor", ("LU", "pivots"))
+_lu_factor_ex_t = return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))
+_lu_t = return_type("linalg_lu", ("P", "L", "U"))
 _lstsq_t = return_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
 
 _INFO = dt.int32
@@ -180,6 +185,20 @@ linalg_svdvals = define("linalg_svdvals", meta=_svdvals_meta, primitive=True,
                         doc="the singular values of A (..., m, n), real and descending: (..., min(m, n))")
 
 
+def _lu_factor_ex_meta(A, pivot=True):
+    check_matrix_input("linalg.lu_factor_ex", A, square=False)
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    batch, (m, n) = A._shape[:-2], A._shape[-2:]
+    return _spec(A, A._shape), _spec(A, batch + (min(m, n),), _INFO), _spec(A, batch, _INFO)
+
+
+linalg_lu_factor_ex = define(
+    "linalg_lu_factor_ex", meta=_lu_factor_ex_meta, primitive=True,
+    doc="(LU, pivots, info): LAPACK getrf of A (..., m, n) with partial pivoting: L (unit diagonal, below) and U "
+        "packed in one matrix, pivots the 1-based row swaps (int32, (..., min(m, n))), info the first zero pivot")
+
+
 def _eig_meta(A):
     check_matrix_input("linalg.eig", A)
     complex_dtype = A.dtype.to_complex()
@@ -208,6 +227,10 @@ def raise_for_info(op: str, info: Tensor, is_matrix: bool) -> None:
     if "cholesky" in op:
         raise LinAlgError(f"{op}{batch}: The factorization could not be completed because the input is not "
                           f"positive-definite (the leading minor of order {code} is not positive-definite).")
+    if "lu_factor" in op:
+        raise LinAlgError(f"{op}{batch}: U[{code},{code}] is zero and using it on lu_solve would result in a division "
+                          f"by zero. If you still want to perform the factorization, consider calling "
+                          f"linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
     if "solve" in op:
         raise LinAlgError(f"{op}{batch}: The solver failed because the input matrix is singular.")
     raise LinAlgError(f"{op}{batch}: The diagonal element {code} is zero, the inversion could not be completed "
@@ -308,6 +331,73 @@ def solve(A, B, *, left=True, out=None):
     X, info = linalg_solve_ex(A_, B_)
     raise_for_info("torch.linalg.solve", info, A_.ndim == 2)
     return finish_out("linalg.solve", _solve_result(X, vector, left), out)
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+    """(LU, pivots, info): partial-pivoting LU packed as LAPACK's getrf, not raising unless asked
+    (``torch.linalg.lu_factor_ex``)."""
+    check_matrix_input("linalg.lu_factor_ex", A, square=False)
+    result = linalg_lu_factor_ex(A, bool(pivot))
+    if check_errors:
+        raise_for_info("torch.linalg.lu_factor_ex", result[2], A.ndim == 2)
+    return _finish_pair("linalg.lu_factor_ex", result, out, _lu_factor_ex_t)
+
+
+def lu_factor(A, *, pivot=True, out=None):
+    """(LU, pivots): partial-pivoting LU packed as LAPACK's getrf; a zero pivot raises (``torch.linalg.lu_factor``)."""
+    check_matrix_input("linalg.lu_factor", A, square=False)
+    LU, pivots, info = linalg_lu_factor_ex(A, bool(pivot))
+    raise_for_info("torch.linalg.lu_factor", info, A.ndim == 2)
+    return _finish_pair("linalg.lu_factor", (LU, pivots), out, _lu_factor_t)
+
+
+def _permutation(pivots, m: int, like):
+    """P with A = P L U from LAPACK's 1-based row swaps (..., k): the swaps applied in order to the identity's rows
+    (on the host: the swaps are sequential, and P is a constant of the graph)."""
+    batch = pivots._shape[:-1]
+    if like.device.type == "meta":
+        return zeros(batch + (m, m), dtype=like.dtype, device=like.device)
+    swaps = pivots.cpu().numpy().reshape(-1, pivots._shape[-1]) - 1
+    order = np.tile(np.arange(m), (swaps.shape[0], 1))
+    for k in range(swaps.shape[1]):  # row k was swapped with row swaps[:, k]
+        rows = np.arange(swaps.shape[0])
+        order[rows, k], order[rows, swaps[:, k]] = order[rows, swaps[:, k]], order[rows, k]
+    P = np.zeros((swaps.shape[0], m, m), dtype=like.dtype.numpy)
+    P[np.arange(swaps.shape[0])[:, None], order, np.arange(m)[None, :]] = 1  # row order[j] of A is row j of L U
+    return tensor(P.reshape(batch + (m, m)), dtype=like.dtype, device=like.device)
+
+
+def lu(A, *, pivot=True, out=None):
+    """(P, L, U) with A = P L U, L unit lower (m, k), U upper (k, n), k = min(m, n) (``torch.linalg.lu``)."""
+    check_matrix_input("linalg.lu", A, square=False)
+    LU, pivots, _ = linalg_lu_factor_ex(A, bool(pivot))
+    m, n = A._shape[-2:]
+    k = min(m, n)
+    L = LU.narrow(-1, 0, k).tril(-1) + eye(m, k, dtype=A.dtype, device=A.device)
+    U = LU.narrow(-2, 0, k).triu()
+    return _finish_pair("linalg.lu", (_permutation(pivots, m, A), L, U), out, _lu_t)
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    """X with A X = B (A^H X = B when ``adjoint``; X A = B when not ``left``) from ``lu_factor``'s (LU, pivots)
+    (``torch.linalg.lu_solve``)."""
+    check_matrix_input("linalg.lu_solve", LU, name="LU")
+    if not isinstance(B, Tensor) or B.ndim < 2:
+        raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 dimensions.")
+    if not left:  # X A = B is A^H X^H = B^H; X A^H = B is A X^H = B^H
+        return finish_out("linalg.lu_solve", lu_solve(LU, pivots, B.mH, adjoint=not adjoint).mH, out)
+    n = LU._shape[-1]
+    if B._shape[-2] != n:
+        raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation AX = B ({n}x{n} and "
+                           f"{B._shape[-2]}x{B._shape[-1]})")
+    P = _permutation(pivots, n, LU)
+    if adjoint:  # A^H = U^H L^H P^H: X = P L^{-H} U^{-H} B
+        Y = solve_triangular(LU.mH, B, upper=False)
+        X = matmul(P, solve_triangular(LU.mH, Y, upper=True, unitriangular=True))
+    else:  # A = P L U: X = U^{-1} L^{-1} P^T B
+        Y = solve_triangular(LU, matmul(P.mT, B), upper=False, unitriangular=True)
+        X = solve_triangular(LU, Y, upper=True)
+    return finish_out("linalg.lu_solve", X, out)
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):

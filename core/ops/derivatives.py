@@ -20,7 +20,7 @@ from ..dispatch import define, get_operator
 from ..tensor import Tensor
 from ._util import sum_to_shape
 from .conv import convolution_backward
-from .decompositions import linalg_inv_ex, linalg_solve_ex, linalg_svd
+from .decompositions import _permutation, linalg_inv_ex, linalg_solve_ex, linalg_svd
 from .elementwise import gelu_backward
 from .linalg import matmul
 from .loss import cross_entropy_loss_backward
@@ -493,6 +493,19 @@ def _linalg_svd(ctx, gU, gS, gVh):
         gVSinv = gV / S.unsqueeze(-2)
         return matmul(U, matmul(inner, Vh) + gVSinv.mH - matmul(matmul(gVSinv.mH, V), Vh)), None
     return matmul(matmul(U, inner), Vh), None
+
+
+@derivative("linalg_lu_factor_ex")
+def _linalg_lu_factor_ex(ctx, g_lu, _g_pivots, _g_info):
+    """Square A = P L U: gA = P L^{-H} [tril(L^H gL, -1) + triu(gU U^H)] U^{-H}, gL and gU packed in g_lu."""
+    LU = ctx.output(0)
+    m, n = LU._shape[-2:]
+    if m != n:
+        raise RuntimeError("The derivative of linalg.lu_factor is only implemented for square matrices")
+    eye = _identity(n, LU)
+    L, U = LU.tril(-1) + eye, LU.triu()
+    inner = matmul(L.mH, g_lu.tril(-1)).tril(-1) + matmul(g_lu.triu(), U.mH).triu()
+    return matmul(_permutation(ctx.output(1), n, LU), _right_solve(_solve(L.mH, inner), U.mH)), None
 
 
 @derivative("linalg_qr")

@@ -16,24 +16,35 @@ _NOT_CONVERGED = "The algorithm failed to converge because the input matrix is i
     "repeated singular values (or contains non-finite values)."
 
 
-def _first_zero_pivot(xp, a):
-    """LAPACK getrf's info per matrix: the 1-based index of the first zero pivot of partial-pivoting LU, else 0."""
-    n = a.shape[-1]
-    batch = a.shape[:-2]
-    a = a.reshape((-1, n, n)).copy()
+def _lu_packed(xp, a):
+    """LAPACK getrf over a stack (..., m, n): the packed LU (unit L below the diagonal, U on and above), the 1-based
+    row swaps (int32, (..., min(m, n))) and info (the first zero pivot, else 0). Partial pivoting picks the largest
+    |re| + |im| (LAPACK's i?amax), the first on ties."""
+    m, n = a.shape[-2:]
+    batch, steps = a.shape[:-2], min(m, n)
+    a = a.reshape((-1, m, n)).copy()
+    pivots = xp.zeros((a.shape[0], steps), dtype=np.int32)
     info = xp.zeros(a.shape[0], dtype=np.int32)
     rows = xp.arange(a.shape[0])
-    for k in range(n):
-        p = k + xp.argmax(xp.abs(a[:, k:, k]), axis=1)
+    for k in range(steps):
+        column = a[:, k:, k]
+        size = xp.abs(column.real) + xp.abs(column.imag) if a.dtype.kind == "c" else xp.abs(column)
+        p = k + xp.argmax(size, axis=1)
+        pivots[:, k] = p + 1
         pivot_rows = a[rows, p].copy()
         a[rows, p] = a[:, k]
         a[:, k] = pivot_rows
         pivot = a[:, k, k]
         zero = pivot == 0
         info = xp.where((info == 0) & zero, k + 1, info).astype(np.int32)
-        factors = a[:, k + 1:, k] / xp.where(zero, 1, pivot)[:, None]
-        a[:, k + 1:, k:] -= factors[:, :, None] * a[:, None, k, k:]
-    return info.reshape(batch)
+        a[:, k + 1:, k] /= xp.where(zero, 1, pivot)[:, None]
+        a[:, k + 1:, k + 1:] -= a[:, k + 1:, k, None] * a[:, None, k, k + 1:]
+    return a.reshape(batch + (m, n)), pivots.reshape(batch + (steps,)), info.reshape(batch)
+
+
+def _first_zero_pivot(xp, a):
+    """LAPACK getrf's info per matrix: the 1-based index of the first zero pivot of partial-pivoting LU, else 0."""
+    return _lu_packed(xp, a)[2]
 
 
 def _first_non_positive_minor(xp, a):
@@ -57,7 +68,7 @@ def _first_non_positive_minor(xp, a):
 
 def kernels(ctx) -> dict:
     """linalg_inv_ex, linalg_det, linalg_slogdet, linalg_solve_ex, linalg_cholesky_ex, linalg_qr, linalg_eigh,
-    linalg_eig, linalg_svd and linalg_svdvals over ``ctx``."""
+    linalg_eig, linalg_svd, linalg_svdvals and linalg_lu_factor_ex over ``ctx``."""
     xp, wrap, errstate = ctx.xp, ctx.wrap, ctx.errstate
     linalg = xp.linalg
     failure = getattr(linalg, "LinAlgError", np.linalg.LinAlgError)
@@ -176,7 +187,13 @@ def kernels(ctx) -> dict:
         w, v = converged("linalg.eig", linalg.eig, a)
         return wrap(w.astype(complex_dtype, copy=False), spec[0]), wrap(v.astype(complex_dtype, copy=False), spec[1])
 
-    return {"linalg_inv_ex": linalg_inv_ex, "linalg_det": linalg_det, "linalg_slogdet": linalg_slogdet,
+    def linalg_lu_factor_ex(spec, A, pivot=True):
+        with errstate(all="ignore"):
+            lu, pivots, info = _lu_packed(xp, matrices(A))
+        return wrap(lu, spec[0]), wrap(pivots, spec[1]), wrap(info, spec[2])
+
+    return {"linalg_lu_factor_ex": linalg_lu_factor_ex,
+            "linalg_inv_ex": linalg_inv_ex, "linalg_det": linalg_det, "linalg_slogdet": linalg_slogdet,
             "linalg_solve_ex": linalg_solve_ex, "linalg_cholesky_ex": linalg_cholesky_ex, "linalg_qr": linalg_qr,
             "linalg_eigh": linalg_eigh, "linalg_eig": linalg_eig, "linalg_svd": linalg_svd,
             "linalg_svdvals": linalg_svdvals}
