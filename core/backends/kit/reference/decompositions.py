@@ -12,8 +12,10 @@ import numpy as np
 from ....errors import LinAlgError
 from . import operands
 
-_NOT_CONVERGED = "The algorithm failed to converge because the input matrix is ill-conditioned or has too many " \
-    "repeated singular values (or contains non-finite values)."
+# PyTorch's words when LAPACK does not converge: for non-finite input (every routine), and otherwise (eigh, eig)
+_NON_FINITE = "The algorithm failed to converge because the input matrix contained non-finite values."
+_ILL_CONDITIONED = "The algorithm failed to converge because the input matrix is ill-conditioned or has too many " \
+    "repeated eigenvalues."
 
 
 def _lu_packed(xp, a):
@@ -77,12 +79,13 @@ def kernels(ctx) -> dict:
     def matrices(a):
         return operand(a, a.dtype.numpy)
 
-    def converged(op: str, compute, *args, **kwargs):
-        """``compute(*args, **kwargs)``; LAPACK's failure to converge (NaN input, say) as PyTorch's LinAlgError."""
+    def converged(op: str, compute, a, **kwargs):
+        """``compute(a, **kwargs)``; LAPACK's failure to converge as PyTorch's LinAlgError."""
         try:
-            return compute(*args, **kwargs)
+            return compute(a, **kwargs)
         except failure:
-            raise LinAlgError(f"{op}: {_NOT_CONVERGED}") from None
+            reason = _NON_FINITE if not bool(xp.isfinite(a).all()) else _ILL_CONDITIONED
+            raise LinAlgError(f"{op}: {reason}") from None
 
     def with_info(compute, a, info_of):
         """``compute(a)`` and LAPACK's info; failing matrices are replaced by the identity to compute the rest."""
