@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import core
-from core.autograd import gradcheck
+from core.autograd import gradcheck, gradgradcheck
 from core.testing import assert_close
 
 L = core.linalg
@@ -556,6 +556,18 @@ def test_gradcheck_float64(name):
     func, shapes = GRADIENTS[name]
     leaves = tuple(_leaf(s, name, i) for i, s in enumerate(shapes))
     assert gradcheck(func, leaves)
+
+
+SECOND_ORDER = ["inv", "det", "slogdet", "solve", "cholesky", "eigvalsh", "eigh", "svdvals", "svd-tall", "qr-tall",
+                "lu_factor", "matrix_exp"]
+
+
+@pytest.mark.parametrize("name", SECOND_ORDER)
+def test_gradgradcheck_float64(name):
+    """The formulas are written in differentiable ops, so second derivatives come for free."""
+    func, shapes = GRADIENTS[name]
+    leaves = tuple(_leaf(s, name, "second", i) for i, s in enumerate(shapes))
+    assert gradgradcheck(func, leaves)
 
 
 def test_qr_derivative_refuses_wide_and_r_mode():

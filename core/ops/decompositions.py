@@ -357,7 +357,7 @@ def _permutation(pivots, m: int, like):
     batch = pivots._shape[:-1]
     if like.device.type == "meta":
         return zeros(batch + (m, m), dtype=like.dtype, device=like.device)
-    swaps = pivots.cpu().numpy().reshape(-1, pivots._shape[-1]) - 1
+    swaps = pivots.detach().cpu().numpy().reshape(-1, pivots._shape[-1]) - 1
     order = np.tile(np.arange(m), (swaps.shape[0], 1))
     for k in range(swaps.shape[1]):  # row k was swapped with row swaps[:, k]
         rows = np.arange(swaps.shape[0])
