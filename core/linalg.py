@@ -12,7 +12,7 @@ from .ops._util import finish_out as _finish_out
 from .ops.decompositions import (cholesky, cholesky_ex, cond, det, eig, eigh, eigvals, eigvalsh, inv, inv_ex, lstsq, lu,
                                  lu_factor, lu_factor_ex, lu_solve, matrix_exp, matrix_norm, matrix_power, matrix_rank,
                                  pinv, qr, slogdet, solve, solve_ex, solve_triangular, svd, svdvals, tensorinv,
-                                 tensorsolve, vector_norm)
+                                 tensorsolve, vander, vector_norm)
 from .ops.decompositions import linalg_norm as norm
 from .ops.elementwise import conj as _conj, mul as _mul
 from .ops.reduction import sum as _sum
@@ -22,7 +22,8 @@ from .tensor import Tensor as _Tensor
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
            "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp",
            "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
-           "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vecdot", "vector_norm"]
+           "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",
+           "vector_norm"]
 
 matmul = _products.matmul  # torch.linalg.matmul is torch.matmul
 

@@ -374,6 +374,28 @@ def test_cond(device, p):
         assert L.cond(core.zeros(3, 3, dtype=core.float64, device=device), p).item() == np.inf
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_solve_and_inverse(device, upper, dtype):
+    a, b = _spd((2, 3, 3), dtype), _random((3, 2), dtype, "cholesky_solve")
+    factor = L.cholesky(_t(a, device), upper=upper)
+    tol = {"rtol": 1e-4, "atol": 1e-4} if dtype == "float32" else TOL[dtype]
+    assert_close(core.cholesky_solve(_t(b, device), factor, upper), np.linalg.solve(a, np.broadcast_to(b, (2, 3, 2))),
+                 **tol)
+    assert_close(core.cholesky_inverse(factor, upper), np.linalg.inv(a), **tol)
+    assert_close(factor.cholesky_inverse(upper), np.linalg.inv(a), **tol)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_vander(device, dtype):
+    x = np.array([[1, 2, 3], [-1, 0, 4]]).astype(dtype)
+    expected = np.stack([np.vander(row, increasing=True) for row in x]).astype(dtype)  # NumPy promotes float32
+    assert_close(L.vander(_t(x, device)), expected)
+    assert_close(L.vander(_t(x[0], device), N=5), np.vander(x[0], 5, increasing=True).astype(dtype))
+    with pytest.raises(RuntimeError, match="N must be greater than 1."):
+        L.vander(_t(x, device), N=1)
+
+
 def test_tensorinv_tensorsolve_and_aliases(device):
     t = _random((4, 6, 8, 3), "float64", "tensorinv")
     assert_close(L.tensorinv(_t(t, device), 2), np.linalg.tensorinv(t, 2), rtol=1e-8, atol=1e-8)
@@ -544,6 +566,9 @@ GRADIENTS = {
     "lu_solve": (lambda a, b: L.lu_solve(*L.lu_factor(a), b), [(2, 3, 3), (2, 3, 2)]),
     "lu_solve-adjoint-right": (lambda a, b: L.lu_solve(*L.lu_factor(a), b, left=False, adjoint=True),
                                [(3, 3), (2, 3)]),
+    "cholesky_solve": (lambda a, b: core.cholesky_solve(b, L.cholesky(_spd_of(a))), [(2, 3, 3), (3, 2)]),
+    "cholesky_inverse": (lambda a: core.cholesky_inverse(L.cholesky(_spd_of(a), upper=True), upper=True), [(3, 3)]),
+    "vander": (lambda x: L.vander(x, N=4), [(2, 3)]),
     "lstsq": (lambda a, b: L.lstsq(a, b).solution, [(2, 5, 3), (5, 2)]),
     "cond": (lambda a: (L.cond(a), L.cond(a + 4 * core.eye(3, dtype=a.dtype), 1)), [(2, 3, 3)]),
     "matrix_norm": (lambda a: tuple(L.matrix_norm(a, o) for o in ("fro", "nuc", 2, -2, 1, np.inf)), [(2, 4, 3)]),

@@ -19,15 +19,17 @@ from ..dispatch import TensorSpec, define
 from ..errors import LinAlgError
 from ..tensor import Tensor
 from ._util import broadcast_shapes, common_device, finish_out, wrap_dim
-from .creation import tensor, zeros
+from .creation import ones, tensor, zeros
 from .elementwise import abs, div, gt, log, mul, where
 from .linalg import matmul
 from .ranges import eye
 from .reduction import amax, amin, norm as _norm, return_type, sum
+from .shape import cat
 from .view import expand, squeeze, unsqueeze
 
 # torch-level names; the rest of the front ends below are ``core.linalg``'s (see core/linalg.py)
-__all__ = ["cholesky", "det", "inverse", "logdet", "matrix_exp", "matrix_power", "pinverse", "slogdet"]
+__all__ = ["cholesky", "cholesky_inverse", "cholesky_solve", "det", "inverse", "logdet", "matrix_exp", "matrix_power",
+           "pinverse", "slogdet"]
 
 _inv_ex_t = return_type("linalg_inv_ex", ("inverse", "info"))
 _solve_ex_t = return_type("linalg_solve_ex", ("result", "info"))
@@ -418,6 +420,44 @@ def cholesky(A, upper=False, *, out=None):
     return finish_out("linalg.cholesky", L, out)
 
 
+def cholesky_solve(B, L, upper=False, *, out=None):
+    """X with A X = B from A's Cholesky factor L (A = L L^H, or U^H U when ``upper``), batches broadcast
+    (``torch.cholesky_solve``)."""
+    for name, t in (("input", B), ("input2", L)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"cholesky_solve(): argument '{name}' must be Tensor, not {type(t).__name__}")
+    if B.ndim < 2 or L.ndim < 2:
+        raise RuntimeError(f"b should have at least 2 dimensions, but has {B.ndim} dimensions instead"
+                           if B.ndim < 2 else f"u should have at least 2 dimensions, but has {L.ndim} dimensions "
+                           f"instead")
+    lower = L.mH if upper else L
+    Y = solve_triangular(lower, B, upper=False)
+    return finish_out("cholesky_solve", solve_triangular(lower.mH, Y, upper=True), out)
+
+
+def cholesky_inverse(L, upper=False, *, out=None):
+    """A^{-1} from A's Cholesky factor L (A = L L^H, or U^H U when ``upper``) (``torch.cholesky_inverse``)."""
+    check_matrix_input("cholesky_inverse", L, name="input")
+    identity = expand(eye(L._shape[-1], dtype=L.dtype, device=L.device), L._shape)
+    return finish_out("cholesky_inverse", cholesky_solve(identity, L, upper), out)
+
+
+def vander(x, *, N=None):
+    """The Vandermonde matrices of x (..., n): columns x^0, x^1, ..., x^(N-1), N = n by default
+    (``torch.linalg.vander``)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"linalg.vander(): argument 'x' must be Tensor, not {type(x).__name__}")
+    if x.ndim < 1:
+        raise RuntimeError("linalg.vander: x must have at least one dimension.")
+    n = x._shape[-1] if N is None else N
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    x = x.to(dt.promote_types(x.dtype, dt.int64)) if not (x.dtype.is_floating_point or x.dtype.is_complex) else x
+    columns = expand(unsqueeze(x, -1), x._shape + (n - 1,))
+    first = ones(x._shape + (1,), dtype=x.dtype, device=x.device)
+    return cat([first, columns], -1).cumprod(-1)  # cumulative products: exact for integers too, as PyTorch
+
+
 def qr(A, mode="reduced", *, out=None):
     """(Q, R) with A = Q R; mode 'reduced', 'complete' or 'r' (``torch.linalg.qr``)."""
     check_matrix_input("linalg.qr", A, square=False)
@@ -755,5 +795,6 @@ def matrix_exp(A):
     return result
 
 
-METHODS = {"det": det, "inverse": inverse, "cholesky": cholesky, "slogdet": slogdet, "logdet": logdet,
-           "matrix_exp": matrix_exp, "matrix_power": matrix_power, "pinverse": pinverse}
+METHODS = {"cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse, "det": det, "inverse": inverse,
+           "cholesky": cholesky, "slogdet": slogdet, "logdet": logdet, "matrix_exp": matrix_exp,
+           "matrix_power": matrix_power, "pinverse": pinverse}
