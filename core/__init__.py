@@ -24,6 +24,8 @@ from .storage import Storage
 from .tensor import Size, Tensor
 
 from . import nn, optim, utils  # noqa: E402 - nn and optim are built on the ops above
+# the star import above bound ``linalg`` to the products family core.ops.linalg; ``core.linalg`` is torch.linalg's
+linalg = __import__("importlib").import_module(f"{__name__}.linalg")
 from .serialization import load, save  # noqa: E402
 
 __version__ = "0.1.0"

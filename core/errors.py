@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["describe", "op_error", "check", "OutOfMemoryError", "allocate_buffer", "format_bytes"]
+__all__ = ["describe", "op_error", "check", "OutOfMemoryError", "LinAlgError", "allocate_buffer",
+           "format_bytes"]
 
 
 def describe(value) -> str:
@@ -80,3 +81,8 @@ def allocate_buffer(runtime, nbytes: int, device, op: str = "empty"):
         raise OutOfMemoryError(f"{op}(): out of memory: tried to allocate {nbytes} bytes ({format_bytes(nbytes)}) "
                                f"on device {device} (backend {runtime.name}){_pool_state(runtime, device)} "
                                f"[{type(exc).__name__}: {exc}]") from exc
+
+
+class LinAlgError(RuntimeError):
+    """A linear-algebra routine failed on its input: a singular or non-positive-definite matrix
+    (``torch.linalg.LinAlgError``, ``torch._C._LinAlgError``)."""

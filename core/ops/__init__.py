@@ -11,6 +11,7 @@ from ._util import broadcast_shapes, wrap_dim
 from .creation import _rebuild_tensor  # noqa: F401 - used by Tensor.__reduce_ex__
 from .format import format_tensor  # noqa: F401 - used by Tensor.__repr__
 from .creation import *  # noqa: F401,F403
+from .decompositions import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
 from .format import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
@@ -25,8 +26,8 @@ from . import conv, loss, normalization, optimizers, pooling  # noqa: F401,E402 
 
 import importlib as _importlib
 
-FAMILIES = ("creation", "elementwise", "view", "reduction", "shape", "indexing", "linalg", "random", "sorting",
-            "ranges", "format", "conv", "pooling", "normalization", "loss", "optimizers")
+FAMILIES = ("creation", "elementwise", "view", "reduction", "shape", "indexing", "linalg", "decompositions", "random",
+            "sorting", "ranges", "format", "conv", "pooling", "normalization", "loss", "optimizers")
 
 for _family in FAMILIES:  # module names, not the star-imported functions of the same name (view, format)
     attach_methods(_importlib.import_module(f"{__name__}.{_family}").METHODS)

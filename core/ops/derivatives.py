@@ -20,11 +20,13 @@ from ..dispatch import define, get_operator
 from ..tensor import Tensor
 from ._util import sum_to_shape
 from .conv import convolution_backward
+from .decompositions import _permutation, linalg_inv_ex, linalg_solve_ex, linalg_svd
 from .elementwise import gelu_backward
 from .linalg import matmul
 from .loss import cross_entropy_loss_backward
 from .normalization import batch_norm_backward, layer_norm_backward
 from .pooling import avg_pool_backward, max_pool_backward
+from .ranges import eye
 
 # the package namespace holds the star-imported functions `view`, ...: fetch the modules themselves
 creation, E, R, V = (importlib.import_module(f"{__package__}.{name}")
@@ -393,6 +395,136 @@ def _scatter(ctx, g):
     if reduce == "sum":
         return g, None, None, gather(g, dim, index)
     raise RuntimeError(f"the derivative of scatter with reduce='{reduce}' is not implemented")
+
+
+# -- decompositions (PyTorch's formulas, FunctionsManual.cpp; for real inputs, and complex where noted) ---------
+
+def _identity(n: int, like):
+    return eye(n, dtype=like.dtype, device=like.device)
+
+
+def _solve(A, B):
+    """A^{-1} B through the primitive (differentiable again under create_graph)."""
+    return linalg_solve_ex(A, B)[0]
+
+
+def _right_solve(B, A):
+    """B A^{-1}, as (A^{-H} B^H)^H."""
+    return _solve(A.mH, B.mH).mH
+
+
+@derivative("linalg_inv_ex")
+def _linalg_inv_ex(ctx, g, _g_info):
+    inverse_h = ctx.output(0).mH
+    return (-matmul(matmul(inverse_h, g), inverse_h),)
+
+
+@derivative("linalg_det")
+def _linalg_det(ctx, g):
+    # d det = det tr(A^{-1} dA): gA = conj(g det) A^{-H} (complex too); singular A gives non-finite gradients
+    scale = g * (E.conj(ctx.output()) if g.is_complex() else ctx.output())
+    return (scale.unsqueeze(-1).unsqueeze(-1) * linalg_inv_ex(ctx.input(0))[0].mH,)
+
+
+@derivative("linalg_slogdet")
+def _linalg_slogdet(ctx, _g_sign, g_logabsdet):
+    # real inputs: the sign is piecewise constant, so only logabsdet has a gradient, g A^{-T}
+    return (g_logabsdet.unsqueeze(-1).unsqueeze(-1).to(ctx.input(0).dtype) * linalg_inv_ex(ctx.input(0))[0].mH,)
+
+
+@derivative("linalg_solve_ex")
+def _linalg_solve_ex(ctx, g, _g_info):
+    grad_b = _solve(ctx.input(0).mH, g)
+    return -matmul(grad_b, ctx.output(0).mH), grad_b
+
+
+@derivative("linalg_cholesky_ex")
+def _linalg_cholesky_ex(ctx, g, _g_info):
+    L = ctx.output(0)
+    if ctx.arg(1, False):  # upper: A = U^H U with U = L^H
+        L, g = L.mH, g.mH
+    phi = matmul(L.mH, g).tril()
+    phi = 0.5 * (phi + phi.tril(-1).mH)
+    return _right_solve(_solve(L.mH, phi), L), None
+
+
+@derivative("linalg_eigh")
+def _linalg_eigh(ctx, g_values, g_vectors):
+    values, V = ctx.output(0), ctx.output(1)
+    n = values._shape[-1]
+    eye = _identity(n, values)
+    VhgV = matmul(V.mH, g_vectors)
+    VhgV = 0.5 * (VhgV - VhgV.mH)
+    gaps = values.unsqueeze(-2) - values.unsqueeze(-1) + eye  # gaps_ij = w_j - w_i, 1 on the diagonal
+    inner = VhgV / gaps.to(V.dtype) * (1 - eye).to(V.dtype) + E.mul(eye.to(V.dtype), g_values.unsqueeze(-1))
+    return matmul(matmul(V, inner), V.mH), None
+
+
+@derivative("linalg_svdvals")
+def _linalg_svdvals(ctx, g):
+    U, _, Vh = linalg_svd(ctx.input(0), False)
+    return (matmul(U * g.unsqueeze(-2).to(U.dtype), Vh),)
+
+
+@derivative("linalg_svd")
+def _linalg_svd(ctx, gU, gS, gVh):
+    """Real inputs with distinct non-zero singular values (PyTorch's svd_backward)."""
+    A = ctx.input(0)
+    m, n = A._shape[-2:]
+    k = min(m, n)
+    U, S, Vh = ctx.output(0), ctx.output(1), ctx.output(2)
+    if ctx.arg(1, True) and m != n:
+        if bool((gU.narrow(-1, k, m - k) != 0).any()) or bool((gVh.narrow(-2, k, n - k) != 0).any()):
+            raise RuntimeError("linalg.svd: the derivative through the extra singular vectors of "
+                               "full_matrices=True is not defined; use full_matrices=False")
+        U, gU, Vh, gVh = U.narrow(-1, 0, k), gU.narrow(-1, 0, k), Vh.narrow(-2, 0, k), gVh.narrow(-2, 0, k)
+    V, gV = Vh.mH, gVh.mH
+    eye = _identity(k, S)
+    S2 = S * S
+    gaps = S2.unsqueeze(-2) - S2.unsqueeze(-1) + eye  # gaps_jk = S_k^2 - S_j^2, 1 on the diagonal
+    UhgU = matmul(U.mH, gU)
+    VhgV = matmul(V.mH, gV)
+    UhgU, VhgV = UhgU - UhgU.mH, VhgV - VhgV.mH
+    inner = (UhgU * S.unsqueeze(-2) + S.unsqueeze(-1) * VhgV) / gaps * (1 - eye) + E.mul(eye, gS.unsqueeze(-1))
+    if m > k:  # gA = [U inner + (I_m - U U^H) gU S^{-1}] V^H
+        gUSinv = gU / S.unsqueeze(-2)
+        return matmul(matmul(U, inner) + gUSinv - matmul(U, matmul(U.mH, gUSinv)), Vh), None
+    if n > k:  # gA = U [inner V^H + S^{-1} gV^H (I_n - V V^H)]
+        gVSinv = gV / S.unsqueeze(-2)
+        return matmul(U, matmul(inner, Vh) + gVSinv.mH - matmul(matmul(gVSinv.mH, V), Vh)), None
+    return matmul(matmul(U, inner), Vh), None
+
+
+@derivative("linalg_lu_factor_ex")
+def _linalg_lu_factor_ex(ctx, g_lu, _g_pivots, _g_info):
+    """Square A = P L U: gA = P L^{-H} [tril(L^H gL, -1) + triu(gU U^H)] U^{-H}, gL and gU packed in g_lu."""
+    LU = ctx.output(0)
+    m, n = LU._shape[-2:]
+    if m != n:
+        raise RuntimeError("The derivative of linalg.lu_factor is only implemented for square matrices")
+    eye = _identity(n, LU)
+    L, U = LU.tril(-1) + eye, LU.triu()
+    inner = matmul(L.mH, g_lu.tril(-1)).tril(-1) + matmul(g_lu.triu(), U.mH).triu()
+    return matmul(_permutation(ctx.output(1), n, LU), _right_solve(_solve(L.mH, inner), U.mH)), None
+
+
+@derivative("linalg_qr")
+def _linalg_qr(ctx, gQ, gR):
+    """Reduced (or square complete) QR of A (..., m, n) with m >= n: gA = [gQ + Q copyltu(M)] R^{-H},
+    M = R gR^H - gQ^H Q."""
+    mode = ctx.arg(1, "reduced")
+    m, n = ctx.input(0)._shape[-2:]
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please "
+                           "use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.")
+    if m < n or (mode == "complete" and m > n):
+        raise RuntimeError("The derivative of linalg.qr is not implemented when the input has more columns than "
+                           "rows, or when mode='complete' and nrows > ncols.")
+    Q, R = ctx.output(0), ctx.output(1)
+    M = matmul(R, gR.mH) - matmul(gQ.mH, Q)
+    lower = M.tril(-1)
+    copyltu = lower + lower.mH + E.mul(_identity(n, M), M)
+    return _right_solve(gQ + matmul(Q, copyltu), R.mH), None
 
 
 # -- views ---------------------------------------------------------------------------------------------
