@@ -15,7 +15,7 @@ import pytest
 # torch's names, then core's own public packages (the backend kit, `python -m core info`, configuration).
 PUBLIC_SUBPACKAGES = ("autograd", "backends", "jit", "library", "nn", "onnx", "optim", "serialization", "testing",
                       "utils", "utils.data", "utils.checkpoint", "utils.hooks", "utils.safetensors", "codegen",
-                      "config", "dispatch", "info", "plugins", "backends.api")
+                      "config", "dispatch", "info", "plugins", "backends.api", "special")
 
 
 def _fresh(code: str):

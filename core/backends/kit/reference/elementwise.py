@@ -37,6 +37,24 @@ def unary_table(xp, special) -> dict:
         "isnan": xp.isnan, "isinf": xp.isinf, "isfinite": xp.isfinite, "isposinf": xp.isposinf,
         "isneginf": xp.isneginf, "signbit": xp.signbit, "isreal": xp.isreal, "logical_not": xp.logical_not,
         "bitwise_not": xp.invert,
+        **special_unary_table(xp, special),
+    }
+
+
+def special_unary_table(xp, special) -> dict:
+    """The ``special_*`` unary ops (core.special), through ``scipy.special`` or ``cupyx.scipy.special``."""
+
+    def spherical_bessel_j0(a):  # sin(x) / x: 1 at 0 and 0 at +-inf, as PyTorch's
+        return xp.where(a == 0, a.dtype.type(1), xp.where(xp.isinf(a), a.dtype.type(0), xp.sin(a) / a))
+
+    return {
+        "special_erfcx": special.erfcx, "special_i0e": special.i0e, "special_i1": special.i1,
+        "special_i1e": special.i1e, "special_ndtri": special.ndtri, "special_log_ndtr": special.log_ndtr,
+        "special_bessel_j0": special.j0, "special_bessel_j1": special.j1, "special_bessel_y0": special.y0,
+        "special_bessel_y1": special.y1, "special_modified_bessel_k0": special.k0,
+        "special_modified_bessel_k1": special.k1, "special_scaled_modified_bessel_k0": special.k0e,
+        "special_scaled_modified_bessel_k1": special.k1e, "special_spherical_bessel_j0": spherical_bessel_j0,
+        "special_airy_ai": lambda a: special.airy(a)[0],
     }
 
 
@@ -91,6 +109,8 @@ def binary_table(xp, special) -> dict:
         "logical_xor": xp.logical_xor, "bitwise_and": xp.bitwise_and, "bitwise_or": xp.bitwise_or,
         "bitwise_xor": xp.bitwise_xor, "bitwise_left_shift": shift(xp.left_shift, False),
         "bitwise_right_shift": shift(xp.right_shift, True),
+        "special_xlog1py": special.xlog1py, "special_zeta": special.zeta, "special_gammainc": special.gammainc,
+        "special_gammaincc": special.gammaincc,
     }
 
 
@@ -156,11 +176,15 @@ def kernels(ctx) -> dict:
 
         return kernel
 
+    def polygamma(spec, n, input):
+        with errstate(all="ignore"):
+            return wrap(ctx.special.polygamma(n, operand(input, compute_np(spec.compute_dtype))), spec)
+
     def relu(x):  # composite: no spec
         return wrap(xp.maximum(operand(x, x.dtype.numpy), 0), x)
 
     table = {name: unary(fn) for name, fn in unary_table(xp, ctx.special).items()}
     table.update({name: binary(fn) for name, fn in binary_table(xp, ctx.special).items()})
-    table.update(add=add, sub=sub, where=where, clamp=clamp, relu=relu, softmax=softmax_kernel(False),
-                 log_softmax=softmax_kernel(True))
+    table.update(add=add, sub=sub, where=where, clamp=clamp, relu=relu, polygamma=polygamma,
+                 softmax=softmax_kernel(False), log_softmax=softmax_kernel(True))
     return table
