@@ -12,12 +12,15 @@ from .ops import elementwise as _E
 from .ops import reduction as _R
 
 __all__ = [
-    "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "digamma", "entr", "erf", "erfc", "erfcx",
-    "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e", "log1p",
+    "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "digamma", "entr", "erf", "erfc",
+    "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "hermite_polynomial_h",
+    "hermite_polynomial_he", "i0", "i0e", "i1", "i1e", "laguerre_polynomial_l", "legendre_polynomial_p", "log1p",
     "log_ndtr", "log_softmax", "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1",
     "modified_bessel_k0", "modified_bessel_k1", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round",
-    "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "sinc", "softmax", "spherical_bessel_j0", "xlog1py",
-    "xlogy", "zeta",
+    "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "sinc",
+    "softmax", "spherical_bessel_j0", "xlog1py", "xlogy", "zeta",
 ]
 
 # aliases of core ops (torch.special documents each as "Alias for torch.<name>")
@@ -38,6 +41,12 @@ modified_bessel_k0, modified_bessel_k1 = _E.SPECIAL["modified_bessel_k0"], _E.SP
 scaled_modified_bessel_k0 = _E.SPECIAL["scaled_modified_bessel_k0"]
 scaled_modified_bessel_k1 = _E.SPECIAL["scaled_modified_bessel_k1"]
 spherical_bessel_j0, airy_ai = _E.SPECIAL["spherical_bessel_j0"], _E.SPECIAL["airy_ai"]
+chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v, chebyshev_polynomial_w = (
+    _E.SPECIAL[f"chebyshev_polynomial_{kind}"] for kind in "tuvw")
+shifted_chebyshev_polynomial_t, shifted_chebyshev_polynomial_u, shifted_chebyshev_polynomial_v, \
+    shifted_chebyshev_polynomial_w = (_E.SPECIAL[f"shifted_chebyshev_polynomial_{kind}"] for kind in "tuvw")
+hermite_polynomial_h, hermite_polynomial_he = _E.SPECIAL["hermite_polynomial_h"], _E.SPECIAL["hermite_polynomial_he"]
+laguerre_polynomial_l, legendre_polynomial_p = _E.SPECIAL["laguerre_polynomial_l"], _E.SPECIAL["legendre_polynomial_p"]
 
 
 def multigammaln(input, p, *, out=None):

@@ -21,8 +21,12 @@ NAMES = {
     "log_ndtr", "log_softmax", "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1",
     "modified_bessel_k0", "modified_bessel_k1", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round",
     "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "sinc", "softmax", "spherical_bessel_j0", "xlog1py",
-    "xlogy", "zeta",
+    "xlogy", "zeta", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
+    "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",
 }
+POLYNOMIALS = sorted(n for n in NAMES if "polynomial" in n)
 
 
 def _spherical_j0(a):
@@ -87,6 +91,33 @@ def test_binary_matches_scipy(name, device):
     scalar = getattr(sp, name)(core.tensor(a, dtype=core.float32, device=device), 2.0)  # a Python number operand
     assert scalar.dtype is core.float32
     assert_close(scalar, ref(a, 2.0).astype(np.float32), rtol=1e-5, atol=1e-6)
+
+
+def _polynomial_reference(name, x, n):
+    from core.testing.conformance import _POLYNOMIALS
+
+    return np.where(n < 0, 0.0, _POLYNOMIALS[name](np.maximum(n, 0), x))
+
+
+@pytest.mark.parametrize("name", POLYNOMIALS)
+def test_polynomials_match_scipy(name, device):
+    x = np.concatenate([_draw((9,), (-1.5, 1.5)), [-1.0, 0.0, 1.0]])
+    n = np.array([[-2], [0], [1], [2], [3], [7], [12]])
+    result = getattr(sp, name)(core.tensor(x, device=device), core.tensor(n, device=device))
+    assert result.shape == (7, 12) and result.dtype is core.float64
+    assert_close(result, _polynomial_reference(name, x, n), rtol=1e-10, atol=1e-10)
+    # a Python number or a float tensor as the degree: truncated to an integer, as PyTorch's int64 cast
+    assert_close(getattr(sp, name)(core.tensor(x, device=device), 4), _polynomial_reference(name, x, np.array(4)),
+                 rtol=1e-10, atol=1e-10)
+    assert_close(getattr(sp, name)(core.tensor(x, device=device), core.tensor(3.9, dtype=core.float64)),
+                 _polynomial_reference(name, x, np.array(3)), rtol=1e-10, atol=1e-10)
+    ints = getattr(sp, name)(core.tensor([0, 1, 2], device=device), core.tensor([2, 2, 2], device=device))
+    assert ints.dtype is core.float32
+    assert_close(ints, _polynomial_reference(name, np.array([0.0, 1.0, 2.0]), np.array(2)).astype(np.float32),
+                 rtol=1e-6, atol=1e-6)
+    out = core.empty(0, dtype=core.float64, device=device)
+    assert getattr(sp, name)(core.tensor(x, device=device), 5, out=out) is out
+    assert_close(out, _polynomial_reference(name, x, np.array(5)), rtol=1e-10, atol=1e-10)
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 4])
@@ -238,6 +269,8 @@ def test_what_pytorch_does_not_differentiate():
     for name in ("bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0", "modified_bessel_k1",
                  "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "spherical_bessel_j0", "airy_ai"):
         assert not getattr(sp, name)(x).requires_grad, name
+    for name in POLYNOMIALS:
+        assert not getattr(sp, name)(x, 3).requires_grad, name
     for name in ("zeta", "gammainc", "gammaincc"):
         y = getattr(sp, name)(x + 1, x.detach())
         with pytest.raises(RuntimeError, match="derivative for .* is not implemented"):

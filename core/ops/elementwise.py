@@ -357,10 +357,25 @@ SPECIAL_BINARY_OPS = {
     "gammainc": "regularized lower incomplete gamma function P(a, x)",
     "gammaincc": "regularized upper incomplete gamma function Q(a, x)",
 }
+# orthogonal polynomials p_n(input), n truncated to an integer (0 for n < 0), as PyTorch's special_*_polynomial_*
+SPECIAL_POLYNOMIALS = {
+    "chebyshev_polynomial_t": "Chebyshev polynomial of the first kind T_n(x)",
+    "chebyshev_polynomial_u": "Chebyshev polynomial of the second kind U_n(x)",
+    "chebyshev_polynomial_v": "Chebyshev polynomial of the third kind V_n(x)",
+    "chebyshev_polynomial_w": "Chebyshev polynomial of the fourth kind W_n(x)",
+    "shifted_chebyshev_polynomial_t": "shifted Chebyshev polynomial of the first kind T_n(2x - 1)",
+    "shifted_chebyshev_polynomial_u": "shifted Chebyshev polynomial of the second kind U_n(2x - 1)",
+    "shifted_chebyshev_polynomial_v": "shifted Chebyshev polynomial of the third kind V_n(2x - 1)",
+    "shifted_chebyshev_polynomial_w": "shifted Chebyshev polynomial of the fourth kind W_n(2x - 1)",
+    "hermite_polynomial_h": "physicists' Hermite polynomial H_n(x)",
+    "hermite_polynomial_he": "probabilists' Hermite polynomial He_n(x)",
+    "laguerre_polynomial_l": "Laguerre polynomial L_n(x)",
+    "legendre_polynomial_p": "Legendre polynomial P_n(x)",
+}
 # PyTorch marks these non-differentiable (their outputs never require grad)
 _SPECIAL_NOT_DIFFERENTIABLE = ("bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
                                "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
-                               "spherical_bessel_j0", "airy_ai")
+                               "spherical_bessel_j0", "airy_ai", *SPECIAL_POLYNOMIALS)
 SPECIAL: dict = {}  # name -> the function core.special exports
 
 
@@ -373,6 +388,9 @@ def _make_special(name: str, arity: int, doc: str):
     if arity == 1:
         def fn(input, *, out=None):
             return finish_out(name, op(input), out) if out is not None else op(input)
+    elif name in SPECIAL_POLYNOMIALS:
+        def fn(input, n, *, out=None):
+            return finish_out(name, op(input, n), out) if out is not None else op(input, n)
     else:
         def fn(input, other, *, out=None):
             return finish_out(name, op(input, other), out) if out is not None else op(input, other)
@@ -384,7 +402,7 @@ def _make_special(name: str, arity: int, doc: str):
 
 for _name, _doc in SPECIAL_UNARY_OPS.items():
     _make_special(_name, 1, _doc)
-for _name, _doc in SPECIAL_BINARY_OPS.items():
+for _name, _doc in {**SPECIAL_BINARY_OPS, **SPECIAL_POLYNOMIALS}.items():
     _make_special(_name, 2, _doc)
 
 

@@ -255,6 +255,37 @@ OP_DB += [
 ]
 
 
+def _chebyshev_vw(sign: int, shifted: bool):
+    """V_n (sign -1) or W_n (sign +1) through U: U_n(x) + sign * U_(n-1)(x), U_(-1) = 0."""
+    def ref(n, x):
+        x = x + x - 1 if shifted else x
+        below = np.where(n > 0, _SP.eval_chebyu(np.maximum(n - 1, 0), x), 0)
+        return _SP.eval_chebyu(n, x) + sign * below
+
+    return ref
+
+
+_POLYNOMIALS = {
+    "chebyshev_polynomial_t": _SP.eval_chebyt, "chebyshev_polynomial_u": _SP.eval_chebyu,
+    "chebyshev_polynomial_v": _chebyshev_vw(-1, False), "chebyshev_polynomial_w": _chebyshev_vw(1, False),
+    "shifted_chebyshev_polynomial_t": _SP.eval_sh_chebyt, "shifted_chebyshev_polynomial_u": _SP.eval_sh_chebyu,
+    "shifted_chebyshev_polynomial_v": _chebyshev_vw(-1, True), "shifted_chebyshev_polynomial_w": _chebyshev_vw(1, True),
+    "hermite_polynomial_h": _SP.eval_hermite, "hermite_polynomial_he": _SP.eval_hermitenorm,
+    "laguerre_polynomial_l": _SP.eval_laguerre, "legendre_polynomial_p": _SP.eval_legendre,
+}
+
+
+def _polynomial(name: str) -> OpInfo:
+    """``p_n(x)`` with x in (-1, 1) and the degree n = 3 * other + 3 in [0, 6] (truncated to an integer)."""
+    ref, fn = _POLYNOMIALS[name], getattr(core.special, name)
+    return OpInfo(f"special.{name}", lambda x, n: fn(x, n * 3 + 3),
+                  lambda x, n: ref(np.trunc(n * 3 + 3).astype(np.int64), x), 2, ("float32", "float64", "int64"),
+                  (-1.0, 1.0), "float", rtol=1e-5, atol=1e-5, differentiable=False)
+
+
+OP_DB += [_polynomial(name) for name in _POLYNOMIALS]
+
+
 def _sum_dtype(dtype: str) -> str:
     return "int64" if dtype in INTS or dtype == "bool" else dtype
 
