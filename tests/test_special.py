@@ -292,3 +292,22 @@ def test_meta_device_gives_shapes_and_dtypes():
     assert sp.i1e(x).shape == (2, 3) and sp.i1e(x).device.type == "meta"
     assert sp.zeta(x, core.empty(3, device="meta")).shape == (2, 3)
     assert sp.polygamma(2, core.empty(4, dtype=core.int32, device="meta")).dtype is core.float32
+
+
+def test_top_level_functions_methods_and_in_place_variants(device):
+    values = np.array([0.2, 0.5, 0.7])
+    x = core.tensor(values, device=device)
+    assert core.logit is sp.logit and core.polygamma is sp.polygamma
+    assert_close(core.mvlgamma(x + 2, 2), S.multigammaln(values + 2, 2), rtol=1e-12, atol=1e-12)
+    y = x.clone()
+    assert y.logit_(0.3) is y
+    assert_close(y, S.logit(np.clip(values, 0.3, 0.7)), rtol=1e-12, atol=1e-12)
+    z = x.clone()
+    assert z.polygamma_(1) is z
+    assert_close(z, S.polygamma(1, values), rtol=1e-12, atol=1e-12)
+    w = x + 2
+    assert w.mvlgamma_(3) is w
+    assert_close(w, S.multigammaln(values + 2, 3), rtol=1e-12, atol=1e-12)
+    ints = core.tensor([1, 2], device=device)
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        ints.logit_()  # the float result does not fit an integer self, as in PyTorch

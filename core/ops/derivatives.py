@@ -571,7 +571,7 @@ def _i1e(ctx, g):
 
 @derivative("special_xlog1py")
 def _xlog1py(ctx, g):
-    a, b = ctx.args[0], ctx.args[1]
+    a, b = _x(ctx, 0), _x(ctx, 1)  # (either may be a Python number)
     grad_a = None
     if _is_tensor(a):
         grad_a = _special("xlog1py")(g, b)
@@ -586,7 +586,7 @@ def _requires_grad(a) -> bool:
 
 @derivative("special_zeta")
 def _zeta(ctx, g):
-    x, q = ctx.args[0], ctx.args[1]
+    x, q = _x(ctx, 0), _x(ctx, 1)
     if _requires_grad(x):
         raise RuntimeError("the derivative for 'zeta' with respect to 'self' is not implemented")
     return None, (g * -x * _special("zeta")(x + 1.0, q) if _is_tensor(q) else None)
@@ -594,7 +594,7 @@ def _zeta(ctx, g):
 
 def _gammainc_formula(aten_name: str, sign: int):
     def formula(ctx, g):
-        a, x = ctx.args[0], ctx.args[1]
+        a, x = _x(ctx, 0), _x(ctx, 1)
         if _requires_grad(a):
             raise RuntimeError(f"the derivative for '{aten_name}: input' is not implemented")
         if not _is_tensor(x):

@@ -424,9 +424,14 @@ def polygamma(n, input, *, out=None):
     return finish_out("polygamma", result, out) if out is not None else result
 
 
+def _polygamma_method(self, n, *, out=None):
+    """``self.polygamma(n)``: the Tensor method takes ``n`` after ``self`` (``torch.Tensor.polygamma``)."""
+    return polygamma(n, self, out=out)
+
+
 _export("polygamma", polygamma, method=False)
-METHODS["polygamma"] = lambda self, n: polygamma(n, self)
-METHODS["polygamma_"] = lambda self, n: _inplace("polygamma", lambda x: polygamma(n, x))(self)
+METHODS["polygamma"] = _polygamma_method
+METHODS["polygamma_"] = _inplace("polygamma", _polygamma_method)
 
 
 def _to_float(input):
