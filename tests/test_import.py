@@ -14,8 +14,8 @@ import pytest
 
 # torch's names, then core's own public packages (the backend kit, `python -m core info`, configuration).
 PUBLIC_SUBPACKAGES = ("autograd", "backends", "jit", "library", "linalg", "nn", "onnx", "optim", "serialization",
-                      "testing", "utils", "utils.data", "utils.checkpoint", "utils.hooks", "utils.safetensors",
-                      "codegen", "config", "dispatch", "info", "plugins", "backends.api")
+                      "special", "testing", "utils", "utils.data", "utils.checkpoint", "utils.hooks",
+                      "utils.safetensors", "codegen", "config", "dispatch", "info", "plugins", "backends.api")
 
 
 def _fresh(code: str):

@@ -662,3 +662,80 @@ def _cross_entropy_loss(ctx, g):
 for _name in ("uniform_", "normal_", "random_", "bernoulli_", "exponential_", "randperm_fill_", "multinomial",
               "arange_fill_", "linspace_fill_", "logspace_fill_"):
     get_operator(_name).differentiable = False
+
+
+# -- special functions (core.special) ---------------------------------------------------------------------------
+# PyTorch's formulas (tools/autograd/derivatives.yaml); the i1/i1e ones take the limit 0.5 at 0 explicitly.
+
+def _special(name: str):
+    return E.SPECIAL[name]
+
+
+def _tiny_safe(x):
+    """(|x| > eps, x with its tiny entries replaced by eps): the formulas dividing by x stay finite there."""
+    eps = dt.finfo(x.dtype).eps
+    not_tiny = E.gt(E.abs(x), eps)
+    return not_tiny, E.where(not_tiny, x, eps)
+
+
+derivative("digamma")(lambda ctx, g: (g * E.polygamma(1, _x(ctx)),))
+derivative("i0")(lambda ctx, g: (g * _special("i1")(_x(ctx)),))
+derivative("polygamma")(lambda ctx, g: (None, g * E.polygamma(ctx.args[0] + 1, _x(ctx, 1))))
+derivative("special_erfcx")(lambda ctx, g: (g * (2 * _x(ctx) * ctx.output() - 2 / math.sqrt(math.pi)),))
+derivative("special_i0e")(lambda ctx, g: (g * (_special("i1e")(_x(ctx)) - E.sgn(_x(ctx)) * ctx.output()),))
+derivative("special_ndtri")(lambda ctx, g: (g * math.sqrt(2 * math.pi) * E.exp(ctx.output() ** 2 / 2),))
+derivative("special_log_ndtr")(
+    lambda ctx, g: (g / math.sqrt(2 * math.pi) * E.exp(-(ctx.output() + _x(ctx) ** 2 / 2)),))
+derivative("special_entr")(lambda ctx, g: (-g * (1 + E.log(_x(ctx))),))
+
+
+@derivative("special_i1")
+def _i1(ctx, g):
+    not_tiny, x = _tiny_safe(_x(ctx))
+    return (g * E.where(not_tiny, E.i0(x) - ctx.output() / x, 0.5),)
+
+
+@derivative("special_i1e")
+def _i1e(ctx, g):
+    not_tiny, x = _tiny_safe(_x(ctx))
+    return (g * E.where(not_tiny, _special("i0e")(x) - ctx.output() * (E.sgn(x) + 1 / x), 0.5),)
+
+
+@derivative("special_xlog1py")
+def _xlog1py(ctx, g):
+    a, b = _x(ctx, 0), _x(ctx, 1)  # (either may be a Python number)
+    grad_a = None
+    if _is_tensor(a):
+        grad_a = _special("xlog1py")(g, b)
+        at_pole = E.logical_and(E.eq(a, 0), E.le(b, -1)) if _is_tensor(b) else E.logical_and(E.eq(a, 0), b <= -1)
+        grad_a = E.where(at_pole, 0.0, grad_a)
+    return grad_a, (g * a / (b + 1) if _is_tensor(b) else None)
+
+
+def _requires_grad(a) -> bool:
+    return _is_tensor(a) and a.requires_grad
+
+
+@derivative("special_zeta")
+def _zeta(ctx, g):
+    x, q = _x(ctx, 0), _x(ctx, 1)
+    if _requires_grad(x):
+        raise RuntimeError("the derivative for 'zeta' with respect to 'self' is not implemented")
+    return None, (g * -x * _special("zeta")(x + 1.0, q) if _is_tensor(q) else None)
+
+
+def _gammainc_formula(aten_name: str, sign: int):
+    def formula(ctx, g):
+        a, x = _x(ctx, 0), _x(ctx, 1)
+        if _requires_grad(a):
+            raise RuntimeError(f"the derivative for '{aten_name}: input' is not implemented")
+        if not _is_tensor(x):
+            return None, None
+        density = E.exp((a - 1) * E.log(x) - x - (E.lgamma(a) if _is_tensor(a) else math.lgamma(a)))
+        return None, g * density * sign
+
+    return formula
+
+
+derivative("special_gammainc")(_gammainc_formula("igamma", 1))
+derivative("special_gammaincc")(_gammainc_formula("igammac", -1))

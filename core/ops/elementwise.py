@@ -338,6 +338,163 @@ float_power = _export("float_power", lambda input, exponent: pow(
     exponent.to(dt.float64) if isinstance(exponent, Tensor) else exponent))
 
 
+# -- special functions ---------------------------------------------------------------------------------------------
+# The primitives behind ``core.special`` that have no ``torch.<name>`` twin, declared under ATen's names
+# (``special_erfcx``...) and exported by core/special.py only; the others there are aliases or composites.
+
+SPECIAL_UNARY_OPS = {
+    "erfcx": "exp(x**2) * erfc(x)", "i0e": "exp(-|x|) * i0(x)", "i1": "modified Bessel function of the first kind, "
+    "order 1", "i1e": "exp(-|x|) * i1(x)", "ndtri": "inverse of the standard normal CDF",
+    "log_ndtr": "log of the standard normal CDF", "bessel_j0": "Bessel function of the first kind, order 0",
+    "bessel_j1": "Bessel function of the first kind, order 1", "bessel_y0": "Bessel function of the second kind, "
+    "order 0", "bessel_y1": "Bessel function of the second kind, order 1",
+    "modified_bessel_k0": "modified Bessel function of the second kind, order 0",
+    "modified_bessel_k1": "modified Bessel function of the second kind, order 1",
+    "scaled_modified_bessel_k0": "exp(x) * k0(x)", "scaled_modified_bessel_k1": "exp(x) * k1(x)",
+    "spherical_bessel_j0": "sin(x) / x (1 at 0, 0 at +-inf)", "airy_ai": "Airy function Ai",
+}
+SPECIAL_BINARY_OPS = {
+    "xlog1py": "x * log1p(y), 0 where x == 0 and y is not NaN", "zeta": "Hurwitz zeta function zeta(x, q)",
+    "gammainc": "regularized lower incomplete gamma function P(a, x)",
+    "gammaincc": "regularized upper incomplete gamma function Q(a, x)",
+}
+# orthogonal polynomials p_n(input), n truncated to an integer (0 for n < 0), as PyTorch's special_*_polynomial_*
+SPECIAL_POLYNOMIALS = {
+    "chebyshev_polynomial_t": "Chebyshev polynomial of the first kind T_n(x)",
+    "chebyshev_polynomial_u": "Chebyshev polynomial of the second kind U_n(x)",
+    "chebyshev_polynomial_v": "Chebyshev polynomial of the third kind V_n(x)",
+    "chebyshev_polynomial_w": "Chebyshev polynomial of the fourth kind W_n(x)",
+    "shifted_chebyshev_polynomial_t": "shifted Chebyshev polynomial of the first kind T_n(2x - 1)",
+    "shifted_chebyshev_polynomial_u": "shifted Chebyshev polynomial of the second kind U_n(2x - 1)",
+    "shifted_chebyshev_polynomial_v": "shifted Chebyshev polynomial of the third kind V_n(2x - 1)",
+    "shifted_chebyshev_polynomial_w": "shifted Chebyshev polynomial of the fourth kind W_n(2x - 1)",
+    "hermite_polynomial_h": "physicists' Hermite polynomial H_n(x)",
+    "hermite_polynomial_he": "probabilists' Hermite polynomial He_n(x)",
+    "laguerre_polynomial_l": "Laguerre polynomial L_n(x)",
+    "legendre_polynomial_p": "Legendre polynomial P_n(x)",
+}
+# PyTorch marks these non-differentiable (their outputs never require grad)
+_SPECIAL_NOT_DIFFERENTIABLE = ("bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
+                               "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+                               "spherical_bessel_j0", "airy_ai", *SPECIAL_POLYNOMIALS)
+SPECIAL: dict = {}  # name -> the function core.special exports
+
+
+def _make_special(name: str, arity: int, doc: str):
+    op = define(f"special_{name}", meta=_unary_meta(name, "float") if arity == 1 else _binary_meta(name, "float"),
+                primitive=True, doc=f"elementwise {name}: {doc}")
+    if name in _SPECIAL_NOT_DIFFERENTIABLE:
+        op.differentiable = False
+
+    if arity == 1:
+        def fn(input, *, out=None):
+            return finish_out(name, op(input), out) if out is not None else op(input)
+    elif name in SPECIAL_POLYNOMIALS:
+        def fn(input, n, *, out=None):
+            return finish_out(name, op(input, n), out) if out is not None else op(input, n)
+    else:
+        def fn(input, other, *, out=None):
+            return finish_out(name, op(input, other), out) if out is not None else op(input, other)
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise {doc} (``torch.special.{name}``)."
+    SPECIAL[name] = fn
+
+
+for _name, _doc in SPECIAL_UNARY_OPS.items():
+    _make_special(_name, 1, _doc)
+for _name, _doc in {**SPECIAL_BINARY_OPS, **SPECIAL_POLYNOMIALS}.items():
+    _make_special(_name, 2, _doc)
+
+
+def _polygamma_meta(n, input):
+    if not isinstance(n, numbers.Integral) or isinstance(n, bool):
+        raise TypeError(f"polygamma(): argument 'n' must be int, not {type(n).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return _unary_meta("polygamma", "float")(input)
+
+
+_polygamma_op = define("polygamma", meta=_polygamma_meta, primitive=True,
+                       doc="polygamma(n, input): the n-th derivative of the digamma function, n >= 0 an int")
+
+
+def polygamma(n, input, *, out=None):
+    """The ``n``-th derivative of digamma (``torch.polygamma``)."""
+    result = _polygamma_op(n, input)
+    return finish_out("polygamma", result, out) if out is not None else result
+
+
+def _polygamma_method(self, n, *, out=None):
+    """``self.polygamma(n)``: the Tensor method takes ``n`` after ``self`` (``torch.Tensor.polygamma``)."""
+    return polygamma(n, self, out=out)
+
+
+_export("polygamma", polygamma, method=False)
+METHODS["polygamma"] = _polygamma_method
+METHODS["polygamma_"] = _inplace("polygamma", _polygamma_method)
+
+
+def _to_float(input):
+    """``input`` as a floating tensor: integral and bool inputs in the default float dtype, as PyTorch's float ops."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"expected a Tensor as input, got {type(input).__name__}")
+    return input if input.dtype.category >= _FLOAT else input.to(dt.get_default_dtype())
+
+
+def logit(input, eps=None, *, out=None):
+    """``log(x / (1 - x))``, with ``x`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given (``torch.logit``)."""
+    x = _to_float(input)
+    if eps is not None:
+        x = clamp(x, eps, 1 - eps)
+    result = log(div(x, sub(1, x)))
+    return finish_out("logit", result, out) if out is not None else result
+
+
+def mvlgamma(input, p, *, out=None):
+    """Multivariate log-gamma of dimension ``p``: sum of lgamma(x - j/2), j < p, plus p(p-1)/4 log(pi)
+    (``torch.mvlgamma``); every element must exceed (p - 1) / 2."""
+    from .reduction import all as all_
+
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    x = _to_float(input)
+    if x.numel() and not bool(all_(gt(x, (p - 1) / 2))):
+        raise RuntimeError("All elements must be greater than (p-1)/2")
+    result = add(lgamma(x), p * (p - 1) / 4 * math.log(math.pi))
+    for j in range(1, p):
+        result = add(result, lgamma(sub(x, j / 2)))
+    return finish_out("mvlgamma", result, out) if out is not None else result
+
+
+for _fn in (logit, mvlgamma):
+    _export(_fn.__name__, _fn)
+    _export(_fn.__name__ + "_", _inplace(_fn.__name__, _fn))
+
+
+def _entr_parts(input):
+    return where(lt(input, 0), -math.inf, where(eq(input, 0), 0.0, mul(neg(input), log(input))))
+
+
+_entr_op = define("special_entr", decomposition=_entr_parts,
+                  doc="elementwise -x * log(x): 0 at 0, -inf below; a composite with its own derivative")
+
+
+def entr(input, *, out=None):
+    """Elementwise entropy ``-x * log(x)`` (0 at 0, -inf for x < 0) (``torch.special.entr``)."""
+    result = _entr_op(_to_float(input))
+    return finish_out("entr", result, out) if out is not None else result
+
+
+def ndtr(input, *, out=None):
+    """The standard normal CDF, ``erfc(-x / sqrt(2)) / 2`` (``torch.special.ndtr``)."""
+    result = mul(erfc(mul(input, -_SQRT_HALF)), 0.5)
+    return finish_out("ndtr", result, out) if out is not None else result
+
+
+SPECIAL.update(entr=entr, ndtr=ndtr)
+
+
 # -- ternary and others ------------------------------------------------------------------------------
 
 def _where_meta(condition, input, other):

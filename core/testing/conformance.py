@@ -45,6 +45,7 @@ class OpInfo:
     atol: float | None = None
     shapes: tuple = ()
     kwargs: dict = field(default_factory=dict)
+    differentiable: bool = True  # False where PyTorch lacks a derivative for some input (gradcheck skips it)
 
     def sample_shapes(self) -> tuple:
         return self.shapes or (UNARY_SHAPES if self.arity == 1 else BINARY_SHAPES)
@@ -203,6 +204,86 @@ OP_DB: list = [
     OpInfo("clamp", lambda a: core.clamp(a, -1, 2), lambda a: np.clip(a, -1, 2), 1, FLOATS + ("int64",)),
     OpInfo("lerp", lambda a, b: core.lerp(a, b, 0.25), lambda a, b: a + 0.25 * (b - a), 2, ("float32", "float64")),
 ]
+
+_SP = scipy.special
+
+
+def _special(name, ref, arity=1, dtypes=FLOATS, domain=(-3.0, 3.0), **kw) -> OpInfo:
+    """An entry of ``core.special.<name>`` (floating output: integral inputs compute in the default float dtype)."""
+    return OpInfo(f"special.{name}", getattr(core.special, name), ref, arity, dtypes, domain, "float", **kw)
+
+
+def _spherical_j0(a):
+    with np.errstate(all="ignore"):
+        return np.where(a == 0, 1.0, np.where(np.isinf(a), 0.0, np.sin(a) / np.where(a == 0, 1, a)))
+
+
+OP_DB += [
+    _unary("digamma", _SP.digamma, _FLOAT_INT, domain=(0.5, 4.0), out="float"),
+    _unary("i0", _SP.i0, _FLOAT_INT, out="float"),
+    OpInfo("polygamma[n=1]", lambda a: core.polygamma(1, a), lambda a: _SP.polygamma(1, a), 1, _FLOAT_INT,
+           (0.5, 4.0), "float", rtol=1e-5),
+    OpInfo("polygamma[n=3]", lambda a: core.polygamma(3, a), lambda a: _SP.polygamma(3, a), 1, ("float32", "float64"),
+           (0.5, 4.0), "float", rtol=1e-5),
+    OpInfo("logit", core.logit, _SP.logit, 1, FLOATS, (0.05, 0.95), "float"),
+    OpInfo("logit[eps]", lambda a: core.logit(a, eps=0.2), lambda a: _SP.logit(np.clip(a, 0.2, 0.8)), 1,
+           ("float32", "float64"), (0.0, 1.0), "float"),
+    OpInfo("mvlgamma[p=3]", lambda a: core.mvlgamma(a, 3), lambda a: _SP.multigammaln(a, 3), 1,
+           ("float32", "float64"), (1.5, 4.0), "float", rtol=1e-5),
+    _special("erfcx", _SP.erfcx, domain=(-2.0, 3.0)),
+    _special("i0e", _SP.i0e, dtypes=_FLOAT_INT),
+    _special("i1", _SP.i1, dtypes=_FLOAT_INT),
+    _special("i1e", _SP.i1e),
+    _special("ndtr", _SP.ndtr, dtypes=_FLOAT_INT),
+    _special("ndtri", _SP.ndtri, domain=(0.05, 0.95)),
+    _special("log_ndtr", _SP.log_ndtr, domain=(-5.0, 3.0)),
+    _special("entr", _SP.entr, dtypes=_FLOAT_INT, domain=(0.05, 3.0)),
+    _special("xlog1py", _SP.xlog1py, 2, FLOATS + ("int64",), (-0.5, 3.0)),
+    _special("zeta", _SP.zeta, 2, ("float32", "float64"), (1.5, 4.0), rtol=1e-5, differentiable=False),
+    _special("gammainc", _SP.gammainc, 2, ("float32", "float64"), (0.5, 4.0), rtol=1e-5, differentiable=False),
+    _special("gammaincc", _SP.gammaincc, 2, ("float32", "float64"), (0.5, 4.0), rtol=1e-5, differentiable=False),
+    _special("bessel_j0", _SP.j0, dtypes=_FLOAT_INT, domain=(-6.0, 6.0), differentiable=False),
+    _special("bessel_j1", _SP.j1, domain=(-6.0, 6.0), differentiable=False),
+    _special("bessel_y0", _SP.y0, domain=(0.5, 6.0), differentiable=False),
+    _special("bessel_y1", _SP.y1, domain=(0.5, 6.0), differentiable=False),
+    _special("modified_bessel_k0", _SP.k0, domain=(0.2, 4.0), differentiable=False),
+    _special("modified_bessel_k1", _SP.k1, domain=(0.2, 4.0), differentiable=False),
+    _special("scaled_modified_bessel_k0", _SP.k0e, domain=(0.2, 4.0), differentiable=False),
+    _special("scaled_modified_bessel_k1", _SP.k1e, domain=(0.2, 4.0), differentiable=False),
+    _special("spherical_bessel_j0", _spherical_j0, dtypes=_FLOAT_INT, domain=(-6.0, 6.0), differentiable=False),
+    _special("airy_ai", lambda a: _SP.airy(a)[0], domain=(-4.0, 3.0), differentiable=False),
+]
+
+
+def _chebyshev_vw(sign: int, shifted: bool):
+    """V_n (sign -1) or W_n (sign +1) through U: U_n(x) + sign * U_(n-1)(x), U_(-1) = 0."""
+    def ref(n, x):
+        x = x + x - 1 if shifted else x
+        below = np.where(n > 0, _SP.eval_chebyu(np.maximum(n - 1, 0), x), 0)
+        return _SP.eval_chebyu(n, x) + sign * below
+
+    return ref
+
+
+_POLYNOMIALS = {
+    "chebyshev_polynomial_t": _SP.eval_chebyt, "chebyshev_polynomial_u": _SP.eval_chebyu,
+    "chebyshev_polynomial_v": _chebyshev_vw(-1, False), "chebyshev_polynomial_w": _chebyshev_vw(1, False),
+    "shifted_chebyshev_polynomial_t": _SP.eval_sh_chebyt, "shifted_chebyshev_polynomial_u": _SP.eval_sh_chebyu,
+    "shifted_chebyshev_polynomial_v": _chebyshev_vw(-1, True), "shifted_chebyshev_polynomial_w": _chebyshev_vw(1, True),
+    "hermite_polynomial_h": _SP.eval_hermite, "hermite_polynomial_he": _SP.eval_hermitenorm,
+    "laguerre_polynomial_l": _SP.eval_laguerre, "legendre_polynomial_p": _SP.eval_legendre,
+}
+
+
+def _polynomial(name: str) -> OpInfo:
+    """``p_n(x)`` with x in (-1, 1) and the degree n = 3 * other + 3 in [0, 6] (truncated to an integer)."""
+    ref, fn = _POLYNOMIALS[name], getattr(core.special, name)
+    return OpInfo(f"special.{name}", lambda x, n: fn(x, n * 3 + 3),
+                  lambda x, n: ref(np.trunc(n * 3 + 3).astype(np.int64), x), 2, ("float32", "float64", "int64"),
+                  (-1.0, 1.0), "float", rtol=1e-5, atol=1e-5, differentiable=False)
+
+
+OP_DB += [_polynomial(name) for name in _POLYNOMIALS]
 
 
 def _sum_dtype(dtype: str) -> str:

@@ -592,6 +592,7 @@ FAMILIES: list = [
     ("binary-arithmetic", _elementwise(_group("add", "sub", "mul", "div", "floor_divide", "remainder", "fmod",
                                               "pow")), 3),
     ("binary-math", _elementwise(_group("atan2", "maximum", "minimum", "hypot", "copysign", "logaddexp")), 1),
+    ("binary-special", _elementwise([i for i in OP_DB if i.name.startswith("special.") and i.arity == 2]), 1),
     ("comparison", _elementwise(_group("eq", "ne", "lt", "le", "gt", "ge")), 1),
     ("logical", _elementwise(_group("logical_and", "logical_or", "logical_xor")), 1),
     ("bitwise", _elementwise(_group("bitwise_and", "bitwise_or", "bitwise_xor")), 1),

@@ -49,13 +49,15 @@ KINKS = {
     "where": lambda c, a, b: np.abs(c),
     "getitem[mask]": lambda a: np.abs(a),
     "cumprod": lambda a: np.abs(a),  # the formula divides by the input
+    "logit[eps]": lambda a: np.minimum(np.abs(a - 0.2), np.abs(a - 0.8)),
     **{f"{name}[{form}]": _smallest_gap for name in ("amax", "amin") for form in ("all", "dim-1-keepdim", "dims01")},
 }
 
 
 def is_differentiable(info) -> bool:
-    """Entries with a float64 variant whose output is floating (comparisons and argmax/argmin are not)."""
-    if "float64" not in info.dtypes or info.out == "bool":
+    """Entries with a float64 variant whose output is floating (comparisons and argmax/argmin are not), unless
+    marked not differentiable."""
+    if "float64" not in info.dtypes or info.out == "bool" or not getattr(info, "differentiable", True):
         return False
     return not callable(info.out) or info.out("float64") in ("float32", "float64")
 

@@ -37,7 +37,30 @@ def unary_table(xp, special) -> dict:
         "isnan": xp.isnan, "isinf": xp.isinf, "isfinite": xp.isfinite, "isposinf": xp.isposinf,
         "isneginf": xp.isneginf, "signbit": xp.signbit, "isreal": xp.isreal, "logical_not": xp.logical_not,
         "bitwise_not": xp.invert,
+        **special_unary_table(xp, special),
     }
+
+
+def special_unary_table(xp, special) -> dict:
+    """The ``special_*`` unary ops (core.special) the special-function module has (``cupyx.scipy.special`` lacks a
+    few, e.g. ``airy``: those ops run on the CPU fallback there)."""
+
+    def spherical_bessel_j0(a):  # sin(x) / x: 1 at 0 and 0 at +-inf, as PyTorch's
+        return xp.where(a == 0, a.dtype.type(1), xp.where(xp.isinf(a), a.dtype.type(0), xp.sin(a) / a))
+
+    table = _from_special(special, {
+        "erfcx": "erfcx", "i0e": "i0e", "i1": "i1", "i1e": "i1e", "ndtri": "ndtri", "log_ndtr": "log_ndtr",
+        "bessel_j0": "j0", "bessel_j1": "j1", "bessel_y0": "y0", "bessel_y1": "y1", "modified_bessel_k0": "k0",
+        "modified_bessel_k1": "k1", "scaled_modified_bessel_k0": "k0e", "scaled_modified_bessel_k1": "k1e"})
+    if hasattr(special, "airy"):
+        table["special_airy_ai"] = lambda a: special.airy(a)[0]
+    table["special_spherical_bessel_j0"] = spherical_bessel_j0
+    return table
+
+
+def _from_special(special, names: dict) -> dict:
+    """``{"special_<op>": special.<function>}`` for the functions ``special`` has."""
+    return {f"special_{op}": getattr(special, fn) for op, fn in names.items() if hasattr(special, fn)}
 
 
 def binary_table(xp, special) -> dict:
@@ -91,7 +114,48 @@ def binary_table(xp, special) -> dict:
         "logical_xor": xp.logical_xor, "bitwise_and": xp.bitwise_and, "bitwise_or": xp.bitwise_or,
         "bitwise_xor": xp.bitwise_xor, "bitwise_left_shift": shift(xp.left_shift, False),
         "bitwise_right_shift": shift(xp.right_shift, True),
+        **_from_special(special, {name: name for name in ("xlog1py", "zeta", "gammainc", "gammaincc")}),
+        **polynomial_table(xp),
     }
+
+
+def polynomial_table(xp) -> dict:
+    """The orthogonal polynomials p_n(x) of core.special by their three-term recurrences, each element stopping at
+    its own n; n is truncated to an integer, and n < 0 (or not finite, as PyTorch's int64 cast gives) is 0."""
+
+    def recurrence(first, step, shifted=False):
+        def polynomial(x, n):
+            x, n = xp.broadcast_arrays(xp.asarray(x), xp.asarray(n))
+            if shifted:
+                x = x + x - 1
+            n = xp.where(xp.isfinite(n), xp.trunc(n), -1)
+            zero, one = xp.zeros_like(x), xp.ones_like(x)
+            previous, current = one, first(x)
+            out = xp.where(n == 0, one, xp.where(n == 1, current, zero))
+            for k in range(1, int(n.max()) if n.size else 0):
+                previous, current = current, step(k, x, current, previous)
+                out = xp.where(n == k + 1, current, out)
+            return xp.where(n < 0, zero, out).astype(x.dtype)
+
+        return polynomial
+
+    def chebyshev(k, x, current, previous):
+        return (x + x) * current - previous
+
+    def legendre(k, x, current, previous):
+        return ((2 * k + 1) * x * current - k * previous) / (k + 1)
+
+    def laguerre(k, x, current, previous):
+        return ((2 * k + 1 - x) * current - k * previous) / (k + 1)
+
+    kinds = {"t": lambda x: x, "u": lambda x: x + x, "v": lambda x: x + x - 1, "w": lambda x: x + x + 1}
+    table = {f"special_{prefix}chebyshev_polynomial_{kind}": recurrence(first, chebyshev, bool(prefix))
+             for kind, first in kinds.items() for prefix in ("", "shifted_")}
+    table.update(special_hermite_polynomial_h=recurrence(lambda x: x + x, lambda k, x, c, p: (x + x) * c - 2 * k * p),
+                 special_hermite_polynomial_he=recurrence(lambda x: x, lambda k, x, c, p: x * c - k * p),
+                 special_laguerre_polynomial_l=recurrence(lambda x: 1 - x, laguerre),
+                 special_legendre_polynomial_p=recurrence(lambda x: x, legendre))
+    return table
 
 
 def kernels(ctx) -> dict:
@@ -156,11 +220,15 @@ def kernels(ctx) -> dict:
 
         return kernel
 
+    def polygamma(spec, n, input):
+        with errstate(all="ignore"):
+            return wrap(ctx.special.polygamma(n, operand(input, compute_np(spec.compute_dtype))), spec)
+
     def relu(x):  # composite: no spec
         return wrap(xp.maximum(operand(x, x.dtype.numpy), 0), x)
 
     table = {name: unary(fn) for name, fn in unary_table(xp, ctx.special).items()}
     table.update({name: binary(fn) for name, fn in binary_table(xp, ctx.special).items()})
-    table.update(add=add, sub=sub, where=where, clamp=clamp, relu=relu, softmax=softmax_kernel(False),
-                 log_softmax=softmax_kernel(True))
+    table.update(add=add, sub=sub, where=where, clamp=clamp, relu=relu, polygamma=polygamma,
+                 softmax=softmax_kernel(False), log_softmax=softmax_kernel(True))
     return table
