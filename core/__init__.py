@@ -26,7 +26,7 @@ from .tensor import Size, Tensor
 from . import nn, optim, utils  # noqa: E402 - nn and optim are built on the ops above
 # the star import above bound ``linalg`` to the products family core.ops.linalg; ``core.linalg`` is torch.linalg's
 linalg = __import__("importlib").import_module(f"{__name__}.linalg")
-from . import special  # noqa: E402 - torch.special's names, over the ops above
+from . import fft, special  # noqa: E402 - torch.fft's and torch.special's names, over the ops above
 from .serialization import load, save  # noqa: E402
 
 __version__ = "0.1.0"
@@ -34,7 +34,8 @@ __version__ = "0.1.0"
 _DEVICE_MODULES: dict = {}
 
 # Public subpackages not imported by ``import core`` (kept fast), loaded on first attribute access as in
-# PyTorch (``import torch; torch.jit.trace``). autograd, library, nn, optim, special and utils are imported above.
+# PyTorch (``import torch; torch.jit.trace``). autograd, fft, library, nn, optim, special and utils are
+# imported above.
 _LAZY_SUBMODULES = frozenset({"accelerator", "backends", "codegen", "info", "jit", "onnx", "testing"})
 
 

@@ -73,6 +73,8 @@ def _fit(g, like):
         from ..ops._util import sum_to_shape
 
         g = sum_to_shape(g, like._shape)
+    if g.dtype.is_complex and not like.dtype.is_complex:  # PyTorch's handle_r_to_c: a real input's gradient is real
+        g = g.real
     g_device, like_device = g._storage.device, like._storage.device
     if g.dtype is not like.dtype or (g_device is not like_device and g_device != like_device):
         g = g.to(like_device, like.dtype)  # e.g. a 0-d CPU operand of an op that ran on another device

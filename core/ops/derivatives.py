@@ -27,6 +27,8 @@ from .loss import cross_entropy_loss_backward
 from .normalization import batch_norm_backward, layer_norm_backward
 from .pooling import avg_pool_backward, max_pool_backward
 from .ranges import eye
+from .shape import cat
+from .spectral import fft_c2c, fft_r2c
 
 # the package namespace holds the star-imported functions `view`, ...: fetch the modules themselves
 creation, E, R, V = (importlib.import_module(f"{__package__}.{name}")
@@ -101,7 +103,7 @@ _UNARY = {
     "neg": lambda ctx, g: -g,
     "positive": lambda ctx, g: g,
     "frac": lambda ctx, g: g,
-    "conj": lambda ctx, g: g,
+    "conj": lambda ctx, g: E.conj(g) if g.is_complex() else g,
     "real": lambda ctx, g: g,
 }
 for _name, _formula in _UNARY.items():
@@ -151,19 +153,26 @@ def _sub(ctx, g):
     return g, (-g if alpha == 1 else g * -alpha)
 
 
+def _conj(v):
+    """The complex conjugate of a tensor or a Python number (PyTorch's gradients of complex ops conjugate)."""
+    if _is_tensor(v):
+        return E.conj(v) if v.is_complex() else v
+    return v.conjugate() if isinstance(v, complex) else v
+
+
 @derivative("mul")
 def _mul(ctx, g):
     a, b = ctx.args[0], ctx.args[1]
-    return (g * _x(ctx, 1) if _is_tensor(b) else g * b) if _is_tensor(a) else None, \
-        (g * _x(ctx, 0) if _is_tensor(a) else g * a) if _is_tensor(b) else None
+    return (g * _conj(_x(ctx, 1)) if _is_tensor(b) else g * _conj(b)) if _is_tensor(a) else None, \
+        (g * _conj(_x(ctx, 0)) if _is_tensor(a) else g * _conj(a)) if _is_tensor(b) else None
 
 
 @derivative("div")
 def _div(ctx, g):
     a, b = ctx.args[0], ctx.args[1]
-    b_value = _x(ctx, 1) if _is_tensor(b) else b
+    b_value = _conj(_x(ctx, 1) if _is_tensor(b) else b)
     grad_a = g / b_value if _is_tensor(a) else None
-    grad_b = -g * ctx.output() / b_value if _is_tensor(b) else None
+    grad_b = -g * _conj(ctx.output()) / b_value if _is_tensor(b) else None
     return grad_a, grad_b
 
 
@@ -279,6 +288,8 @@ def _to_copy(ctx, g):
     # the gradient goes back to the input's device and dtype (PyTorch's ToCopyBackward0); only the input's
     # device and dtype are read, so changing the input in place after the move does not invalidate it
     x = ctx.args[0]
+    if g.is_complex() and not x.dtype.is_complex:  # a real input cast to complex: the real part, without a warning
+        g = E.real(g)
     return (creation.to_copy(g, device=x.device, dtype=x.dtype),)
 
 
@@ -739,3 +750,38 @@ def _gammainc_formula(aten_name: str, sign: int):
 
 derivative("special_gammainc")(_gammainc_formula("igamma", 1))
 derivative("special_gammaincc")(_gammainc_formula("igammac", -1))
+
+
+# -- spectral (PyTorch's derivatives.yaml and FunctionsManual.cpp: fft_r2c_backward, fft_c2r_backward) ------------
+
+@derivative("fft_c2c")
+def _fft_c2c(ctx, g):
+    return (fft_c2c(g, ctx.arg(1), ctx.arg(2), not ctx.arg(3)),)
+
+
+@derivative("fft_r2c")
+def _fft_r2c(ctx, g):
+    x, dims, normalization, onesided = ctx.input(0), ctx.arg(1), ctx.arg(2), ctx.arg(3)
+    if onesided:  # the dropped half's gradient is zero: pad g back to the full last dim, then c2c backward
+        last = dims[-1]
+        missing = x._shape[last] - g._shape[last]
+        if missing > 0:
+            shape = list(g._shape)
+            shape[last] = missing
+            g = cat([g, creation.zeros(tuple(shape), dtype=g.dtype, device=g.device)], last)
+    return (E.real(fft_c2c(g, dims, normalization, False)),)
+
+
+@derivative("fft_c2r")
+def _fft_c2r(ctx, g):
+    dims, normalization = ctx.arg(1), ctx.arg(2)
+    last = dims[-1]
+    grad = fft_r2c(g, dims, normalization, True)
+    doubled = g._shape[last] - grad._shape[last]  # the values standing for two of the full signal's count twice
+    if doubled > 0:
+        size = grad._shape[last]
+        weight = cat([creation.ones(1, dtype=g.dtype, device=g.device),
+                      creation.full((doubled,), 2.0, dtype=g.dtype, device=g.device),
+                      creation.ones(size - 1 - doubled, dtype=g.dtype, device=g.device)])
+        grad = grad * weight.reshape((size,) + (1,) * (grad.ndim - 1 - last))
+    return (grad,)

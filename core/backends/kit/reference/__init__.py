@@ -25,7 +25,8 @@ import numpy as np
 
 __all__ = ["ArrayContext", "FAMILIES", "compute_np", "operands", "HALF_NAMES"]
 
-FAMILIES = ("elementwise", "derivatives", "reduction", "shape", "indexing", "linalg", "decompositions", "creation")
+FAMILIES = ("elementwise", "derivatives", "reduction", "shape", "indexing", "linalg", "decompositions", "creation",
+            "spectral")
 
 HALF_NAMES = ("float16", "bfloat16")
 _F32 = np.dtype(np.float32)

@@ -9,11 +9,11 @@ sorting and ranges are written here over NumPy alone.
 from __future__ import annotations
 
 from ...kit import collect
-from ...kit.reference import creation, decompositions, derivatives, elementwise, linalg, reduction, shape
+from ...kit.reference import creation, decompositions, derivatives, elementwise, linalg, reduction, shape, spectral
 from . import indexing, random, ranges, sorting
 
 FAMILIES = (elementwise, derivatives, reduction, shape, indexing, linalg, decompositions, creation, random, sorting,
-            ranges)
+            ranges, spectral)
 
 
 def all_kernels(ctx=None) -> dict:
