@@ -61,13 +61,30 @@ def _resize(x, dims, sizes):
     return x
 
 
+def _dim(d, input, name: str) -> int:
+    """``d`` wrapped to ``[0, ndim)``; a 0-d input has no dim to transform (PyTorch's wrap_scalar=false)."""
+    if input.ndim == 0 and isinstance(d, numbers.Integral):
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+    return _wrap_dim(d, input.ndim, f"fft_{name}")
+
+
+def _out(op: str, result, out, complex_result: bool):
+    """PyTorch's check of ``out``'s kind (complex, or floating point for c2r) before ``finish_out``."""
+    if out is not None and isinstance(out, _Tensor):
+        if complex_result and not out.dtype.is_complex:
+            raise RuntimeError(f"{op} expects a complex output tensor, but got {_dt.legacy_name(out.dtype)}")
+        if not complex_result and not out.dtype.is_floating_point:
+            raise RuntimeError(f"{op} expects a floating point output tensor, but got {_dt.legacy_name(out.dtype)}")
+    return _finish_out(f"fft_{op}", result, out)
+
+
 def _check_points(n) -> None:
     if n < 1:
         raise RuntimeError(f"Invalid number of data points ({n}) specified")
 
 
 def _dim_1d(name: str, input, n, dim):
-    d = _wrap_dim(dim, input.ndim, f"fft_{name}")
+    d = _dim(dim, input, name)
     n = input._shape[d] if n is None else n
     _check_points(n)
     return d, n
@@ -80,7 +97,7 @@ def _shape_and_dims(name: str, input, s, dim):
     if isinstance(s, numbers.Integral):
         s = (s,)
     if dim is not None:
-        dims = tuple(_wrap_dim(d, input.ndim, f"fft_{name}") for d in dim)
+        dims = tuple(_dim(d, input, name) for d in dim)
         if len(set(dims)) != len(dims):
             raise RuntimeError("FFT dims must be unique")
     if s is not None:
@@ -106,7 +123,7 @@ def _shape_and_dims(name: str, input, s, dim):
 def _c2c_nd(name, input, dims, sizes, norm, forward, out):
     x = _promote(name, input, False)
     if not dims:
-        return _finish_out(f"fft_{name}", x.to(x.dtype.to_complex()) if not x.is_complex() else x.clone(), out)
+        return _out(name, x.to(x.dtype.to_complex()) if not x.is_complex() else x.clone(), out, True)
     x = _resize(x, dims, sizes)
     mode = _normalization(norm, forward)
     if x.is_complex():
@@ -115,7 +132,7 @@ def _c2c_nd(name, input, dims, sizes, norm, forward, out):
         result = _r2c(x, dims, mode, False)
         if not forward:
             result = _conj(result)
-    return _finish_out(f"fft_{name}", result, out)
+    return _out(name, result, out, True)
 
 
 def _r2c_nd(name, input, dims, sizes, norm, forward, out):
@@ -128,7 +145,7 @@ def _r2c_nd(name, input, dims, sizes, norm, forward, out):
     result = _r2c(x, dims, _normalization(norm, forward), True)
     if not forward:  # ihfft: the inverse transform of a real signal is the conjugate of the forward one
         result = _conj(result)
-    return _finish_out(f"fft_{name}", result, out)
+    return _out(name, result, out, True)
 
 
 def _c2r_nd(name, input, dims, sizes, last_given, norm, forward, out):
@@ -140,7 +157,14 @@ def _c2r_nd(name, input, dims, sizes, last_given, norm, forward, out):
     x = _resize(x, dims, sizes[:-1] + (last_dim_size // 2 + 1,))
     if forward:  # hfft: the forward transform of a Hermitian signal is c2r of its conjugate
         x = _conj(x)
-    return _finish_out(f"fft_{name}", _c2r(x, dims, _normalization(norm, forward), last_dim_size), out)
+    return _out(name, _c2r(x, dims, _normalization(norm, forward), last_dim_size), out, False)
+
+
+def _last_given(s) -> bool:
+    """Whether ``s`` sets the c2r output's last size (absent or -1: 2 * (size - 1))."""
+    if s is None:
+        return False
+    return (s if isinstance(s, numbers.Integral) else tuple(s)[-1]) != -1
 
 
 def _nd_args(name, input, s, dim):
@@ -170,13 +194,13 @@ def rfft(input, n=None, dim=-1, norm=None, *, out=None):
 
 def irfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse of rfft: a real signal of n values (default 2 * (size - 1)) (``torch.fft.irfft``)."""
-    d = _wrap_dim(dim, _promote("irfft", input, True).ndim, "fft_irfft")
+    d = _dim(dim, _promote("irfft", input, True), "irfft")
     return _c2r_nd("irfft", input, (d,), (n,), n is not None, norm, False, out)
 
 
 def hfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The FFT of a Hermitian-symmetric signal given by its one-sided half: a real result (``torch.fft.hfft``)."""
-    d = _wrap_dim(dim, _promote("hfft", input, True).ndim, "fft_hfft")
+    d = _dim(dim, _promote("hfft", input, True), "hfft")
     return _c2r_nd("hfft", input, (d,), (n,), n is not None, norm, True, out)
 
 
@@ -197,7 +221,7 @@ def fftn(input, s=None, dim=None, norm=None, *, out=None):
 def ifftn(input, s=None, dim=None, norm=None, *, out=None):
     """The n-D inverse discrete Fourier transform (``torch.fft.ifftn``)."""
     dims, sizes = _nd_args("ifftn", input, s, dim)
-    return _c2c_nd("ifftn", input, dims, sizes, norm, False, out)
+    return _c2c_nd("fftn", input, dims, sizes, norm, False, out)  # PyTorch's out check names it fftn too
 
 
 def rfftn(input, s=None, dim=None, norm=None, *, out=None):
@@ -211,13 +235,13 @@ def rfftn(input, s=None, dim=None, norm=None, *, out=None):
 def irfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The inverse of rfftn (``torch.fft.irfftn``)."""
     dims, sizes = _nd_args("irfftn", input, s, dim)
-    return _c2r_nd("irfftn", input, dims, sizes, s is not None, norm, False, out)
+    return _c2r_nd("irfftn", input, dims, sizes, _last_given(s), norm, False, out)
 
 
 def hfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The n-D FFT of a Hermitian-symmetric signal given by its half in the last of dim (``torch.fft.hfftn``)."""
     dims, sizes = _nd_args("hfftn", input, s, dim)
-    return _c2r_nd("hfftn", input, dims, sizes, s is not None, norm, True, out)
+    return _c2r_nd("hfftn", input, dims, sizes, _last_given(s), norm, True, out)
 
 
 def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
@@ -260,25 +284,37 @@ def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
 
 # -- frequencies and shifts ---------------------------------------------------------------------------------
 
+def _freq_dtype(name: str, dtype, out):
+    dtype = out.dtype if out is not None else _dt.get_default_dtype() if dtype is None else dtype
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"{name} requires a floating point or complex dtype")
+    return dtype
+
+
+def _freqs(values, dtype, n, d, out, requires_grad):
+    result = values * (1.0 / (n * d))
+    result = _finish_out("fft_fftfreq", result if result.dtype is dtype else result.to(dtype), out)
+    return result.requires_grad_() if requires_grad else result
+
+
 def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """The sample frequencies of an n-point FFT, cycles per unit of the spacing d (``torch.fft.fftfreq``)."""
-    dtype = _dt.get_default_dtype() if dtype is None else dtype
-    result = _cat([_arange((n + 1) // 2, dtype=dtype, device=device),
-                   _arange(-(n // 2), 0, dtype=dtype, device=device)])
-    result = _finish_out("fft_fftfreq", result * (1.0 / (n * d)), out)
-    return result.requires_grad_() if requires_grad else result
+    dtype = _freq_dtype("fftfreq", dtype, out)
+    real = dtype.to_real() if dtype.is_complex else dtype
+    values = _cat([_arange((n + 1) // 2, dtype=real, device=device), _arange(-(n // 2), 0, dtype=real, device=device)])
+    return _freqs(values, dtype, n, d, out, requires_grad)
 
 
 def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """The n // 2 + 1 non-negative sample frequencies of rfft (``torch.fft.rfftfreq``)."""
-    dtype = _dt.get_default_dtype() if dtype is None else dtype
-    result = _finish_out("fft_rfftfreq", _arange(n // 2 + 1, dtype=dtype, device=device) * (1.0 / (n * d)), out)
-    return result.requires_grad_() if requires_grad else result
+    dtype = _freq_dtype("rfftfreq", dtype, out)
+    real = dtype.to_real() if dtype.is_complex else dtype
+    return _freqs(_arange(n // 2 + 1, dtype=real, device=device), dtype, n, d, out, requires_grad)
 
 
 def _shift(input, dim, inverse: bool):
     dims = tuple(range(input.ndim)) if dim is None else \
-        ((dim,) if isinstance(dim, numbers.Integral) else tuple(dim))
+        tuple(_dim(d, input, "fftshift") for d in ((dim,) if isinstance(dim, numbers.Integral) else dim))
     if not dims:
         return input.clone()
     shifts = [(input._shape[d] + inverse) // 2 for d in dims]

@@ -221,6 +221,48 @@ def test_errors(device):
         F.fft([1.0, 2.0])
 
 
+def test_out_kind_and_scalar_errors(device):
+    x = core.zeros(3, device=device)
+    c = core.zeros(3, dtype=core.complex64, device=device)
+    real_out, complex_out = core.empty(0, device=device), core.empty(0, dtype=core.complex64, device=device)
+    with pytest.raises(RuntimeError, match="^fft expects a complex output tensor, but got Float$"):
+        F.fft(x, out=real_out)
+    with pytest.raises(RuntimeError, match="^fftn expects a complex output tensor, but got Float$"):
+        F.ifftn(x, out=real_out)  # PyTorch names fftn in both
+    with pytest.raises(RuntimeError, match="^irfft expects a floating point output tensor, but got ComplexFloat$"):
+        F.irfft(c, out=complex_out)
+    with pytest.raises(RuntimeError, match="^hfftn expects a floating point output tensor, but got ComplexFloat$"):
+        F.hfft2(core.zeros((2, 2), dtype=core.complex64, device=device), out=complex_out)
+    with pytest.raises(IndexError, match="^Dimension specified as -1 but tensor has no dimensions$"):
+        F.fft(core.tensor(1.0, device=device))
+    with pytest.raises(RuntimeError, match="^rfftn must transform at least one axis$"):
+        F.rfftn(core.tensor(1.0, device=device))
+    with pytest.raises(RuntimeError, match="^irfftn must transform at least one axis$"):
+        F.irfftn(core.tensor(1.0, dtype=core.complex64, device=device))
+    with pytest.raises(RuntimeError, match="^fftfreq requires a floating point or complex dtype$"):
+        F.fftfreq(3, dtype=core.int64, device=device)
+    with pytest.raises(RuntimeError, match="^rfftfreq requires a floating point or complex dtype$"):
+        F.rfftfreq(3, dtype=core.int32, device=device)
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)"):
+        F.fftshift(x, 1)
+
+
+def test_irfftn_minus_one_in_s_keeps_the_default_last_size(device):
+    c = _data((2, 5), "complex128")
+    result = F.irfftn(core.tensor(c, device=device), s=(3, -1))
+    assert result.shape == (3, 8)
+    _check(result, np.fft.irfftn(c, s=(3, 8), axes=(0, 1)), "float64")
+    _check(F.hfftn(core.tensor(c, device=device), s=(-1, -1)), sfft.hfftn(c, s=(2, 8)), "float64")
+
+
+def test_complex_fftfreq_and_meta(device):
+    _check(F.fftfreq(4, dtype=core.complex64, device=device), np.fft.fftfreq(4), "complex64")
+    x = core.zeros((3, 8), device="meta")
+    assert F.rfft(x, n=10).shape == (3, 6) and F.rfft(x).dtype is core.complex64
+    assert F.irfftn(F.rfftn(x)).shape == (3, 8) and F.hfft(x).dtype is core.float32
+    assert F.fft2(x, s=(4, 4)).shape == (4, 4) and F.fftshift(x).shape == (3, 8)
+
+
 # -- gradients (float64; gradcheck is real-only: real functions of real inputs) --------------------------------
 
 def _weights(shape):
