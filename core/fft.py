@@ -128,7 +128,7 @@ def _c2c_nd(name, input, dims, sizes, norm, forward, out):
     mode = _normalization(norm, forward)
     if x.is_complex():
         result = _c2c(x, dims, mode, forward)
-    else:  # PyTorch: the one-sided half would do, but the full spectrum of a real signal comes from r2c directly
+    else:  # a real signal, as PyTorch's fft of one: r2c's two-sided spectrum (the inverse is its conjugate)
         result = _r2c(x, dims, mode, False)
         if not forward:
             result = _conj(result)
