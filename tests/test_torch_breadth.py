@@ -65,6 +65,18 @@ def test_iinfo_fields(name):
     assert (info.bits, info.min, info.max, info.dtype) == (ref.bits, int(ref.min), int(ref.max), name)
 
 
+def test_finfo_iinfo_of_other_dtypes():
+    assert core.finfo().dtype == core.get_default_dtype().name
+    assert core.finfo(core.complex64).dtype == "float32" and core.finfo(core.complex128).bits == 64
+    assert (core.iinfo(core.bool).min, core.iinfo(core.bool).max, core.iinfo(core.bool).bits) == (0, 1, 8)
+    assert repr(core.iinfo(core.int8)) == "iinfo(min=-128, max=127, dtype=int8)"
+    assert repr(core.finfo(core.float32)).startswith("finfo(resolution=1e-06, min=-3.40282e+38, max=3.40282e+38, ")
+    with pytest.raises(TypeError, match="finfo\\(\\) requires a floating point input type"):
+        core.finfo(core.int32)
+    with pytest.raises(TypeError, match="iinfo\\(\\) requires an integer input type"):
+        core.iinfo(core.float32)
+
+
 # -- asarray ---------------------------------------------------------------------------------------------
 
 def test_asarray_shares_numpy_memory():
@@ -370,6 +382,8 @@ def test_mode(device):
         assert v == np.argmax(np.bincount(col))
     f = _t(np.array([1.5, 2.5, 1.5, 0.5]), device)
     assert core.mode(f).values.item() == 1.5
+    tie = core.mode(_t(np.array([2, 1, 2, 1, 0]), device))
+    assert (tie.values.item(), tie.indices.item()) == (1, 3)  # the smallest of a tie, its last occurrence
     assert core.mode(_t(np.array(3.0), device)).values.item() == 3.0
 
 
