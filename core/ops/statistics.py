@@ -341,7 +341,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         norm = norm.clamp(min=0) if isinstance(norm, Tensor) else 0
     centred = x - average.unsqueeze(1)
     weighted = centred if w is None else centred * w
-    product = centred.matmul(weighted.transpose(0, 1).conj())
+    weighted = weighted.transpose(0, 1)
+    product = centred.matmul(weighted.conj() if weighted.is_complex() else weighted)
     return (product / norm).squeeze()
 
 
