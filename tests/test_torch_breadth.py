@@ -155,6 +155,12 @@ def test_diff_of_bool_and_int(device):
     assert got.dtype is core.int64 and _np(got).tolist() == [1, 3, 5, 7]
 
 
+def test_diff_out(device):
+    x = core.arange(6.0, device=device) ** 2
+    out = core.empty(0, device=device)
+    assert core.diff(x, out=out) is out and out.tolist() == [1.0, 3.0, 5.0, 7.0, 9.0]
+
+
 def test_diff_errors():
     with pytest.raises(RuntimeError, match="at least one-dimensional"):
         core.diff(core.tensor(1.0))
@@ -363,9 +369,11 @@ def test_nanmedian(device):
     assert math.isnan(core.nanmedian(_t(np.array([np.nan, np.nan]), device)).item())
 
 
-def test_nanmedian_gradient():
+def test_nanmedian_and_mode_gradients():
     x = core.tensor(_rng().standard_normal((3, 5)), requires_grad=True)
     assert gradcheck(lambda x: core.nanmedian(x, 1).values, (x,))
+    assert gradcheck(lambda x: core.nanmedian(x), (x,))
+    assert gradcheck(lambda x: core.mode(x, 0).values, (x,))
 
 
 def test_mode(device):

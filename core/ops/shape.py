@@ -468,7 +468,7 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
 
 # -- differences, flattening and products of sets -------------------------------------------------------
 
-def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None, *, out=None) -> Tensor:
     """The ``n``-th forward difference along ``dim``, after joining ``prepend`` and ``append`` (``torch.diff``)."""
     if input.dim() == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
@@ -496,7 +496,7 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) ->
             break
         upper, lower = narrow(input, d, 1, length - 1), narrow(input, d, 0, length - 1)
         input = (upper != lower) if input.dtype is dt.bool else upper - lower
-    return input if n else clone(input)
+    return finish_out("diff", input if n else clone(input), out)
 
 
 def ravel(input: Tensor) -> Tensor:
