@@ -12,7 +12,7 @@ from .autograd import enable_grad, inference_mode, is_grad_enabled, is_inference
 from .device import device, get_default_device, set_default_device
 from .device_module import get_device_module, max_memory_allocated, memory_allocated, memory_stats, \
     reset_peak_memory_stats
-from .dtypes import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, finfo, float, float16,
+from .dtypes import (bfloat16, bool, can_cast, cdouble, cfloat, complex64, complex128, double, finfo, float, float16,
                     float32, float64, get_default_dtype, half, iinfo, int, int8, int16, int32, int64, long,
                     promote_types, result_type, set_default_dtype, short, uint8)
 from .dtypes import dtype
@@ -30,6 +30,10 @@ from . import fft, special  # noqa: E402 - torch.fft's and torch.special's names
 from .serialization import load, save  # noqa: E402
 
 __version__ = "0.1.0"
+
+# torch's numeric constants (``torch.pi``...) and ``newaxis`` (``None``, for indexing)
+pi, e, inf, nan = __import__("math").pi, __import__("math").e, __import__("math").inf, __import__("math").nan
+newaxis = None
 
 _DEVICE_MODULES: dict = {}
 

@@ -219,6 +219,9 @@ class finfo:
 
     def __init__(self, type: dtype | None = None):  # noqa: A002 - PyTorch's name
         type = type or get_default_dtype()
+        if not isinstance(type, dtype) or type.category < _FLOAT:
+            raise TypeError(f"finfo() requires a floating point input type. Use iinfo to handle '{type}'")
+        type = type.to_real() if type.category == _COMPLEX else type  # a complex dtype's parts, as PyTorch
         info = ml_dtypes.finfo(type.numpy) if type is bfloat16 else np.finfo(type.numpy)
         self.dtype = type.name
         self.bits = type.itemsize * 8
@@ -228,14 +231,23 @@ class finfo:
         self.tiny = self.smallest_normal = _pyfloat(info.tiny)
         self.resolution = _pyfloat(info.resolution)
 
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
 
 class iinfo:
     """Machine limits of an integral dtype, like ``torch.iinfo``."""
 
     def __init__(self, type: dtype):  # noqa: A002
+        if not isinstance(type, dtype) or type.category > _INT:
+            raise TypeError(f"iinfo() requires an integer input type. Use finfo to handle '{type}'")
         if type is bool:
             self.bits, self.min, self.max = 8, 0, 1
         else:
             info = np.iinfo(type.numpy)
             self.bits, self.min, self.max = info.bits, _pyint(info.min), _pyint(info.max)
         self.dtype = type.name
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

@@ -301,7 +301,27 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     return tensor(data, dtype=dtype, device=device)
 
 
-asarray = as_tensor
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) -> Tensor:
+    """``obj`` as a tensor: ``copy=None`` shares memory with a tensor or CPU NumPy array when dtype and device allow,
+    ``copy=True`` always copies, ``copy=False`` shares or raises ValueError (``torch.asarray``)."""
+    if copy:
+        if isinstance(obj, Tensor):
+            result = obj.detach().to(device=device if device is not None else obj.device,
+                                     dtype=dtype or obj.dtype)
+            result = clone(result) if result._storage is obj._storage else result
+        else:
+            result = tensor(obj, dtype=dtype, device=device)
+    else:
+        result = as_tensor(obj, dtype=dtype, device=device)
+        if copy is False:
+            shared = isinstance(obj, Tensor) and result._storage is obj._storage
+            if isinstance(obj, np.ndarray):
+                shared = result.device.type == "cpu" and np.shares_memory(to_numpy(result), obj)
+            if not shared:
+                raise ValueError(f"asarray(): can't alias {type(obj).__name__} as a tensor of dtype "
+                                 f"{(dtype or result.dtype).name} on {result.device} without copying "
+                                 f"(copy=False)")
+    return result.detach().requires_grad_(True) if requires_grad else result
 
 
 def from_numpy(array: np.ndarray) -> Tensor:

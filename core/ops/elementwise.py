@@ -9,6 +9,7 @@ be cast to ``self``'s dtype, ``copy_`` into ``self``.
 
 from __future__ import annotations
 
+import builtins
 import math
 import numbers
 
@@ -203,6 +204,24 @@ def square(input, *, out=None):
     return _square_same_dtype(input, out=out)
 
 
+_round_whole = globals()["round"]
+
+
+def round(input, *, decimals=0, out=None):  # noqa: A001 - PyTorch's name
+    """Round half to even, to ``decimals`` decimal places (negative: to tens, hundreds...) (``torch.round``)."""
+    if decimals and isinstance(input, Tensor):
+        if input.dtype.category < dt._FLOAT:
+            raise RuntimeError(f"\"round_decimals\" not implemented for '{dt.legacy_name(input.dtype)}'")
+        scale = 10.0 ** builtins.abs(int(decimals))
+        result = _round_whole(input * scale) / scale if decimals > 0 else _round_whole(input / scale) * scale
+        return finish_out("round", result, out) if out is not None else result
+    return _round_whole(input, out=out)
+
+
+__all__.remove("round")
+_export("round", round)
+__all__.remove("round_")
+_export("round_", _inplace("round", round))
 __all__.remove("square")
 _export("square", square)
 METHODS["square_"] = _inplace("square", square)

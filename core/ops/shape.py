@@ -24,7 +24,7 @@ from .view import diagonal as _diagonal
 __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack",
            "repeat_interleave", "tile", "flip", "fliplr", "flipud", "roll", "rot90", "tril", "triu", "atleast_1d",
            "atleast_2d", "atleast_3d", "broadcast_to", "broadcast_tensors", "meshgrid", "diag", "diag_embed",
-           "diagflat", "block_diag"]
+           "diagflat", "block_diag", "diff", "ravel", "cartesian_prod", "combinations"]
 
 
 def _tensor_list(op: str, tensors) -> list:
@@ -466,7 +466,78 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     return diag(reshape(input, (-1,)), offset)
 
 
+# -- differences, flattening and products of sets -------------------------------------------------------
+
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None, *, out=None) -> Tensor:
+    """The ``n``-th forward difference along ``dim``, after joining ``prepend`` and ``append`` (``torch.diff``)."""
+    if input.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = wrap_dim(dim, input.dim(), "diff")
+    parts = []
+    for name, extra in (("prepend", prepend), ("append", append)):
+        if extra is None:
+            continue
+        if not isinstance(extra, Tensor):
+            shape = list(input._shape)
+            shape[d] = 1
+            extra = expand(tensor(extra, dtype=input.dtype, device=input.device), tuple(shape))
+        if extra.dim() != input.dim():
+            raise RuntimeError(f"diff expects {name} or append to be the same dimension as input")
+        parts.append((name, extra))
+    if parts and n:  # as PyTorch (and NumPy): the 0-th difference is the input alone
+        before = [t for name, t in parts if name == "prepend"]
+        after = [t for name, t in parts if name == "append"]
+        input = cat(before + [input] + after, d)
+    for _ in range(n):
+        length = input._shape[d]
+        if length == 0:
+            break
+        upper, lower = narrow(input, d, 1, length - 1), narrow(input, d, 0, length - 1)
+        input = (upper != lower) if input.dtype is dt.bool else upper - lower
+    return finish_out("diff", input if n else clone(input), out)
+
+
+def ravel(input: Tensor) -> Tensor:
+    """``input`` as a 1-D tensor, a view when possible (``torch.ravel``)."""
+    return reshape(input, (-1,))
+
+
+def _vectors(op: str, tensors) -> tuple:
+    for t in tensors:
+        if t.dim() != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t._shape)}")
+    return tensors
+
+
+def cartesian_prod(*tensors) -> Tensor:
+    """Cartesian product of 1-D tensors, one row per combination (``torch.cartesian_prod``)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    _vectors("cartesian_prod", tensors)
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([reshape(g, (-1,)) for g in grids], 1)
+
+
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """Length-``r`` combinations of a 1-D tensor's elements, one per row (``torch.combinations``)."""
+    import itertools
+
+    _vectors("combinations", (input,))
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return zeros(0, dtype=input.dtype, device=input.device)
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    rows = list(pick(range(input._shape[0]), r))
+    index = tensor(rows if rows else np.zeros((0, r), np.int64), dtype=dt.int64, device=input.device)
+    return input[reshape(index, (-1,))].reshape(len(rows), r)
+
+
 METHODS = {"repeat": repeat, "repeat_interleave": repeat_interleave, "tile": tile, "flip": flip,
            "fliplr": fliplr, "flipud": flipud, "roll": roll, "rot90": rot90, "tril": tril, "triu": triu,
            "tril_": tril_, "triu_": triu_, "broadcast_to": broadcast_to, "diag": diag, "diag_embed": diag_embed,
-           "diagflat": diagflat}
+           "diagflat": diagflat, "diff": diff, "ravel": ravel}

@@ -15,7 +15,7 @@ from .. import dtypes as dt
 from ..dispatch import TensorSpec, define
 from ..tensor import Tensor
 from ._util import check_int_arg, common_device, finish_out, wrap_dim
-from .creation import empty, tensor as _as_tensor
+from .creation import empty, tensor as _as_tensor, zeros
 from .reduction import _finish_pair, return_type
 
 __all__: list = []
@@ -218,3 +218,28 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
 
 _export(searchsorted, method=False)
 _export(bucketize, method=False)
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each of ``elements`` is in ``test_elements`` (either may be a scalar) (``torch.isin``)."""
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError("isin() received an invalid combination of arguments - got (elements and test_elements "
+                        "both scalars); expected at least one Tensor")
+    like = elements if isinstance(elements, Tensor) else test_elements
+    if not isinstance(elements, Tensor):
+        elements = _as_tensor(elements, device=like.device)
+    if not isinstance(test_elements, Tensor):
+        test_elements = _as_tensor(test_elements, device=like.device)
+    common_device("isin", [elements, test_elements])
+    compute = dt.promote_types(elements.dtype, test_elements.dtype)
+    if test_elements.numel() == 0:
+        found = zeros(elements.shape, dtype=dt.bool, device=elements.device)
+    else:
+        pool = sort(test_elements.reshape(-1).to(compute)).values
+        values = elements.to(compute)
+        position = searchsorted(pool, values.contiguous()).clamp(max=pool.numel() - 1)
+        found = pool[position.reshape(-1)].reshape(values.shape) == values
+    return found.logical_not() if invert else found
+
+
+_export(isin, method=False)

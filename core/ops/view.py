@@ -404,7 +404,12 @@ def _diagonal_geometry(input, offset=0, dim1=0, dim2=1):
     return shape, stride, start
 
 
-diagonal = _view_kernel("diagonal", _diagonal_geometry)
+_diagonal_op = _view_kernel("diagonal", _diagonal_geometry)
+
+
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """View of the ``offset``-th diagonal of dims ``dim1``/``dim2`` as the last dim (``torch.diagonal``)."""
+    return _diagonal_op(input, offset, dim1, dim2)
 
 
 def split(input: Tensor, split_size_or_sections, dim: int = 0) -> tuple:

@@ -356,6 +356,24 @@ OP_DB += [
            ("float32", "int64"), shapes=((3, 3), (1, 1))),
 ]
 
+OP_DB += [  # composites of the torch namespace's breadth (core.ops.shape, core.ops.statistics, core.ops.linalg)
+    OpInfo("diff", lambda a: core.diff(a, 2, dim=-1), lambda a: np.diff(a, 2, axis=-1), 1,
+           ("float32", "float64", "int64"), shapes=((5,), (3, 4), (2, 3, 4), (2, 0))),
+    OpInfo("quantile", lambda a: core.quantile(a, 0.3, dim=-1), lambda a: np.quantile(a, 0.3, axis=-1), 1,
+           ("float32", "float64"), rtol=1e-5, atol=1e-5, shapes=((5,), (3, 4), (2, 3, 4))),
+    OpInfo("nanquantile", lambda a: core.nanquantile(a, 0.7, dim=0, interpolation="midpoint"),
+           lambda a: np.nanquantile(a, 0.7, axis=0, method="midpoint"), 1, ("float32", "float64"),
+           rtol=1e-5, atol=1e-5, shapes=((5,), (3, 4), (2, 3, 4))),
+    OpInfo("cov", lambda a: core.cov(a), lambda a: np.cov(a), 1, ("float32", "float64"), rtol=1e-4, atol=1e-5,
+           shapes=((3, 4), (2, 5), (6,))),
+    OpInfo("corrcoef", lambda a: core.corrcoef(a), lambda a: np.corrcoef(a), 1, ("float32", "float64"),
+           rtol=1e-4, atol=1e-5, shapes=((3, 4), (2, 5))),
+    OpInfo("kron", core.kron, np.kron, 2, ("float32", "float64", "int64"),
+           shapes=(((2, 3), (3, 2)), ((4,), (2,)), ((2, 1, 2), (3, 2)))),
+    OpInfo("cdist", core.cdist, lambda a, b: np.sqrt(((a[..., :, None, :] - b[..., None, :, :]) ** 2).sum(-1)), 2,
+           ("float32", "float64"), rtol=1e-4, atol=1e-4, shapes=(((3, 2), (4, 2)), ((2, 3, 4), (2, 5, 4)))),
+]
+
 
 def ops_named(*names: str) -> list:
     """The OP_DB entries with these names (all when none are given)."""
