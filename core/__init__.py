@@ -6,6 +6,9 @@
 
 from __future__ import annotations
 
+import importlib as _importlib
+import math as _math
+
 from . import autograd, config, dtypes, library
 from .autograd import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, \
     set_grad_enabled
@@ -25,14 +28,14 @@ from .tensor import Size, Tensor
 
 from . import nn, optim, utils  # noqa: E402 - nn and optim are built on the ops above
 # the star import above bound ``linalg`` to the products family core.ops.linalg; ``core.linalg`` is torch.linalg's
-linalg = __import__("importlib").import_module(f"{__name__}.linalg")
+linalg = _importlib.import_module(f"{__name__}.linalg")
 from . import fft, special  # noqa: E402 - torch.fft's and torch.special's names, over the ops above
 from .serialization import load, save  # noqa: E402
 
 __version__ = "0.1.0"
 
 # torch's numeric constants (``torch.pi``...) and ``newaxis`` (``None``, for indexing)
-pi, e, inf, nan = __import__("math").pi, __import__("math").e, __import__("math").inf, __import__("math").nan
+pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan
 newaxis = None
 
 _DEVICE_MODULES: dict = {}
