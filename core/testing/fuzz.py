@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
@@ -758,16 +759,18 @@ def fuzz(device: str, cases: int, seed: int = 0, batch: int = 500, timeout: floa
     with tempfile.TemporaryDirectory(prefix="core-fuzz-") as workdir:
         for first in range(0, cases, batch):
             last = min(first + batch, cases)
-            with _Parallel() as parallel:
-                parallel.submit(_run_side, device, seed, first, last, device_env, timeout, workdir, "device",
-                                preload)
-                parallel.submit(_run_side, "cpu", seed, first, last, reference_env, timeout, workdir, "reference")
-            (got, device_crashes), (want, reference_crashes) = parallel.results
-            for index, status, tail in device_crashes + reference_crashes:
-                side = "device" if (index, status, tail) in device_crashes else "reference"
-                case = draw_case(seed, index)
-                summary["crashes"].append((case.id, case.op, f"{side} {status}", tail.strip()[-600:]))
-            crashed = {i for i, _, _ in device_crashes + reference_crashes}
+            with ThreadPoolExecutor(2) as pool:  # each thread waits on its own subprocess
+                device_side = pool.submit(_run_side, device, seed, first, last, device_env, timeout, workdir,
+                                          "device", preload)
+                reference_side = pool.submit(_run_side, "cpu", seed, first, last, reference_env, timeout, workdir,
+                                             "reference")
+                (got, device_crashes), (want, reference_crashes) = device_side.result(), reference_side.result()
+            crashed = set()
+            for side, crashes in (("device", device_crashes), ("reference", reference_crashes)):
+                for index, status, tail in crashes:
+                    case = draw_case(seed, index)
+                    summary["crashes"].append((case.id, case.op, f"{side} {status}", tail.strip()[-600:]))
+                    crashed.add(index)
             for index in range(first, last):
                 summary["cases"] += 1
                 if index in crashed:
@@ -801,33 +804,6 @@ def _known(known: dict, device_type: str, case: Case) -> str | None:
     """Why ``case`` is expected to fail on ``device_type`` (by its id, its op label or its op's name), or None."""
     return next((known[(device_type, key)] for key in (case.id, case.op, _family_key(case.op))
                  if (device_type, key) in known), None)
-
-
-class _Parallel:
-    """Run a few functions in threads (each waits on its own subprocess) and keep their results in order."""
-
-    def __init__(self):
-        self.threads, self.results = [], []
-
-    def submit(self, fn, *args):
-        import threading
-
-        slot = len(self.results)
-        self.results.append(None)
-
-        def target():
-            self.results[slot] = fn(*args)
-
-        thread = threading.Thread(target=target, daemon=True)  # Ctrl-C ends the run
-        thread.start()
-        self.threads.append(thread)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        for thread in self.threads:
-            thread.join()
 
 
 def format_summary(summary: dict) -> str:
