@@ -57,6 +57,13 @@ def _is_tensor(a) -> bool:
     return isinstance(a, Tensor)
 
 
+def _conj(v):
+    """The complex conjugate of a tensor or a Python number (PyTorch's gradients of complex ops conjugate)."""
+    if _is_tensor(v):
+        return E.conj(v) if v.is_complex() else v
+    return v.conjugate() if isinstance(v, complex) else v
+
+
 # -- elementwise unary ----------------------------------------------------------------------------------
 
 # Backward helpers of the commonest activations: composites (any backend runs them as their parts, and they
@@ -103,7 +110,7 @@ _UNARY = {
     "neg": lambda ctx, g: -g,
     "positive": lambda ctx, g: g,
     "frac": lambda ctx, g: g,
-    "conj": lambda ctx, g: E.conj(g) if g.is_complex() else g,
+    "conj": lambda ctx, g: _conj(g),
     "real": lambda ctx, g: g,
 }
 for _name, _formula in _UNARY.items():
@@ -151,13 +158,6 @@ def _add(ctx, g):
 def _sub(ctx, g):
     alpha = ctx.arg(2, 1)
     return g, (-g if alpha == 1 else g * -alpha)
-
-
-def _conj(v):
-    """The complex conjugate of a tensor or a Python number (PyTorch's gradients of complex ops conjugate)."""
-    if _is_tensor(v):
-        return E.conj(v) if v.is_complex() else v
-    return v.conjugate() if isinstance(v, complex) else v
 
 
 @derivative("mul")
@@ -433,7 +433,7 @@ def _linalg_inv_ex(ctx, g, _g_info):
 @derivative("linalg_det")
 def _linalg_det(ctx, g):
     # d det = det tr(A^{-1} dA): gA = conj(g det) A^{-H} (complex too); singular A gives non-finite gradients
-    scale = g * (E.conj(ctx.output()) if g.is_complex() else ctx.output())
+    scale = g * _conj(ctx.output())
     return (scale.unsqueeze(-1).unsqueeze(-1) * linalg_inv_ex(ctx.input(0))[0].mH,)
 
 
