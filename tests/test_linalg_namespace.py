@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib
+import zlib
 
 import numpy as np
 import pytest
@@ -19,7 +20,8 @@ SQUARE = [(3, 3), (2, 3, 3), (2, 1, 4, 4), (0, 3, 3), (1, 1)]
 
 
 def _rng(*key):
-    return np.random.default_rng([0, *map(abs, map(hash, map(str, key)))])
+    """A generator seeded by ``key`` alone (crc32, not ``hash``: str hashes change with every process)."""
+    return np.random.default_rng([0, *(zlib.crc32(str(k).encode()) for k in key)])
 
 
 def _random(shape, dtype, *key):
