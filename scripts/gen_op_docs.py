@@ -1,5 +1,7 @@
 """Write docs/ops.md: every declared op, its kind, where it is declared, where its derivative is, which backends
-have a native kernel for it, and its contract (the op's doc string).
+have a native kernel for it, and its contract (the op's doc string); then every public name of the namespaces
+PyTorch users reach for (core, core.Tensor, core.linalg, core.fft, core.special, ...), with what it is, where it
+is defined and the first line of its doc string.
 
 ``--check`` exits 1 when docs/ops.md is stale. The native-kernel column depends on which backends load on the
 machine (cpu_c needs its compiled extension, opencl an OpenCL platform, cuda a GPU), so the check compares it
@@ -9,11 +11,14 @@ other column, and the header, must match exactly.
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import pathlib
 import re
 import sys
+import types
 
-import core  # noqa: F401 - declares every op
+import core  # declares every op
 from core.dispatch import OPERATORS
 from core.plugins.manager import BackendUnavailableError, get_manager
 
@@ -23,6 +28,9 @@ TARGET = ROOT / "docs" / "ops.md"
 SHIPPED = ("numpy",) + tuple(sorted(p.name for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").exists()))
 LOADED_LINE = "Native kernels were read from the backends that loaded where this page was generated: "
 
+
+# The namespaces whose public names the second part of the page lists (``core.Tensor`` is the class).
+NAMESPACES = ("core", "core.Tensor", "core.linalg", "core.fft", "core.special", "core.sparse")
 
 # ops with one device-agnostic kernel that are not views: allocation and device moves work through the runtimes
 DEVICE_AGNOSTIC = ("empty", "_to_copy")
@@ -111,7 +119,67 @@ def render(native: dict | None = None, loaded_line: str | None = None) -> str:
         declared = f"`{_source_file(op.declared_in)}`" if getattr(op, "declared_in", "") else "?"
         backends = ", ".join(native.get(op.name, ())) or "—"
         lines.append(f"| `{op.name}` | {kind} | {declared} | {_derivative_file(op)} | {backends} | {doc} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + render_namespaces()).rstrip("\n") + "\n"
+
+
+def _namespace(label: str):
+    """The object behind a namespace label (None when the module does not exist)."""
+    if label == "core.Tensor":
+        return core.Tensor
+    try:
+        return importlib.import_module(label)
+    except ImportError:
+        return None
+
+
+def public_names(label: str) -> dict:
+    """{public name: its object} of one namespace: no ``_`` names and no submodules (for the Tensor class, the
+    static attribute, so a property is the property and not its value)."""
+    space = _namespace(label)
+    if space is None:
+        return {}
+    if label == "core.Tensor":
+        names = {n: inspect.getattr_static(space, n) for n in dir(space) if not n.startswith("_")}
+    else:
+        names = {n: v for n, v in vars(space).items() if not n.startswith("_")}
+    return {n: v for n, v in sorted(names.items()) if not isinstance(v, types.ModuleType)}
+
+
+def describe(value) -> tuple[str, str, str]:
+    """(kind, defining module, first line of the doc string) of a public name's value."""
+    target = value
+    if isinstance(value, (staticmethod, classmethod)):
+        target = value.__func__
+    elif isinstance(value, property):
+        target = value.fget
+    if isinstance(value, property):
+        kind = "property"
+    elif isinstance(value, type):
+        kind = "class"
+    elif callable(target):
+        kind = "op" if getattr(target, "__name__", None) in OPERATORS else "function"
+    else:  # a value: a dtype, a number, None
+        return type(value).__name__, "", " ".join(repr(value).split()).replace("|", "\\|")
+    summary = (inspect.getdoc(target) or "").strip().split("\n\n")[0]
+    return kind, getattr(target, "__module__", None) or "", " ".join(summary.split()).replace("|", "\\|")
+
+
+def render_namespaces() -> list:
+    """The lines of the page's second part: a table per namespace."""
+    lines = ["", "# Public names", "",
+             "Every public name of the namespaces below, generated from the modules themselves: **kind** is `op`",
+             "for an operator's front end (in the table above), `function`, `class`, `property` (Tensor),",
+             "or the type of a value (a dtype, a number); **defined in** is the module of its code.", ""]
+    for label in NAMESPACES:
+        names = public_names(label)
+        if not names:
+            continue
+        lines += [f"## `{label}` ({len(names)} names)", "", "| name | kind | defined in | summary |", "|---|---|---|---|"]
+        for name, value in names.items():
+            kind, module, summary = describe(value)
+            lines.append(f"| `{name}` | {kind} | {f'`{module}`' if module else '—'} | {summary or '—'} |")
+        lines.append("")
+    return lines
 
 
 def check(text: str) -> bool:
