@@ -158,8 +158,10 @@ def describe(value) -> tuple[str, str, str]:
         kind = "class"
     elif callable(target):
         kind = "op" if getattr(target, "__name__", None) in OPERATORS else "function"
-    else:  # a value: a dtype, a number, None
+    elif isinstance(value, (int, float, str, type(None), core.dtype)):  # a constant: its value
         return type(value).__name__, "", " ".join(repr(value).split()).replace("|", "\\|")
+    else:  # an object (a generator...): what its class is, since its repr may differ per process
+        kind, target = type(value).__name__, type(value)
     summary = (inspect.getdoc(target) or "").strip().split("\n\n")[0]
     return kind, getattr(target, "__module__", None) or "", " ".join(summary.split()).replace("|", "\\|")
 
