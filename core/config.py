@@ -71,10 +71,15 @@ def _is_name(text: str) -> bool:
 
 
 def _to_device(value, where: str, key: str) -> str:
-    from .device import device
+    """A device spec in its canonical spelling; its syntax is checked here, whether a backend has its type when the
+    default device is made (then the error names this setting's source)."""
+    from .device import device, parse
 
     try:
-        return str(device(value))
+        if isinstance(value, device):
+            return str(value)
+        name, index = parse(value)
+        return name if index is None else f"{name}:{index}"
     except (RuntimeError, TypeError) as exc:
         raise ConfigError(f"{where}: '{key}' is not a device (like 'cpu', 'cuda:0'): {exc}") from None
 

@@ -25,26 +25,12 @@ class device:
             if index is not None:
                 raise TypeError("device(): an index cannot be given with a device object")
             return type
-        if isinstance(type, int) and not isinstance(type, bool) and index is None:
-            type, index = "cuda", type  # torch.device(0) means cuda:0
-        if not isinstance(type, str):
-            raise TypeError(f"device() expected a string or device, got {type.__class__.__name__}")
         key = (type, index)
-        cached = _CACHE.get(key)
+        cached = _CACHE.get(key) if isinstance(type, (str, int)) else None
         if cached is not None:
             return cached
-        name, sep, idx = type.partition(":")
-        if sep:
-            if index is not None:
-                raise RuntimeError(f"type (string) must not include an index because index was passed "
-                                   f"explicitly: {type}")
-            if not idx.isdigit():
-                raise RuntimeError(f"Invalid device string: '{type}'")
-            index = int(idx)
-        if not name or not (name.replace("_", "").isalnum() and name[0].isalpha()):
-            raise RuntimeError(f"Invalid device string: '{type}'")
-        if index is not None and (not isinstance(index, int) or index < 0):
-            raise RuntimeError(f"Device index must not be negative, got {index}")
+        name, index = parse(type, index)
+        _check_type(name)
         self = object.__new__(cls)
         object.__setattr__(self, "type", name)
         object.__setattr__(self, "index", index)
@@ -86,7 +72,56 @@ class device:
         return False
 
 
+def parse(type, index=None) -> tuple:  # noqa: A002 - PyTorch's name
+    """(device type, index or None) of a device spec (``"cuda:1"``, ``("cuda", 1)``, ``0``), checking its syntax
+    only: whether a backend has that type is checked when a device is made."""
+    if isinstance(type, int) and not isinstance(type, bool) and index is None:
+        type, index = "cuda", type  # torch.device(0) means cuda:0
+    if not isinstance(type, str):
+        raise TypeError(f"device() expected a string or device, got {type.__class__.__name__}")
+    name, sep, idx = type.partition(":")
+    if sep:
+        if index is not None:
+            raise RuntimeError(f"type (string) must not include an index because index was passed "
+                               f"explicitly: {type}")
+        if not idx.isdigit():
+            raise RuntimeError(f"Invalid device string: '{type}'")
+        index = int(idx)
+    if not name or not (name.replace("_", "").isalnum() and name[0].isalpha()):
+        raise RuntimeError(f"Invalid device string: '{type}'")
+    if index is not None and (not isinstance(index, int) or index < 0):
+        raise RuntimeError(f"Device index must not be negative, got {index}")
+    return name, index
+
+
 _CACHE: dict = {}
+
+# PyTorch's device types (c10's DeviceType): a device may name one whether or not a backend for it is installed,
+# as in PyTorch, where ``torch.device("mps")`` works on a machine without one.
+TORCH_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
+                      "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+
+
+def _check_type(name: str) -> None:
+    """A device type must be PyTorch's or one an installed backend registers; else a BackendUnavailableError (a
+    RuntimeError, as PyTorch's) with the plugin manager's account of why no backend has that type (a failed or
+    blocked plugin, a typo: "did you mean 'cuda'?"), then, on a line of its own, PyTorch's message."""
+    if name in TORCH_DEVICE_TYPES:
+        return
+    from .plugins.manager import BackendUnavailableError, get_manager  # lazily: plugins name devices while loading
+
+    manager = get_manager()
+    if manager.scanning:  # a plugin being loaded may name its own type before its backend is registered
+        return
+    manager.scan()
+    extra = sorted({info.device_type for info in manager.backends.values()} - set(TORCH_DEVICE_TYPES))
+    if name in extra:
+        return
+    raise BackendUnavailableError(f"{manager.missing_message(name)}\nExpected one of "
+                                  f"{', '.join(TORCH_DEVICE_TYPES + tuple(extra))} device type at start of device "
+                                  f"string: {name}")
+
+
 _local = threading.local()
 _api_default: list = [None]  # set_default_device (process-wide, as in PyTorch)
 

@@ -74,6 +74,7 @@ class PluginManager:
         self.blocked_plugins: list[str] = []  # named in the 'block' setting
         self.excluded_plugins: list[str] = []  # left out by the 'plugins' allow-list
         self._scanned = False
+        self.scanning = False  # true while scan() loads the entry points
         self._selected: dict[str, BackendInfo] = {}
         self._passes: list | None = None  # JIT passes from register_passes, collected on first use
         self._lock = threading.RLock()
@@ -153,25 +154,33 @@ class PluginManager:
             block = config.get("block")
             if not autoload and not allow:
                 return
-            for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-                if ep.name in self.pm.list_name_plugin() or ep.name in self.failed_plugins:
-                    continue
-                if ep.name in block:
-                    self.blocked_plugins.append(ep.name)
-                    continue
-                if allow and ep.name not in allow:
-                    if autoload:  # with autoload off only the named plugins load (pytest's -p rule): none is left out
-                        self.excluded_plugins.append(ep.name)
-                    continue
-                try:
-                    obj = ep.load()
-                    self.register_plugin(obj, name=ep.name)
-                except KeyboardInterrupt:
-                    raise
-                except BaseException as exc:  # a broken plugin must not break core, even by calling sys.exit()
-                    self.failed_plugins[ep.name] = f"{type(exc).__name__}: {exc}"
-                    self.failed_plugins[ep.name + ":traceback"] = traceback.format_exc()
+            self.scanning = True
+            try:
+                self._load_entry_points(autoload, allow, block)
+            finally:
+                self.scanning = False
             self._selected.clear()
+
+    def _load_entry_points(self, autoload: bool, allow, block) -> None:
+        """Register every ``core.backends`` entry point the settings let in, recording the rest and failures."""
+        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            if ep.name in self.pm.list_name_plugin() or ep.name in self.failed_plugins:
+                continue
+            if ep.name in block:
+                self.blocked_plugins.append(ep.name)
+                continue
+            if allow and ep.name not in allow:
+                if autoload:  # with autoload off only the named plugins load (pytest's -p rule): none is left out
+                    self.excluded_plugins.append(ep.name)
+                continue
+            try:
+                obj = ep.load()
+                self.register_plugin(obj, name=ep.name)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # a broken plugin must not break core, even by calling sys.exit()
+                self.failed_plugins[ep.name] = f"{type(exc).__name__}: {exc}"
+                self.failed_plugins[ep.name + ":traceback"] = traceback.format_exc()
 
     # -- selection ----------------------------------------------------------
     def candidates(self, device_type: str) -> list[BackendInfo]:
@@ -205,10 +214,10 @@ class PluginManager:
                 return info
             if errors:
                 raise BackendUnavailableError(str(errors[0])) from errors[0]
-            raise BackendUnavailableError(self._missing_message(device_type))
+            raise BackendUnavailableError(self.missing_message(device_type))
 
     # -- why a device type or backend cannot be used ---------------------------------------------------------
-    def _missing_message(self, device_type: str) -> str:
+    def missing_message(self, device_type: str) -> str:
         """Why no backend serves ``device_type``: its plugin failed, is blocked or left out, or is not installed."""
         subject = f"no backend for device type '{device_type}'"
         served = sorted({b.device_type for b in self.backends.values()})
