@@ -18,7 +18,7 @@ from .. import dtypes as dt
 from ..tensor import Tensor
 from ._util import wrap_dim
 from .creation import empty, full, ones, tensor, zeros
-from .elementwise import abs as abs_, floor, fmod, round as round_, rsqrt, where
+from .elementwise import abs as abs_, floor, fmod, relu as relu_, round as round_, rsqrt, sigmoid, tanh, where
 from .indexing import gather, index_select
 from .linalg import matmul
 from .random import bernoulli
@@ -872,17 +872,58 @@ for _fn in (affine_grid_generator, grid_sampler, grid_sampler_2d, grid_sampler_3
 
 
 # -- recurrent layers with flat weights ----------------------------------------------------------------------------
-def _cell(kind: str, input, states, w_ih, w_hh, b_ih, b_hh, w_hr=None):
-    """One step of an RNN cell: the new (h,) or (h, c)."""
-    from ..nn.modules.rnn import _gru_step, _lstm_step, _rnn_step
-    x_gates = matmul(input, w_ih.t())
-    if b_ih is not None:
-        x_gates = x_gates + b_ih
+# one time step; ``x_gates`` is the input's share ``x W_ihᵀ + b_ih`` (for all gates at once)
+def rnn_step(x_gates, h, w_hh, b_hh, relu: bool):
+    """h' = act(x W_ihᵀ + b_ih + h W_hhᵀ + b_hh)."""
+    pre = x_gates + matmul(h, w_hh.t())
+    if b_hh is not None:
+        pre = pre + b_hh
+    return relu_(pre) if relu else tanh(pre)
+
+
+def lstm_step(x_gates, h, c, w_hh, b_hh, w_hr=None):
+    """PyTorch's LSTM step, gates in the order i, f, g, o; ``w_hr`` projects h (``proj_size``): (h', c')."""
+    gates = x_gates + matmul(h, w_hh.t())
+    if b_hh is not None:
+        gates = gates + b_hh
+    # one sigmoid over all four gates is fewer ops than three; its g slice is simply unused
+    i, f, _, o = sigmoid(gates).chunk(4, -1)
+    c = f * c + i * tanh(gates.chunk(4, -1)[2])
+    h = o * tanh(c)
+    if w_hr is not None:
+        h = matmul(h, w_hr.t())
+    return h, c
+
+
+def gru_step(x_gates, h, w_hh, b_hh):
+    """PyTorch's GRU step, gates r, z, n with n = tanh(W_in x + b_in + r * (W_hn h + b_hn))."""
+    h_gates = matmul(h, w_hh.t())
+    if b_hh is not None:
+        h_gates = h_gates + b_hh
+    x_r, x_z, x_n = x_gates.chunk(3, -1)
+    h_r, h_z, h_n = h_gates.chunk(3, -1)
+    r = sigmoid(x_r + h_r)
+    z = sigmoid(x_z + h_z)
+    n = tanh(x_n + r * h_n)
+    return n + z * (h - n)  # (1 - z) * n + z * h
+
+
+def _step(kind: str, x_gates, states: tuple, w_hh, b_hh, w_hr=None) -> tuple:
+    """The new (h,) or (h, c) of one step of a ``kind`` cell."""
     if kind == "lstm":
-        return _lstm_step(x_gates, states[0], states[1], w_hh, b_hh, w_hr)
+        return lstm_step(x_gates, states[0], states[1], w_hh, b_hh, w_hr)
     if kind == "gru":
-        return (_gru_step(x_gates, states[0], w_hh, b_hh),)
-    return (_rnn_step(x_gates, states[0], w_hh, b_hh, relu=kind == "rnn_relu"),)
+        return (gru_step(x_gates, states[0], w_hh, b_hh),)
+    return (rnn_step(x_gates, states[0], w_hh, b_hh, relu=kind == "rnn_relu"),)
+
+
+def _input_gates(x, w_ih, b_ih):
+    gates = matmul(x, w_ih.t())
+    return gates if b_ih is None else gates + b_ih
+
+
+def _cell(kind: str, input, states, w_ih, w_hh, b_ih, b_hh):
+    return _step(kind, _input_gates(input, w_ih, b_ih), states, w_hh, b_hh)
 
 
 def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
@@ -921,33 +962,41 @@ def _recurrent(kind: str, input, states: list, params, has_biases, num_layers, d
     expected = 2 + 2 * bool(has_biases)
     if per not in (expected, expected + (kind == "lstm")):
         raise RuntimeError(f"{kind}(): expected {expected} parameters per layer and direction, but got {per}")
-    from ..nn.functional.norm import _dropout_impl
     x = input.transpose(0, 1) if batch_first else input
     finals = [[] for _ in states]
     for layer in range(num_layers):
         outputs = []
         for direction in range(directions):
             index = layer * directions + direction
-            weights = params[index * per:(index + 1) * per]
-            w_ih, w_hh = weights[0], weights[1]
-            b_ih, b_hh = (weights[2], weights[3]) if has_biases else (None, None)
-            w_hr = weights[-1] if per > expected else None
-            step_states = tuple(s[index] for s in states)
-            steps = range(x.shape[0] - 1, -1, -1) if direction else range(x.shape[0])
-            seq = []
-            for t in steps:
-                step_states = _cell(kind, x[t], step_states, w_ih, w_hh, b_ih, b_hh, w_hr)
-                seq.append(step_states[0])
-            if direction:
-                seq.reverse()
-            outputs.append(stack(seq))
-            for final, s in zip(finals, step_states):
+            out, last = _run_direction(kind, x, tuple(s[index] for s in states), params[index * per:(index + 1) * per],
+                                       has_biases, reverse=direction == 1)
+            outputs.append(out)
+            for final, s in zip(finals, last):
                 final.append(s)
         x = outputs[0] if directions == 1 else cat(outputs, -1)
         if dropout and train and layer < num_layers - 1:
-            x = _dropout_impl(x, dropout, True, False, feature=False, alpha=False)
+            x = native_dropout(x, dropout, True)[0]
     output = x.transpose(0, 1) if batch_first else x
     return (output,) + tuple(stack(final) for final in finals)
+
+
+def _run_direction(kind: str, x, states: tuple, weights: list, has_biases, reverse: bool):
+    """One layer in one direction over a (T, N, F) input: (output (T, N, H_out), last states)."""
+    w_ih, w_hh = weights[0], weights[1]
+    b_ih, b_hh = (weights[2], weights[3]) if has_biases else (None, None)
+    w_hr = weights[-1] if len(weights) > 2 + 2 * bool(has_biases) else None
+    if kind != "gru" and b_hh is not None:
+        # b_hh adds to the same pre-activation as b_ih: fold it into the input projection once
+        b_ih, b_hh = b_ih + b_hh, None
+    # the input's share of every gate for every step in one matmul; each step then adds h W_hhᵀ
+    x_gates = _input_gates(x, w_ih, b_ih)
+    outputs = []
+    for t in (range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])):
+        states = _step(kind, x_gates[t], states, w_hh, b_hh, w_hr)
+        outputs.append(states[0])
+    if reverse:
+        outputs.reverse()
+    return stack(outputs), states
 
 
 def rnn_tanh(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
