@@ -505,6 +505,31 @@ def _source(c, n, padding, align):
     return x
 
 
+def _cubic(t, a=-0.75):
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _bicubic_taps(c, n, padding, align):
+    """ATen's bicubic: the unpadded coordinate's four integer taps, each moved by the padding mode."""
+    x = (c + 1) / 2 * (n - 1) if align else ((c + 1) * n - 1) / 2
+    low = math.floor(x)
+    positions = []
+    for k in (-1, 0, 1, 2):
+        p = float(low + k)
+        if padding == "reflection":
+            p = _reflect(p, 0, 2 * (n - 1)) if align else _reflect(p, -1, 2 * n - 1)
+        if padding != "zeros":
+            p = min(max(p, 0), n - 1)
+        positions.append(int(round(p)))
+    return positions, _cubic(x - low)
+
+
 def _grid_sample_reference(a, grid, mode, padding, align):
     """A loop over output points, one spatial dim at a time (2-D and 3-D)."""
     n, c = a.shape[:2]
@@ -512,8 +537,11 @@ def _grid_sample_reference(a, grid, mode, padding, align):
     out = np.zeros((n, c) + grid.shape[1:-1])
     for b in range(n):
         for point in np.ndindex(*grid.shape[1:-1]):
-            coords = [_source(grid[(b,) + point + (nd - 1 - d,)], spatial[d], padding, align) for d in range(nd)]
-            if mode == "nearest":
+            raw = [grid[(b,) + point + (nd - 1 - d,)] for d in range(nd)]
+            coords = [_source(raw[d], spatial[d], padding, align) for d in range(nd)]
+            if mode == "bicubic":
+                corners = [_bicubic_taps(raw[d], spatial[d], padding, align) for d in range(nd)]
+            elif mode == "nearest":
                 corners = [([int(np.rint(x))], [1.0]) for x in coords]
             else:
                 corners = [([math.floor(x), math.floor(x) + 1], [1 - (x - math.floor(x)), x - math.floor(x)])
@@ -526,7 +554,7 @@ def _grid_sample_reference(a, grid, mode, padding, align):
     return out
 
 
-@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
 @pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align", [False, True])
 def test_grid_sample_2d(device, mode, padding, align):
@@ -557,6 +585,9 @@ def test_grid_sample_gradient_and_errors():
     for padding in (0, 1, 2):
         assert gradcheck(lambda x, g, padding=padding: core.grid_sampler_2d(x, g, 0, padding, False), (x, grid))
     assert gradcheck(lambda x: core.grid_sampler(x, grid.detach(), 1, 0, True), (x,))
+    assert gradcheck(lambda x, g: core.grid_sampler(x, g, 2, 2, True), (x, grid))
+    with pytest.raises(RuntimeError, match="bicubic interpolation only supports 4D input"):
+        core.grid_sampler(x.unsqueeze(2), core.zeros(1, 1, 2, 3, 3, dtype=x.dtype), 2, 0, False)
     with pytest.raises(ValueError, match="expected mode to be 'bilinear', 'nearest' or 'bicubic', but got: 'cubic'"):
         F.grid_sample(x, grid, "cubic", align_corners=False)
     with pytest.raises(ValueError, match="expected padding_mode to be 'zeros', 'border', or 'reflection'"):
@@ -669,3 +700,11 @@ def test_flat_weight_lstm_gradient():
     assert gradcheck(lambda x, a, b: core.lstm(x, (h0, c0), [a, b], False, 1, 0.0, False, False, False)[0],
                      (x, w_ih, w_hh))
     assert gradcheck(lambda x, a, b: core.gru_cell(x[0], h0[0], a[:9], b[:9]), (x, w_ih, w_hh))
+
+
+def test_embedding_bag_scale_grad_by_freq(device):
+    weight = core.tensor(_f32(4, 2), device=device, requires_grad=True)
+    indices, offsets = _t(np.array([1, 1, 2, 1, 3]), device), _t(np.array([0, 2]), device)
+    core.embedding_bag(weight, indices, offsets, True, 0)[0].sum().backward()
+    # row 1 is looked up three times, so each lookup's gradient is divided by 3; rows 2 and 3 once
+    assert_close(weight.grad, np.array([[0, 0], [1, 1], [1, 1], [1, 1]], np.float32), rtol=1e-6)

@@ -11,6 +11,7 @@ autograd come free, and ``core.nn.functional`` calls down to these (as PyTorch's
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 
@@ -720,7 +721,8 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
         padding = padding_idx + weight.shape[0] if padding_idx < 0 else padding_idx
         member = member & (picked != padding)
     from ..nn import functional as F
-    rows = F.embedding(picked, weight, None, None, 2.0, scale_grad_by_freq)  # (B, L, D)
+    looked_up = F.embedding(indices, weight, None, None, 2.0, scale_grad_by_freq)  # frequencies over the real indices
+    rows = index_select(looked_up, 0, position.reshape(-1)).reshape(bags, longest, weight.shape[1])
     bag_size = sum_(member.to(dt.int64), 1)
     offset2bag = searchsorted(tensor(starts or [0], dtype=dt.int64, device=device),
                               arange(n, device=device), right=True) - 1
@@ -789,13 +791,43 @@ def _reflect(coord, twice_low: int, twice_high: int):
     return where(fmod(flips, 2) == 0, extra + low, span - extra + low)
 
 
-def _source_coordinate(coord, n: int, padding: str, align_corners: bool):
-    coord = _unnormalize(coord, n, align_corners)
+def _pad_coordinate(coord, n: int, padding: str, align_corners: bool):
+    """A pixel coordinate moved inside [0, n - 1] by reflection or clamping (zeros padding leaves it)."""
     if padding == "reflection":
         coord = _reflect(coord, 0, 2 * (n - 1)) if align_corners else _reflect(coord, -1, 2 * n - 1)
-    if padding != "zeros":
-        coord = coord.clamp(0, n - 1)
-    return coord
+    return coord if padding == "zeros" else coord.clamp(0, n - 1)
+
+
+_CUBIC_A = -0.75  # the bicubic convolution constant PyTorch uses
+
+
+def _cubic_weights(t) -> list:
+    """The four bicubic weights of taps at -1, 0, 1, 2 for a fraction ``t`` (ATen's
+    get_cubic_upsample_coefficients)."""
+    a = _CUBIC_A
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _taps(coord, n: int, mode: int, padding: str, align_corners: bool) -> list:
+    """The (integer position, weight or None) pairs one spatial dim contributes for an unnormalised coordinate."""
+    if mode == 2:  # bicubic: pad each integer tap, not the coordinate (ATen's get_value_bounded)
+        low = floor(coord)
+        weights = _cubic_weights(coord - low)
+        return [(round_(_pad_coordinate(low + k, n, padding, align_corners)), w)
+                for k, w in zip((-1, 0, 1, 2), weights)]
+    coord = _pad_coordinate(coord, n, padding, align_corners)
+    if mode == 1:
+        return [(round_(coord), None)]  # round half to even, as nearbyint
+    low = floor(coord)
+    fraction = coord - low
+    return [(low, 1 - fraction), (low + 1, fraction)]
 
 
 def _gather_points(flat, points: list, spatial: tuple):
@@ -813,8 +845,8 @@ def _gather_points(flat, points: list, spatial: tuple):
 
 def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
     """Sample an (N, C, *spatial) input (2 or 3 spatial dims) at the normalised [-1, 1] points of an
-    (N, *out, nd) grid (x first): bilinear (0) or nearest (1) interpolation, zeros (0), border (1) or reflection (2)
-    padding (``torch.grid_sampler``). Differentiable in ``input`` and ``grid``."""
+    (N, *out, nd) grid (x first): bilinear (0), nearest (1) or bicubic (2, 2-D only) interpolation, zeros (0),
+    border (1) or reflection (2) padding (``torch.grid_sampler``). Differentiable in ``input`` and ``grid``."""
     nd = input.dim() - 2
     if nd not in (2, 3) or grid.dim() != nd + 2 or grid.shape[-1] != nd:
         raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions and a "
@@ -823,9 +855,11 @@ def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
     if input.shape[0] != grid.shape[0]:
         raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
                            f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
-    if interpolation_mode not in (0, 1):
-        raise NotImplementedError(f"grid_sampler(): interpolation_mode {interpolation_mode!r} is not supported here "
-                                  f"(bilinear 0 and nearest 1 are; bicubic 2 is not yet)")
+    if interpolation_mode not in (0, 1, 2):
+        raise RuntimeError(f"grid_sampler(): interpolation_mode must be 0 (bilinear), 1 (nearest) or 2 (bicubic), "
+                           f"but got {interpolation_mode}")
+    if interpolation_mode == 2 and nd != 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     if padding_mode not in (0, 1, 2):
         raise RuntimeError(f"grid_sampler(): padding_mode must be 0 (zeros), 1 (border) or 2 (reflection), but got "
                            f"{padding_mode}")
@@ -835,21 +869,18 @@ def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
     flat = input.reshape(n, channels, -1)
     points = grid.to(input.dtype).reshape(n, -1, nd)
     # grid's last dim is (x, y[, z]): x indexes the last spatial dim
-    coords = [_source_coordinate(points[..., nd - 1 - d], spatial[d], padding, align_corners) for d in range(nd)]
-    if interpolation_mode == 1:
-        out = _gather_points(flat, [round_(c) for c in coords], spatial)
-    else:
-        lows = [floor(c) for c in coords]
-        fractions = [c - low for c, low in zip(coords, lows)]
-        out = None
-        for corner in range(2 ** nd):
-            upper = [(corner >> (nd - 1 - d)) & 1 for d in range(nd)]
-            weight = None
-            for f, u in zip(fractions, upper):
-                w = f if u else 1 - f
-                weight = w if weight is None else weight * w
-            term = _gather_points(flat, [low + u for low, u in zip(lows, upper)], spatial) * weight.unsqueeze(1)
-            out = term if out is None else out + term
+    taps = [_taps(_unnormalize(points[..., nd - 1 - d], spatial[d], align_corners), spatial[d], interpolation_mode,
+                  padding, align_corners) for d in range(nd)]
+    out = None
+    for combination in itertools.product(*taps):  # every corner (bilinear) or tap (bicubic), one per spatial dim
+        term = _gather_points(flat, [position for position, _ in combination], spatial)
+        weights = [w for _, w in combination if w is not None]
+        if weights:
+            weight = weights[0]
+            for w in weights[1:]:
+                weight = weight * w
+            term = term * weight.unsqueeze(1)
+        out = term if out is None else out + term
     return out.reshape((n, channels) + out_spatial)
 
 

@@ -46,8 +46,8 @@ def affine_grid(theta, size, align_corners=None):
 
 
 def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros", align_corners=None):
-    """Sample ``input`` at the normalised [-1, 1] points of ``grid`` (x first) by bilinear or nearest interpolation
-    (``torch.nn.functional.grid_sample``; ``bicubic`` is not implemented yet)."""
+    """Sample ``input`` at the normalised [-1, 1] points of ``grid`` (x first) by bilinear, nearest or (2-D) bicubic
+    interpolation (``torch.nn.functional.grid_sample``)."""
     if mode not in _MODES:
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
                          f"got: '{mode}'")
