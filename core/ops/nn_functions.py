@@ -52,7 +52,7 @@ def _reduce(loss, reduction: str):
     return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
 
 
-def _stride(stride, kernel_size):
+def _stride(stride):
     """ATen's ``stride=[]`` (the default) means the kernel size, F's ``None``."""
     return None if stride is None or (not isinstance(stride, int) and len(stride) == 0) else stride
 
@@ -73,13 +73,13 @@ def adaptive_max_pool1d(input, output_size):
 def avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True):
     """1-D average pooling (``torch.avg_pool1d``; ``stride=()`` means the kernel size)."""
     from ..nn import functional as F
-    return F.avg_pool1d(input, kernel_size, _stride(stride, kernel_size), padding, ceil_mode, count_include_pad)
+    return F.avg_pool1d(input, kernel_size, _stride(stride), padding, ceil_mode, count_include_pad)
 
 
 def _max_pool(nd: int, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices: bool):
     from ..nn import functional as F
     pool = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[nd - 1]
-    return pool(input, kernel_size, _stride(stride, kernel_size), padding, dilation, ceil_mode, return_indices)
+    return pool(input, kernel_size, _stride(stride), padding, dilation, ceil_mode, return_indices)
 
 
 def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):

@@ -289,10 +289,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                       stacklevel=2)
-    if log_target:
-        loss = ops.exp(target) * (target - input)
-    else:
-        loss = ops.xlogy(target, target) - target * input
+    loss = nn_functions.kl_div(input, target, 0, log_target)
     if reduction == "batchmean":
         total = loss.sum()
         return total / input.shape[0] if input.dim() else total
