@@ -7,4 +7,5 @@ from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .norm import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
+from .sampling import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403

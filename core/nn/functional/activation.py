@@ -11,12 +11,13 @@ from __future__ import annotations
 import warnings
 
 from ... import ops
+from ...ops import nn_functions
 from ...ops.elementwise import gelu as gelu_op
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "elu", "elu_", "selu", "selu_", "celu",
            "celu_", "gelu", "silu", "mish", "sigmoid", "tanh", "hardtanh", "hardtanh_", "hardswish", "hardsigmoid",
            "softplus", "softsign", "tanhshrink", "threshold", "threshold_", "logsigmoid", "softmin", "softmax",
-           "log_softmax", "glu"]
+           "log_softmax", "glu", "hardshrink", "rrelu", "rrelu_"]
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -226,3 +227,19 @@ def glu(input, dim: int = -1):
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {size}")
     first, second = ops.split(input, size // 2, dim)
     return first * ops.sigmoid(second)
+
+
+def hardshrink(input, lambd: float = 0.5):
+    """x where ``|x| > lambd``, else 0 (``torch.nn.functional.hardshrink``)."""
+    return nn_functions.hardshrink(input, lambd)
+
+
+def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, inplace: bool = False):
+    """Leaky ReLU with a random negative slope from U(lower, upper) while training, their mean otherwise
+    (``torch.nn.functional.rrelu``)."""
+    return (nn_functions.rrelu_ if inplace else nn_functions.rrelu)(input, lower, upper, training)
+
+
+def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False):
+    """In-place :func:`rrelu`."""
+    return nn_functions.rrelu_(input, lower, upper, training)

@@ -11,12 +11,13 @@ from __future__ import annotations
 import functools
 
 from ... import dtypes as dt, ops
+from ...ops import nn_functions
 from ...ops._windows import col2im, columns, pad_constant, prod
 from ...ops.conv import add_bias, convolution as convolution_op
 from ._utils import batch, ntuple, unbatch
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-           "unfold", "fold", "pad"]
+           "unfold", "fold", "pad", "conv_tbc"]
 
 _C_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
             "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
@@ -285,3 +286,8 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                            f"input.size(2)={x.shape[2]}.")
     out = col2im(x, x.shape[1] // k, grid, output_size, kernel, dilation, padding, stride)
     return unbatch(out, batched)
+
+
+def conv_tbc(input, weight, bias, pad: int = 0):
+    """1-D convolution of a (time, batch, channels) input (``torch.nn.functional.conv_tbc``)."""
+    return nn_functions.conv_tbc(input, weight, bias, pad)

@@ -10,11 +10,13 @@ from __future__ import annotations
 import warnings
 
 from ... import dtypes as dt, ops
+from ...ops import nn_functions
 from ...ops.loss import cross_entropy_loss, nll
 from .activation import log_softmax, logsigmoid
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
-           "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss", "margin_ranking_loss", "ctc_loss"]
+           "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss", "margin_ranking_loss", "ctc_loss",
+           "hinge_embedding_loss", "poisson_nll_loss", "triplet_margin_loss"]
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -287,10 +289,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                       stacklevel=2)
-    if log_target:
-        loss = ops.exp(target) * (target - input)
-    else:
-        loss = ops.xlogy(target, target) - target * input
+    loss = nn_functions.kl_div(input, target, 0, log_target)
     if reduction == "batchmean":
         total = loss.sum()
         return total / input.shape[0] if input.dim() else total
@@ -455,3 +454,28 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0, 
     if reduction == "sum":
         return losses.sum()
     return losses.squeeze(0) if unbatched else losses
+
+
+# -- losses whose math is the torch-level function (core/ops/nn_functions.py) --------------------------------------
+
+def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, reduce=None, reduction: str = "mean"):
+    """x for y = 1, max(0, margin - x) for y = -1 (``torch.nn.functional.hinge_embedding_loss``)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    return nn_functions.hinge_embedding_loss(input, target, margin, _REDUCTIONS.index(reduction))
+
+
+def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False, size_average=None, eps: float = 1e-8,
+                     reduce=None, reduction: str = "mean"):
+    """Poisson negative log likelihood of ``target`` under rate ``input`` (or exp(input) when ``log_input``)
+    (``torch.nn.functional.poisson_nll_loss``)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    return nn_functions.poisson_nll_loss(input, target, log_input, full, eps, _REDUCTIONS.index(reduction))
+
+
+def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: float = 2, eps: float = 1e-6,
+                        swap: bool = False, size_average=None, reduce=None, reduction: str = "mean"):
+    """max(d(a, p) - d(a, n) + margin, 0) with p-norm pairwise distances
+    (``torch.nn.functional.triplet_margin_loss``)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    return nn_functions.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+                                            _REDUCTIONS.index(reduction))

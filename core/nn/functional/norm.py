@@ -13,12 +13,12 @@ import warnings
 
 from ... import dtypes as dt, ops
 from ...autograd import no_grad
-from ...ops import normalization as norm_ops
+from ...ops import nn_functions, normalization as norm_ops
 from ...ops.normalization import affine, as_dtype, normalise, per_channel, update_running
 
 __all__ = ["batch_norm", "instance_norm", "group_norm", "layer_norm", "rms_norm", "local_response_norm",
            "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
-           "embedding", "one_hot", "normalize", "pairwise_distance", "cosine_similarity"]
+           "embedding", "embedding_bag", "one_hot", "normalize", "pairwise_distance", "pdist", "cosine_similarity"]
 
 
 # -- shared helpers ------------------------------------------------------------------------------------------------
@@ -306,6 +306,50 @@ def embedding(input, weight, padding_idx: int | None = None, max_norm: float | N
     return rows.reshape(tuple(input.shape) + (weight.shape[1],))
 
 
+_BAG_MODES = ("sum", "mean", "max")  # ATen's mode numbers 0, 1, 2
+
+
+def embedding_bag(input, weight, offsets=None, max_norm: float | None = None, norm_type: float = 2,
+                  scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False, per_sample_weights=None,
+                  include_last_offset: bool = False, padding_idx: int | None = None):
+    """The sum, mean or max of the ``weight`` rows of each bag of indices: the rows of a 2-D ``input``, or the
+    slices of a 1-D one that ``offsets`` start (``torch.nn.functional.embedding_bag``)."""
+    if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it "
+                         f"must have the same shape as the input ({input.shape})")
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError(f"if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             f"fixed length sequences. However, found offsets of type {type(offsets).__name__}")
+        offsets = ops.arange(0, input.numel(), max(input.shape[1], 1), dtype=input.dtype, device=input.device)
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if mode not in _BAG_MODES:
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  f"GitHub.")
+    if max_norm is not None:
+        _renorm_rows_(weight, input, max_norm, norm_type)
+    return nn_functions.embedding_bag(weight, input, offsets, scale_grad_by_freq, _BAG_MODES.index(mode), sparse,
+                                      per_sample_weights, include_last_offset, padding_idx)[0]
+
+
 def one_hot(tensor, num_classes: int = -1):
     """int64 one-hot encoding with a trailing class dim; ``num_classes=-1`` infers max + 1 (``F.one_hot``)."""
     if tensor.dtype != dt.int64:
@@ -339,6 +383,11 @@ def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool =
     if last < 0:
         return ops.abs(diff)
     return ops.norm(diff, p, last, keepdim=keepdim)
+
+
+def pdist(input, p: float = 2):
+    """The p-norm distance between every pair of rows i < j of an (N, M) input (``torch.nn.functional.pdist``)."""
+    return nn_functions.pdist(input, p)
 
 
 def _clamped_norm(x, dim: int, eps: float):

@@ -13,9 +13,11 @@ import struct
 import warnings
 
 from ... import dtypes as dt, ops
+from ...ops import nn_functions
 from .pooling import adaptive_avg_pool, along
 
-__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle"]
+__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
+           "channel_shuffle", "native_channel_shuffle"]
 
 def _f32(value: float) -> float:
     """``value`` rounded to float32, as PyTorch's kernels compute nearest-neighbour positions."""
@@ -229,3 +231,13 @@ def pixel_unshuffle(input, downscale_factor: int):
     x = input.reshape(tuple(lead) + (c, h // r, r, w // r, r))
     x = x.permute(tuple(range(k)) + (k, k + 2, k + 4, k + 1, k + 3))
     return x.reshape(tuple(lead) + (c * r * r, h // r, w // r))
+
+
+def channel_shuffle(input, groups: int):
+    """Interleave the channels of ``groups`` equal groups (``torch.nn.functional.channel_shuffle``)."""
+    return nn_functions.channel_shuffle(input, groups)
+
+
+def native_channel_shuffle(input, groups: int):
+    """:func:`channel_shuffle` (``torch.nn.functional.native_channel_shuffle``)."""
+    return nn_functions.native_channel_shuffle(input, groups)

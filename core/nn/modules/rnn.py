@@ -7,6 +7,7 @@ import numbers
 import warnings
 
 from ... import ops
+from ...ops.nn_functions import _recurrent, gru_step, lstm_step, rnn_step
 from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
@@ -14,42 +15,6 @@ from .module import Module
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
-
-
-# -- one time step; ``x_gates`` is the input's share ``x W_ihᵀ + b_ih`` (for all gates at once) -----------------------
-def _rnn_step(x_gates, h, w_hh, b_hh, relu: bool):
-    """h' = act(x W_ihᵀ + b_ih + h W_hhᵀ + b_hh)."""
-    pre = x_gates + ops.matmul(h, w_hh.t())
-    if b_hh is not None:
-        pre = pre + b_hh
-    return F.relu(pre) if relu else ops.tanh(pre)
-
-
-def _lstm_step(x_gates, h, c, w_hh, b_hh, w_hr=None):
-    """PyTorch's LSTM step, gates in the order i, f, g, o; ``w_hr`` projects h (``proj_size``)."""
-    gates = x_gates + ops.matmul(h, w_hh.t())
-    if b_hh is not None:
-        gates = gates + b_hh
-    # one sigmoid over all four gates is fewer ops than three; its g slice is simply unused
-    i, f, _, o = ops.sigmoid(gates).chunk(4, -1)
-    c = f * c + i * ops.tanh(gates.chunk(4, -1)[2])
-    h = o * ops.tanh(c)
-    if w_hr is not None:
-        h = ops.matmul(h, w_hr.t())
-    return h, c
-
-
-def _gru_step(x_gates, h, w_hh, b_hh):
-    """PyTorch's GRU step, gates r, z, n with n = tanh(W_in x + b_in + r * (W_hn h + b_hn))."""
-    h_gates = ops.matmul(h, w_hh.t())
-    if b_hh is not None:
-        h_gates = h_gates + b_hh
-    x_r, x_z, x_n = x_gates.chunk(3, -1)
-    h_r, h_z, h_n = h_gates.chunk(3, -1)
-    r = ops.sigmoid(x_r + h_r)
-    z = ops.sigmoid(x_z + h_z)
-    n = ops.tanh(x_n + r * h_n)
-    return n + z * (h - n)  # (1 - z) * n + z * h
 
 
 class RNNBase(Module):
@@ -191,49 +156,12 @@ class RNNBase(Module):
 
     # -- the recurrence ---------------------------------------------------------------------------------------------
     def _run(self, input, h0, c0=None):
-        """Every layer and direction over a (T, N, F) input; returns (output, h_n, c_n or None)."""
-        num_directions = 2 if self.bidirectional else 1
-        layer_input = input
-        h_n, c_n = [], []
-        for layer in range(self.num_layers):
-            outputs = []
-            for direction in range(num_directions):
-                index = layer * num_directions + direction
-                suffix = "_reverse" if direction == 1 else ""
-                out, h, c = self._run_direction(layer_input, h0[index], None if c0 is None else c0[index],
-                                                f"_l{layer}{suffix}", reverse=direction == 1)
-                outputs.append(out)
-                h_n.append(h)
-                c_n.append(c)
-            layer_input = outputs[0] if num_directions == 1 else ops.cat(outputs, -1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                layer_input = F.dropout(layer_input, self.dropout, training=True)
-        return layer_input, ops.stack(h_n), None if c0 is None else ops.stack(c_n)
-
-    def _run_direction(self, input, h, c, suffix: str, reverse: bool):
-        """One layer in one direction: (T, N, F) -> (T, N, H_out), last h, last c."""
-        w_ih, w_hh = getattr(self, "weight_ih" + suffix), getattr(self, "weight_hh" + suffix)
-        b_ih, b_hh = (getattr(self, "bias_ih" + suffix), getattr(self, "bias_hh" + suffix)) if self.bias else (None,
-                                                                                                              None)
-        if self.mode != "GRU" and b_hh is not None:
-            # b_hh adds to the same pre-activation as b_ih: fold it into the input projection once
-            b_ih, b_hh = b_ih + b_hh, None
-        # the input's share of every gate for every step in one matmul; each step then adds h W_hhᵀ
-        x_gates = F.linear(input, w_ih, b_ih)
-        w_hr = getattr(self, "weight_hr" + suffix) if self.proj_size > 0 else None
-        steps = range(input.shape[0] - 1, -1, -1) if reverse else range(input.shape[0])
-        outputs = []
-        for t in steps:
-            if self.mode == "LSTM":
-                h, c = _lstm_step(x_gates[t], h, c, w_hh, b_hh, w_hr)
-            elif self.mode == "GRU":
-                h = _gru_step(x_gates[t], h, w_hh, b_hh)
-            else:
-                h = _rnn_step(x_gates[t], h, w_hh, b_hh, relu=self.mode == "RNN_RELU")
-            outputs.append(h)
-        if reverse:
-            outputs.reverse()
-        return ops.stack(outputs), h, c
+        """Every layer and direction over a (T, N, F) input (``core.lstm``/``gru``/``rnn_*`` with the flat weights):
+        (output, h_n, c_n or None)."""
+        states = [h0] if c0 is None else [h0, c0]
+        output, *finals = _recurrent(self.mode.lower(), input, states, self._flat_weights, self.bias,
+                                     self.num_layers, self.dropout, self.training, self.bidirectional, False)
+        return output, finals[0], finals[1] if c0 is not None else None
 
     def _forward(self, input, hx, name: str):
         """RNN / GRU forward: (output, h_n)."""
@@ -405,7 +333,7 @@ class RNNCell(RNNCellBase):
         input, (hx,), is_batched = self._prepare(input, (hx,), "RNNCell")
         if self.nonlinearity not in ("tanh", "relu"):
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
-        h = _rnn_step(self._input_gates(input), hx, self.weight_hh, self.bias_hh, relu=self.nonlinearity == "relu")
+        h = rnn_step(self._input_gates(input), hx, self.weight_hh, self.bias_hh, relu=self.nonlinearity == "relu")
         return h if is_batched else h.squeeze(0)
 
 
@@ -418,7 +346,7 @@ class LSTMCell(RNNCellBase):
     def forward(self, input, hx=None):
         states = (None, None) if hx is None else tuple(hx)
         input, (h, c), is_batched = self._prepare(input, states, "LSTMCell")
-        h, c = _lstm_step(self._input_gates(input), h, c, self.weight_hh, self.bias_hh)
+        h, c = lstm_step(self._input_gates(input), h, c, self.weight_hh, self.bias_hh)
         return (h, c) if is_batched else (h.squeeze(0), c.squeeze(0))
 
 
@@ -430,5 +358,5 @@ class GRUCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         input, (hx,), is_batched = self._prepare(input, (hx,), "GRUCell")
-        h = _gru_step(self._input_gates(input), hx, self.weight_hh, self.bias_hh)
+        h = gru_step(self._input_gates(input), hx, self.weight_hh, self.bias_hh)
         return h if is_batched else h.squeeze(0)
