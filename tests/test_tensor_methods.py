@@ -129,3 +129,129 @@ def test_inplace_view_ops_grad():
     w.unsqueeze_(0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         z.sum().backward()
+
+
+# -- element-wise Python callables --------------------------------------------------------------------
+
+def test_apply_map_map2():
+    a, b, c = (_rng().integers(-5, 5, shape).astype(np.float32) for shape in ((2, 3), (3,), (2, 1)))
+    x = core.tensor(a)
+    assert x.apply_(lambda v: v * v + 1) is x
+    assert_close(_np(x), a * a + 1)
+    x = core.tensor(a)
+    x.map_(core.tensor(b), lambda u, v: max(u, v))
+    assert_close(_np(x), np.maximum(a, b))
+    x = core.tensor(a)
+    x.map2_(core.tensor(b), core.tensor(c), lambda s, u, v: s * u - v)
+    assert_close(_np(x), a * b - c)
+    ints = core.tensor([1, 2, 3])
+    ints.apply_(lambda v: v * 7 // 2)
+    assert ints.dtype is core.int64 and ints.tolist() == [3, 7, 10]
+    with pytest.raises(RuntimeError, match="broadcast"):
+        core.ones(3).map_(core.ones(2, 3), lambda u, v: u)
+    with pytest.raises(TypeError, match="expected a callable"):
+        core.ones(3).apply_(3)
+
+
+def test_apply_is_cpu_only(device):
+    if device == "cpu":
+        pytest.skip("the CPU case is test_apply_map_map2")
+    x = core.ones(3, device=device)
+    for call in (lambda: x.apply_(abs), lambda: x.map_(x, max), lambda: x.map2_(x, x, max)):
+        with pytest.raises(TypeError, match="is only implemented on CPU tensors"):
+            call()
+
+
+# -- fill_diagonal_ -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape, wrap", [((4, 4), False), ((7, 3), False), ((7, 3), True), ((3, 5), True),
+                                         ((3, 3, 3), False), ((4, 4), True)])
+def test_fill_diagonal_(device, shape, wrap):
+    a = _rng().standard_normal(shape).astype(np.float32)
+    x = _t(a, device)
+    assert x.fill_diagonal_(-2.5, wrap=wrap) is x
+    expected = a.copy()
+    np.fill_diagonal(expected, -2.5, wrap=wrap)  # NumPy's wrap is PyTorch's: restart after a blank row
+    assert_close(_np(x), expected)
+
+
+def test_fill_diagonal_errors_and_grad():
+    with pytest.raises(RuntimeError, match="dimensions must larger than 1"):
+        core.ones(3).fill_diagonal_(0)
+    with pytest.raises(RuntimeError, match="all dimensions of input must be of equal length"):
+        core.ones(2, 2, 3).fill_diagonal_(0)
+    a = core.tensor(_rng().standard_normal((4, 3)), dtype=core.float64, requires_grad=True)
+    assert gradcheck(lambda x: (x * 1).fill_diagonal_(0.5), (a,))
+    y = a * 1
+    y.fill_diagonal_(0)
+    y.sum().backward()
+    assert_close(_np(a.grad), 1 - np.eye(4, 3))
+
+
+# -- conversions, legacy constructors, resizes --------------------------------------------------------
+
+def test_type_as(device):
+    x = _t(np.array([1.5, -2.5]), device)
+    other = _t(np.array([1], dtype=np.int32), device)
+    assert x.type_as(other).dtype is core.int32 and x.type_as(other).tolist() == [1, -2]
+    assert x.type_as(x) is x
+    assert core.tensor([1, 2]).type_as(x).device.type == device
+
+
+def test_sum_to_size(device):
+    a = _rng().standard_normal((2, 3, 4)).astype(np.float32)
+    x = _t(a, device)
+    for size, axes in (((3, 4), (0,)), ((1, 3, 1), (0, 2)), ((2, 1, 4), (1,)), ((1,), (0, 1, 2))):
+        assert_close(_np(x.sum_to_size(size)), a.sum(axis=axes, keepdims=True).reshape(size), rtol=1e-5, atol=1e-5)
+    assert_close(_np(x.sum_to_size(1, 3, 4)), a.sum(0, keepdims=True), rtol=1e-5, atol=1e-5)
+    assert x.sum_to_size(2, 3, 4) is x
+    with pytest.raises(RuntimeError, match=r"size \{\[3, 3\]\} is not expandable to size \{\[2, 3, 4\]\}"):
+        x.sum_to_size(3, 3)
+    g = core.tensor(_rng().standard_normal((2, 3)), dtype=core.float64, requires_grad=True)
+    assert gradcheck(lambda t: t.sum_to_size(1, 3), (g,))
+
+
+def test_new(device):
+    x = _t(np.array([1.0, 2.0], dtype=np.float64), device)
+    empty = x.new()
+    assert empty.shape == (0,) and empty.dtype is core.float64 and empty.device.type == device
+    sized = x.new(2, 3)
+    assert sized.shape == (2, 3) and sized.dtype is core.float64
+    assert x.new(core.Size([4])).shape == (4,)
+    data = x.new([[1, 2], [3, 4]])
+    assert data.dtype is core.float64 and data.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert x.new((2, 3)).tolist() == [2.0, 3.0]  # a tuple is data; only a Size is a shape
+    alias = x.new(x)
+    assert alias.data_ptr() == x.data_ptr() and not alias.requires_grad
+    with pytest.raises(TypeError, match=r"expected DoubleTensor \(got FloatTensor\)|expected Double"):
+        x.new(core.ones(2, device=device))
+    over = x.new(x.untyped_storage())
+    assert over.is_set_to(x)
+
+
+def test_new_empty_strided(device):
+    x = _t(np.zeros(2, dtype=np.float64), device)
+    y = x.new_empty_strided((2, 3), (1, 2))
+    assert y.shape == (2, 3) and y.stride() == (1, 2) and y.dtype is core.float64 and y.device.type == device
+    z = x.new_empty_strided((4,), (1,), dtype=core.int32)
+    assert z.dtype is core.int32
+
+
+def test_resize_and_resize_as(device):
+    a = _rng().standard_normal((2, 6)).astype(np.float32)
+    x = _t(a, device)
+    with pytest.warns(UserWarning, match="non-inplace resize is deprecated"):
+        y = x.resize(3, 4)
+    assert_close(_np(y), a.reshape(3, 4))
+    assert y.data_ptr() == x.data_ptr() and x.shape == (2, 6)
+    with pytest.warns(UserWarning, match="non-inplace resize_as is deprecated"):
+        z = x.t().resize_as(core.empty(4, 3))
+    assert_close(_np(z), a.T.reshape(4, 3))
+    with pytest.warns(UserWarning), pytest.raises(RuntimeError, match=r"requested resize to 5 \(5 elements in total\)"):
+        x.resize(5)
+    w = _t(a, device)
+    assert w.resize_as_(core.empty(3, 2)) is w and w.shape == (3, 2)
+    assert_close(_np(w), a.reshape(-1)[:6].reshape(3, 2))
+    g = core.tensor(_rng().standard_normal((2, 3)), dtype=core.float64, requires_grad=True)
+    with pytest.warns(UserWarning):
+        assert gradcheck(lambda t: t.resize(3, 2) * core.arange(6.0, dtype=core.float64).reshape(3, 2), (g,))
