@@ -255,3 +255,164 @@ def test_resize_and_resize_as(device):
     g = core.tensor(_rng().standard_normal((2, 3)), dtype=core.float64, requires_grad=True)
     with pytest.warns(UserWarning):
         assert gradcheck(lambda t: t.resize(3, 2) * core.arange(6.0, dtype=core.float64).reshape(3, 2), (g,))
+
+
+# -- storage identity ---------------------------------------------------------------------------------
+
+def test_set_(device):
+    source = _t(np.arange(6, dtype=np.float32).reshape(2, 3), device)
+    x = core.zeros(1, device=device)
+    version = source._version
+    assert x.set_(source.t()) is x
+    assert x.shape == (3, 2) and x.stride() == (1, 3) and x.is_set_to(source.t()) and not x.is_set_to(source)
+    x[0, 1] = 10.0  # shares the memory
+    assert source[1, 0].item() == 10.0 and source._version > version
+    y = core.zeros(1, device=device).set_(source.untyped_storage(), 1, (2, 2), (1, 2))
+    flat = _np(source).reshape(-1)
+    assert_close(_np(y), np.array([[flat[1], flat[3]], [flat[2], flat[4]]]))  # element [i, j] at 1 + i + 2 j
+    whole = core.zeros(1, device=device).set_(source.storage())
+    assert whole.shape == (6,) and whole.tolist() == _np(source).reshape(-1).tolist()
+    assert core.ones(3, device=device).set_().shape == (0,)
+
+
+def test_set_errors():
+    with pytest.raises(RuntimeError, match="Could not set tensor of type Double to a tensor of type Float"):
+        core.zeros(2).set_(core.zeros(2, dtype=core.float64))
+    with pytest.raises(RuntimeError, match="the storage holds 8 bytes"):
+        core.zeros(1).set_(core.zeros(2).untyped_storage(), 0, (3,))
+    with pytest.raises(RuntimeError, match="Expected a Storage of type Float but got type Double"):
+        core.zeros(1).set_(core.zeros(2, dtype=core.float64).storage())
+    with pytest.raises(TypeError, match="expected a Tensor or a Storage"):
+        core.zeros(1).set_([1, 2])
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        core.zeros(2, requires_grad=True).set_(core.ones(3))
+
+
+def test_storage(device):
+    x = _t(np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32), device)
+    s = x[1].storage()
+    assert s.dtype is core.float32 and s.size() == len(s) == 4 and s.element_size() == 4 and s.nbytes() == 16
+    assert s.tolist() == [1.0, 2.0, 3.0, 4.0] and s[2] == 3.0 and list(s) == s.tolist()
+    assert s.untyped() is x.untyped_storage() and s.device == x.device
+    assert s.data_ptr() == x.data_ptr() == x.const_data_ptr()
+    assert x[1].data_ptr() == x.data_ptr() + 8
+
+
+def test_memory_queries(device):
+    x = core.ones(2, device=device)
+    assert x.share_memory_() is x and not x.is_shared() and not x.is_pinned() and not x.is_distributed()
+    if device == "cpu":
+        assert x.pin_memory() is x
+    else:
+        with pytest.raises(RuntimeError, match="only dense CPU tensors can be pinned"):
+            x.pin_memory()
+
+    class Stream:
+        def __init__(self, device_type):
+            self.device = core.device(device_type)
+
+    assert x.record_stream(Stream(device)) is None
+    with pytest.raises(TypeError, match="expected a stream on a"):
+        x.record_stream(object())
+    with pytest.raises(TypeError, match="expected a stream on a"):
+        x.record_stream(Stream("meta"))
+
+
+# -- queries ------------------------------------------------------------------------------------------
+
+def test_is_nonzero(device):
+    assert _t([0.5], device).is_nonzero() and not _t([[0]], device).is_nonzero() and _t(True, device).is_nonzero()
+    with pytest.raises(RuntimeError, match="Boolean value of Tensor with no values is ambiguous"):
+        core.ones(0).is_nonzero()
+    with pytest.raises(RuntimeError, match="Boolean value of Tensor with more than one value is ambiguous"):
+        core.ones(2).is_nonzero()
+
+
+def test_dim_order():
+    x = core.empty(2, 3, 4, 5)
+    assert x.dim_order() == (0, 1, 2, 3)
+    assert x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2).dim_order() == (0, 2, 3, 1)  # channels last
+    assert x.transpose(0, 3).dim_order() == (3, 1, 2, 0)
+    assert core.empty(()).dim_order() == ()
+    for _ in range(5):
+        perm = tuple(int(i) for i in _rng().permutation(4))
+        y = core.empty(2, 3, 4, 5).permute(*perm)
+        expected = tuple(np.argsort([-s for s in y.stride()], kind="stable"))
+        assert y.dim_order() == expected
+    with pytest.raises(RuntimeError, match="does not have unique dim order"):
+        core.empty(2, 1, 3).dim_order(ambiguity_check=True)
+    assert core.empty(2, 3).dim_order(ambiguity_check=True) == (0, 1)
+
+
+def test_module_load():
+    param, loaded = core.zeros(3, requires_grad=True), core.arange(3.0)
+    assigned = param.module_load(loaded, assign=True)
+    assert assigned.data_ptr() == loaded.data_ptr() and not assigned.requires_grad
+    with core.no_grad():
+        copied = param.module_load(loaded)
+    assert copied.data_ptr() == param.data_ptr() and param.tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(TypeError, match="must be Tensor"):
+        param.module_load([1.0, 2.0, 3.0])
+
+
+def test_device_predicates(device):
+    x = core.ones(1, device=device)
+    for kind in ("xpu", "mps", "ipu", "vulkan", "xla", "maia", "mtia"):
+        assert getattr(x, "is_" + kind) is False
+    assert (x.is_mkldnn, x.is_nested, x.is_quantized) == (False, False, False)
+    for move in ("xpu", "mtia", "ipu"):
+        with pytest.raises(RuntimeError, match=f"no backend for device type '{move}'"):
+            getattr(x, move)()
+
+
+# -- autograd queries ---------------------------------------------------------------------------------
+
+def test_retains_grad_and_output_nr():
+    a = core.ones(2, 3, requires_grad=True)
+    b = a * 2
+    assert not a.retains_grad and not b.retains_grad
+    b.retain_grad()
+    a.retain_grad()  # a no-op on leaves, as in PyTorch
+    assert b.retains_grad and not a.retains_grad
+    eigenvalues, eigenvectors = core.linalg.eigh(core.eye(3, dtype=core.float64, requires_grad=True) * 1)
+    assert eigenvalues.grad_fn is eigenvectors.grad_fn
+    assert (a.output_nr, b.output_nr, eigenvalues.output_nr, eigenvectors.output_nr) == (0, 0, 0, 1)
+
+
+def test_post_accumulate_grad_hook():
+    a = core.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+    handle = a.register_post_accumulate_grad_hook(lambda t: seen.append((t is a, t.grad.tolist())))
+    (a * 3).sum().backward()
+    (a * a).sum().backward()
+    assert seen == [(True, [3.0, 3.0]), (True, [5.0, 7.0])]
+    handle.remove()
+    (a * 1).sum().backward()
+    assert len(seen) == 2
+    with pytest.raises(RuntimeError, match="post accumulate grad hooks cannot be registered on non-leaf tensors"):
+        (a * 2).register_post_accumulate_grad_hook(print)
+    with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"):
+        core.ones(2).register_post_accumulate_grad_hook(print)
+
+
+def test_is_inference(device):
+    normal = core.ones(3, device=device)
+    with core.inference_mode():
+        made = normal * 2
+        view = normal[1:]
+        normal.add_(1)
+    assert made.is_inference() and made[0].is_inference() and made.detach().is_inference()
+    assert not view.is_inference() and not normal.is_inference() and not (made * 1).is_inference()
+    with core.inference_mode(False):
+        assert not core.ones(1, device=device).is_inference()
+
+
+def test_name_and_volatile():
+    x = core.ones(2)
+    assert x.name is None
+    with pytest.warns(UserWarning, match="volatile was removed"):
+        assert x.volatile is False
+    with pytest.warns(UserWarning, match="volatile was removed and now has no effect"):
+        x.volatile = True
+    with pytest.warns(UserWarning):
+        assert x.volatile is False

@@ -280,7 +280,8 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
         extent = offset + 1 + builtins.sum((n - 1) * st for n, st in zip(shape, strides)) if all(shape) else 0
         if offset < 0 or extent * self.dtype.itemsize > storage.nbytes:
             raise RuntimeError(f"set_(): sizes {list(shape)}, strides {list(strides)} and storage offset {offset} "
-                               f"need {extent * self.dtype.itemsize} bytes, but the storage holds {storage.nbytes}")
+                               f"need {extent * self.dtype.itemsize} bytes, but the storage holds {storage.nbytes} "
+                               f"bytes")
     else:
         raise TypeError(f"set_(): expected a Tensor or a Storage, got {type(source).__name__}")
     if storage.device != self.device:
