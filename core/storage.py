@@ -31,7 +31,7 @@ class Storage:
         self.backend = backend
         self.key = key
         self.version = 0
-        self.inference = getattr(tls, "inference", False)
+        self.inference = tls.inference
 
     def size(self) -> int:
         """Size in bytes (``torch.UntypedStorage.size``)."""

@@ -81,7 +81,8 @@ def test_float_power_(device):
     ("t_", (), lambda a: a.T), ("transpose_", (0, 2), lambda a: np.swapaxes(a, 0, 2)),
     ("swapaxes_", (1, -1), lambda a: np.swapaxes(a, 1, -1)), ("swapdims_", (0, 1), lambda a: np.swapaxes(a, 0, 1)),
     ("squeeze_", (), np.squeeze), ("squeeze_", (1,), lambda a: np.squeeze(a, 1)),
-    ("unsqueeze_", (-1,), lambda a: a[..., None])])
+    ("unsqueeze_", (-1,), lambda a: a[..., None]),
+    ("as_strided_", ((2, 2), (1, 2), 1), lambda a: np.lib.stride_tricks.as_strided(a.reshape(-1)[1:], (2, 2), (4, 8)))])
 def test_inplace_view_ops(device, name, args, reference):
     shape = (3, 4) if name == "t_" else (2, 1, 3)
     a = _rng().standard_normal(shape).astype(np.float32)
@@ -119,6 +120,7 @@ def test_inplace_view_ops_grad():
         y.t_()
         y.unsqueeze_(0)
         y.swapdims_(0, 2)
+        y.as_strided_((2, 3, 1), (1, 2, 1), y.storage_offset())  # element [i, j] at i + 2 j
         return y.squeeze_(-1) * core.arange(6, dtype=core.float64).reshape(2, 3)
 
     assert gradcheck(f, (a,))
@@ -273,6 +275,11 @@ def test_set_(device):
     whole = core.zeros(1, device=device).set_(source.storage())
     assert whole.shape == (6,) and whole.tolist() == _np(source).reshape(-1).tolist()
     assert core.ones(3, device=device).set_().shape == (0,)
+    base = core.zeros(4, device=device) * 1
+    view = base[1:3]
+    view.set_(core.ones(2, device=device))
+    view.add_(1)  # writes only its new storage: no longer a view of base
+    assert base.tolist() == [0.0] * 4 and view.tolist() == [2.0, 2.0]
 
 
 def test_set_errors():

@@ -21,7 +21,7 @@ from .creation import _resize_, empty, empty_strided, is_nonzero, resolve_device
 from .elementwise import METHODS as _ELEMENTWISE, _inplace, float_power
 from .ranges import arange
 from .reduction import cumprod, cumsum
-from .view import squeeze, swapaxes, swapdims, t, transpose, unsqueeze
+from .view import as_strided, squeeze, swapaxes, swapdims, t, transpose, unsqueeze
 
 __all__: list = []
 METHODS: dict = {}
@@ -96,7 +96,7 @@ def _inplace_view(name: str, view_fn):
 
 
 for _name, _view in (("t_", t), ("transpose_", transpose), ("swapaxes_", swapaxes), ("swapdims_", swapdims),
-                     ("squeeze_", squeeze), ("unsqueeze_", unsqueeze)):
+                     ("squeeze_", squeeze), ("unsqueeze_", unsqueeze), ("as_strided_", as_strided)):
     METHODS[_name] = _inplace_view(_name, _view)
 
 
@@ -287,6 +287,7 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
     if storage.device != self.device:
         raise RuntimeError(f"set_(): expected the source on {self.device}, got {storage.device}")
     self._storage, self._offset, self._shape, self._stride, self._np = storage, offset, shape, strides, None
+    self.__dict__.pop("_base", None)  # no longer a view of what it was: in-place writes must not rebase that
     storage.version += 1
     return self
 
