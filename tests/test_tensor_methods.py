@@ -341,14 +341,22 @@ def test_dim_order():
     assert x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2).dim_order() == (0, 2, 3, 1)  # channels last
     assert x.transpose(0, 3).dim_order() == (3, 1, 2, 0)
     assert core.empty(()).dim_order() == ()
+    rng = _rng()
     for _ in range(5):
-        perm = tuple(int(i) for i in _rng().permutation(4))
+        perm = tuple(int(i) for i in rng.permutation(4))
         y = core.empty(2, 3, 4, 5).permute(*perm)
         expected = tuple(np.argsort([-s for s in y.stride()], kind="stable"))
         assert y.dim_order() == expected
-    with pytest.raises(RuntimeError, match="does not have unique dim order"):
-        core.empty(2, 1, 3).dim_order(ambiguity_check=True)
+    assert core.empty(2, 3, 5, 7).transpose(1, 2).dim_order() == (0, 2, 1, 3)  # PyTorch's documented examples
+    assert core.empty(1, 2, 3, 4).dim_order() == (0, 1, 2, 3)
+    for ambiguous in (core.empty(1, 2, 3, 4), core.empty(4).as_strided((2, 2), (1, 1))):
+        with pytest.raises(RuntimeError, match="The tensor does not have unique dim order"):
+            ambiguous.dim_order(ambiguity_check=True)
+        with pytest.raises(RuntimeError, match="The tensor does not have unique dim order"):
+            ambiguous.dim_order(ambiguity_check=[])
     assert core.empty(2, 3).dim_order(ambiguity_check=True) == (0, 1)
+    with pytest.raises(TypeError, match="must be a bool or a list of memory formats"):
+        core.empty(2, 3).dim_order(ambiguity_check="yes")
 
 
 def test_module_load():

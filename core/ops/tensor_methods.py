@@ -307,9 +307,15 @@ METHODS["is_nonzero"] = is_nonzero
 @_method
 def dim_order(self, *, ambiguity_check=False):
     """The dims from outermost to innermost in memory, by stride (``torch.Tensor.dim_order``); with
-    ``ambiguity_check=True``, RuntimeError when the strides admit more than one order (size-1 dims, equal strides)."""
+    ``ambiguity_check=True``, RuntimeError when more than one order fits (a size-1 dim, or neighbours with equal
+    strides). Core has no memory formats, so a list of them can only be empty (then it acts as True)."""
+    if not isinstance(ambiguity_check, builtins.bool) and ambiguity_check != []:
+        raise TypeError("The ambiguity_check argument must be a bool or a list of memory formats.")
     ndim = self.dim()
     shape, strides = self._shape, self._stride
+    if ambiguity_check is not False and (1 in shape or any(a == b for a, b in zip(strides, strides[1:]))):
+        raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact one of the given "
+                           "memory formats.")
 
     def should_swap(a: int, b: int) -> int:  # PyTorch's comparison: 1 when b goes outside a
         if strides[a] == 0 or strides[b] == 0:
@@ -328,9 +334,6 @@ def dim_order(self, *, ambiguity_check=False):
                 dim1 = dim0
             elif comparison < 0:
                 break
-    if ambiguity_check and ndim > 1 and (1 in shape or len(set(strides)) < ndim):
-        raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact one of the given "
-                           "memory formats.")
     return tuple(reversed(perm))
 
 
