@@ -133,6 +133,18 @@ def test_inplace_view_ops_grad():
         z.sum().backward()
 
 
+def test_inplace_view_ops_trace():
+    def f(x):
+        y = x * 2
+        y.t_()
+        y.unsqueeze_(0)
+        return y + core.arange(6.0).reshape(3, 2)
+
+    traced = core.jit.trace(f, (core.zeros(2, 3),))
+    a = _rng().standard_normal((2, 3)).astype(np.float32)
+    assert_close(_np(traced(core.tensor(a))), (a * 2).T[None] + np.arange(6.0, dtype=np.float32).reshape(3, 2))
+
+
 # -- element-wise Python callables --------------------------------------------------------------------
 
 def test_apply_map_map2():
