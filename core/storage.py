@@ -7,6 +7,8 @@ it to refuse gradients through tensors modified after they were saved).
 
 from __future__ import annotations
 
+import warnings
+
 from .dispatch.keys import tls
 
 __all__ = ["Storage", "TypedStorage"]
@@ -46,6 +48,19 @@ class Storage:
 
     def __repr__(self) -> str:
         return f"<core.Storage of {self.nbytes} bytes on {self.device}>"
+
+
+_TYPED_STORAGE_WARNED = [False]
+
+
+def warn_typed_storage_removal() -> None:
+    """PyTorch's once-per-process deprecation warning for TypedStorage (``Tensor.storage()`` gives it)."""
+    if not _TYPED_STORAGE_WARNED[0]:
+        _TYPED_STORAGE_WARNED[0] = True
+        warnings.warn("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the "
+                      "only storage class. This should only matter to you if you are using storages directly.  To "
+                      "access UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()",
+                      UserWarning, stacklevel=3)
 
 
 class TypedStorage:

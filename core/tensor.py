@@ -157,9 +157,11 @@ class Tensor:
         return self._storage
 
     def storage(self):
-        """The storage seen as elements of this tensor's dtype (``torch.Tensor.storage``, a TypedStorage)."""
-        from .storage import TypedStorage
+        """The storage seen as elements of this tensor's dtype (``torch.Tensor.storage``, a TypedStorage, with
+        PyTorch's once-per-process deprecation warning)."""
+        from .storage import TypedStorage, warn_typed_storage_removal
 
+        warn_typed_storage_removal()
         return TypedStorage(self._storage, self.dtype)
 
     def data_ptr(self) -> int:

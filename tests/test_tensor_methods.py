@@ -4,11 +4,14 @@ device predicates; PyTorch's errors (type and message)."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
 import core
 from core.autograd import gradcheck
+from core.storage import TypedStorage
 from core.testing import assert_close
 
 
@@ -284,7 +287,7 @@ def test_set_(device):
     y = core.zeros(1, device=device).set_(source.untyped_storage(), 1, (2, 2), (1, 2))
     flat = _np(source).reshape(-1)
     assert_close(_np(y), np.array([[flat[1], flat[3]], [flat[2], flat[4]]]))  # element [i, j] at 1 + i + 2 j
-    whole = core.zeros(1, device=device).set_(source.storage())
+    whole = core.zeros(1, device=device).set_(TypedStorage(source.untyped_storage(), core.float32))
     assert whole.shape == (6,) and whole.tolist() == _np(source).reshape(-1).tolist()
     assert core.ones(3, device=device).set_().shape == (0,)
     base = core.zeros(4, device=device) * 1
@@ -300,16 +303,23 @@ def test_set_errors():
     with pytest.raises(RuntimeError, match="the storage holds 8 bytes"):
         core.zeros(1).set_(core.zeros(2).untyped_storage(), 0, (3,))
     with pytest.raises(RuntimeError, match="Expected a Storage of type Float but got type Double"):
-        core.zeros(1).set_(core.zeros(2, dtype=core.float64).storage())
+        core.zeros(1).set_(TypedStorage(core.zeros(2).untyped_storage(), core.float64))
     with pytest.raises(TypeError, match="expected a Tensor or a Storage"):
         core.zeros(1).set_([1, 2])
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         core.zeros(2, requires_grad=True).set_(core.ones(3))
 
 
-def test_storage(device):
+def test_storage(device, monkeypatch):
+    from core import storage
+
+    monkeypatch.setattr(storage, "_TYPED_STORAGE_WARNED", [False])
     x = _t(np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32), device)
-    s = x[1].storage()
+    with pytest.warns(UserWarning, match="TypedStorage is deprecated"):
+        s = x[1].storage()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per process
+        x.storage()
     assert s.dtype is core.float32 and s.size() == len(s) == 4 and s.element_size() == 4 and s.nbytes() == 16
     assert s.tolist() == [1.0, 2.0, 3.0, 4.0] and s[2] == 3.0 and list(s) == s.tolist()
     assert s.untyped() is x.untyped_storage() and s.device == x.device
