@@ -357,6 +357,24 @@ class Tensor:
         return RemovableHandle(hooks, hook)
 
     @property
+    def grad_dtype(self):
+        """The dtype backward gives this leaf's ``.grad`` (``torch.Tensor.grad_dtype``): its own dtype unless set; a
+        set dtype casts incoming gradients to it, None accepts them as they come. Only leaves can set it."""
+        return self.__dict__.get("_grad_dtype", self.dtype)
+
+    @grad_dtype.setter
+    def grad_dtype(self, value) -> None:
+        if self.grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        if value is not None and not isinstance(value, _dtype.dtype):
+            raise TypeError(f"grad_dtype must be a dtype or None, not {type(value).__name__}")
+        if value is not None and self.grad is not None and self.grad.dtype is not value:
+            raise RuntimeError(f"Cannot set grad_dtype to '{value}' because there is already a gradient with dtype "
+                               f"'{self.grad.dtype}'. Please clear the gradient (.grad = None) before changing "
+                               f"grad_dtype, or ensure the new grad_dtype matches the existing gradient's dtype.")
+        self.__dict__["_grad_dtype"] = value
+
+    @property
     def retains_grad(self) -> builtins.bool:
         """Whether this non-leaf keeps its ``.grad`` (``retain_grad()`` was called)."""
         return self._retains_grad and self.grad_fn is not None

@@ -453,3 +453,40 @@ def test_name_and_volatile():
         x.volatile = True
     with pytest.warns(UserWarning):
         assert x.volatile is False
+
+
+def test_grad_dtype():
+    x = core.ones(3, dtype=core.float16, requires_grad=True)
+    assert x.grad_dtype is core.float16
+    (x * core.tensor([1.0, 2.0, 3.0], dtype=core.float16)).sum().backward()
+    assert x.grad.dtype is core.float16
+    x.grad = None
+    x.grad_dtype = core.float32
+    assert x.grad_dtype is core.float32
+    (x * core.tensor([1.0, 2.0, 3.0], dtype=core.float16)).sum().backward()
+    assert x.grad.dtype is core.float32 and x.grad.tolist() == [1.0, 2.0, 3.0]
+
+    class Precise(core.autograd.Function):  # a gradient finer than the input's dtype
+        @staticmethod
+        def forward(ctx, t):
+            return t * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.to(core.float64) / 3
+
+    y = core.ones(2, requires_grad=True)
+    y.grad_dtype = None  # accepted as it comes
+    Precise.apply(y).sum().backward()
+    assert y.grad.dtype is core.float64 and y.grad.tolist() == [1 / 3, 1 / 3]
+    z = core.ones(2, requires_grad=True)
+    z.grad_dtype = core.float16
+    Precise.apply(z).sum().backward()
+    assert z.grad.dtype is core.float16 and z.grad.tolist() == [float(np.float16(1 / 3))] * 2
+    with pytest.raises(RuntimeError, match="grad_dtype can only be set on leaf tensors"):
+        (z * 2).grad_dtype = core.float64
+    with pytest.raises(RuntimeError, match="there is already a gradient with dtype"):
+        z.grad_dtype = core.float64
+    with pytest.raises(TypeError, match="grad_dtype must be a dtype or None"):
+        z.grad_dtype = "float64"
+    assert (z * 2).grad_dtype is core.float32

@@ -167,6 +167,9 @@ def _leaf_hooks(variable, grad):
 
 
 def _accumulate(variable, grad, create_graph: bool) -> None:
+    wanted = variable.__dict__.get("_grad_dtype", grad.dtype)  # Tensor.grad_dtype, when set
+    if wanted is not None and grad.dtype is not wanted:
+        grad = grad.to(wanted)
     if grad._shape != variable._shape:
         grad = grad.expand(variable._shape) if grad.numel() == 1 else grad
     if variable.grad is None:
