@@ -214,7 +214,7 @@ def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_g
                          requires_grad=requires_grad)
 
 
-def _resized(name: str, self, shape) -> Tensor:
+def _resized(self, shape) -> Tensor:
     # autograd's legacy Resize: a view of self's (contiguous) data with another shape of the same size
     numel = 1
     for s in shape:
@@ -232,14 +232,14 @@ def resize(self, *sizes):
     """Deprecated out-of-place resize: self's elements viewed with shape ``sizes``, which must hold as many
     (``torch.Tensor.resize``)."""
     warnings.warn("non-inplace resize is deprecated", stacklevel=2)
-    return _resized("resize", self, size_args("resize", sizes))
+    return _resized(self, size_args("resize", sizes))
 
 
 @_method
 def resize_as(self, tensor):  # noqa: A002 - PyTorch's name
     """Deprecated out-of-place ``resize`` to ``tensor``'s shape (``torch.Tensor.resize_as``)."""
     warnings.warn("non-inplace resize_as is deprecated", stacklevel=2)
-    return _resized("resize_as", self, tensor._shape)
+    return _resized(self, tensor._shape)
 
 
 @_method
