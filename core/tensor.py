@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import numbers
 import types
+import warnings
 import weakref
 
 import numpy as np
@@ -155,9 +156,54 @@ class Tensor:
         """The Storage shared by this tensor and all its views."""
         return self._storage
 
+    def storage(self):
+        """The storage seen as elements of this tensor's dtype (``torch.Tensor.storage``, a TypedStorage, with
+        PyTorch's once-per-process deprecation warning)."""
+        from .storage import TypedStorage, warn_typed_storage_removal
+
+        warn_typed_storage_removal()
+        return TypedStorage(self._storage, self.dtype)
+
     def data_ptr(self) -> int:
         """Address of the first element."""
         return self._storage.data_ptr() + self._offset * self.dtype.itemsize
+
+    const_data_ptr = data_ptr  # torch.Tensor.const_data_ptr: the same address, for read-only use
+
+    def is_shared(self) -> builtins.bool:
+        """Whether the storage is in shared memory (``torch.Tensor.is_shared``): never, storages are per process."""
+        return False
+
+    def share_memory_(self) -> "Tensor":
+        """``torch.Tensor.share_memory_``: returns self; core's storages are not moved to shared memory (a gap)."""
+        return self
+
+    def is_pinned(self, device=None) -> builtins.bool:
+        """Whether the memory is page-locked (``torch.Tensor.is_pinned``): never, core allocates no pinned memory."""
+        return False
+
+    def pin_memory(self, device=None) -> "Tensor":
+        """``torch.Tensor.pin_memory``: self, as core has no page-locked host memory; only CPU tensors qualify."""
+        if self._storage.device.type != "cpu":
+            raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be pinned")
+        return self
+
+    def record_stream(self, stream) -> None:
+        """``torch.Tensor.record_stream``: nothing to do, as core's backends run one queue per device and free memory
+        only after its queued work; the stream must be on this tensor's device type."""
+        device = getattr(stream, "device", None)
+        if device is None or _device(device).type != self._storage.device.type:
+            raise TypeError(f"record_stream(): expected a stream on a {self._storage.device.type} device, got "
+                            f"{stream!r}")
+
+    def is_distributed(self) -> builtins.bool:
+        """Whether the tensor is distributed (``torch.Tensor.is_distributed``): never, in core."""
+        return False
+
+    def is_inference(self) -> builtins.bool:
+        """Whether this is an inference tensor: its storage was allocated inside ``core.inference_mode``
+        (``torch.Tensor.is_inference``)."""
+        return self._storage.inference
 
     @property
     def device(self) -> _device:
@@ -174,6 +220,19 @@ class Tensor:
     @property
     def is_meta(self) -> bool:
         return self._storage.device.type == "meta"
+
+    # device types PyTorch has predicates for and core has no backend of its own for: a plugin may provide them
+    is_xpu = property(lambda self: self._storage.device.type == "xpu", doc="Whether the tensor is on an XPU.")
+    is_mps = property(lambda self: self._storage.device.type == "mps", doc="Whether the tensor is on MPS.")
+    is_ipu = property(lambda self: self._storage.device.type == "ipu", doc="Whether the tensor is on an IPU.")
+    is_vulkan = property(lambda self: self._storage.device.type == "vulkan", doc="Whether it is on Vulkan.")
+    is_xla = property(lambda self: self._storage.device.type == "xla", doc="Whether the tensor is on XLA.")
+    is_maia = property(lambda self: self._storage.device.type == "maia", doc="Whether the tensor is on MAIA.")
+    is_mtia = property(lambda self: self._storage.device.type == "mtia", doc="Whether the tensor is on MTIA.")
+    # layouts and kinds core does not have: every core tensor is a dense, strided, unquantized one
+    is_mkldnn = property(lambda self: False, doc="Whether the layout is MKL-DNN's (never in core).")
+    is_nested = property(lambda self: False, doc="Whether this is a nested tensor (never in core).")
+    is_quantized = property(lambda self: False, doc="Whether the dtype is quantized (never in core).")
 
     @property
     def ndim(self) -> int:
@@ -286,6 +345,61 @@ class Tensor:
 
         self.register_hook(keep)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(self)`` after backward accumulates into this leaf's ``.grad``
+        (``torch.Tensor.register_post_accumulate_grad_hook``)."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        hooks = self.__dict__.setdefault("_post_accumulate_grad_hooks", [])
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    @property
+    def grad_dtype(self):
+        """The dtype backward gives this leaf's ``.grad`` (``torch.Tensor.grad_dtype``): its own dtype unless set; a
+        set dtype casts incoming gradients to it, None accepts them as they come. Only leaves can set it."""
+        return self.__dict__.get("_grad_dtype", self.dtype)
+
+    @grad_dtype.setter
+    def grad_dtype(self, value) -> None:
+        if self.grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        if value is not None and not isinstance(value, _dtype.dtype):
+            raise TypeError(f"grad_dtype must be a dtype or None, not {type(value).__name__}")
+        if value is not None and self.grad is not None and self.grad.dtype is not value:
+            raise RuntimeError(f"Cannot set grad_dtype to '{value}' because there is already a gradient with dtype "
+                               f"'{self.grad.dtype}'. Please clear the gradient (.grad = None) before changing "
+                               f"grad_dtype, or ensure the new grad_dtype matches the existing gradient's dtype.")
+        self.__dict__["_grad_dtype"] = value
+
+    @property
+    def retains_grad(self) -> builtins.bool:
+        """Whether this non-leaf keeps its ``.grad`` (``retain_grad()`` was called)."""
+        return self._retains_grad and self.grad_fn is not None
+
+    @property
+    def output_nr(self) -> builtins.int:
+        """Which output of its ``grad_fn`` this tensor is (0 for leaves)."""
+        return self.__dict__.get("_output_nr", 0)
+
+    @property
+    def name(self):
+        """The tensor's name (``torch.Tensor.name``): None, as core has no named tensors."""
+        return None
+
+    @property
+    def volatile(self) -> builtins.bool:
+        """Removed in PyTorch (always False, with a warning); use ``core.no_grad()``."""
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+        return False
+
+    @volatile.setter
+    def volatile(self, value) -> None:
+        warnings.warn("volatile was removed and now has no effect. Use `with core.no_grad():` instead.",
+                      UserWarning, stacklevel=2)
+
     @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
@@ -354,8 +468,23 @@ class Tensor:
 
     def cuda(self, device=None, non_blocking: bool = False) -> "Tensor":
         """A copy on a CUDA device."""
-        return self.to(_device("cuda") if device is None else _device("cuda", device)
-                       if isinstance(device, int) else device, non_blocking=non_blocking)
+        return self._to_device_type("cuda", device, non_blocking)
+
+    def xpu(self, device=None, non_blocking: bool = False) -> "Tensor":
+        """A copy on an XPU device (needs a plugin for device type 'xpu')."""
+        return self._to_device_type("xpu", device, non_blocking)
+
+    def mtia(self, device=None, non_blocking: bool = False) -> "Tensor":
+        """A copy on an MTIA device (needs a plugin for device type 'mtia')."""
+        return self._to_device_type("mtia", device, non_blocking)
+
+    def ipu(self, device=None, non_blocking: bool = False) -> "Tensor":
+        """A copy on an IPU device (needs a plugin for device type 'ipu')."""
+        return self._to_device_type("ipu", device, non_blocking)
+
+    def _to_device_type(self, kind: str, device, non_blocking: bool) -> "Tensor":
+        return self.to(_device(kind) if device is None else _device(kind, device)
+                       if isinstance(device, builtins.int) else device, non_blocking=non_blocking)
 
     def type(self, dtype=None):
         """The type name (``'core.FloatTensor'``), or a copy cast to ``dtype``."""

@@ -121,6 +121,8 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
             if is_leaf:
                 if accumulate and (inputs is None or (node, 0) in capture) and grads[0] is not None:
                     _accumulate(node.variable, grads[0], create_graph)
+                    for hook in node.variable.__dict__.get("_post_accumulate_grad_hooks", ()):
+                        hook(node.variable)  # Tensor.register_post_accumulate_grad_hook: sees the new .grad
                 continue
             if keep is not None and not any(child in keep for child, _ in node.next_functions):
                 continue  # a requested input's own node: its gradient is captured, nothing below is needed
@@ -165,6 +167,9 @@ def _leaf_hooks(variable, grad):
 
 
 def _accumulate(variable, grad, create_graph: bool) -> None:
+    wanted = variable.__dict__.get("_grad_dtype", grad.dtype)  # Tensor.grad_dtype, when set
+    if wanted is not None and grad.dtype is not wanted:
+        grad = grad.to(wanted)
     if grad._shape != variable._shape:
         grad = grad.expand(variable._shape) if grad.numel() == 1 else grad
     if variable.grad is None:

@@ -75,9 +75,12 @@ def _fit(g, like):
         g = sum_to_shape(g, like._shape)
     if g.dtype.is_complex and not like.dtype.is_complex:  # PyTorch's handle_r_to_c: a real input's gradient is real
         g = g.real
+    target = like.dtype
+    if like.grad_fn is None and "_grad_dtype" in like.__dict__:  # a leaf's Tensor.grad_dtype (None: keep g's)
+        target = like.__dict__["_grad_dtype"] or g.dtype
     g_device, like_device = g._storage.device, like._storage.device
-    if g.dtype is not like.dtype or (g_device is not like_device and g_device != like_device):
-        g = g.to(like_device, like.dtype)  # e.g. a 0-d CPU operand of an op that ran on another device
+    if g.dtype is not target or (g_device is not like_device and g_device != like_device):
+        g = g.to(like_device, target)  # e.g. a 0-d CPU operand of an op that ran on another device
     return g
 
 

@@ -90,11 +90,13 @@ def keys_in(mask: int) -> list[DispatchKey]:
 
 
 class _LocalKeys(threading.local):
-    """Thread-local included / excluded key sets (tracing, profiling, no_grad)."""
+    """Thread-local included / excluded key sets (tracing, profiling, no_grad) and whether an ``inference_mode``
+    block is active (new storages are marked with it)."""
 
     def __init__(self):
         self.include = 0
         self.exclude = 0
+        self.inference = False
 
 
 tls = _LocalKeys()

@@ -72,15 +72,17 @@ class GraphTracer:
 
     def __init__(self, graph: Graph | None = None):
         self.graph = graph or Graph()
-        self._by_id: dict = {}  # id(tensor) -> (tensor, Value); the tensor is kept alive so ids are not reused
+        # id(tensor) -> (tensor, Value, its alias key then); the tensor is kept alive so ids are not reused
+        self._by_id: dict = {}
         self._by_alias: dict = {}
         self.captured: dict = {}  # param name -> tensor, for leaves that require grad met during the trace
 
     # -- binding tensors to values ---------------------------------------------------------------------------
     def bind(self, t: Tensor, v: Value) -> Value:
         """Make ``t`` stand for ``v`` from now on."""
-        self._by_id[id(t)] = (t, v)
-        self._by_alias[_alias_key(t)] = v
+        key = _alias_key(t)
+        self._by_id[id(t)] = (t, v, key)
+        self._by_alias[key] = v
         return v
 
     def add_input(self, t: Tensor, name: str = "") -> Value:
@@ -94,7 +96,8 @@ class GraphTracer:
     def value_of(self, t: Tensor, mutated: bool = False) -> Value:
         """The value ``t`` stands for, capturing it when unseen."""
         hit = self._by_id.get(id(t))
-        if hit is not None and hit[0] is t:
+        # a tensor whose geometry changed in place (t_, squeeze_, set_, ...) stands for the view it now matches
+        if hit is not None and hit[0] is t and hit[2] == _alias_key(t):
             v = hit[1]
         else:
             v = self._by_alias.get(_alias_key(t))
