@@ -1,0 +1,359 @@
+"""The torch namespace's smaller functions: aliases, ``*_copy`` and ``*_scatter`` forms of the view ops, splits,
+memory constructors (``frombuffer``, ``from_file``, ``empty_permuted``) and integer/float math.
+
+All are composites of existing ops, so they run on every device and get autograd from the ops they are built of.
+The ``*_copy`` forms are ``clone`` of the view (fresh, contiguous memory); the ``*_scatter`` forms write ``src`` into
+that view of a clone of ``input``.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..tensor import Tensor
+from ._util import check_int_arg, size_args, wrap_dim
+from .creation import clone, copy_, empty, from_numpy, full_like
+from . import elementwise
+from .view import (alias, as_strided, chunk, diagonal, expand, narrow, permute, select, split, squeeze, t,
+                   tensor_split, transpose, unbind, unfold, unsqueeze, view)
+
+__all__: list = []
+METHODS: dict = {}
+
+
+def _export(fn, method: bool = True, name: str | None = None):
+    """Add ``fn`` to the namespace (as ``name``) and, with ``method``, to Tensor's methods."""
+    name = name or fn.__name__
+    __all__.append(name)
+    if method:
+        METHODS[name] = fn
+    globals()[name] = fn
+    return fn
+
+
+def _check_tensor(op: str, input, name: str = "input") -> None:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(input).__name__}")
+
+
+# -- aliases -------------------------------------------------------------------------------------------
+
+def _alias_of(name: str, target, method: bool = True, target_name: str | None = None) -> None:
+    """Export ``target`` under PyTorch's other name ``name``."""
+    target_name = target_name or target.__name__
+
+    def fn(*args, **kwargs):
+        return target(*args, **kwargs)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Alias of ``{target_name}`` (``torch.{name}``)."
+    _export(fn, method)
+
+
+for _name, _target in (("arccos_", "acos_"), ("arcsin_", "asin_"), ("arctan_", "atan_"), ("arccosh", "acosh"),
+                       ("arccosh_", "acosh_"), ("arcsinh", "asinh"), ("arcsinh_", "asinh_"), ("arctanh", "atanh"),
+                       ("arctanh_", "atanh_"), ("fix_", "trunc_"), ("negative_", "neg_")):
+    _alias_of(_name, getattr(elementwise, _target, None) or elementwise.METHODS[_target], target_name=_target)
+
+
+@_export
+def adjoint(input: Tensor) -> Tensor:
+    """View of the conjugate transpose of the last two dims (``torch.adjoint``)."""
+    _check_tensor("adjoint", input)
+    if input.dim() < 2:
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of matrices. "
+                           f"Got {input.dim()}-D tensor.")
+    result = transpose(input, -2, -1)
+    return result.conj() if input.is_complex() else result
+
+
+def detach(input: Tensor) -> Tensor:
+    """A view of ``input`` cut from the autograd graph (``torch.detach``)."""
+    _check_tensor("detach", input)
+    return input.detach()
+
+
+def detach_(input: Tensor) -> Tensor:
+    """Cut ``input`` from the autograd graph in place (``torch.detach_``)."""
+    _check_tensor("detach_", input)
+    return input.detach_()
+
+
+_export(detach, method=False)
+_export(detach_, method=False)
+
+
+@_export
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    """Whether two tensors have the same shape (``torch.is_same_size``)."""
+    _check_tensor("is_same_size", input)
+    _check_tensor("is_same_size", other, "other")
+    return input.shape == other.shape
+
+
+@_export
+def is_signed(input: Tensor) -> bool:
+    """Whether ``input``'s dtype is signed: every float and complex dtype and the signed ints (``torch.is_signed``)."""
+    _check_tensor("is_signed", input)
+    return input.dtype.is_signed
+
+
+@_export
+def get_device(input: Tensor) -> int:
+    """The device index of ``input``; -1 for CPU tensors (``torch.get_device``)."""
+    _check_tensor("get_device", input)
+    device = input.device
+    return -1 if device.type == "cpu" else (device.index or 0)
+
+
+@_export
+def fill(input: Tensor, value) -> Tensor:
+    """A new tensor shaped and typed like ``input``, every element ``value`` (``torch.fill``, out-of-place)."""
+    _check_tensor("fill", input)
+    if isinstance(value, Tensor):
+        if value.dim() != 0:
+            raise RuntimeError(f"fill only supports 0-dimension value tensor but got tensor with {value.dim()} "
+                               "dimensions.")
+        return clone(expand(value.to(device=input.device, dtype=input.dtype), input.shape))
+    return full_like(input, value)
+
+
+# -- memory constructors -------------------------------------------------------------------------------
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
+                   pin_memory=False) -> Tensor:
+    """An uninitialised tensor of logical shape ``size`` whose dims lie in memory in ``physical_layout`` order,
+    outermost first (``torch.empty_permuted``)."""
+    size = size_args("empty_permuted", (size,))
+    order = [check_int_arg("empty_permuted", "physical_layout", d) for d in physical_layout]
+    if sorted(order) != list(range(len(size))):
+        raise RuntimeError(f"empty_permuted(): Number of dimensions in size does not match the length of the "
+                           f"physical_layout, or physical_layout is not a permutation of the dims: size "
+                           f"{list(size)}, physical_layout {order}")
+    physical = empty(tuple(size[d] for d in order), dtype=dtype, device=device)
+    result = permute(physical, [order.index(d) for d in range(len(size))])
+    return result.requires_grad_(requires_grad) if requires_grad else result
+
+
+_export(empty_permuted, method=False)
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False) -> Tensor:
+    """A 1-D CPU tensor over the bytes of an object with the buffer protocol, sharing its memory
+    (``torch.frombuffer``)."""
+    try:
+        view_ = memoryview(buffer)
+    except TypeError:
+        raise TypeError(f"frombuffer(): object of type {type(buffer).__name__} does not implement the buffer "
+                        "protocol") from None
+    length, itemsize = view_.nbytes, dtype.itemsize
+    if length == 0 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if not 0 <= offset < length:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length "
+                         f"({length} bytes) minus 1")
+    if count < 0:
+        if (length - offset) % itemsize:
+            raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} bytes) must be a "
+                             f"multiple of element size ({itemsize})")
+        count = (length - offset) // itemsize
+    elif offset + count * itemsize > length:
+        raise ValueError(f"requested buffer length ({count} * {itemsize} bytes) after offset ({offset} bytes) must "
+                         f"not be greater than actual buffer length ({length} bytes)")
+    if view_.readonly:
+        import warnings
+
+        warnings.warn("The given buffer is not writable, and PyTorch does not support non-writable tensors. "
+                      "This means you can write to the underlying (supposedly non-writable) buffer using the "
+                      "tensor.", UserWarning, stacklevel=2)
+    array = np.frombuffer(view_.cast("B"), dtype=np.uint8, count=count * itemsize, offset=offset)
+    result = from_numpy(array).view(dtype)
+    return result.requires_grad_(True) if requires_grad else result
+
+
+def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=None, pin_memory=False,
+              requires_grad=False) -> Tensor:
+    """A 1-D tensor of ``size`` elements read from a file; with ``shared=True`` it maps the file, so writes reach
+    it (``torch.from_file``)."""
+    dtype = dtype or dt.get_default_dtype()
+    size = check_int_arg("from_file", "size", size)
+    nbytes = size * dtype.itemsize
+    available = os.path.getsize(filename) if os.path.exists(filename) else 0
+    if shared and not os.path.exists(filename):
+        raise RuntimeError(f"from_file(): unable to open shared memory file <{filename}>: No such file")
+    if available < nbytes:
+        raise RuntimeError(f"from_file(): the file {filename} has {available} bytes, but {size} elements of "
+                           f"{dtype} need {nbytes} bytes")
+    if size == 0:
+        data = np.empty(0, np.uint8)
+    elif shared:
+        data = np.memmap(filename, dtype=np.uint8, mode="r+", shape=(nbytes,))
+    else:
+        data = np.fromfile(filename, dtype=np.uint8, count=nbytes)
+    result = from_numpy(np.asarray(data) if not shared else data).view(dtype)
+    if device is not None:
+        result = result.to(device)
+    return result.requires_grad_(True) if requires_grad else result
+
+
+_export(frombuffer, method=False)
+_export(from_file, method=False)
+
+
+@_export
+def nonzero_static(input: Tensor, *, size, fill_value=-1) -> Tensor:
+    """The indices of the non-zero elements, truncated or padded with ``fill_value`` to ``size`` rows
+    (``torch.nonzero_static``)."""
+    _check_tensor("nonzero_static", input)
+    size = check_int_arg("nonzero_static", "size", size)
+    if size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, but got {size}")
+    found = input.nonzero()
+    rows = found.shape[0]
+    if rows >= size:
+        return clone(found[:size])
+    from .creation import full
+    from .shape import cat
+
+    padding = full((size - rows, input.dim()), fill_value, dtype=dt.int64, device=input.device)
+    return cat([found, padding])
+
+
+# -- copies of views -----------------------------------------------------------------------------------
+
+def _copy_of(view_op, name: str, method: bool = False):
+    """Export ``name``: ``view_op``'s result (a tensor or a tuple of them) as fresh contiguous memory."""
+
+    def fn(input, *args, **kwargs):
+        _check_tensor(name, input)
+        result = view_op(input, *args, **kwargs)
+        return tuple(clone(r) for r in result) if isinstance(result, (tuple, list)) else clone(result)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Like ``{name[:-len('_copy')]}`` but a fresh tensor, never a view (``torch.{name}``)."
+    _export(fn, method)
+
+
+def _slice(input: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
+    """View of ``input[start:end:step]`` along ``dim``."""
+    dim = wrap_dim(dim, input.dim(), "slice")
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    return input[(slice(None),) * dim + (slice(start, end, step),)]
+
+
+def _view_dtype_or_shape(input: Tensor, *shape) -> Tensor:
+    return view(input, *shape)
+
+
+def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
+    """Views of consecutive pieces of the given sizes along ``dim`` (``torch.split_with_sizes``)."""
+    _check_tensor("split_with_sizes", input)
+    if isinstance(split_sizes, numbers.Integral):
+        raise TypeError("split_with_sizes(): argument 'split_sizes' must be tuple of ints, but found element of "
+                        "type int")
+    return split(input, list(split_sizes), dim)
+
+
+_export(split_with_sizes)
+
+for _name, _op in (("alias_copy", alias), ("as_strided_copy", as_strided), ("detach_copy", detach),
+                   ("diagonal_copy", diagonal), ("expand_copy", expand), ("narrow_copy", narrow),
+                   ("permute_copy", permute), ("select_copy", select), ("slice_copy", _slice),
+                   ("split_copy", split), ("split_with_sizes_copy", split_with_sizes),
+                   ("squeeze_copy", squeeze), ("t_copy", t), ("transpose_copy", transpose),
+                   ("unbind_copy", unbind), ("unfold_copy", unfold), ("unsqueeze_copy", unsqueeze),
+                   ("view_copy", _view_dtype_or_shape)):
+    _copy_of(_op, _name, method=_name == "narrow_copy")
+
+# PyTorch's unsafe_* splits are its splits without autograd's view tracking: the same pieces.
+_alias_of("unsafe_chunk", chunk)
+_alias_of("unsafe_split", split)
+_alias_of("unsafe_split_with_sizes", split_with_sizes)
+
+
+def _split_along(op: str, input: Tensor, indices_or_sections, dim: int, min_dims: int) -> tuple:
+    """``tensor_split`` along ``dim``, with ``torch.hsplit``'s checks: enough dims, sections that divide evenly."""
+    _check_tensor(op, input)
+    if input.dim() < min_dims:
+        raise RuntimeError(f"torch.{op} requires a tensor with at least {min_dims} dimension, but got a tensor "
+                           f"with {input.dim()} dimensions!")
+    if isinstance(indices_or_sections, numbers.Integral):
+        sections, length = int(indices_or_sections), input.shape[dim]
+        if sections == 0 or length % sections:
+            raise RuntimeError(f"torch.{op} attempted to split along dimension {dim}, but the size of the "
+                               f"dimension {length} is not divisible by the split_size {sections}!")
+    return tensor_split(input, indices_or_sections, dim)
+
+
+@_export
+def hsplit(input: Tensor, indices_or_sections) -> tuple:
+    """Split along dim 1 (dim 0 for 1-D tensors) into equal sections or at indices (``torch.hsplit``)."""
+    return _split_along("hsplit", input, indices_or_sections, 1 if input.dim() > 1 else 0, 1)
+
+
+@_export
+def vsplit(input: Tensor, indices_or_sections) -> tuple:
+    """Split along dim 0 of a tensor with at least 2 dims (``torch.vsplit``)."""
+    return _split_along("vsplit", input, indices_or_sections, 0, 2)
+
+
+@_export
+def dsplit(input: Tensor, indices_or_sections) -> tuple:
+    """Split along dim 2 of a tensor with at least 3 dims (``torch.dsplit``)."""
+    return _split_along("dsplit", input, indices_or_sections, 2, 3)
+
+
+# -- scatters into views -------------------------------------------------------------------------------
+
+def _scatter_into(op: str, input: Tensor, src: Tensor, view_of) -> Tensor:
+    """A clone of ``input`` with ``view_of(clone)`` overwritten by ``src`` (differentiable in both)."""
+    _check_tensor(op, input)
+    _check_tensor(op, src, "src")
+    result = clone(input)
+    target = view_of(result)
+    if target.shape != src.shape:
+        raise RuntimeError(f"{op}(): expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(target.shape)}")
+    copy_(target, src)
+    return result
+
+
+@_export
+def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
+    """``input`` with ``input.select(dim, index)`` replaced by ``src``, as a new tensor (``torch.select_scatter``)."""
+    return _scatter_into("select_scatter", input, src, lambda r: select(r, dim, index))
+
+
+@_export
+def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
+    """``input`` with ``input[start:end:step]`` along ``dim`` replaced by ``src``, as a new tensor
+    (``torch.slice_scatter``)."""
+    return _scatter_into("slice_scatter", input, src, lambda r: _slice(r, dim, start, end, step))
+
+
+@_export
+def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """``input`` with a diagonal replaced by ``src``, as a new tensor (``torch.diagonal_scatter``)."""
+    return _scatter_into("diagonal_scatter", input, src, lambda r: diagonal(r, offset, dim1, dim2))
+
+
+@_export
+def as_strided_scatter(input: Tensor, src: Tensor, size, stride, storage_offset=None) -> Tensor:
+    """``input`` with its ``as_strided(size, stride, storage_offset)`` view replaced by ``src``, as a new tensor
+    (``torch.as_strided_scatter``)."""
+    return _scatter_into("as_strided_scatter", input, src,
+                         lambda r: as_strided(r, size, stride, storage_offset))
+
+
+@_export
+def slice_inverse(input: Tensor, src: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
+    """The inverse of ``slice``: ``input`` (a slice of ``src``) viewed with ``src``'s shape, strides and offset,
+    so it aliases the whole of ``src`` (``torch.slice_inverse``)."""
+    _check_tensor("slice_inverse", input)
+    _check_tensor("slice_inverse", src, "src")
+    return as_strided(input, src.shape, src.stride(), src.storage_offset())

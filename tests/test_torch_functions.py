@@ -1,0 +1,266 @@
+"""The torch namespace's smaller functions against NumPy on every device: aliases, ``*_copy`` and ``*_scatter``
+forms of the views, splits, memory constructors and integer/float math; PyTorch's errors and gradients in float64."""
+
+from __future__ import annotations
+
+
+import numpy as np
+import pytest
+
+import core
+from core.autograd import gradcheck
+
+
+def _rng():
+    return np.random.default_rng(0)
+
+
+def _t(a, device, requires_grad=False):
+    return core.tensor(a, device=device, requires_grad=requires_grad)
+
+
+def _np(t):
+    return t.detach().cpu().numpy()
+
+
+# -- aliases and small ones ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,ref", [("arccos_", np.arccos), ("arcsin_", np.arcsin), ("arctan_", np.arctan),
+                                      ("arcsinh_", np.arcsinh), ("arctanh_", np.arctanh), ("fix_", np.trunc),
+                                      ("negative_", np.negative)])
+def test_inplace_aliases(device, name, ref):
+    a = _rng().uniform(-0.9, 0.9, (3, 4))
+    x = _t(a, device)
+    assert getattr(core, name)(x) is x
+    np.testing.assert_allclose(_np(x), ref(a), rtol=1e-5, atol=1e-6)
+    y = _t(a, device)
+    assert getattr(y, name)() is y
+    np.testing.assert_allclose(_np(y), ref(a), rtol=1e-5, atol=1e-6)
+
+
+def test_hyperbolic_aliases(device):
+    a = _rng().uniform(1.1, 3.0, (5,))
+    np.testing.assert_allclose(_np(core.arccosh(_t(a, device))), np.arccosh(a), rtol=1e-5)
+    np.testing.assert_allclose(_np(_t(a, device).arcsinh()), np.arcsinh(a), rtol=1e-5)
+    np.testing.assert_allclose(_np(core.arctanh(_t(a / 4, device))), np.arctanh(a / 4), rtol=1e-5)
+    x = _t(a, device)
+    x.arccosh_()
+    np.testing.assert_allclose(_np(x), np.arccosh(a), rtol=1e-5)
+
+
+def test_detach_same_size_signed_device(device):
+    x = _t([1.0, 2.0], device, requires_grad=True)
+    d = core.detach(x)
+    assert not d.requires_grad and d.grad_fn is None and _np(d).tolist() == [1.0, 2.0]
+    y = x * 2
+    assert core.detach_(y) is y and not y.requires_grad
+    assert core.is_same_size(x, _t([3.0, 4.0], device)) and not x.is_same_size(_t([[1.0, 2.0]], device))
+    assert core.is_signed(x) and _t([1], device).is_signed()
+    assert not core.is_signed(core.tensor([1], dtype=core.uint8, device=device))
+    assert not core.is_signed(core.tensor([True], device=device))
+    assert core.get_device(x) == (-1 if x.device.type == "cpu" else (x.device.index or 0))
+    assert core.tensor([1.0]).get_device() == -1
+    with pytest.raises(TypeError, match="is_same_size"):
+        core.is_same_size(x, [1.0, 2.0])
+
+
+def test_fill(device):
+    x = _t([[1.0, 2.0], [3.0, 4.0]], device)
+    y = core.fill(x, 7)
+    assert y.dtype == x.dtype and _np(y).tolist() == [[7.0, 7.0], [7.0, 7.0]] and _np(x)[0, 0] == 1.0
+    z = core.fill(core.tensor([1, 2], device=device), _t(2.7, device))
+    assert z.dtype == core.int64 and _np(z).tolist() == [2, 2]
+    with pytest.raises(RuntimeError, match="0-dimension value tensor"):
+        core.fill(x, _t([1.0, 2.0], device))
+
+
+def test_adjoint(device):
+    a = _rng().standard_normal((2, 3, 4))
+    np.testing.assert_allclose(_np(core.adjoint(_t(a, device))), np.swapaxes(a, -1, -2))
+    c = a + 1j * _rng().standard_normal((2, 3, 4))
+    np.testing.assert_allclose(_np(core.tensor(c).adjoint()), np.conj(np.swapaxes(c, -1, -2)))
+    with pytest.raises(RuntimeError, match="only supported on matrices"):
+        core.adjoint(_t([1.0], device))
+
+
+def test_nonzero_static(device):
+    x = _t([[0, 1, 0], [2, 0, 3]], device)
+    ref = np.argwhere(np.array([[0, 1, 0], [2, 0, 3]]))
+    assert _np(core.nonzero_static(x, size=3)).tolist() == ref.tolist()
+    assert _np(core.nonzero_static(x, size=2)).tolist() == ref[:2].tolist()
+    padded = x.nonzero_static(size=5, fill_value=-7)
+    assert padded.dtype == core.int64 and _np(padded).tolist() == ref.tolist() + [[-7, -7], [-7, -7]]
+    with pytest.raises(RuntimeError, match="non-negative"):
+        core.nonzero_static(x, size=-1)
+
+
+def test_empty_permuted(device):
+    x = core.empty_permuted((2, 3, 4), (0, 2, 1), device=device)
+    assert x.shape == (2, 3, 4) and x.stride() == (12, 1, 3)
+    y = core.empty_permuted((2, 3), (1, 0), dtype=core.float64)
+    assert y.dtype == core.float64 and y.stride() == (1, 2)
+    with pytest.raises(RuntimeError, match="physical_layout"):
+        core.empty_permuted((2, 3), (0, 0))
+
+
+def test_frombuffer_shares_memory():
+    buf = bytearray(np.arange(6, dtype=np.float32).tobytes())
+    x = core.frombuffer(buf, dtype=core.float32)
+    assert x.shape == (6,) and _np(x).tolist() == list(range(6))
+    x[0] = 42.0
+    assert np.frombuffer(buf, np.float32)[0] == 42.0
+    part = core.frombuffer(buf, dtype=core.float32, count=2, offset=8)
+    assert _np(part).tolist() == [2.0, 3.0]
+    with pytest.warns(UserWarning, match="not writable"):
+        assert _np(core.frombuffer(b"\x01\x02", dtype=core.uint8)).tolist() == [1, 2]
+    with pytest.raises(ValueError, match="must be a multiple of element size"):
+        core.frombuffer(bytearray(7), dtype=core.float32)
+    with pytest.raises(ValueError, match="must not be 0"):
+        core.frombuffer(bytearray(0), dtype=core.float32)
+    with pytest.raises(ValueError, match="must not be greater than actual buffer length"):
+        core.frombuffer(bytearray(8), dtype=core.float32, count=3)
+
+
+def test_from_file(tmp_path):
+    path = tmp_path / "data.bin"
+    np.arange(5, dtype=np.float64).tofile(path)
+    x = core.from_file(str(path), size=5, dtype=core.float64)
+    assert _np(x).tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    shared = core.from_file(str(path), shared=True, size=3, dtype=core.float64)
+    shared[1] = 9.0
+    del shared
+    assert np.fromfile(path, np.float64)[1] == 9.0 and _np(x)[1] == 1.0  # the private copy kept its value
+    with pytest.raises(RuntimeError, match="bytes"):
+        core.from_file(str(path), size=6, dtype=core.float64)
+
+
+# -- copies of views -----------------------------------------------------------------------------------
+
+COPIES = [
+    ("alias_copy", (), lambda a: a),
+    ("as_strided_copy", ((2, 2), (1, 2), 1), lambda a: np.lib.stride_tricks.as_strided(
+        a.reshape(-1)[1:], (2, 2), (a.itemsize, 2 * a.itemsize))),
+    ("detach_copy", (), lambda a: a),
+    ("diagonal_copy", (1,), lambda a: np.diagonal(a, 1)),
+    ("expand_copy", ((2, 3, 4),), lambda a: np.broadcast_to(a, (2, 3, 4))),
+    ("narrow_copy", (1, 1, 2), lambda a: a[:, 1:3]),
+    ("permute_copy", ((1, 0),), lambda a: a.T),
+    ("select_copy", (0, 2), lambda a: a[2]),
+    ("slice_copy", (1, 0, 4, 2), lambda a: a[:, 0:4:2]),
+    ("squeeze_copy", (), lambda a: a),
+    ("t_copy", (), lambda a: a.T),
+    ("transpose_copy", (0, 1), lambda a: a.T),
+    ("unfold_copy", (1, 2, 2), lambda a: np.stack([a[:, 0:2], a[:, 2:4]], 1)),
+    ("unsqueeze_copy", (1,), lambda a: a[:, None]),
+    ("view_copy", ((4, 3),), lambda a: a.reshape(4, 3)),
+]
+
+
+@pytest.mark.parametrize("name,args,ref", COPIES, ids=[c[0] for c in COPIES])
+def test_copies_are_fresh(device, name, args, ref):
+    a = _rng().standard_normal((3, 4))
+    x = _t(a, device)
+    y = getattr(core, name)(x, *args)
+    np.testing.assert_allclose(_np(y), ref(a), rtol=1e-6)
+    assert y.is_contiguous() and y._storage is not x._storage
+
+
+@pytest.mark.parametrize("name,args", [("split_copy", (2, 1)), ("split_with_sizes_copy", ([1, 3], 1)),
+                                       ("unbind_copy", (1,))])
+def test_tuple_copies(device, name, args):
+    a = _rng().standard_normal((3, 4))
+    x = _t(a, device)
+    pieces = getattr(core, name)(x, *args)
+    view_name = {"split_copy": "split", "split_with_sizes_copy": "split_with_sizes", "unbind_copy": "unbind"}[name]
+    views = getattr(core, view_name)(x, *args)
+    assert len(pieces) == len(views)
+    for p, v in zip(pieces, views):
+        assert p._storage is not x._storage and v._storage is x._storage
+        np.testing.assert_array_equal(_np(p), _np(v))
+
+
+def test_copy_gradients():
+    x = core.tensor(_rng().standard_normal((3, 4)), requires_grad=True)
+    assert gradcheck(lambda t: core.permute_copy(t, (1, 0)) * 2, (x,))
+    assert gradcheck(lambda t: core.slice_copy(t, 1, 1, 4, 2), (x,))
+    assert gradcheck(lambda t: core.diagonal_copy(t, -1), (x,))
+    assert not core.detach_copy(x).requires_grad
+
+
+def test_splits(device):
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x = _t(a, device)
+    for ours, ref, arg in ((core.hsplit, np.hsplit, 3), (core.vsplit, np.vsplit, 2), (core.dsplit, np.dsplit, [1, 3]),
+                           (core.hsplit, np.hsplit, [1])):
+        got = ours(x, arg)
+        want = ref(a, arg)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(_np(g), w)
+    assert [p.shape for p in x.dsplit(2)] == [(2, 3, 2), (2, 3, 2)]
+    assert [_np(p).tolist() for p in core.hsplit(_t([1.0, 2.0, 3.0, 4.0], device), 2)] == [[1.0, 2.0], [3.0, 4.0]]
+    with pytest.raises(RuntimeError, match="not divisible by the split_size 2"):
+        core.hsplit(x, 2)
+    with pytest.raises(RuntimeError, match="at least 3 dimension"):
+        core.dsplit(x[0], 2)
+    with pytest.raises(RuntimeError, match="at least 2 dimension"):
+        x[0, 0].vsplit(2)
+
+
+def test_split_with_sizes_and_unsafe(device):
+    x = _t(np.arange(10.0), device)
+    assert [p.shape[0] for p in core.split_with_sizes(x, [3, 7])] == [3, 7]
+    assert [p.shape[0] for p in x.split_with_sizes([5, 5])] == [5, 5]
+    assert [_np(p).tolist() for p in core.unsafe_split(x, 4)] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert [p.shape[0] for p in x.unsafe_chunk(3)] == [4, 4, 2]
+    assert [p.shape[0] for p in core.unsafe_split_with_sizes(x, [1, 9])] == [1, 9]
+    with pytest.raises(RuntimeError, match="sum exactly to 10"):
+        core.split_with_sizes(x, [3, 3])
+
+
+# -- scatters into views -------------------------------------------------------------------------------
+
+def test_scatters(device):
+    rng = _rng()
+    a = rng.standard_normal((4, 5))
+    x = _t(a, device)
+
+    want = a.copy()
+
+    want[:, 2] = 1.0
+    np.testing.assert_allclose(_np(core.select_scatter(x, _t(np.ones(4), device), 1, 2)), want)
+    want = a.copy()
+    want[1:4:2] = 2.0
+    np.testing.assert_allclose(_np(x.slice_scatter(_t(np.full((2, 5), 2.0), device), 0, 1, 4, 2)), want)
+    want = a.copy()
+    want[np.arange(4), np.arange(4) + 1] = 3.0
+    np.testing.assert_allclose(_np(core.diagonal_scatter(x, _t(np.full(4, 3.0), device), 1)), want)
+    want = a.copy().reshape(-1)
+    want[1:5] = [5.0, 6.0, 7.0, 8.0]
+    got = x.as_strided_scatter(_t([[5.0, 6.0], [7.0, 8.0]], device), (2, 2), (2, 1), 1)
+    np.testing.assert_allclose(_np(got), want.reshape(4, 5))
+    np.testing.assert_allclose(_np(x), a)  # input untouched
+    with pytest.raises(RuntimeError, match="src size"):
+        core.select_scatter(x, _t(np.ones(3), device), 1, 2)
+
+
+def test_scatter_gradients():
+    rng = _rng()
+    x = core.tensor(rng.standard_normal((4, 5)), requires_grad=True)
+    assert gradcheck(lambda a, s: core.select_scatter(a, s, 0, 1), (x, core.tensor(rng.standard_normal(5),
+                                                                                    requires_grad=True)))
+    assert gradcheck(lambda a, s: core.slice_scatter(a, s, 1, 0, 5, 2),
+                     (x, core.tensor(rng.standard_normal((4, 3)), requires_grad=True)))
+    assert gradcheck(lambda a, s: core.diagonal_scatter(a, s, -1),
+                     (x, core.tensor(rng.standard_normal(3), requires_grad=True)))
+    assert gradcheck(lambda a, s: core.as_strided_scatter(a, s, (2, 2), (5, 1), 3),
+                     (x, core.tensor(rng.standard_normal((2, 2)), requires_grad=True)))
+
+
+def test_slice_inverse(device):
+    base = _t(np.arange(10.0), device)
+    part = base[2:7]
+    whole = core.slice_inverse(part, base, 0, 2, 7)
+    assert whole.shape == (10,) and _np(whole).tolist() == list(range(10))
+    whole[0] = -1.0
+    assert _np(base)[0] == -1.0  # a view of the same memory
