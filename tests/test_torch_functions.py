@@ -264,3 +264,180 @@ def test_slice_inverse(device):
     assert whole.shape == (10,) and _np(whole).tolist() == list(range(10))
     whole[0] = -1.0
     assert _np(base)[0] == -1.0  # a view of the same memory
+
+
+# -- integer and float math ----------------------------------------------------------------------------
+
+def test_gcd_lcm(device):
+    rng = _rng()
+    a, b = rng.integers(-60, 60, (4, 5)), rng.integers(-60, 60, (5,))
+    a[0, 0], b[0] = 0, 0
+    x, y = _t(a, device), _t(b, device)
+    assert _np(core.gcd(x, y)).tolist() == np.gcd(a, b).tolist()
+    assert _np(x.lcm(y)).tolist() == np.lcm(a, b).tolist()
+    small = core.tensor(a.astype(np.int32), device=device)
+    assert core.gcd(small, small).dtype == core.int32
+    z = _t(a, device)
+    assert z.gcd_(y) is z and _np(z).tolist() == np.gcd(a, b).tolist()
+    z = _t(a, device)
+    assert core.lcm_(z, y) is z and _np(z).tolist() == np.lcm(a, b).tolist()
+    with pytest.raises(RuntimeError, match="not implemented for 'Float'"):
+        core.gcd(_t([1.0], device), _t([2.0], device))
+
+
+def test_ldexp(device):
+    a, e = _rng().standard_normal(6), np.array([-3, -1, 0, 1, 5, 10])
+    got = core.ldexp(_t(a, device), _t(e, device))
+    np.testing.assert_allclose(_np(got), np.ldexp(a, e))
+    assert core.ldexp(_t([1, 2], device), _t([1, 2], device)).dtype == core.float32
+    x = _t(a, device)
+    assert x.ldexp_(_t(e, device)) is x
+    np.testing.assert_allclose(_np(x), np.ldexp(a, e))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_frexp(device, dtype):
+    a = np.concatenate([_rng().standard_normal(20) * 10.0 ** _rng().integers(-30, 30, 20),
+                        [0.0, -0.0, 1.0, 0.5, -2.0, 1024.0, np.inf, -np.inf, np.nan, 1e-40]]).astype(dtype)
+    mantissa, exponent = core.frexp(core.tensor(a, device=device))
+    want_m, want_e = np.frexp(a)
+    np.testing.assert_array_equal(_np(mantissa), want_m)
+    np.testing.assert_array_equal(_np(exponent), want_e)
+    result = core.tensor(a, device=device).frexp()
+    assert result.exponent.dtype == core.int32 and result.mantissa.dtype == getattr(core, dtype)
+    with pytest.raises(RuntimeError, match="only supports floating-point"):
+        core.frexp(_t([1, 2], device))
+
+
+def test_logcumsumexp(device):
+    a = _rng().standard_normal((3, 7)) * 5
+    for dim in (0, 1, -1):
+        np.testing.assert_allclose(_np(core.logcumsumexp(_t(a, device), dim)), np.logaddexp.accumulate(a, dim),
+                                   rtol=1e-5)
+    np.testing.assert_allclose(_np(_t([-1000.0, 0.0, -1000.0], device).logcumsumexp(0)), [-1000.0, 0.0, 0.0])
+    with pytest.raises(RuntimeError, match="not implemented for 'Long'"):
+        core.logcumsumexp(_t([1, 2], device), 0)
+    x = core.tensor(a, requires_grad=True)
+    assert gradcheck(lambda t: core.logcumsumexp(t, 1), (x,))
+
+
+def _renorm_ref(a, p, dim, maxnorm):
+    moved = np.moveaxis(a, dim, 0)
+    norms = np.linalg.norm(moved.reshape(moved.shape[0], -1), ord=p, axis=1)
+    factor = np.where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+    return np.moveaxis(moved * factor.reshape((-1,) + (1,) * (a.ndim - 1)), 0, dim)
+
+
+def test_renorm(device):
+    a = _rng().standard_normal((3, 4, 2)) * 2
+    for p, dim, maxnorm in ((2, 0, 2.0), (1, 1, 1.5), (3, -1, 3.0)):
+        np.testing.assert_allclose(_np(core.renorm(_t(a, device), p, dim, maxnorm)), _renorm_ref(a, p, dim, maxnorm),
+                                   rtol=1e-5)
+    x = _t(a, device)
+    assert x.renorm_(2, 0, 1.0) is x
+    np.testing.assert_allclose(_np(x), _renorm_ref(a, 2, 0, 1.0), rtol=1e-5)
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        core.renorm(_t([1.0], device), 2, 0, 1.0)
+    with pytest.raises(RuntimeError, match="non-positive-norm"):
+        core.renorm(_t(a, device), 0, 0, 1.0)
+    t = core.tensor(a, requires_grad=True)
+    assert gradcheck(lambda v: core.renorm(v, 2, 1, 1.0), (t,))
+
+
+def test_dist(device):
+    a, b = _rng().standard_normal((3, 4)), _rng().standard_normal(4)
+    for p, ord_ in ((2, 2), (1, 1), (float("inf"), np.inf), (3, 3)):
+        got = core.dist(_t(a, device), _t(b, device), p)
+        assert got.shape == ()
+        np.testing.assert_allclose(_np(got), np.linalg.norm((a - b).ravel(), ord_), rtol=1e-5)
+    x, y = core.tensor(a, requires_grad=True), core.tensor(b, requires_grad=True)
+    assert gradcheck(lambda u, v: u.dist(v, 3), (x, y))
+
+
+def test_addr(device):
+    rng = _rng()
+    m, u, v = rng.standard_normal((3, 4)), rng.standard_normal(3), rng.standard_normal(4)
+    got = core.addr(_t(m, device), _t(u, device), _t(v, device), beta=0.5, alpha=2)
+    np.testing.assert_allclose(_np(got), 0.5 * m + 2 * np.outer(u, v), rtol=1e-6)
+    nan_input = _t(np.full((3, 4), np.nan), device)
+    np.testing.assert_allclose(_np(core.addr(nan_input, _t(u, device), _t(v, device), beta=0)), np.outer(u, v))
+    x = _t(m, device)
+    assert x.addr_(_t(u, device), _t(v, device)) is x
+    np.testing.assert_allclose(_np(x), m + np.outer(u, v), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="Expected 1-D argument vec1"):
+        core.addr(_t(m, device), _t(m, device), _t(v, device))
+    args = tuple(core.tensor(a, requires_grad=True) for a in (m, u, v))
+    assert gradcheck(lambda a, b, c: core.addr(a, b, c, beta=0.3, alpha=-2), args)
+
+
+def test_addmv_inplace_and_chain_matmul(device):
+    rng = _rng()
+    y, mat, vec = rng.standard_normal(3), rng.standard_normal((3, 4)), rng.standard_normal(4)
+    x = _t(y, device)
+    assert core.addmv_(x, _t(mat, device), _t(vec, device), beta=2, alpha=0.5) is x
+    np.testing.assert_allclose(_np(x), 2 * y + 0.5 * mat @ vec, rtol=1e-5)
+    mats = [rng.standard_normal(s) for s in ((2, 3), (3, 4), (4, 5), (5, 1))]
+    got = core.chain_matmul(*[_t(m, device) for m in mats])
+    np.testing.assert_allclose(_np(got), np.linalg.multi_dot(mats), rtol=1e-5)
+    np.testing.assert_allclose(_np(core.chain_matmul(_t(mats[0], device))), mats[0])
+    with pytest.raises(RuntimeError, match="expected 2 instead"):
+        core.chain_matmul(_t(vec, device), _t(mat, device))
+
+
+def test_trapezoid(device):
+    rng = _rng()
+    y, x = rng.standard_normal((3, 6)), np.sort(rng.standard_normal(6))
+    np.testing.assert_allclose(_np(core.trapezoid(_t(y, device))), np.trapezoid(y, axis=-1), rtol=1e-6)
+    np.testing.assert_allclose(_np(core.trapezoid(_t(y, device), dx=0.5, dim=0)), np.trapezoid(y, dx=0.5, axis=0),
+                               rtol=1e-6)
+    np.testing.assert_allclose(_np(core.trapz(_t(y, device), _t(x, device))), np.trapezoid(y, x), rtol=1e-6)
+    xs = np.sort(rng.standard_normal((3, 6)), axis=1)
+    np.testing.assert_allclose(_np(core.trapezoid(_t(y, device), _t(xs, device))), np.trapezoid(y, xs), rtol=1e-6)
+    cumulative = np.cumsum((y[:, 1:] + y[:, :-1]) / 2 * np.diff(x), axis=1)
+    np.testing.assert_allclose(_np(core.cumulative_trapezoid(_t(y, device), _t(x, device))), cumulative, rtol=1e-6)
+    assert core.trapezoid(_t([1, 2, 3], device)).dtype == core.float32
+    assert _np(core.trapezoid(_t(np.zeros((2, 0)), device))).tolist() == [0.0, 0.0]
+    with pytest.raises(RuntimeError, match="one `x` value for each sample point"):
+        core.trapezoid(_t(y, device), _t(x[:5], device))
+    args = (core.tensor(y, requires_grad=True), core.tensor(x, requires_grad=True))
+    assert gradcheck(lambda a, b: core.trapezoid(a, b), args)
+    assert gradcheck(lambda a, b: core.cumulative_trapezoid(a, b), args)
+
+
+def test_vander(device):
+    a = np.array([1.5, -2.0, 3.0, 0.5])
+    for n, increasing in ((None, False), (3, True), (6, False), (1, False), (0, True)):
+        got = core.vander(_t(a, device), n, increasing)
+        np.testing.assert_allclose(_np(got), np.vander(a, n, increasing), rtol=1e-6)
+    ints = core.vander(core.tensor([1, 2, 3], dtype=core.int32, device=device), 3)
+    assert ints.dtype == core.int64 and _np(ints).tolist() == np.vander([1, 2, 3], 3).tolist()
+    with pytest.raises(RuntimeError, match="one-dimensional"):
+        core.vander(_t([[1.0]], device))
+    x = core.tensor(a, requires_grad=True)
+    assert gradcheck(lambda t: core.vander(t, 4), (x,))
+
+
+def test_unravel_index(device):
+    flat = np.array([[1234, 5678], [0, 9999]])
+    got = core.unravel_index(_t(flat, device), (10, 10, 10, 10))
+    for g, w in zip(got, np.unravel_index(flat, (10, 10, 10, 10))):
+        assert g.dtype == core.int64 and _np(g).tolist() == w.tolist()
+    assert [_np(c).tolist() for c in core.unravel_index(_t(4, device), (3, 2))] == [2, 0]
+    assert [_np(c).tolist() for c in core.unravel_index(_t([-1], device), (3, 2))] == [[2], [1]]
+    with pytest.raises(TypeError, match="integer dtype"):
+        core.unravel_index(_t([1.0], device), (3,))
+    with pytest.raises(ValueError, match="cannot have negative values"):
+        core.unravel_index(_t([1], device), (3, -1))
+
+
+def test_igamma(device):
+    special = pytest.importorskip("scipy.special")
+    a, x = _rng().uniform(0.5, 5, 8), _rng().uniform(0.1, 6, 8)
+    np.testing.assert_allclose(_np(core.igamma(_t(a, device), _t(x, device))), special.gammainc(a, x), rtol=1e-5)
+    np.testing.assert_allclose(_np(_t(a, device).igammac(_t(x, device))), special.gammaincc(a, x), rtol=1e-5)
+    y = _t(a, device)
+    assert y.igamma_(_t(x, device)) is y
+    np.testing.assert_allclose(_np(y), special.gammainc(a, x), rtol=1e-5)
+    y = _t(a, device)
+    y.igammac_(_t(x, device))
+    np.testing.assert_allclose(_np(y), special.gammaincc(a, x), rtol=1e-5)

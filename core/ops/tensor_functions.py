@@ -8,18 +8,25 @@ that view of a clone of ``input``.
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 
 import numpy as np
 
 from .. import dtypes as dt
+from ..dtypes import result_type
 from ..tensor import Tensor
-from ._util import check_int_arg, size_args, wrap_dim
-from .creation import clone, copy_, empty, from_numpy, full_like
 from . import elementwise
-from .view import (alias, as_strided, chunk, diagonal, expand, narrow, permute, select, split, squeeze, t,
-                   tensor_split, transpose, unbind, unfold, unsqueeze, view)
+from ._util import broadcast_shapes, check_int_arg, finish_out, numel, size_args, wrap_dim
+from .creation import clone, copy_, empty, from_numpy, full, full_like, tensor, zeros
+from .elementwise import (add, exp2, floor, floor_divide, isfinite, log2, logaddexp, mul, remainder, sub,
+                          where)
+from .linalg import addmv, outer
+from .reduction import _finish_pair, cumprod, norm, return_type
+from .shape import broadcast_tensors, cat, diff, flip
+from .view import (alias, as_strided, chunk, diagonal, expand, narrow, permute, reshape, select, split, squeeze,
+                   t, tensor_split, transpose, unbind, unfold, unsqueeze, view)
 
 __all__: list = []
 METHODS: dict = {}
@@ -216,9 +223,6 @@ def nonzero_static(input: Tensor, *, size, fill_value=-1) -> Tensor:
     rows = found.shape[0]
     if rows >= size:
         return clone(found[:size])
-    from .creation import full
-    from .shape import cat
-
     padding = full((size - rows, input.dim()), fill_value, dtype=dt.int64, device=input.device)
     return cat([found, padding])
 
@@ -357,3 +361,318 @@ def slice_inverse(input: Tensor, src: Tensor, dim: int = 0, start=None, end=None
     _check_tensor("slice_inverse", input)
     _check_tensor("slice_inverse", src, "src")
     return as_strided(input, src.shape, src.stride(), src.storage_offset())
+
+
+# -- integer and float math ----------------------------------------------------------------------------
+
+def _integer_pair(op: str, input: Tensor, other: Tensor) -> tuple:
+    """``|input|`` and ``|other|`` broadcast to one integer dtype; PyTorch's error for other dtypes."""
+    _check_tensor(op, input)
+    _check_tensor(op, other, "other")
+    dtype = result_type(input, other)
+    if dtype.category != dt._INT or dtype is dt.bool:
+        raise RuntimeError(f"\"{op}_cpu\" not implemented for '{dt.legacy_name(dtype)}'")
+    a, b = broadcast_tensors(input.to(dtype), other.to(dtype))
+    return a.abs(), b.abs()
+
+
+def gcd(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """Elementwise greatest common divisor of integer tensors, non-negative; ``gcd(0, 0) = 0`` (``torch.gcd``)."""
+    a, b = _integer_pair("gcd", input, other)
+    while bool(b.any()):  # Euclid's algorithm, on every element at once
+        nonzero = b != 0
+        a, b = where(nonzero, b, a), where(nonzero, remainder(a, where(nonzero, b, 1)), 0)
+    return finish_out("gcd", a, out)
+
+
+def lcm(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """Elementwise least common multiple of integer tensors, non-negative; 0 if either is 0 (``torch.lcm``)."""
+    a, b = _integer_pair("lcm", input, other)
+    divisor = gcd(a, b)
+    result = where(divisor == 0, 0, floor_divide(a, where(divisor == 0, 1, divisor)) * b)
+    return finish_out("lcm", result, out)
+
+
+def gcd_(input: Tensor, other: Tensor) -> Tensor:
+    """In-place :func:`gcd` (``torch.gcd_``)."""
+    return copy_(input, gcd(input, other))
+
+
+def lcm_(input: Tensor, other: Tensor) -> Tensor:
+    """In-place :func:`lcm` (``torch.lcm_``)."""
+    return copy_(input, lcm(input, other))
+
+
+def ldexp(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """``input * 2 ** other``, in a floating dtype (``torch.ldexp``)."""
+    _check_tensor("ldexp", input)
+    return finish_out("ldexp", mul(input, exp2(other)), out)
+
+
+def ldexp_(input: Tensor, other: Tensor) -> Tensor:
+    """In-place :func:`ldexp` (``torch.ldexp_``)."""
+    _check_tensor("ldexp_", input)
+    return input.mul_(exp2(other))
+
+
+for _fn in (gcd, gcd_, lcm, lcm_, ldexp, ldexp_):
+    _export(_fn)
+
+_frexp_t = return_type("frexp", ("mantissa", "exponent"))
+
+
+@_export
+def frexp(input: Tensor, *, out=None):
+    """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent`` and ``0.5 <= |mantissa| < 1``; zeros,
+    infinities and NaN keep their value with exponent 0 (``torch.frexp``)."""
+    _check_tensor("frexp", input)
+    if input.dtype.category != dt._FLOAT:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    x = input.detach()
+    regular = isfinite(x) & (x != 0)
+    magnitude = where(regular, x.abs(), 1)
+    exponent = floor(log2(magnitude)) + 1
+    mantissa = x / exp2(exponent)
+    # log2 rounds near powers of two: move one binade where the mantissa left [0.5, 1)
+    high, low = mantissa.abs() >= 1, mantissa.abs() < 0.5
+    exponent = exponent + high.to(exponent.dtype) - low.to(exponent.dtype)
+    mantissa = where(high, mantissa / 2, where(low, mantissa * 2, mantissa))
+    result = _frexp_t(where(regular, mantissa, x), where(regular, exponent, 0).to(dt.int32))
+    return _finish_pair("frexp", result, out)
+
+
+@_export
+def logcumsumexp(input: Tensor, dim: int, *, out=None) -> Tensor:
+    """``log(cumsum(exp(input), dim))`` computed stably, differentiable (``torch.logcumsumexp``)."""
+    _check_tensor("logcumsumexp", input)
+    if input.dtype.category not in (dt._FLOAT, dt._COMPLEX):
+        raise RuntimeError(f"\"logcumsumexp_out_cpu\" not implemented for '{dt.legacy_name(input.dtype)}'")
+    if input.dim() == 0:
+        return finish_out("logcumsumexp", clone(input), out)
+    dim = wrap_dim(dim, input.dim(), "logcumsumexp")
+    result, length, shift = input, input.shape[dim], 1
+    while shift < length:  # a Hillis-Steele scan: after it, element i combines elements 0..i
+        head = full_like(narrow(result, dim, 0, shift), -math.inf)
+        shifted = cat([head, narrow(result, dim, 0, length - shift)], dim)
+        result = logaddexp(result, shifted)
+        shift *= 2
+    return finish_out("logcumsumexp", result if result is not input else clone(input), out)
+
+
+@_export
+def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:
+    """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to norm ``maxnorm``
+    (``torch.renorm``)."""
+    _check_tensor("renorm", input)
+    if input.dim() <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} dimensions")
+    if not p > 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if input.dtype.category != dt._FLOAT:
+        raise RuntimeError(f"\"renorm_out\" not implemented for '{dt.legacy_name(input.dtype)}'")
+    dim = wrap_dim(dim, input.dim(), "renorm")
+    norms = norm(input, p, dim=[d for d in range(input.dim()) if d != dim], keepdim=True)
+    factor = where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)  # PyTorch's epsilon
+    return input * factor
+
+
+@_export
+def renorm_(input: Tensor, p, dim: int, maxnorm) -> Tensor:
+    """In-place :func:`renorm` (``Tensor.renorm_``)."""
+    return copy_(input, renorm(input, p, dim, maxnorm))
+
+
+@_export
+def dist(input: Tensor, other: Tensor, p=2) -> Tensor:
+    """The ``p``-norm of ``input - other`` (broadcast), a 0-d tensor (``torch.dist``)."""
+    _check_tensor("dist", input)
+    _check_tensor("dist", other, "other")
+    return norm(sub(input, other), p)
+
+
+def _check_vector(op: str, name: str, t: Tensor) -> None:
+    _check_tensor(op, t, name)
+    if t.dim() != 1:
+        raise RuntimeError(f"{op}: Expected 1-D argument {name}, but got {t.dim()}-D")
+
+
+@_export
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+    """``beta * input + alpha * outer(vec1, vec2)``; ``input`` is ignored (NaN included) when ``beta`` is 0
+    (``torch.addr``)."""
+    _check_tensor("addr", input)
+    _check_vector("addr", "vec1", vec1)
+    _check_vector("addr", "vec2", vec2)
+    product = outer(vec1, vec2)
+    if alpha != 1:
+        product = product * alpha
+    if beta == 0:
+        shape = broadcast_shapes(input.shape, product.shape, op="addr")
+        result = clone(expand(product.to(result_type(input, product)), shape))
+    else:
+        result = add(input if beta == 1 else input * beta, product)
+    return finish_out("addr", result, out)
+
+
+@_export
+def addr_(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """In-place :func:`addr` (``Tensor.addr_``)."""
+    return copy_(input, addr(input, vec1, vec2, beta=beta, alpha=alpha))
+
+
+def addmv_(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """In-place ``addmv``: ``input = beta * input + alpha * (mat @ vec)`` (``torch.addmv_``)."""
+    _check_tensor("addmv_", input)
+    return copy_(input, addmv(input, mat, vec, beta=beta, alpha=alpha))
+
+
+_export(addmv_, method=False)  # Tensor.addmv_ exists already
+
+
+def chain_matmul(*matrices, out=None) -> Tensor:
+    """The product of 2-D matrices, multiplied in the cheapest order (``torch.chain_matmul``, deprecated for
+    ``torch.linalg.multi_dot``)."""
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for m in matrices:
+        _check_tensor("chain_matmul", m, "matrices")
+        if m.dim() != 2:
+            raise RuntimeError(f"Tensor dimension is {m.dim()}, expected 2 instead.")
+    from ..linalg import multi_dot  # core.linalg is built over these ops
+
+    result = clone(matrices[0]) if len(matrices) == 1 else multi_dot(list(matrices))
+    return finish_out("chain_matmul", result, out)
+
+
+_export(chain_matmul, method=False)
+
+
+# -- integration and Vandermonde -----------------------------------------------------------------------
+
+def _spacing(op: str, y: Tensor, x, dx, dim: int):
+    """The sample spacing of ``y`` along ``dim``: a scalar, or a tensor broadcastable to ``y``'s intervals."""
+    if x is None:
+        return 1 if dx is None else dx
+    if dx is not None:
+        raise RuntimeError(f"{op}: cannot give both x and dx")
+    if not isinstance(x, Tensor):
+        return x
+    if x.dim() == 1:
+        if x.shape[0] != y.shape[dim]:
+            raise RuntimeError(f"{op}: There must be one `x` value for each sample point")
+        shape = [1] * y.dim()
+        shape[dim] = y.shape[dim] - 1 if y.shape[dim] else 0
+        return reshape(diff(x), shape) if y.shape[dim] else zeros(shape, dtype=x.dtype, device=x.device)
+    return diff(x, dim=dim)
+
+
+def _intervals(op: str, y: Tensor, x, dx, dim: int):
+    """The trapezoid areas ``spacing * (y[i] + y[i+1]) / 2`` along ``dim`` and the wrapped ``dim``."""
+    _check_tensor(op, y, "y")
+    dim = wrap_dim(dim, y.dim(), op)
+    length = y.shape[dim]
+    spacing = _spacing(op, y, x, dx, dim)
+    pairs = add(narrow(y, dim, 1, length - 1), narrow(y, dim, 0, length - 1)) if length else narrow(y, dim, 0, 0)
+    return mul(spacing, pairs) / 2, dim
+
+
+def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """The trapezoidal rule along ``dim``, with sample points ``x`` or a constant spacing ``dx`` (default 1)
+    (``torch.trapezoid``)."""
+    areas, dim = _intervals("trapezoid", y, x, dx, dim)
+    return areas.sum(dim)
+
+
+def trapz(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """Alias of :func:`trapezoid` (``torch.trapz``)."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """The running trapezoidal rule along ``dim``, one element shorter than ``y`` (``torch.cumulative_trapezoid``)."""
+    areas, dim = _intervals("cumulative_trapezoid", y, x, dx, dim)
+    return areas.cumsum(dim)
+
+
+for _fn in (trapezoid, trapz, cumulative_trapezoid):
+    _export(_fn, method=False)
+
+
+def vander(x: Tensor, N=None, increasing: bool = False) -> Tensor:
+    """The Vandermonde matrix of a 1-D tensor: columns ``x ** (N-1) ... x ** 0`` (reversed when ``increasing``);
+    integer inputs give int64 (``torch.vander``)."""
+    _check_tensor("vander", x, "x")
+    if x.dim() != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else check_int_arg("vander", "N", N)
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    dtype = dt.promote_types(x.dtype, dt.int64)
+    columns = [full_like(x, 1, dtype=dtype).unsqueeze(1)] if n else []
+    if n > 1:
+        columns.append(cumprod(expand(x.to(dtype).unsqueeze(1), (x.shape[0], n - 1)), 1))
+    result = cat(columns, 1) if columns else zeros((x.shape[0], 0), dtype=dtype, device=x.device)
+    return result if increasing else flip(result, (1,))
+
+
+_export(vander, method=False)
+
+
+def unravel_index(indices: Tensor, shape) -> tuple:
+    """Flat indices into a tensor of ``shape`` as a tuple of coordinate tensors, one per dim
+    (``torch.unravel_index``)."""
+    if not isinstance(indices, Tensor):
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {type(indices).__name__}")
+    if indices.dtype.category != dt._INT or indices.dtype is dt.bool:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
+    for s in shape:
+        if not isinstance(s, numbers.Integral) or isinstance(s, bool):
+            raise TypeError(f"expected 'shape' to be int or sequence of ints, but got {type(s).__name__}")
+    if any(s < 0 for s in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {tuple(shape)}")
+    coefficients = [numel(shape[i + 1:]) for i in range(len(shape))]
+    flat = indices.to(dt.int64).unsqueeze(-1)
+    sizes = tensor(list(shape), dtype=dt.int64, device=indices.device)
+    coords = remainder(floor_divide(flat, tensor(coefficients, dtype=dt.int64, device=indices.device)), sizes)
+    return unbind(coords, -1)
+
+
+_export(unravel_index, method=False)
+
+
+# -- incomplete gamma ----------------------------------------------------------------------------------
+
+def igamma(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """The regularized lower incomplete gamma function (``torch.igamma``, alias of ``torch.special.gammainc``)."""
+    from .. import special  # core.special is built over these ops
+
+    return special.gammainc(input, other, out=out)
+
+
+def igammac(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """The regularized upper incomplete gamma function (``torch.igammac``, alias of ``torch.special.gammaincc``)."""
+    from .. import special
+
+    return special.gammaincc(input, other, out=out)
+
+
+def igamma_(input: Tensor, other: Tensor) -> Tensor:
+    """In-place :func:`igamma` (``Tensor.igamma_``)."""
+    return copy_(input, igamma(input, other))
+
+
+def igammac_(input: Tensor, other: Tensor) -> Tensor:
+    """In-place :func:`igammac` (``Tensor.igammac_``)."""
+    return copy_(input, igammac(input, other))
+
+
+for _fn in (igamma, igammac):
+    _export(_fn)
+for _fn in (igamma_, igammac_):
+    _export(_fn)
+    __all__.remove(_fn.__name__)  # methods only, as in PyTorch
