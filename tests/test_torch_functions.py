@@ -441,3 +441,96 @@ def test_igamma(device):
     y = _t(a, device)
     y.igammac_(_t(x, device))
     np.testing.assert_allclose(_np(y), special.gammaincc(a, x), rtol=1e-5)
+
+
+# -- reductions into indices and segments --------------------------------------------------------------
+
+_NP_REDUCE = {"prod": np.prod, "mean": np.mean, "amax": np.max, "amin": np.min}
+
+
+def _index_reduce_ref(a, dim, index, source, reduce, include_self):
+    out = np.moveaxis(a.copy(), dim, 0)
+    src = np.moveaxis(source, dim, 0)
+    for target in set(index.tolist()):
+        picked = src[index == target]
+        values = np.concatenate([out[target][None], picked]) if include_self else picked
+        out[target] = _NP_REDUCE[reduce](values, axis=0)
+    return np.moveaxis(out, 0, dim)
+
+
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_index_reduce(device, reduce, include_self):
+    rng = _rng()
+    a, source = rng.standard_normal((3, 4)), rng.standard_normal((3, 5))
+    source[1, 1] = source[1, 3]  # a tie
+    index = np.array([0, 2, 0, 2, 2])
+    got = core.index_reduce(_t(a, device), 1, _t(index, device), _t(source, device), reduce,
+                            include_self=include_self)
+    np.testing.assert_allclose(_np(got), _index_reduce_ref(a, 1, index, source, reduce, include_self), rtol=1e-6)
+    x = _t(a, device)
+    assert x.index_reduce_(1, _t(index, device), _t(source, device), reduce, include_self=include_self) is x
+    np.testing.assert_allclose(_np(x), _np(got))
+
+
+def test_index_reduce_errors_and_gradients():
+    a, s, i = core.ones(3, 2), core.ones(2, 2), core.tensor([0, 2])
+    with pytest.raises(RuntimeError, match="one of prod, mean, amax or amin"):
+        core.index_reduce(a, 0, i, s, "sum")
+    with pytest.raises(IndexError, match="Number of indices"):
+        core.index_reduce(a, 0, core.tensor([0]), s, "amax")
+    with pytest.raises(RuntimeError, match="int32/int64"):
+        core.index_reduce(a, 0, core.tensor([0.0, 1.0]), s, "amax")
+    rng = _rng()
+    x = core.tensor(rng.standard_normal((3, 2)), requires_grad=True)
+    src = core.tensor(rng.standard_normal((4, 2)), requires_grad=True)
+    index = core.tensor([0, 2, 0, 0])
+    for reduce in ("mean", "amax", "amin"):
+        for include_self in (True, False):
+            assert gradcheck(lambda u, v: core.index_reduce(u, 0, index, v, reduce, include_self=include_self),
+                             (x, src))
+
+
+def _segment_ref(a, reduce, lengths, initial=None):
+    funcs = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod}
+    empty = {"sum": 0.0, "mean": np.nan, "max": -np.inf, "min": np.inf, "prod": 1.0}
+    out, start = [], 0
+    for n in lengths:
+        piece = a[start:start + n]
+        start += n
+        if initial is not None and reduce != "mean":
+            piece = np.concatenate([np.full((1,) + a.shape[1:], initial), piece])
+        if len(piece) == 0:
+            out.append(np.full(a.shape[1:], empty[reduce] if initial is None else initial))
+        elif reduce == "mean" and initial is not None:
+            out.append((piece.sum(0) + initial) / n)
+        else:
+            out.append(funcs[reduce](piece, axis=0))
+    return np.stack(out)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max", "min", "prod"])
+def test_segment_reduce(device, reduce):
+    a = _rng().standard_normal((7, 3))
+    lengths = np.array([2, 0, 4, 1])
+    got = core.segment_reduce(_t(a, device), reduce, lengths=_t(lengths, device))
+    np.testing.assert_allclose(_np(got), _segment_ref(a, reduce, lengths), rtol=1e-6)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    got = core.segment_reduce(_t(a, device), reduce, offsets=_t(offsets, device), initial=0.5)
+    np.testing.assert_allclose(_np(got), _segment_ref(a, reduce, lengths, 0.5), rtol=1e-6)
+    batched = core.segment_reduce(_t(a.T, device), reduce, lengths=_t(np.tile(lengths, (3, 1)), device), axis=1)
+    np.testing.assert_allclose(_np(batched), np.stack([_segment_ref(row, reduce, lengths) for row in a.T]),
+                               rtol=1e-6)
+
+
+def test_segment_reduce_errors_and_gradients():
+    data = core.tensor(_rng().standard_normal((5, 2)), requires_grad=True)
+    with pytest.raises(RuntimeError, match="sum to"):
+        core.segment_reduce(data, "sum", lengths=core.tensor([2, 2]))
+    with pytest.raises(RuntimeError, match="Either lengths or offsets"):
+        core.segment_reduce(data, "sum")
+    with pytest.raises(RuntimeError, match="unsupported reduction"):
+        core.segment_reduce(data, "median", lengths=core.tensor([5]))
+    lengths = core.tensor([1, 3, 1])
+    for reduce in ("sum", "mean", "max", "min"):
+        assert gradcheck(lambda d: core.segment_reduce(d, reduce, lengths=lengths), (data,))

@@ -19,12 +19,14 @@ from ..dtypes import result_type
 from ..tensor import Tensor
 from . import elementwise
 from ._util import broadcast_shapes, check_int_arg, finish_out, numel, size_args, wrap_dim
-from .creation import clone, copy_, empty, from_numpy, full, full_like, tensor, zeros
+from .creation import clone, copy_, empty, from_numpy, full, full_like, ones_like, tensor, zeros, zeros_like
 from .elementwise import (add, exp2, floor, floor_divide, isfinite, log2, logaddexp, mul, remainder, sub,
                           where)
+from .indexing import gather, index_add, scatter_reduce
 from .linalg import addmv, outer
+from .ranges import arange
 from .reduction import _finish_pair, cumprod, norm, return_type
-from .shape import broadcast_tensors, cat, diff, flip
+from .shape import broadcast_tensors, cat, diff, flip, repeat_interleave, stack
 from .view import (alias, as_strided, chunk, diagonal, expand, narrow, permute, reshape, select, split, squeeze,
                    t, tensor_split, transpose, unbind, unfold, unsqueeze, view)
 
@@ -676,3 +678,151 @@ for _fn in (igamma, igammac):
 for _fn in (igamma_, igammac_):
     _export(_fn)
     __all__.remove(_fn.__name__)  # methods only, as in PyTorch
+
+
+# -- reductions into indices and segments --------------------------------------------------------------
+
+_INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
+
+
+def _index_along(index: Tensor, dim: int, like: Tensor) -> Tensor:
+    """A 1-D ``index`` along ``dim``, expanded to ``like``'s shape (the index tensor ``scatter_reduce`` takes)."""
+    shape = [1] * like.dim()
+    shape[dim] = index.numel()
+    return expand(reshape(index.to(dt.int64), shape), like.shape)
+
+
+def _straight_through(value: Tensor, expression: Tensor) -> Tensor:
+    """``value``, with the gradient of ``expression`` (which equals it up to rounding)."""
+    return value + (expression - expression.detach())
+
+
+def _index_extreme(input, dim, index, source, reduce, include_self, target):
+    """``amax``/``amin`` of :func:`index_reduce`; its gradient is split evenly among the elements equal to the
+    result, as PyTorch's is."""
+    value = scatter_reduce(input, dim, target, source, reduce, include_self=include_self).detach()
+    if not (input.requires_grad or source.requires_grad):
+        return value
+    touched = index_add(zeros_like(input), dim, index, ones_like(source)) > 0
+    source_hits = source == gather(value, dim, target)
+    self_hits = (input == value) & touched if include_self else zeros_like(input, dtype=dt.bool)
+    count = index_add(self_hits.to(input.dtype), dim, index, source_hits.to(source.dtype))
+    # where, not a product with the hits: an input of -inf (segment_reduce's start) times 0 is NaN
+    total = index_add(where(self_hits, input, 0), dim, index, where(source_hits, source, 0))
+    return _straight_through(value, where(touched, total / where(count == 0, 1, count), input))
+
+
+def _index_mean(input, dim, index, source, include_self):
+    """``mean`` of :func:`index_reduce`, from ``index_add`` so it is differentiable."""
+    count = index_add(zeros_like(input), dim, index, ones_like(source))
+    total = index_add(input if include_self else zeros_like(input), dim, index, source)
+    denominator = count + 1 if include_self else where(count == 0, 1, count)
+    mean = total / denominator if input.dtype.category == dt._FLOAT else floor_divide(total, denominator)
+    return where(count == 0, input, mean)
+
+
+def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                 include_self: bool = True) -> Tensor:
+    """Reduce the slices of ``source`` into the slices of ``input`` picked by ``index`` along ``dim`` with
+    ``prod``, ``mean``, ``amax`` or ``amin``, counting ``input``'s values when ``include_self``
+    (``torch.index_reduce``)."""
+    _check_tensor("index_reduce", input)
+    _check_tensor("index_reduce", index, "index")
+    _check_tensor("index_reduce", source, "source")
+    if reduce not in _INDEX_REDUCTIONS:
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    if index.dim() > 1:
+        raise IndexError("index_reduce_(): Index is supposed to be a vector")
+    if index.dtype not in (dt.int64, dt.int32):
+        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: "
+                           f"{dt.legacy_name(index.dtype)}")
+    if source.dim() != input.dim():
+        raise IndexError(f"index_reduce_(): Source/destination tensor must have same number of dimensions "
+                         f"({source.dim()} and {input.dim()})")
+    dim = wrap_dim(dim, input.dim(), "index_reduce")
+    if index.numel() != (source.shape[dim] if source.dim() else 1):
+        raise IndexError(f"index_reduce_(): Number of indices ({index.numel()}) should be equal to "
+                         f"source.size(dim) ({source.shape[dim]})")
+    index = reshape(index, (-1,))
+    if reduce == "mean":
+        return _index_mean(input, dim, index, source, include_self)
+    target = _index_along(index, dim, source)
+    if reduce == "prod":  # its gradient is scatter_reduce's (not implemented there yet)
+        return scatter_reduce(input, dim, target, source, "prod", include_self=include_self)
+    return _index_extreme(input, dim, index, source, reduce, include_self, target)
+
+
+def index_reduce_(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                  include_self: bool = True) -> Tensor:
+    """In-place :func:`index_reduce` (``Tensor.index_reduce_``)."""
+    return copy_(input, index_reduce(input, dim, index, source, reduce, include_self=include_self))
+
+
+_export(index_reduce)
+_export(index_reduce_)
+__all__.remove("index_reduce_")  # a method only, as in PyTorch
+
+_SEGMENT_IDENTITIES = {"sum": 0.0, "mean": 0.0, "prod": 1.0, "max": -math.inf, "min": math.inf}
+
+
+def _segment_lengths(data: Tensor, lengths, offsets, indices, axis: int):
+    """The lengths of the segments, shaped ``data.shape[:axis] + (segments,)``, from ``lengths`` or ``offsets``."""
+    if indices is not None:
+        raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
+    if (lengths is None) == (offsets is None):
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined")
+    if lengths is None:
+        _check_tensor("segment_reduce", offsets, "offsets")
+        lengths = diff(offsets, dim=-1)
+    _check_tensor("segment_reduce", lengths, "lengths")
+    if lengths.dim() != axis + 1 or tuple(lengths.shape[:axis]) != tuple(data.shape[:axis]):
+        raise RuntimeError(f"segment_reduce(): Expected lengths (or offsets) of shape data.shape[:axis] + "
+                           f"(segments,), but got {list(lengths.shape)} for data of shape {list(data.shape)} "
+                           f"and axis {axis}")
+    return lengths.to(dt.int64)
+
+
+def segment_reduce(data: Tensor, reduce: str, *, lengths=None, indices=None, offsets=None, axis: int = 0,
+                   unsafe: bool = False, initial=None) -> Tensor:
+    """Reduce consecutive segments of ``data`` along ``axis`` (``sum``, ``mean``, ``max``, ``min``, ``prod``);
+    segments are given by ``lengths`` or ``offsets``, and ``initial`` starts each reduction
+    (``torch.segment_reduce``)."""
+    _check_tensor("segment_reduce", data, "data")
+    if reduce not in _SEGMENT_IDENTITIES:
+        raise RuntimeError(f"segment_reduce(): unsupported reduction given! {reduce}")
+    if data.dtype.category != dt._FLOAT:
+        raise RuntimeError(f"\"_segment_reduce_cpu\" not implemented for '{dt.legacy_name(data.dtype)}'")
+    axis = wrap_dim(axis, data.dim(), "segment_reduce")
+    lengths = _segment_lengths(data, lengths, offsets, indices, axis)
+    if axis == 0:
+        return _segment_reduce_rows(data, reduce, lengths, unsafe, initial)
+    rows = [segment_reduce(data[i], reduce, lengths=lengths[i], axis=axis - 1, unsafe=unsafe, initial=initial)
+            for i in range(data.shape[0])]
+    return stack(rows)
+
+
+def _segment_reduce_rows(data: Tensor, reduce: str, lengths: Tensor, unsafe: bool, initial) -> Tensor:
+    """:func:`segment_reduce` along dim 0 with 1-D ``lengths``."""
+    if not unsafe:
+        if bool((lengths < 0).any()):
+            raise RuntimeError("segment_reduce(): lengths contains negative value!")
+        if int(lengths.sum()) != data.shape[0]:
+            raise RuntimeError(f"segment_reduce(): Expected all rows of lengths along axis to sum to "
+                               f"data.size(lengths.dim()-1) = {data.shape[0]}, but got {int(lengths.sum())}")
+    segments = lengths.shape[0]
+    ids = repeat_interleave(arange(segments, device=data.device), lengths.to(data.device))
+    start = _SEGMENT_IDENTITIES[reduce] if initial is None else float(initial)
+    init = full((segments,) + tuple(data.shape[1:]), start, dtype=data.dtype, device=data.device)
+    if reduce in ("sum", "mean"):
+        result = index_add(init, 0, ids, data)
+    else:
+        name = {"max": "amax", "min": "amin", "prod": "prod"}[reduce]
+        result = index_reduce(init, 0, ids, data, name, include_self=True)
+    if reduce == "mean":
+        count = reshape(lengths.to(device=data.device, dtype=data.dtype), (segments,) + (1,) * (data.dim() - 1))
+        empty_value = math.nan if initial is None else float(initial)
+        result = where(count > 0, result / where(count > 0, count, 1), empty_value)
+    return result
+
+
+_export(segment_reduce, method=False)
