@@ -487,7 +487,7 @@ def test_index_reduce_errors_and_gradients():
     index = core.tensor([0, 2, 0, 0])
     for reduce in ("mean", "amax", "amin"):
         for include_self in (True, False):
-            assert gradcheck(lambda u, v: core.index_reduce(u, 0, index, v, reduce, include_self=include_self),
+            assert gradcheck(lambda u, v, r=reduce, k=include_self: core.index_reduce(u, 0, index, v, r, include_self=k),
                              (x, src))
 
 
@@ -533,4 +533,4 @@ def test_segment_reduce_errors_and_gradients():
         core.segment_reduce(data, "median", lengths=core.tensor([5]))
     lengths = core.tensor([1, 3, 1])
     for reduce in ("sum", "mean", "max", "min"):
-        assert gradcheck(lambda d: core.segment_reduce(d, reduce, lengths=lengths), (data,))
+        assert gradcheck(lambda d, r=reduce: core.segment_reduce(d, r, lengths=lengths), (data,))
