@@ -487,8 +487,10 @@ def test_index_reduce_errors_and_gradients():
     index = core.tensor([0, 2, 0, 0])
     for reduce in ("mean", "amax", "amin"):
         for include_self in (True, False):
-            assert gradcheck(lambda u, v, r=reduce, k=include_self: core.index_reduce(u, 0, index, v, r, include_self=k),
-                             (x, src))
+            def fn(u, v, r=reduce, k=include_self):
+                return core.index_reduce(u, 0, index, v, r, include_self=k)
+
+            assert gradcheck(fn, (x, src))
 
 
 def _segment_ref(a, reduce, lengths, initial=None):
