@@ -536,3 +536,27 @@ def test_segment_reduce_errors_and_gradients():
     lengths = core.tensor([1, 3, 1])
     for reduce in ("sum", "mean", "max", "min"):
         assert gradcheck(lambda d, r=reduce: core.segment_reduce(d, r, lengths=lengths), (data,))
+
+
+# -- histogramdd ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("density", [False, True])
+def test_histogramdd(device, density):
+    rng = _rng()
+    a, w = rng.standard_normal((50, 3)), rng.uniform(0, 2, 50)
+    hist, edges = core.histogramdd(_t(a, device), [3, 4, 2], density=density)
+    ref_hist, ref_edges = np.histogramdd(a, [3, 4, 2], density=density)
+    np.testing.assert_allclose(_np(hist), ref_hist, rtol=1e-6)
+    for e, r in zip(edges, ref_edges):
+        np.testing.assert_allclose(_np(e), r, rtol=1e-6)
+    result = core.histogramdd(_t(a[:, :2], device), 4, range=[-1.0, 1.0, -2.0, 0.5], weight=_t(w, device),
+                              density=density)
+    ref = np.histogramdd(a[:, :2], 4, range=[(-1, 1), (-2, 0.5)], weights=w, density=density)
+    np.testing.assert_allclose(_np(result.hist), ref[0], rtol=1e-6)
+    given = [_t([-3.0, 0.0, 3.0], device), _t([-1.0, -0.5, 0.5, 1.0], device)]
+    hist, edges = core.histogramdd(_t(a[:, :2], device), given)
+    np.testing.assert_allclose(_np(hist), np.histogramdd(a[:, :2], [_np(g) for g in given])[0])
+    with pytest.raises(RuntimeError, match="expected 2 sequences of bin edges"):
+        core.histogramdd(_t(a[:, :2], device), [3])
+    with pytest.raises(RuntimeError, match="not implemented for 'Long'"):
+        core.histogramdd(_t([[1, 2]], device), 2)
