@@ -560,3 +560,42 @@ def test_histogramdd(device, density):
         core.histogramdd(_t(a[:, :2], device), [3])
     with pytest.raises(RuntimeError, match="not implemented for 'Long'"):
         core.histogramdd(_t([[1, 2]], device), 2)
+
+
+# -- sampling ------------------------------------------------------------------------------------------
+
+def _frequencies(samples, top):
+    return np.bincount(samples.astype(np.int64).ravel(), minlength=top + 1)[:top + 1] / samples.size
+
+
+def test_poisson(device):
+    stats = pytest.importorskip("scipy.stats")
+    rates = _t(np.full((20000,), 3.0), device)
+    draws = _np(core.poisson(rates))
+    assert draws.dtype == np.float64 and (draws == np.round(draws)).all()
+    np.testing.assert_allclose(_frequencies(draws, 8), stats.poisson.pmf(np.arange(9), 3.0), atol=0.01)
+    large = _np(core.poisson(core.tensor(np.full((4000,), 400.0), dtype=core.float32, device=device)))
+    assert abs(large.mean() - 400) < 4 * np.sqrt(400 / 4000) and abs(large.var() / 400 - 1) < 0.1
+    assert _np(core.poisson(_t([0.0, 0.0], device))).tolist() == [0.0, 0.0]
+    first = core.poisson(rates[:50], generator=core.Generator(device=rates.device.type).manual_seed(7))
+    again = core.poisson(rates[:50], generator=core.Generator(device=rates.device.type).manual_seed(7))
+    assert _np(first).tolist() == _np(again).tolist()
+    with pytest.raises(RuntimeError, match="non-negative"):
+        core.poisson(_t([-1.0], device))
+    with pytest.raises(RuntimeError, match="not implemented for 'Long'"):
+        core.poisson(_t([1], device))
+
+
+def test_binomial(device):
+    stats = pytest.importorskip("scipy.stats")
+    count = _t(np.full((20000,), 10.0), device)
+    prob = _t(np.full((20000,), 0.3), device)
+    draws = _np(core.binomial(count, prob))
+    np.testing.assert_allclose(_frequencies(draws, 10), stats.binom.pmf(np.arange(11), 10, 0.3), atol=0.01)
+    edge = _np(core.binomial(_t([0.0, 5.0, 5.0], device), _t([0.5, 0.0, 1.0], device)))
+    assert edge.tolist() == [0.0, 0.0, 5.0]
+    first = core.binomial(count[:50], prob[:50], generator=core.Generator(device=count.device.type).manual_seed(3))
+    again = core.binomial(count[:50], prob[:50], generator=core.Generator(device=count.device.type).manual_seed(3))
+    assert _np(first).tolist() == _np(again).tolist()
+    with pytest.raises(RuntimeError, match="0 <= prob <= 1"):
+        core.binomial(_t([2.0], device), _t([1.5], device))

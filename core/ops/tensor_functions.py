@@ -119,7 +119,6 @@ def get_device(input: Tensor) -> int:
     return -1 if device.type == "cpu" else (device.index or 0)
 
 
-@_export
 def fill(input: Tensor, value) -> Tensor:
     """A new tensor shaped and typed like ``input``, every element ``value`` (``torch.fill``, out-of-place)."""
     _check_tensor("fill", input)
@@ -129,6 +128,9 @@ def fill(input: Tensor, value) -> Tensor:
                                "dimensions.")
         return clone(expand(value.to(device=input.device, dtype=input.dtype), input.shape))
     return full_like(input, value)
+
+
+_export(fill, method=False)  # Tensor has only fill_
 
 
 # -- memory constructors -------------------------------------------------------------------------------
@@ -826,3 +828,72 @@ def _segment_reduce_rows(data: Tensor, reduce: str, lengths: Tensor, unsafe: boo
 
 
 _export(segment_reduce, method=False)
+
+
+# -- sampling ------------------------------------------------------------------------------------------
+
+def _uniform(shape, device, generator) -> Tensor:
+    """float64 draws from ``[0, 1)`` through ``uniform_`` (so ``generator`` and the default seeds apply)."""
+    return empty(tuple(shape), dtype=dt.float64, device=device).uniform_(generator=generator)
+
+
+def _check_sampling_input(op: str, name: str, t) -> None:
+    _check_tensor(op, t, name)
+    if t.dtype.category != dt._FLOAT:
+        raise RuntimeError(f"\"{op}_cpu\" not implemented for '{dt.legacy_name(t.dtype)}'")
+
+
+def poisson(input: Tensor, generator=None) -> Tensor:
+    """A draw from the Poisson distribution of rate ``input[i]`` for each element, in ``input``'s dtype
+    (``torch.poisson``).
+
+    Inversion of the CDF, all elements at once: one pass per value of ``k``, so the cost grows with the
+    largest rate (about ``rate + 40 * sqrt(rate)`` passes).
+    """
+    _check_sampling_input("poisson", "input", input)
+    if input.numel() == 0:
+        return empty(input.shape, dtype=input.dtype, device=input.device)
+    rate = input.detach().to(dt.float64)
+    if bool((rate < 0).any()) or bool(rate.isnan().any()):
+        raise RuntimeError("poisson(): invalid Poisson rate, expected rate to be non-negative")
+    u = _uniform(input.shape, input.device, generator)
+    positive = rate > 0
+    log_rate = where(positive, rate, 1.0).log()
+    largest = float(rate.max())
+    last = math.ceil(largest + 40 * math.sqrt(largest) + 40)  # the tail beyond it is below float64's resolution
+    count = zeros(input.shape, dtype=dt.float64, device=input.device)
+    cdf = zeros(input.shape, dtype=dt.float64, device=input.device)
+    for k in range(last + 1):
+        cdf = cdf + (k * log_rate - rate - math.lgamma(k + 1)).exp()  # the pmf at k, in log space: no underflow
+        beyond = u > cdf
+        count = count + beyond.to(dt.float64)
+        if k % 16 == 15 and not bool(beyond.any()):
+            break
+    return where(positive, count, 0.0).to(input.dtype)
+
+
+def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
+    """A draw from the binomial distribution of ``count[i]`` trials of success probability ``prob[i]`` for each
+    element, in ``count``'s dtype (``torch.binomial``).
+
+    The sum of Bernoulli trials, drawn in blocks: the cost grows with the largest count.
+    """
+    _check_sampling_input("binomial", "count", count)
+    _check_sampling_input("binomial", "prob", prob)
+    trials, p = broadcast_tensors(count.detach().to(dt.float64), prob.detach().to(dt.float64, device=count.device))
+    if trials.numel() and (bool((trials < 0).any()) or bool(((p < 0) | (p > 1)).any())):
+        raise RuntimeError("binomial(): expected count >= 0 and 0 <= prob <= 1")
+    successes = zeros(trials.shape, dtype=dt.float64, device=count.device)
+    most = int(trials.max().ceil()) if trials.numel() else 0
+    block = max(1, min(most, (1 << 22) // max(trials.numel(), 1)))
+    for start in range(0, most, block):
+        size = min(block, most - start)
+        draws = _uniform((size,) + tuple(trials.shape), count.device, generator)
+        trial = reshape(arange(start, start + size, dtype=dt.float64, device=count.device),
+                        (size,) + (1,) * trials.dim())
+        successes = successes + ((draws < p) & (trial < trials)).to(dt.float64).sum(0)
+    return successes.to(count.dtype)
+
+
+_export(poisson, method=False)
+_export(binomial, method=False)
