@@ -482,10 +482,13 @@ def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:
     return input * factor
 
 
-@_export
 def renorm_(input: Tensor, p, dim: int, maxnorm) -> Tensor:
     """In-place :func:`renorm` (``Tensor.renorm_``)."""
     return copy_(input, renorm(input, p, dim, maxnorm))
+
+
+_export(renorm_)
+__all__.remove("renorm_")  # a method only, as in PyTorch
 
 
 @_export
@@ -520,10 +523,13 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1, out=None
     return finish_out("addr", result, out)
 
 
-@_export
 def addr_(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """In-place :func:`addr` (``Tensor.addr_``)."""
     return copy_(input, addr(input, vec1, vec2, beta=beta, alpha=alpha))
+
+
+_export(addr_)
+__all__.remove("addr_")  # a method only, as in PyTorch
 
 
 def addmv_(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
