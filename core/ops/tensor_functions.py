@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import warnings
 
 import numpy as np
 
@@ -34,9 +35,9 @@ __all__: list = []
 METHODS: dict = {}
 
 
-def _export(fn, method: bool = True, name: str | None = None):
-    """Add ``fn`` to the namespace (as ``name``) and, with ``method``, to Tensor's methods."""
-    name = name or fn.__name__
+def _export(fn, method: bool = True):
+    """Add ``fn`` to the namespace under its ``__name__`` and, with ``method``, to Tensor's methods."""
+    name = fn.__name__
     __all__.append(name)
     if method:
         METHODS[name] = fn
@@ -176,8 +177,6 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False) -> Ten
         raise ValueError(f"requested buffer length ({count} * {itemsize} bytes) after offset ({offset} bytes) must "
                          f"not be greater than actual buffer length ({length} bytes)")
     if view_.readonly:
-        import warnings
-
         warnings.warn("The given buffer is not writable, and PyTorch does not support non-writable tensors. "
                       "This means you can write to the underlying (supposedly non-writable) buffer using the "
                       "tensor.", UserWarning, stacklevel=2)
@@ -205,7 +204,7 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
         data = np.memmap(filename, dtype=np.uint8, mode="r+", shape=(nbytes,))
     else:
         data = np.fromfile(filename, dtype=np.uint8, count=nbytes)
-    result = from_numpy(np.asarray(data) if not shared else data).view(dtype)
+    result = from_numpy(data).view(dtype)
     if device is not None:
         result = result.to(device)
     return result.requires_grad_(True) if requires_grad else result
@@ -254,10 +253,6 @@ def _slice(input: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> 
     return input[(slice(None),) * dim + (slice(start, end, step),)]
 
 
-def _view_dtype_or_shape(input: Tensor, *shape) -> Tensor:
-    return view(input, *shape)
-
-
 def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
     """Views of consecutive pieces of the given sizes along ``dim`` (``torch.split_with_sizes``)."""
     _check_tensor("split_with_sizes", input)
@@ -275,7 +270,7 @@ for _name, _op in (("alias_copy", alias), ("as_strided_copy", as_strided), ("det
                    ("split_copy", split), ("split_with_sizes_copy", split_with_sizes),
                    ("squeeze_copy", squeeze), ("t_copy", t), ("transpose_copy", transpose),
                    ("unbind_copy", unbind), ("unfold_copy", unfold), ("unsqueeze_copy", unsqueeze),
-                   ("view_copy", _view_dtype_or_shape)):
+                   ("view_copy", view)):
     _copy_of(_op, _name, method=_name == "narrow_copy")
 
 # PyTorch's unsafe_* splits are its splits without autograd's view tracking: the same pieces.
