@@ -315,6 +315,9 @@ def test_logcumsumexp(device):
         np.testing.assert_allclose(_np(core.logcumsumexp(_t(a, device), dim)), np.logaddexp.accumulate(a, dim),
                                    rtol=1e-5)
     np.testing.assert_allclose(_np(_t([-1000.0, 0.0, -1000.0], device).logcumsumexp(0)), [-1000.0, 0.0, 0.0])
+    z = a[:2] + 1j * _rng().standard_normal((2, 7))
+    got = _np(core.logcumsumexp(core.tensor(z, device=device), 1))  # the imaginary part is defined modulo 2 pi
+    np.testing.assert_allclose(np.exp(got), np.cumsum(np.exp(z), 1), rtol=1e-5)
     with pytest.raises(RuntimeError, match="not implemented for 'Long'"):
         core.logcumsumexp(_t([1, 2], device), 0)
     x = core.tensor(a, requires_grad=True)

@@ -440,6 +440,15 @@ def frexp(input: Tensor, *, out=None):
     return _finish_pair("frexp", result, out)
 
 
+def _logaddexp(a: Tensor, b: Tensor) -> Tensor:
+    """``log(exp(a) + exp(b))``; complex inputs factor out the one with the larger real part."""
+    if not a.is_complex():
+        return logaddexp(a, b)
+    larger = a.real >= b.real
+    high, low = where(larger, a, b), where(larger, b, a)
+    return high + (1 + (low - high).exp()).log()
+
+
 @_export
 def logcumsumexp(input: Tensor, dim: int, *, out=None) -> Tensor:
     """``log(cumsum(exp(input), dim))`` computed stably, differentiable (``torch.logcumsumexp``)."""
@@ -453,7 +462,7 @@ def logcumsumexp(input: Tensor, dim: int, *, out=None) -> Tensor:
     while shift < length:  # a Hillis-Steele scan: after it, element i combines elements 0..i
         head = full_like(narrow(result, dim, 0, shift), -math.inf)
         shifted = cat([head, narrow(result, dim, 0, length - shift)], dim)
-        result = logaddexp(result, shifted)
+        result = _logaddexp(result, shifted)
         shift *= 2
     return finish_out("logcumsumexp", result if result is not input else clone(input), out)
 
