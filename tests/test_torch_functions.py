@@ -132,6 +132,8 @@ def test_from_file(tmp_path):
     assert np.fromfile(path, np.float64)[1] == 9.0 and _np(x)[1] == 1.0  # the private copy kept its value
     with pytest.raises(RuntimeError, match="bytes"):
         core.from_file(str(path), size=6, dtype=core.float64)
+    with pytest.raises(RuntimeError, match="No such file"):
+        core.from_file(str(tmp_path / "missing.bin"), size=1)
 
 
 # -- copies of views -----------------------------------------------------------------------------------

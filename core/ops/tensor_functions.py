@@ -192,9 +192,9 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
     dtype = dtype or dt.get_default_dtype()
     size = check_int_arg("from_file", "size", size)
     nbytes = size * dtype.itemsize
-    available = os.path.getsize(filename) if os.path.exists(filename) else 0
-    if shared and not os.path.exists(filename):
-        raise RuntimeError(f"from_file(): unable to open shared memory file <{filename}>: No such file")
+    if not os.path.isfile(filename):
+        raise RuntimeError(f"from_file(): unable to open file <{filename}>: No such file or directory")
+    available = os.path.getsize(filename)
     if available < nbytes:
         raise RuntimeError(f"from_file(): the file {filename} has {available} bytes, but {size} elements of "
                            f"{dtype} need {nbytes} bytes")
