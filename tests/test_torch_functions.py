@@ -490,12 +490,17 @@ def test_index_reduce_errors_and_gradients():
     x = core.tensor(rng.standard_normal((3, 2)), requires_grad=True)
     src = core.tensor(rng.standard_normal((4, 2)), requires_grad=True)
     index = core.tensor([0, 2, 0, 0])
-    for reduce in ("mean", "amax", "amin"):
+    for reduce in ("mean", "amax", "amin", "prod"):
         for include_self in (True, False):
             def fn(u, v, r=reduce, k=include_self):
                 return core.index_reduce(u, 0, index, v, r, include_self=k)
 
             assert gradcheck(fn, (x, src))
+    # prod's gradient with zeros among the factors: one zero gets the product of the others, the rest get 0
+    zeros = core.tensor([[0.0, 2.0], [3.0, 0.0]], requires_grad=True)
+    source = core.tensor([[4.0, 0.0], [5.0, 6.0]], requires_grad=True)
+    core.index_reduce(zeros, 0, core.tensor([0, 0]), source, "prod").sum().backward()
+    assert zeros.grad.tolist() == [[20.0, 0.0], [1.0, 1.0]] and source.grad.tolist() == [[0.0, 12.0], [0.0, 0.0]]
 
 
 def _segment_ref(a, reduce, lengths, initial=None):
@@ -539,7 +544,7 @@ def test_segment_reduce_errors_and_gradients():
     with pytest.raises(RuntimeError, match="unsupported reduction"):
         core.segment_reduce(data, "median", lengths=core.tensor([5]))
     lengths = core.tensor([1, 3, 1])
-    for reduce in ("sum", "mean", "max", "min"):
+    for reduce in ("sum", "mean", "max", "min", "prod"):
         assert gradcheck(lambda d, r=reduce: core.segment_reduce(d, r, lengths=lengths), (data,))
 
 

@@ -724,6 +724,28 @@ def _index_extreme(input, dim, index, source, reduce, include_self, target):
     return _straight_through(value, where(touched, total / where(count == 0, 1, count), input))
 
 
+def _index_prod(input, dim, index, source, include_self, target):
+    """``prod`` of :func:`index_reduce`; its gradient is the product of the other factors, zeros included."""
+    value = scatter_reduce(input, dim, target, source, "prod", include_self=include_self).detach()
+    if not (input.requires_grad or source.requires_grad):
+        return value
+    x, src = input.detach(), source.detach()
+    touched = index_add(zeros_like(x), dim, index, ones_like(src)) > 0
+    self_zero = (x == 0) & touched if include_self else zeros_like(x, dtype=dt.bool)
+    zeros_in = index_add(self_zero.to(x.dtype), dim, index, (src == 0).to(src.dtype))
+    base = where(x == 0, 1, x) if include_self else ones_like(x)
+    nonzero_product = scatter_reduce(base, dim, target, where(src == 0, 1, src), "prod", include_self=True)
+
+    def others(values, zeros, product):  # d(product)/d(value): the product of the other factors
+        return where(zeros == 0, product / where(values == 0, 1, values),
+                     where((zeros == 1) & (values == 0), product, 0))
+
+    self_slope = where(touched, others(x, zeros_in, nonzero_product), 1) if include_self else where(touched, 0, 1)
+    source_slope = others(src, gather(zeros_in, dim, target), gather(nonzero_product, dim, target))
+    linear = index_add(input * self_slope, dim, index, source * source_slope)
+    return _straight_through(value, linear)
+
+
 def _index_mean(input, dim, index, source, include_self):
     """``mean`` of :func:`index_reduce`, from ``index_add`` so it is differentiable."""
     count = index_add(zeros_like(input), dim, index, ones_like(source))
@@ -759,8 +781,8 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     if reduce == "mean":
         return _index_mean(input, dim, index, source, include_self)
     target = _index_along(index, dim, source)
-    if reduce == "prod":  # its gradient is scatter_reduce's (not implemented there yet)
-        return scatter_reduce(input, dim, target, source, "prod", include_self=include_self)
+    if reduce == "prod":
+        return _index_prod(input, dim, index, source, include_self, target)
     return _index_extreme(input, dim, index, source, reduce, include_self, target)
 
 
