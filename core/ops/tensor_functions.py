@@ -20,13 +20,15 @@ from ..dtypes import result_type
 from ..tensor import Tensor
 from . import elementwise
 from ._util import broadcast_shapes, check_int_arg, finish_out, numel, size_args, wrap_dim
-from .creation import clone, copy_, empty, from_numpy, full, full_like, ones_like, tensor, zeros, zeros_like
+from .creation import (clone, copy_, empty, from_numpy, full, full_like, ones, ones_like, tensor, zeros,
+                       zeros_like)
+from .decompositions import vander as linalg_vander
 from .elementwise import (add, exp2, floor, floor_divide, isfinite, log2, logaddexp, mul, remainder, sub,
                           where)
 from .indexing import gather, index_add, scatter_reduce
 from .linalg import addmv, outer
 from .ranges import arange
-from .reduction import _finish_pair, cumprod, norm, return_type
+from .reduction import _finish_pair, norm, return_type
 from .shape import broadcast_tensors, cat, diff, flip, repeat_interleave, stack
 from .view import (alias, as_strided, chunk, diagonal, expand, narrow, permute, reshape, select, split, squeeze,
                    t, tensor_split, transpose, unbind, unfold, unsqueeze, view)
@@ -618,18 +620,17 @@ for _fn in (trapezoid, trapz, cumulative_trapezoid):
 
 def vander(x: Tensor, N=None, increasing: bool = False) -> Tensor:
     """The Vandermonde matrix of a 1-D tensor: columns ``x ** (N-1) ... x ** 0`` (reversed when ``increasing``);
-    integer inputs give int64 (``torch.vander``)."""
+    integer inputs give int64 (``torch.vander``, ``torch.linalg.vander`` flipped)."""
     _check_tensor("vander", x, "x")
     if x.dim() != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
     n = x.shape[0] if N is None else check_int_arg("vander", "N", N)
     if n < 0:
         raise RuntimeError("N must be non-negative.")
-    dtype = dt.promote_types(x.dtype, dt.int64)
-    columns = [full_like(x, 1, dtype=dtype).unsqueeze(1)] if n else []
     if n > 1:
-        columns.append(cumprod(expand(x.to(dtype).unsqueeze(1), (x.shape[0], n - 1)), 1))
-    result = cat(columns, 1) if columns else zeros((x.shape[0], 0), dtype=dtype, device=x.device)
+        result = linalg_vander(x, N=n)  # torch.linalg.vander: the increasing powers
+    else:  # no powers beyond x ** 0
+        result = ones((x.shape[0], n), dtype=dt.promote_types(x.dtype, dt.int64), device=x.device)
     return result if increasing else flip(result, (1,))
 
 
