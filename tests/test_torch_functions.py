@@ -38,6 +38,22 @@ def test_inplace_aliases(device, name, ref):
     np.testing.assert_allclose(_np(y), ref(a), rtol=1e-5, atol=1e-6)
 
 
+def test_arctan2_inplace(device):
+    a, b = _rng().standard_normal(5), _rng().standard_normal(5) + 0.1
+    x = _t(a, device)
+    assert x.arctan2_(_t(b, device)) is x
+    np.testing.assert_allclose(_np(x), np.arctan2(a, b), rtol=1e-6)
+    assert not hasattr(core, "arctan2_")
+
+
+def test_view_as_real_copy():
+    z = np.array([1 + 2j, -3 + 0.5j])
+    x = core.tensor(z)
+    y = core.view_as_real_copy(x)
+    np.testing.assert_array_equal(_np(y), np.stack([z.real, z.imag], -1))
+    assert y._storage is not x._storage
+
+
 def test_hyperbolic_aliases(device):
     a = _rng().uniform(1.1, 3.0, (5,))
     np.testing.assert_allclose(_np(core.arccosh(_t(a, device))), np.arccosh(a), rtol=1e-5)

@@ -31,7 +31,7 @@ from .ranges import arange
 from .reduction import _finish_pair, norm, return_type
 from .shape import broadcast_tensors, cat, diff, flip, repeat_interleave, stack
 from .view import (alias, as_strided, chunk, diagonal, expand, narrow, permute, reshape, select, split, squeeze,
-                   t, tensor_split, transpose, unbind, unfold, unsqueeze, view)
+                   t, tensor_split, transpose, unbind, unfold, unsqueeze, view, view_as_real)
 
 __all__: list = []
 METHODS: dict = {}
@@ -70,6 +70,8 @@ for _name, _target in (("arccos_", "acos_"), ("arcsin_", "asin_"), ("arctan_", "
                        ("arccosh_", "acosh_"), ("arcsinh", "asinh"), ("arcsinh_", "asinh_"), ("arctanh", "atanh"),
                        ("arctanh_", "atanh_"), ("fix_", "trunc_"), ("negative_", "neg_")):
     _alias_of(_name, getattr(elementwise, _target, None) or elementwise.METHODS[_target], target_name=_target)
+_alias_of("arctan2_", elementwise.METHODS["atan2_"], target_name="atan2_")
+__all__.remove("arctan2_")  # a method only, as in PyTorch
 
 
 @_export
@@ -272,7 +274,7 @@ for _name, _op in (("alias_copy", alias), ("as_strided_copy", as_strided), ("det
                    ("split_copy", split), ("split_with_sizes_copy", split_with_sizes),
                    ("squeeze_copy", squeeze), ("t_copy", t), ("transpose_copy", transpose),
                    ("unbind_copy", unbind), ("unfold_copy", unfold), ("unsqueeze_copy", unsqueeze),
-                   ("view_copy", view)):
+                   ("view_copy", view), ("view_as_real_copy", view_as_real)):
     _copy_of(_op, _name, method=_name == "narrow_copy")
 
 # PyTorch's unsafe_* splits are its splits without autograd's view tracking: the same pieces.
