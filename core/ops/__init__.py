@@ -25,6 +25,7 @@ from .sorting import *  # noqa: F401,F403
 from .spectral import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
 from .tensor_methods import *  # noqa: F401,F403
+from .tensor_functions import *  # noqa: F401,F403
 from .view import *  # noqa: F401,F403
 from . import conv, loss, normalization, optimizers, pooling  # noqa: F401,E402 - nn's ops: declared, not re-exported
 
@@ -32,7 +33,7 @@ import importlib as _importlib
 
 FAMILIES = ("creation", "elementwise", "view", "reduction", "shape", "indexing", "linalg", "decompositions", "random",
             "sorting", "statistics", "ranges", "format", "conv", "pooling", "normalization", "loss", "optimizers",
-            "spectral", "nn_functions", "tensor_methods")
+            "spectral", "nn_functions", "tensor_methods", "tensor_functions")
 
 for _family in FAMILIES:  # module names, not the star-imported functions of the same name (view, format)
     attach_methods(_importlib.import_module(f"{__name__}.{_family}").METHODS)

@@ -30,6 +30,7 @@ METHODS: dict = {}
 _nanmedian_t = return_type("nanmedian", ("values", "indices"))
 _mode_t = return_type("mode", ("values", "indices"))
 _histogram_t = return_type("histogram", ("hist", "bin_edges"))
+_histogramdd_t = return_type("histogramdd", ("hist", "bin_edges"))
 
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
@@ -95,6 +96,34 @@ def histc(input, bins=100, min=0, max=0, *, out=None):  # noqa: A002 - PyTorch's
     return finish_out("histc", counts.to(input.dtype), out)
 
 
+def _uniform_edges(op: str, values: Tensor, bins, bounds) -> Tensor:
+    """``bins + 1`` equal-width edges over ``bounds`` (``values``' range when None; widened by 0.5 when empty)."""
+    if int(bins) <= 0:
+        raise RuntimeError(f"torch.{op}(): bins must be > 0, but got {bins} for dimension 0")
+    if bounds is not None:
+        low, high = float(bounds[0]), float(bounds[1])
+    elif values.numel():
+        low, high = float(values.min()), float(values.max())
+    else:
+        low, high = 0.0, 0.0
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise RuntimeError(f"torch.{op}(): range of [{low}, {high}] is not finite")
+    if low > high:
+        raise RuntimeError(f"torch.{op}(): min should not exceed max, but got min {low} max {high}")
+    if low == high:
+        low, high = low - 0.5, high + 0.5
+    return linspace(low, high, int(bins) + 1, dtype=values.dtype, device=values.device)
+
+
+def _bin_positions(x: Tensor, edges: Tensor) -> tuple:
+    """The bin of each element of 1-D ``x`` (the last bin closed on the right) and whether it lies in any bin."""
+    count = edges.numel() - 1
+    position = searchsorted(edges, x.contiguous(), right=True) - 1
+    position = where(x == edges[-1], count - 1, position)
+    inside = (x >= edges[0]) & (x <= edges[-1])
+    return position.clamp(0, builtins.max(count - 1, 0)), inside
+
+
 def histogram(input, bins, *, range=None, weight=None, density=False, out=None):  # noqa: A002
     """``(hist, bin_edges)`` of ``input`` over ``bins``, a count or the edges as a 1-D tensor (``torch.histogram``)."""
     _check_tensor("histogram", input)
@@ -108,21 +137,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
             raise TypeError("histogram(): range cannot be given with a tensor of bin edges")
         edges = bins.to(device=input.device, dtype=input.dtype)
     else:
-        if int(bins) <= 0:
-            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
-        if range is not None:
-            low, high = float(range[0]), float(range[1])
-        elif input.numel():
-            low, high = float(input.min()), float(input.max())
-        else:
-            low, high = 0.0, 0.0
-        if not (math.isfinite(low) and math.isfinite(high)):
-            raise RuntimeError(f"torch.histogram(): range of [{low}, {high}] is not finite")
-        if low > high:
-            raise RuntimeError(f"torch.histogram(): min should not exceed max, but got min {low} max {high}")
-        if low == high:
-            low, high = low - 0.5, high + 0.5
-        edges = linspace(low, high, int(bins) + 1, dtype=input.dtype, device=input.device)
+        edges = _uniform_edges("histogram", input, bins, range)
     if weight is not None and weight.shape != input.shape:
         raise RuntimeError("torch.histogram(): if weight tensor is provided it should have the same shape as the "
                            f"input tensor excluding its innermost dimension, but got input with shape "
@@ -133,16 +148,64 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     if count < 1 or x.numel() == 0:
         hist = zeros(builtins.max(count, 0), dtype=hist_dtype, device=input.device)
     else:
-        position = searchsorted(edges, x.contiguous(), right=True) - 1
-        position = where(x == edges[-1], count - 1, position)  # the last bin is closed on the right
-        inside = (x >= edges[0]) & (x <= edges[-1])
+        position, inside = _bin_positions(x, edges)
         w = inside.to(hist_dtype) if weight is None else where(inside, reshape(weight, (-1,)).to(hist_dtype), 0)
-        hist = scatter_add(zeros(count, dtype=hist_dtype, device=input.device), 0,
-                           position.clamp(0, count - 1), w)
+        hist = scatter_add(zeros(count, dtype=hist_dtype, device=input.device), 0, position, w)
     if density:
         hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
     result = _histogram_t(hist, edges)
     return _finish_pair("histogram", result, out)
+
+
+def histogramdd(input, bins, *, range=None, weight=None, density=False):  # noqa: A002
+    """``(hist, bin_edges)``: the D-dimensional histogram of the points in the rows of ``input`` (shape
+    ``(..., D)``); ``bins`` is a count, a count per dim or a list of edge tensors, ``range`` is
+    ``[min0, max0, min1, max1, ...]`` (``torch.histogramdd``)."""
+    _check_tensor("histogramdd", input)
+    if not _is_float(input):
+        raise RuntimeError(f"\"histogramdd_cpu\" not implemented for '{dt.legacy_name(input.dtype)}'")
+    if input.dim() < 2:
+        raise RuntimeError(f"torch.histogramdd(): input should have at least 2 dimensions, but got {input.dim()}")
+    dims = input.shape[-1]
+    points = reshape(input, (-1, dims))
+    per_dim = [bins] * dims if isinstance(bins, numbers.Integral) else list(bins)
+    if len(per_dim) != dims:
+        raise RuntimeError(f"torch.histogramdd(): expected {dims} sequences of bin edges for each of the {dims} "
+                           f"dimensions of the input, but got {len(per_dim)}")
+    if range is not None and len(range) != 2 * dims:
+        raise RuntimeError(f"torch.histogramdd(): for a {dims}-dimensional histogram range should have "
+                           f"{2 * dims} elements, but got {len(range)}")
+    edges = [b.to(device=input.device, dtype=input.dtype) if isinstance(b, Tensor)
+             else _uniform_edges("histogramdd", points[:, d], b, None if range is None else range[2 * d:2 * d + 2])
+             for d, b in enumerate(per_dim)]
+    counts = [e.numel() - 1 for e in edges]
+    if weight is not None and tuple(weight.shape) != tuple(input.shape[:-1]):
+        raise RuntimeError("torch.histogramdd(): if weight tensor is provided it should have the same shape as the "
+                           "input tensor excluding its innermost dimension")
+    total = 1
+    for c in counts:
+        total *= builtins.max(c, 0)
+    flat = zeros(total, dtype=input.dtype, device=input.device)
+    if total and points.shape[0]:
+        cell = zeros(points.shape[0], dtype=dt.int64, device=input.device)
+        inside = full((points.shape[0],), True, dtype=dt.bool, device=input.device)
+        for d, e in enumerate(edges):  # row-major cell index, one dim at a time
+            position, in_dim = _bin_positions(points[:, d], e)
+            cell, inside = cell * counts[d] + position, inside & in_dim
+        w = inside.to(input.dtype)
+        if weight is not None:
+            w = where(inside, reshape(weight, (-1,)).to(input.dtype), 0)
+        flat = scatter_add(flat, 0, cell, w)
+    hist = reshape(flat, tuple(counts))
+    if density:
+        volume = None
+        for d, e in enumerate(edges):
+            shape = [1] * dims
+            shape[d] = counts[d]
+            width = reshape(e[1:] - e[:-1], tuple(shape))
+            volume = width if volume is None else volume * width
+        hist = hist / (hist.sum() * volume)
+    return _histogramdd_t(hist, edges)
 
 
 # -- quantiles and medians ----------------------------------------------------------------------------
@@ -364,3 +427,4 @@ for _fn in (bincount, histc, histogram, quantile, nanquantile, nanmedian, mode):
     _export(_fn)
 for _fn in (cov, corrcoef):
     _export(_fn)
+_export(histogramdd, method=False)
