@@ -15,6 +15,7 @@ from .decompositions import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
 from .format import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
+from .legacy_linalg import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .random import *  # noqa: F401,F403
 from .ranges import *  # noqa: F401,F403
@@ -30,7 +31,7 @@ import importlib as _importlib
 
 FAMILIES = ("creation", "elementwise", "view", "reduction", "shape", "indexing", "linalg", "decompositions", "random",
             "sorting", "statistics", "ranges", "format", "conv", "pooling", "normalization", "loss", "optimizers",
-            "spectral")
+            "spectral", "legacy_linalg")
 
 for _family in FAMILIES:  # module names, not the star-imported functions of the same name (view, format)
     attach_methods(_importlib.import_module(f"{__name__}.{_family}").METHODS)
