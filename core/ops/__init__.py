@@ -18,6 +18,7 @@ from .format import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .legacy_linalg import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
+from .lowrank import *  # noqa: F401,F403
 from .random import *  # noqa: F401,F403
 from .ranges import *  # noqa: F401,F403
 from .reduction import *  # noqa: F401,F403
@@ -33,7 +34,8 @@ import importlib as _importlib
 
 FAMILIES = ("creation", "elementwise", "view", "reduction", "shape", "indexing", "linalg", "decompositions", "random",
             "sorting", "statistics", "ranges", "format", "conv", "pooling", "normalization", "loss", "optimizers",
-            "spectral", "legacy_linalg", "signal", "control_flow")
+            "spectral", "legacy_linalg", "signal", "control_flow",
+            "lowrank")
 
 for _family in FAMILIES:  # module names, not the star-imported functions of the same name (view, format)
     attach_methods(_importlib.import_module(f"{__name__}.{_family}").METHODS)
