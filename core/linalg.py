@@ -15,16 +15,16 @@ from .ops.decompositions import (cholesky, cholesky_ex, cond, det, eig, eigh, ei
                                  tensorsolve, vander, vector_norm)
 from .ops.decompositions import linalg_norm as norm
 from .ops.elementwise import conj as _conj, mul as _mul
-from .ops.legacy_linalg import householder_product
+from .ops.legacy_linalg import householder_product, ldl_factor, ldl_factor_ex, ldl_solve
 from .ops.reduction import sum as _sum
 from .ops.view import diagonal as _diagonal
 from .tensor import Tensor as _Tensor
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
-           "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
-           "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
-           "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander",
-           "vecdot", "vector_norm"]
+           "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq",
+           "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
+           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
+           "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
 
 matmul = _products.matmul  # torch.linalg.matmul is torch.matmul
 

@@ -298,3 +298,34 @@ def test_matrix_rank_legacy(device):
         s = np.linalg.svd(a, compute_uv=False)
         assert core.matrix_rank(_t(a, device), tol=float(s[1]) * 1.01).item() == 1
         assert core.matrix_rank(_t(a, device), tol=float(s[1]) * 0.99).item() == 2
+
+
+# -- LDL^T: core.linalg.ldl_factor(_ex), ldl_solve ---------------------------------------------------------------
+
+@pytest.mark.parametrize("shape", [(4, 4), (2, 5, 5)])
+def test_ldl_factor_matches_sytrf_and_solves(device, shape):
+    a = _random(shape)
+    sym = a + np.swapaxes(a, -1, -2)  # indefinite: Bunch-Kaufman pivots with 2x2 blocks may appear
+    LD, pivots, info = core.linalg.ldl_factor_ex(_t(sym, device))
+    assert pivots.dtype is core.int32 and info.shape == shape[:-2] and not _np(info).any()
+    for i, matrix in enumerate(sym.reshape((-1,) + shape[-2:])):
+        ldu, ipiv, _ = scipy.linalg.lapack.dsytrf(matrix, lower=1)
+        assert_close(_np(LD).reshape((-1,) + shape[-2:])[i], np.tril(ldu))
+        assert (_np(pivots).reshape(-1, shape[-1])[i] == ipiv).all()
+    b = _random(shape[:-1] + (3,))
+    LD2, pivots2 = core.linalg.ldl_factor(_t(sym, device))
+    X = core.linalg.ldl_solve(LD2, pivots2, _t(b, device))
+    assert_close(_np(X), np.linalg.solve(sym, b))
+    assert type(core.linalg.ldl_factor(_t(sym, device))).__name__ == "linalg_ldl_factor"
+
+
+def test_ldl_solve_broadcasts_and_checks():
+    a = _random((3, 3))
+    sym = a + a.T
+    LD, pivots = core.linalg.ldl_factor(core.tensor(sym))
+    b = _random((2, 3, 1))
+    assert_close(_np(core.linalg.ldl_solve(LD, pivots, core.tensor(b))), np.linalg.solve(sym, b))
+    with pytest.raises(RuntimeError, match="Incompatible shapes"):
+        core.linalg.ldl_solve(LD, pivots, core.ones(4, 1, dtype=core.float64))
+    with pytest.raises(RuntimeError, match="int32"):
+        core.linalg.ldl_solve(LD, pivots.long(), core.tensor(b[0]))

@@ -3,8 +3,9 @@ lu, lu_solve, lu_unpack, triangular_solve), LAPACK's compact Householder form (g
 kept at the top level, and the names PyTorch 2 removed (eig, symeig, lstsq, solve, matrix_rank).
 
 All are composites of ``core.linalg``'s decompositions (so they run on every device and differentiate where the
-decompositions do), except geqrf, which PyTorch does not differentiate and which runs LAPACK's geqrf through
-NumPy on the host. The removed names follow their PyTorch 1.x documentation and warn with their replacement.
+decompositions do), except geqrf and the LDL^T factorisation (``core.linalg.ldl_factor``/``ldl_solve``), which
+PyTorch does not differentiate and which run LAPACK's geqrf, sytrf/hetrf and sytrs/hetrs on the host (NumPy,
+SciPy). The removed names follow their PyTorch 1.x documentation and warn with their replacement.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import scipy.linalg.lapack
 
 from .. import dtypes as dt
 from ..tensor import Tensor
 from .creation import empty, tensor, zeros
-from ._util import finish_out
+from ._util import broadcast_shapes, finish_out
 from .decompositions import (_permutation, check_float_input, check_matrix_input, eigh, linalg_eig, linalg_svd,
                              lu_factor, lu_factor_ex, lu_solve as _linalg_lu_solve, matrix_norm,
                              matrix_rank as _linalg_matrix_rank, pinv, qr as _linalg_qr, solve as _linalg_solve,
@@ -40,6 +42,8 @@ _eig_t = return_type("eig", ("eigenvalues", "eigenvectors"))
 _symeig_t = return_type("symeig", ("eigenvalues", "eigenvectors"))
 _lstsq_t = return_type("lstsq", ("solution", "QR"))
 _solve_t = return_type("solve", ("solution", "LU"))
+_ldl_factor_t = return_type("linalg_ldl_factor", ("LD", "pivots"))
+_ldl_factor_ex_t = return_type("linalg_ldl_factor_ex", ("LD", "pivots", "info"))
 
 
 def _export(fn, method: bool = True):
@@ -164,6 +168,67 @@ def geqrf(input, *, out=None):
     result = (tensor(a.reshape(batch + (m, n)), dtype=input.dtype, device=input.device),
               tensor(tau.reshape(batch + (min(m, n),)), dtype=input.dtype, device=input.device))
     return _finish("geqrf", result, out, _geqrf_t)
+
+
+def _matrices(t):
+    """t's matrices on the host, as an (N, m, n) NumPy array."""
+    return t.detach().cpu().numpy().reshape((-1,) + t._shape[-2:])
+
+
+def _lapack(name: str, hermitian: bool, array):
+    """LAPACK's ``sy<name>`` (``he<name>`` for Hermitian complex matrices) for array's type."""
+    prefix = "he" if hermitian and np.iscomplexobj(array) else "sy"
+    return scipy.linalg.lapack.get_lapack_funcs(prefix + name, (array,))
+
+
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
+    """(LD, pivots, info): the Bunch-Kaufman LDL^T (LDL^H when ``hermitian``) factorisation of symmetric matrices
+    from their lower triangle, compact as LAPACK's sytrf (the strict upper triangle zeroed); not differentiable, as
+    in PyTorch (``torch.linalg.ldl_factor_ex``)."""
+    check_matrix_input("linalg.ldl_factor_ex", A)
+    factor = _lapack("trf", hermitian, _matrices(A))
+    parts = [factor(matrix, lower=1) for matrix in _matrices(A)]
+    batch, n = A._shape[:-2], A._shape[-1]
+    LD = np.tril(np.stack([p[0] for p in parts])) if parts else np.zeros((0, n, n), dtype=A.dtype.numpy)
+    result = (tensor(LD.reshape(batch + (n, n)), dtype=A.dtype, device=A.device),
+              tensor(np.array([p[1] for p in parts], dtype=np.int32).reshape(batch + (n,)), dtype=dt.int32,
+                     device=A.device),
+              tensor(np.array([p[2] for p in parts], dtype=np.int32).reshape(batch), dtype=dt.int32, device=A.device))
+    if check_errors and any(p[2] < 0 for p in parts):
+        raise RuntimeError(f"torch.linalg.ldl_factor_ex: Argument {-min(p[2] for p in parts)} has illegal value.")
+    return _finish("linalg.ldl_factor_ex", result, out, _ldl_factor_ex_t)
+
+
+def ldl_factor(A, *, hermitian=False, out=None):
+    """(LD, pivots): ``ldl_factor_ex`` without the info (``torch.linalg.ldl_factor``)."""
+    LD, pivots, _ = ldl_factor_ex(A, hermitian=hermitian, check_errors=True)
+    return _finish("linalg.ldl_factor", (LD, pivots), out, _ldl_factor_t)
+
+
+def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
+    """X with A X = B from ``ldl_factor``'s (LD, pivots) of A, as LAPACK's sytrs (``torch.linalg.ldl_solve``)."""
+    op = "torch.linalg.ldl_solve"
+    check_matrix_input("linalg.ldl_solve", LD, name="LD")
+    _check_tensor("linalg.ldl_solve", "B", B)
+    if B.ndim < 2 or B._shape[-2] != LD._shape[-1]:
+        raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation AX = B "
+                           f"({LD._shape[-2]}x{LD._shape[-1]} and {'x'.join(map(str, B._shape[-2:]))})")
+    if pivots.dtype is not dt.int32:
+        raise RuntimeError(f"{op}: Expected LU_pivots to have the int32 dtype, but got {pivots.dtype.name}")
+    if B.dtype is not LD.dtype:
+        raise RuntimeError(f"{op}: Expected LD and B to have the same dtype, but got LD of type "
+                           f"{dt.legacy_name(LD.dtype)} and B of type {dt.legacy_name(B.dtype)} instead")
+    batch = broadcast_shapes(LD._shape[:-2], B._shape[:-2], op=op)
+    factors = _matrices(expand(LD, batch + LD._shape[-2:]))
+    rights = _matrices(expand(B, batch + B._shape[-2:]))
+    swaps = pivots.detach().cpu().numpy().reshape(-1, LD._shape[-1])
+    swaps = np.broadcast_to(swaps.reshape(LD._shape[:-2] + swaps.shape[-1:]), batch + swaps.shape[-1:]).reshape(
+        -1, swaps.shape[-1])
+    solve_with = _lapack("trs", hermitian, factors)
+    X = np.stack([solve_with(f, p, b, lower=1)[0] for f, p, b in zip(factors, swaps, rights)]) if len(factors) \
+        else np.zeros(rights.shape, dtype=rights.dtype)
+    return finish_out("linalg.ldl_solve", tensor(X.reshape(batch + B._shape[-2:]), dtype=B.dtype, device=B.device),
+                      out)
 
 
 def _check_reflectors(op: str, input, tau) -> None:

@@ -131,6 +131,13 @@ def _lobpcg_one(A, k, B, X, iK, niter, tol, largest, tracker):
         X, step = X_new, step + 1
 
 
+def _batch_item(T, i: int):
+    """Matrix i of a batched argument (the one matrix of an unbatched one), detached; None stays None."""
+    if T is None:
+        return None
+    return T.detach().reshape((-1,) + T._shape[-2:])[i if T.ndim > 2 else 0]
+
+
 def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, largest=None, method=None,
            tracker=None, ortho_iparams=None, ortho_fparams=None, ortho_bparams=None):
     """(E, X): the k largest (or smallest) eigenvalues and eigenvectors of A X = B X diag(E), A symmetric, B
@@ -163,10 +170,9 @@ def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, lar
     matrices = A.detach().reshape((-1, m, m))  # the iteration is not differentiated: see the Rayleigh quotient below
     results = []
     for i in range(matrices._shape[0]):
-        start = randn(m, n, dtype=A.dtype, device=A.device) if X is None else X.detach().reshape((-1, m, n))[
-            i if X.ndim > 2 else 0]
-        pick = (lambda T: None if T is None else T.detach().reshape((-1, m, m))[i if T.ndim > 2 else 0])
-        results.append(_lobpcg_one(matrices[i], k, pick(B), start, pick(iK), niter, tol, largest, tracker))
+        start = randn(m, n, dtype=A.dtype, device=A.device) if X is None else _batch_item(X, i)
+        results.append(_lobpcg_one(matrices[i], k, _batch_item(B, i), start, _batch_item(iK, i), niter, tol, largest,
+                                   tracker))
     vectors = results[0][1] if not batch else stack([r[1] for r in results]).reshape(batch + (m, k))
     # E as the Rayleigh quotient of the converged vectors: equal to the Ritz values, and its derivative is the
     # eigenvalues' first-order one, x^H (dA - E dB) x (differentiating the iteration divides by vanishing residuals)

@@ -128,8 +128,8 @@ def _full_window(op: str, window, win_length: int, n_fft: int, like):
     if window is None:
         window = ones(win_length, dtype=like.dtype.to_real(), device=like.device)
     if not isinstance(window, Tensor) or window.ndim != 1 or window._shape[0] != win_length:
-        raise RuntimeError(f"{op}: expected a 1D window tensor of size equal to win_length={win_length}, but got window "
-                           f"with size {list(window.shape) if isinstance(window, Tensor) else window}")
+        raise RuntimeError(f"{op}: expected a 1D window tensor of size equal to win_length={win_length}, but got "
+                           f"window with size {list(window.shape) if isinstance(window, Tensor) else window}")
     left = (n_fft - win_length) // 2
     if win_length != n_fft:
         window = cat([zeros(left, dtype=window.dtype, device=window.device), window,
