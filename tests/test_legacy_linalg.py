@@ -329,3 +329,78 @@ def test_ldl_solve_broadcasts_and_checks():
         core.linalg.ldl_solve(LD, pivots, core.ones(4, 1, dtype=core.float64))
     with pytest.raises(RuntimeError, match="int32"):
         core.linalg.ldl_solve(LD, pivots.long(), core.tensor(b[0]))
+
+
+# -- products and helpers kept at the top level ----------------------------------------------------------------
+
+@pytest.mark.parametrize("beta, alpha", [(1, 1), (0.5, 2.0), (0, 3.0)])
+def test_addr(device, beta, alpha):
+    m, u, v = _random((3, 4)), _random(3), _random(4)
+    if beta == 0:
+        m[0, 0] = np.nan  # ignored when beta is 0
+    expected = (beta * m if beta else 0) + alpha * np.outer(u, v)
+    assert_close(_np(core.addr(_t(m, device), _t(u, device), _t(v, device), beta=beta, alpha=alpha)), expected)
+    x = _t(m, device)
+    x.addr_(_t(u, device), _t(v, device), beta=beta, alpha=alpha)
+    assert_close(_np(x), expected)
+    assert_close(_np(_t(m[0], device).addr(_t(u, device), _t(v, device))), m[0] + np.outer(u, v))  # broadcasts
+
+
+def test_addr_gradient_and_errors():
+    m, u, v = (_t(a, "cpu", True) for a in (_random((3, 2)), _random(3), _random(2)))
+    assert gradcheck(lambda m, u, v: core.addr(m, u, v, beta=0.5, alpha=2.0), (m, u, v))
+    with pytest.raises(RuntimeError, match="1-D"):
+        core.addr(m, m, v)
+
+
+@pytest.mark.parametrize("p", [1, 2, 3.5, float("inf"), 0])
+def test_dist(device, p):
+    a, b = _random((3, 4)), _random(4)
+    d = (a - b).ravel()
+    expected = np.abs(d).max() if p == float("inf") else np.count_nonzero(d) if p == 0 else \
+        (np.abs(d) ** p).sum() ** (1 / p)
+    assert_close(_np(core.dist(_t(a, device), _t(b, device), p)), np.float64(expected))
+    assert_close(_np(_t(a, device).dist(_t(b, device))), np.float64(np.linalg.norm(d)))
+
+
+@pytest.mark.parametrize("p, dim, maxnorm", [(2, 0, 1.5), (1, 1, 2.0), (3, 2, 0.5), (2, -1, 100.0)])
+def test_renorm(device, p, dim, maxnorm):
+    a = _random((3, 4, 2))
+    axes = tuple(d for d in range(3) if d != dim % 3)
+    norms = (np.abs(a) ** p).sum(axes, keepdims=True) ** (1 / p)
+    expected = a * np.where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+    assert_close(_np(core.renorm(_t(a, device), p, dim, maxnorm)), expected)
+    x = _t(a, device)
+    x.renorm_(p, dim, maxnorm)
+    assert_close(_np(x), expected)
+
+
+def test_renorm_gradient_and_errors():
+    a = _t(_random((3, 4)), "cpu", True)
+    assert gradcheck(lambda a: core.renorm(a, 2, 0, 1.0), (a,))
+    with pytest.raises(RuntimeError, match="non-positive-norm"):
+        core.renorm(a, 0, 0, 1.0)
+    with pytest.raises(RuntimeError, match="maxnorm"):
+        core.renorm(a, 2, 0, -1.0)
+
+
+def test_adjoint(device):
+    a = _random((2, 3, 4)) + 1j * _random((2, 3, 4))
+    assert_close(_np(core.adjoint(_t(a, device))), np.conj(np.swapaxes(a, -1, -2)))
+    b = _random((3, 4))
+    assert_close(_np(_t(b, device).adjoint()), b.T)
+    with pytest.raises(RuntimeError, match="only supported on matrices"):
+        core.adjoint(_t(b[0], device))
+
+
+@pytest.mark.parametrize("N", [None, 0, 1, 2, 5])
+@pytest.mark.parametrize("increasing", [True, False])
+def test_vander(device, N, increasing):
+    x = np.array([2, -1, 3, 0])
+    result = core.vander(_t(x, device), N, increasing)
+    assert result.dtype is core.int64
+    assert (_np(result) == np.vander(x, N, increasing)).all()
+    xf = _random(3)
+    assert_close(_np(core.vander(_t(xf, device), N, increasing)), np.vander(xf, N, increasing))
+    with pytest.raises(RuntimeError, match="one-dimensional"):
+        core.vander(_t(np.ones((2, 2)), device))

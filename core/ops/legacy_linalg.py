@@ -1,6 +1,7 @@
 """Linear algebra in the torch namespace outside ``torch.linalg``: the older names (svd with V, qr with ``some``,
 lu, lu_solve, lu_unpack, triangular_solve), LAPACK's compact Householder form (geqrf, orgqr, ormqr), the norms
-kept at the top level, and the names PyTorch 2 removed (eig, symeig, lstsq, solve, matrix_rank).
+and matrix helpers kept at the top level (nuclear_norm, frobenius_norm, dist, renorm, adjoint, vander), and the
+names PyTorch 2 removed (eig, symeig, lstsq, solve, matrix_rank).
 
 All are composites of ``core.linalg``'s decompositions (so they run on every device and differentiate where the
 decompositions do), except geqrf and the LDL^T factorisation (``core.linalg.ldl_factor``/``ldl_solve``), which
@@ -17,14 +18,14 @@ import scipy.linalg.lapack
 
 from .. import dtypes as dt
 from ..tensor import Tensor
-from .creation import empty, tensor, zeros
-from ._util import broadcast_shapes, finish_out
+from .creation import empty, ones, tensor, zeros
+from ._util import broadcast_shapes, finish_out, wrap_dim
 from .decompositions import (_permutation, check_float_input, check_matrix_input, eigh, linalg_eig, linalg_svd,
                              lu_factor, lu_factor_ex, lu_solve as _linalg_lu_solve, matrix_norm,
                              matrix_rank as _linalg_matrix_rank, pinv, qr as _linalg_qr, solve as _linalg_solve,
-                             solve_triangular, unpack_lu, vector_norm)
-from .elementwise import conj, where
-from .linalg import matmul
+                             solve_triangular, unpack_lu, vander as _linalg_vander, vector_norm)
+from .elementwise import conj, gt, where
+from .linalg import _inplace, matmul
 from .ranges import eye
 from .reduction import return_type
 from .shape import cat, stack
@@ -331,6 +332,62 @@ def frobenius_norm(input, dim=(-2, -1), keepdim=False, *, out=None):
     if len(dims) not in (1, 2):
         raise RuntimeError(f"frobenius norm expects one or two dims, got {len(dims)}")
     return vector_norm(input, 2, dims, keepdim, out=out)
+
+
+@_export
+def dist(input, other, p=2):
+    """The p-norm of ``input - other`` over all elements, broadcasting (``torch.dist``)."""
+    _check_tensor("dist", "input", input)
+    _check_tensor("dist", "other", other)
+    return vector_norm(input - other, p)  # PyTorch's at::norm(self - other, p): integers raise there
+
+
+@_export
+def renorm(input, p, dim, maxnorm, *, out=None):
+    """Each slice along ``dim`` whose p-norm exceeds ``maxnorm`` scaled down to it, as maxnorm / (norm + 1e-7)
+    (``torch.renorm``)."""
+    _check_tensor("renorm", "input", input)
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if input.ndim <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions")
+    dim = wrap_dim(dim, input.ndim, "renorm")
+    norms = vector_norm(input, p, tuple(d for d in range(input.ndim) if d != dim), keepdim=True)
+    factor = where(gt(norms, maxnorm), maxnorm / (norms + 1e-7), 1.0).to(input.dtype)
+    return finish_out("renorm", input * factor, out)
+
+
+METHODS["renorm_"] = _inplace("renorm", renorm)
+
+
+@_export
+def adjoint(input):
+    """The conjugate transpose of the last two dims, a view (``torch.adjoint``, ``Tensor.mH``)."""
+    _check_tensor("adjoint", "input", input)
+    if input.ndim < 2:
+        raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of matrices. Got "
+                           f"{input.ndim}-D tensor.")
+    return input.mH
+
+
+@_method_less
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of a 1-D x: columns x^(N-1), ..., x^0 (x^0 first when ``increasing``), N = len(x) by
+    default; integers promote to int64 (``torch.vander``)."""
+    _check_tensor("vander", "x", x)
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    N = x._shape[0] if N is None else N
+    if N < 0:
+        raise RuntimeError("N must be non-negative.")
+    dtype = x.dtype if x.dtype.is_floating_point or x.is_complex() else dt.int64
+    if N <= 1:
+        result = ones((x._shape[0], N), dtype=dtype, device=x.device)
+    else:
+        result = _linalg_vander(x, N=N)
+    return result if increasing else result.flip(-1)
 
 
 # -- names PyTorch 2 removed, with their PyTorch 1.x semantics ------------------------------------------------

@@ -22,8 +22,8 @@ from .elementwise import abs, add, conj, mul, ne, pow, sqrt, sub
 from .reduction import amax, sum
 from .view import diagonal, expand, permute, reshape, select, squeeze, unsqueeze
 
-__all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "cdist", "cross", "dot", "einsum", "ger", "inner", "kron",
-           "matmul", "mm", "mv", "outer", "tensordot", "trace", "vdot"]
+__all__ = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "cdist", "cross", "dot", "einsum", "ger", "inner",
+           "kron", "matmul", "mm", "mv", "outer", "tensordot", "trace", "vdot"]
 
 # PyTorch names C++ scalar types in some matmul messages ("float != double"); keep its wording.
 _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
@@ -251,6 +251,11 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat @ vec)`` (``torch.addmv``)."""
     return _add_scaled("addmv", input, mv(mat, vec), beta, alpha, out)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * outer(vec1, vec2)`` (``torch.addr``)."""
+    return _add_scaled("addr", input, outer(vec1, vec2), beta, alpha, out)
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
@@ -611,6 +616,7 @@ linear = define("linear", decomposition=_linear_parts,
 
 METHODS = {"matmul": matmul, "mm": mm, "bmm": bmm, "mv": mv, "dot": dot, "vdot": vdot, "inner": inner,
            "outer": outer, "ger": ger, "addmm": addmm, "addmv": addmv, "addbmm": addbmm, "baddbmm": baddbmm,
-           "addmm_": _inplace("addmm", addmm), "addmv_": _inplace("addmv", addmv),
+           "addmm_": _inplace("addmm", addmm), "addmv_": _inplace("addmv", addmv), "addr": addr,
+           "addr_": _inplace("addr", addr),
            "addbmm_": _inplace("addbmm", addbmm), "baddbmm_": _inplace("baddbmm", baddbmm), "kron": kron,
            "trace": trace, "cross": cross}
