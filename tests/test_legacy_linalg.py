@@ -404,3 +404,18 @@ def test_vander(device, N, increasing):
     assert_close(_np(core.vander(_t(xf, device), N, increasing)), np.vander(xf, N, increasing))
     with pytest.raises(RuntimeError, match="one-dimensional"):
         core.vander(_t(np.ones((2, 2)), device))
+
+
+def test_chain_matmul(device):
+    mats = [_random(s) for s in ((2, 5), (5, 3), (3, 4), (4, 1))]
+    with _warns("torch.linalg.multi_dot"):
+        result = core.chain_matmul(*(_t(m, device) for m in mats))
+    assert_close(_np(result), np.linalg.multi_dot(mats))
+    with pytest.warns(UserWarning):
+        single = _t(mats[0], device)
+        copy = core.chain_matmul(single)
+        assert_close(_np(copy), mats[0]) and copy is not single
+        with pytest.raises(RuntimeError, match="Expected one or more matrices"):
+            core.chain_matmul()
+        with pytest.raises(RuntimeError, match="Tensor dimension is 1, expected 2 instead."):
+            core.chain_matmul(_t(mats[0], device), _t(mats[1][:, 0], device))
