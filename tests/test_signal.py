@@ -11,6 +11,8 @@ import core
 from core.autograd import gradcheck
 from core.testing import assert_close
 
+pytestmark = pytest.mark.filterwarnings("ignore:A window was not provided")  # test_stft_warns_without_window
+
 
 def _rng():
     return np.random.default_rng(0)
@@ -112,6 +114,12 @@ def test_stft_real_view_and_complex_input(device):
     assert_close(_np(pairs), np.stack([expected.real, expected.imag], -1))
     z = x + 1j * _rng().standard_normal(32)
     assert_close(_np(core.stft(_t(z, device), 8)), _stft_reference(z, 8, 2, np.ones(8), onesided=False))
+
+
+def test_stft_warns_without_window():
+    x = core.tensor(_rng().standard_normal(32))
+    with pytest.warns(UserWarning, match="A window was not provided. A rectangular window will be applied"):
+        core.stft(x, 8, return_complex=True)
 
 
 def test_stft_errors():

@@ -164,6 +164,11 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         warnings.warn("stft with return_complex=False is deprecated. In a future pytorch release, stft will return "
                       "complex tensors for all inputs, and return_complex=False will raise an error.", UserWarning,
                       stacklevel=2)
+    if window is None:
+        warnings.warn("A window was not provided. A rectangular window will be applied, which is known to cause "
+                      "spectral leakage. Other windows such as core.hann_window or core.hamming_window are recommended "
+                      "to reduce spectral leakage. To suppress this warning and use a rectangular window, explicitly "
+                      "set `window=core.ones(n_fft, device=<device>)`.", UserWarning, stacklevel=2)
     if input.ndim not in (1, 2):
         raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {input.ndim}D tensor")
     if not (input.dtype.is_floating_point or input.is_complex()):
