@@ -325,7 +325,7 @@ def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
 
 
 @_method_less
-def frobenius_norm(input, dim=(-2, -1), keepdim=False, *, out=None):
+def frobenius_norm(input, dim, keepdim=False, *, out=None):
     """sqrt of the sum of squared magnitudes over one or two ``dim`` (``torch.frobenius_norm``)."""
     _check_tensor("frobenius_norm", "input", input)
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
