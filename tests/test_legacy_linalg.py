@@ -419,3 +419,15 @@ def test_chain_matmul(device):
             core.chain_matmul()
         with pytest.raises(RuntimeError, match="Tensor dimension is 1, expected 2 instead."):
             core.chain_matmul(_t(mats[0], device), _t(mats[1][:, 0], device))
+
+
+def test_householder_complex(device):
+    rng = _rng()
+    a = rng.standard_normal((5, 3)) + 1j * rng.standard_normal((5, 3))
+    c = rng.standard_normal((5, 2)) + 1j * rng.standard_normal((5, 2))
+    h, tau = core.geqrf(_t(a, device))
+    ref, ref_tau, _, _ = scipy.linalg.lapack.zgeqrf(a)
+    assert_close(_np(h), ref) and assert_close(_np(tau), ref_tau)
+    assert_close(_np(core.orgqr(h, tau)), scipy.linalg.lapack.zungqr(ref, ref_tau)[0])
+    q_full = scipy.linalg.lapack.zungqr(np.pad(ref, ((0, 0), (0, 2))), np.pad(ref_tau, (0, 2)))[0]
+    assert_close(_np(core.ormqr(h, tau, _t(c, device), transpose=True)), q_full.conj().T @ c)
