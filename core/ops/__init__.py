@@ -10,17 +10,21 @@ from ..tensor import attach_methods, bind_ops as _bind_ops  # private here: core
 from ._util import broadcast_shapes, wrap_dim
 from .creation import _rebuild_tensor  # noqa: F401 - used by Tensor.__reduce_ex__
 from .format import format_tensor  # noqa: F401 - used by Tensor.__repr__
+from .control_flow import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .decompositions import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
 from .format import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
+from .legacy_linalg import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .nn_functions import *  # noqa: F401,F403
+from .lowrank import *  # noqa: F401,F403
 from .random import *  # noqa: F401,F403
 from .ranges import *  # noqa: F401,F403
 from .reduction import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
+from .signal import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
 from .spectral import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
@@ -33,7 +37,7 @@ import importlib as _importlib
 
 FAMILIES = ("creation", "elementwise", "view", "reduction", "shape", "indexing", "linalg", "decompositions", "random",
             "sorting", "statistics", "ranges", "format", "conv", "pooling", "normalization", "loss", "optimizers",
-            "spectral", "nn_functions", "tensor_methods", "tensor_functions")
+            "spectral", "nn_functions", "tensor_methods", "tensor_functions", "legacy_linalg", "signal", "control_flow", "lowrank")
 
 for _family in FAMILIES:  # module names, not the star-imported functions of the same name (view, format)
     attach_methods(_importlib.import_module(f"{__name__}.{_family}").METHODS)

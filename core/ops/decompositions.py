@@ -373,11 +373,16 @@ def lu(A, *, pivot=True, out=None):
     """(P, L, U) with A = P L U, L unit lower (m, k), U upper (k, n), k = min(m, n) (``torch.linalg.lu``)."""
     check_matrix_input("linalg.lu", A, square=False)
     LU, pivots, _ = linalg_lu_factor_ex(A, bool(pivot))
-    m, n = A._shape[-2:]
+    L, U = unpack_lu(LU)
+    return _finish_pair("linalg.lu", (_permutation(pivots, A._shape[-2], A), L, U), out, _lu_t)
+
+
+def unpack_lu(LU):
+    """(L, U) from getrf's packed (..., m, n): L unit lower (m, k) below the diagonal, U upper (k, n), k = min(m, n)."""
+    m, n = LU._shape[-2:]
     k = min(m, n)
-    L = LU.narrow(-1, 0, k).tril(-1) + eye(m, k, dtype=A.dtype, device=A.device)
-    U = LU.narrow(-2, 0, k).triu()
-    return _finish_pair("linalg.lu", (_permutation(pivots, m, A), L, U), out, _lu_t)
+    L = LU.narrow(-1, 0, k).tril(-1) + eye(m, k, dtype=LU.dtype, device=LU.device)
+    return L, LU.narrow(-2, 0, k).triu()
 
 
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):

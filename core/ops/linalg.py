@@ -1,4 +1,5 @@
-"""Products: matmul and its relatives (mm, bmm, mv, dot, addmm...), einsum, tensordot, kron, trace, cross, cdist.
+"""Products: matmul and its relatives (mm, bmm, mv, dot, addmm, addr...), einsum, tensordot, kron, trace, cross, cdist,
+and chains of products in the cheapest order (linalg.multi_dot, chain_matmul).
 
 One primitive, ``batched_matmul``, multiplies stacks of matrices (..., n, k) @
 (..., k, m) with equal batch dims. Every other product is a composite that
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 from .. import dtypes as dt
 from ..dispatch import TensorSpec, define
@@ -22,8 +24,8 @@ from .elementwise import abs, add, conj, mul, ne, pow, sqrt, sub
 from .reduction import amax, sum
 from .view import diagonal, expand, permute, reshape, select, squeeze, unsqueeze
 
-__all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "cdist", "cross", "dot", "einsum", "ger", "inner", "kron",
-           "matmul", "mm", "mv", "outer", "tensordot", "trace", "vdot"]
+__all__ = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "cdist", "chain_matmul", "cross", "dot", "einsum",
+           "ger", "inner", "kron", "matmul", "mm", "mv", "outer", "tensordot", "trace", "vdot"]
 
 # PyTorch names C++ scalar types in some matmul messages ("float != double"); keep its wording.
 _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
@@ -251,6 +253,15 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat @ vec)`` (``torch.addmv``)."""
     return _add_scaled("addmv", input, mv(mat, vec), beta, alpha, out)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * outer(vec1, vec2)`` (``torch.addr``)."""
+    _check_tensors("addr", vec1=vec1, vec2=vec2)
+    for name, vec in (("vec1", vec1), ("vec2", vec2)):
+        if vec.dim() != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {vec.dim()}-D")
+    return _add_scaled("addr", input, outer(vec1, vec2), beta, alpha, out)
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
@@ -609,8 +620,79 @@ linear = define("linear", decomposition=_linear_parts,
                     "bias may be None. A composite that backends may fuse")
 
 
+def multi_dot(tensors, *, out=None):
+    """The product of matrices, the first and last may be vectors, multiplied in the cheapest order
+    (``torch.linalg.multi_dot``)."""
+    tensors = list(tensors)
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    for i, t in enumerate(tensors):
+        end = i in (0, n - 1)
+        if t.ndim not in ((1, 2) if end else (2,)):
+            which = "the first tensor" if i == 0 else "the last tensor" if i == n - 1 else f"tensor {i}"
+            raise RuntimeError(f"multi_dot(): {which} must be {'1D or 2D' if end else '2D'} but got {t.ndim}D")
+        if t.dtype is not tensors[0].dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                               f"{tensors[0].dtype.name} and tensor {i} is {t.dtype.name}")
+    first_vector, last_vector = tensors[0].ndim == 1, tensors[-1].ndim == 1
+    mats = [tensors[0].unsqueeze(0) if first_vector else tensors[0]] + tensors[1:-1] + \
+        [tensors[-1].unsqueeze(1) if last_vector else tensors[-1]]
+    for i in range(n - 1):
+        if mats[i]._shape[1] != mats[i + 1]._shape[0]:
+            a, b = mats[i]._shape, mats[i + 1]._shape
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes ({a[0]}, {a[1]}) and "
+                               f"({b[0]}, {b[1]}) cannot be multiplied")
+    result = _chain(mats, _order([m._shape[0] for m in mats] + [mats[-1]._shape[1]]), 0, n - 1)
+    if first_vector:
+        result = result.squeeze(0)
+    if last_vector:
+        result = result.squeeze(-1)
+    return finish_out("linalg.multi_dot", result, out)
+
+
+def _order(dims: list) -> list:
+    """The split points of the cheapest parenthesisation (the matrix-chain dynamic programme)."""
+    n = len(dims) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def _chain(mats: list, split: list, i: int, j: int):
+    if i == j:
+        return mats[i]
+    k = split[i][j]
+    return mm(_chain(mats, split, i, k), _chain(mats, split, k + 1, j))
+
+def chain_matmul(*matrices, out=None):
+    """The product of 2-D matrices in the cheapest order; deprecated in PyTorch for ``linalg.multi_dot``
+    (``torch.chain_matmul``)."""
+    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                  "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
+                  "parameters.", UserWarning, stacklevel=2)
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for t in matrices:
+        _check_tensors("chain_matmul", matrices=t)
+        if t.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {t.ndim}, expected 2 instead.")
+    if len(matrices) == 1:
+        return finish_out("chain_matmul", matrices[0].clone(), out)
+    return multi_dot(matrices, out=out)
+
+
 METHODS = {"matmul": matmul, "mm": mm, "bmm": bmm, "mv": mv, "dot": dot, "vdot": vdot, "inner": inner,
            "outer": outer, "ger": ger, "addmm": addmm, "addmv": addmv, "addbmm": addbmm, "baddbmm": baddbmm,
-           "addmm_": _inplace("addmm", addmm), "addmv_": _inplace("addmv", addmv),
+           "addmm_": _inplace("addmm", addmm), "addmv_": _inplace("addmv", addmv), "addr": addr,
+           "addr_": _inplace("addr", addr),
            "addbmm_": _inplace("addbmm", addbmm), "baddbmm_": _inplace("baddbmm", baddbmm), "kron": kron,
            "trace": trace, "cross": cross}

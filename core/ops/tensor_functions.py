@@ -19,17 +19,15 @@ from .. import dtypes as dt
 from ..dtypes import result_type
 from ..tensor import Tensor
 from . import elementwise
-from ._util import broadcast_shapes, check_int_arg, finish_out, numel, size_args, wrap_dim
-from .creation import (clone, copy_, empty, from_numpy, full, full_like, ones, ones_like, tensor, zeros,
+from ._util import check_int_arg, finish_out, numel, size_args, wrap_dim
+from .creation import (clone, copy_, empty, from_numpy, full, full_like, ones_like, tensor, zeros,
                        zeros_like)
-from .decompositions import vander as linalg_vander
-from .elementwise import (add, exp2, floor, floor_divide, isfinite, log2, logaddexp, mul, remainder, sub,
-                          where)
+from .elementwise import (add, exp2, floor, floor_divide, isfinite, log2, logaddexp, mul, remainder, where)
 from .indexing import gather, index_add, scatter_reduce
-from .linalg import addmv, outer
+from .linalg import addmv
 from .ranges import arange
-from .reduction import _finish_pair, norm, return_type
-from .shape import broadcast_tensors, cat, diff, flip, repeat_interleave, stack
+from .reduction import _finish_pair, return_type
+from .shape import broadcast_tensors, cat, diff, repeat_interleave, stack
 from .view import (alias, as_strided, chunk, diagonal, expand, narrow, permute, reshape, select, split, squeeze,
                    t, tensor_split, transpose, unbind, unfold, unsqueeze, view, view_as_real)
 
@@ -70,19 +68,6 @@ for _name, _target in (("arccos_", "acos_"), ("arcsin_", "asin_"), ("arctan_", "
                        ("arccosh_", "acosh_"), ("arcsinh", "asinh"), ("arcsinh_", "asinh_"), ("arctanh", "atanh"),
                        ("arctanh_", "atanh_"), ("fix_", "trunc_"), ("negative_", "neg_")):
     _alias_of(_name, getattr(elementwise, _target, None) or elementwise.METHODS[_target], target_name=_target)
-_alias_of("arctan2_", elementwise.METHODS["atan2_"], target_name="atan2_")
-__all__.remove("arctan2_")  # a method only, as in PyTorch
-
-
-@_export
-def adjoint(input: Tensor) -> Tensor:
-    """View of the conjugate transpose of the last two dims (``torch.adjoint``)."""
-    _check_tensor("adjoint", input)
-    if input.dim() < 2:
-        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of matrices. "
-                           f"Got {input.dim()}-D tensor.")
-    result = transpose(input, -2, -1)
-    return result.conj() if input.is_complex() else result
 
 
 def detach(input: Tensor) -> Tensor:
@@ -471,75 +456,6 @@ def logcumsumexp(input: Tensor, dim: int, *, out=None) -> Tensor:
     return finish_out("logcumsumexp", result if result is not input else clone(input), out)
 
 
-@_export
-def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:
-    """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to norm ``maxnorm``
-    (``torch.renorm``)."""
-    _check_tensor("renorm", input)
-    if input.dim() <= 1:
-        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} dimensions")
-    if not p > 0:
-        raise RuntimeError("renorm: non-positive-norm not supported")
-    if maxnorm < 0:
-        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
-    if input.dtype.category != dt._FLOAT:
-        raise RuntimeError(f"\"renorm_out\" not implemented for '{dt.legacy_name(input.dtype)}'")
-    dim = wrap_dim(dim, input.dim(), "renorm")
-    norms = norm(input, p, dim=[d for d in range(input.dim()) if d != dim], keepdim=True)
-    factor = where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)  # PyTorch's epsilon
-    return input * factor
-
-
-def renorm_(input: Tensor, p, dim: int, maxnorm) -> Tensor:
-    """In-place :func:`renorm` (``Tensor.renorm_``)."""
-    return copy_(input, renorm(input, p, dim, maxnorm))
-
-
-_export(renorm_)
-__all__.remove("renorm_")  # a method only, as in PyTorch
-
-
-@_export
-def dist(input: Tensor, other: Tensor, p=2) -> Tensor:
-    """The ``p``-norm of ``input - other`` (broadcast), a 0-d tensor (``torch.dist``)."""
-    _check_tensor("dist", input)
-    _check_tensor("dist", other, "other")
-    return norm(sub(input, other), p)
-
-
-def _check_vector(op: str, name: str, t: Tensor) -> None:
-    _check_tensor(op, t, name)
-    if t.dim() != 1:
-        raise RuntimeError(f"{op}: Expected 1-D argument {name}, but got {t.dim()}-D")
-
-
-@_export
-def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
-    """``beta * input + alpha * outer(vec1, vec2)``; ``input`` is ignored (NaN included) when ``beta`` is 0
-    (``torch.addr``)."""
-    _check_tensor("addr", input)
-    _check_vector("addr", "vec1", vec1)
-    _check_vector("addr", "vec2", vec2)
-    product = outer(vec1, vec2)
-    if alpha != 1:
-        product = product * alpha
-    if beta == 0:
-        shape = broadcast_shapes(input.shape, product.shape, op="addr")
-        result = clone(expand(product.to(result_type(input, product)), shape))
-    else:
-        result = add(input if beta == 1 else input * beta, product)
-    return finish_out("addr", result, out)
-
-
-def addr_(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """In-place :func:`addr` (``Tensor.addr_``)."""
-    return copy_(input, addr(input, vec1, vec2, beta=beta, alpha=alpha))
-
-
-_export(addr_)
-__all__.remove("addr_")  # a method only, as in PyTorch
-
-
 def addmv_(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
     """In-place ``addmv``: ``input = beta * input + alpha * (mat @ vec)`` (``torch.addmv_``)."""
     _check_tensor("addmv_", input)
@@ -549,24 +465,6 @@ def addmv_(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tenso
 _export(addmv_, method=False)  # Tensor.addmv_ exists already
 
 
-def chain_matmul(*matrices, out=None) -> Tensor:
-    """The product of 2-D matrices, multiplied in the cheapest order (``torch.chain_matmul``, deprecated for
-    ``torch.linalg.multi_dot``)."""
-    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
-        matrices = tuple(matrices[0])
-    if not matrices:
-        raise RuntimeError("chain_matmul(): Expected one or more matrices")
-    for m in matrices:
-        _check_tensor("chain_matmul", m, "matrices")
-        if m.dim() != 2:
-            raise RuntimeError(f"Tensor dimension is {m.dim()}, expected 2 instead.")
-    from ..linalg import multi_dot  # core.linalg is built over these ops
-
-    result = clone(matrices[0]) if len(matrices) == 1 else multi_dot(list(matrices))
-    return finish_out("chain_matmul", result, out)
-
-
-_export(chain_matmul, method=False)
 
 
 # -- integration and Vandermonde -----------------------------------------------------------------------
@@ -620,23 +518,6 @@ for _fn in (trapezoid, trapz, cumulative_trapezoid):
     _export(_fn, method=False)
 
 
-def vander(x: Tensor, N=None, increasing: bool = False) -> Tensor:
-    """The Vandermonde matrix of a 1-D tensor: columns ``x ** (N-1) ... x ** 0`` (reversed when ``increasing``);
-    integer inputs give int64 (``torch.vander``, ``torch.linalg.vander`` flipped)."""
-    _check_tensor("vander", x, "x")
-    if x.dim() != 1:
-        raise RuntimeError("x must be a one-dimensional tensor.")
-    n = x.shape[0] if N is None else check_int_arg("vander", "N", N)
-    if n < 0:
-        raise RuntimeError("N must be non-negative.")
-    if n > 1:
-        result = linalg_vander(x, N=n)  # torch.linalg.vander: the increasing powers
-    else:  # no powers beyond x ** 0
-        result = ones((x.shape[0], n), dtype=dt.promote_types(x.dtype, dt.int64), device=x.device)
-    return result if increasing else flip(result, (1,))
-
-
-_export(vander, method=False)
 
 
 def unravel_index(indices: Tensor, shape) -> tuple:
