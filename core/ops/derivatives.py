@@ -111,7 +111,6 @@ _UNARY = {
     "positive": lambda ctx, g: g,
     "frac": lambda ctx, g: g,
     "conj": lambda ctx, g: _conj(g),
-    "real": lambda ctx, g: g,
 }
 for _name, _formula in _UNARY.items():
     get_operator(_name).derivative = (lambda f: lambda ctx, g: (f(ctx, g),))(_formula)
@@ -289,7 +288,7 @@ def _to_copy(ctx, g):
     # device and dtype are read, so changing the input in place after the move does not invalidate it
     x = ctx.args[0]
     if g.is_complex() and not x.dtype.is_complex:  # a real input cast to complex: the real part, without a warning
-        g = E.real(g)
+        g = V.real(g)
     return (creation.to_copy(g, device=x.device, dtype=x.dtype),)
 
 
@@ -542,6 +541,9 @@ def _linalg_qr(ctx, gQ, gR):
 
 derivative("view", "view.dtype")(lambda ctx, g: (g.reshape(ctx.args[0]._shape),))
 derivative("alias")(lambda ctx, g: (g,))
+# one view is the other's inverse: the gradient (d/dre, d/dim) pairs are the complex gradient (PyTorch's convention)
+derivative("view_as_real")(lambda ctx, g: (V.view_as_complex(g.contiguous()),))
+derivative("view_as_complex")(lambda ctx, g: (V.view_as_real(g.contiguous()),))
 derivative("transpose")(lambda ctx, g: (V.transpose(g, ctx.args[1], ctx.args[2]),))
 derivative("expand")(lambda ctx, g: (sum_to_shape(g, ctx.args[0]._shape),))
 derivative("squeeze", "unsqueeze")(lambda ctx, g: (g.reshape(ctx.args[0]._shape),))
@@ -769,7 +771,7 @@ def _fft_r2c(ctx, g):
             shape = list(g._shape)
             shape[last] = missing
             g = cat([g, creation.zeros(tuple(shape), dtype=g.dtype, device=g.device)], last)
-    return (E.real(fft_c2c(g, dims, normalization, False)),)
+    return (V.real(fft_c2c(g, dims, normalization, False)),)
 
 
 @derivative("fft_c2r")
