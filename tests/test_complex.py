@@ -8,7 +8,11 @@ import numpy as np
 import pytest
 
 import core
+from core.autograd import gradcheck, gradgradcheck
 from core.testing import assert_close
+
+# complex tensors live on opencl's storage, but its kernels decline complex dtypes: they run on the CPU fallback
+pytestmark = pytest.mark.filterwarnings("ignore:.*running on the CPU with copies:RuntimeWarning")
 
 
 def _rng():
@@ -120,3 +124,152 @@ def test_cfloat_and_cdouble_cast(device):
     x = core.tensor([1.0, -2.0], device=device)
     assert x.cfloat().dtype is core.complex64 and x.cdouble().dtype is core.complex128
     assert_close(x.cdouble(), np.array([1.0, -2.0], np.complex128), rtol=0, atol=0)
+
+
+# -- the conj family ------------------------------------------------------------------------------------
+
+def test_conj_is_eager_and_the_lazy_bits_are_never_set(device):
+    values = _complex((2, 3))
+    z = core.tensor(values, device=device)
+    for result in (core.conj(z), z.conj(), core.conj_physical(z), z.conj_physical(), z.resolve_conj().conj()):
+        assert result.dtype is core.complex128
+        assert_close(result, values.conj(), rtol=0, atol=0)
+    c = z.conj()
+    assert c.untyped_storage().data_ptr() != z.untyped_storage().data_ptr()  # eager: new memory
+    assert not core.is_conj(c) and not c.is_conj() and not core.is_neg(-z) and not z.is_neg()
+    assert core.resolve_conj(c) is c and core.resolve_neg(c) is c and c.resolve_neg() is c
+    assert z.conj_physical_() is z
+    assert_close(z, values.conj(), rtol=0, atol=0)
+    x = core.tensor([1.0, -2.0], device=device)
+    assert core.conj(x) is x and core.conj_physical(x) is x and x.conj_physical_() is x
+    out = core.empty(3, dtype=core.complex128, device=device)
+    assert core.conj_physical(z[0], out=out) is out
+    assert_close(out, values[0], rtol=0, atol=0)
+
+
+def test_H_and_mH_conjugate(device):
+    values = _complex((2, 3))
+    z = core.tensor(values, device=device)
+    assert_close(z.H, values.conj().T, rtol=0, atol=0)
+    assert_close(z.mH, values.conj().T, rtol=0, atol=0)
+
+
+# -- complex tensors from parts -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype,complex_dtype", [(core.float32, core.complex64), (core.float64, core.complex128)])
+def test_complex_and_polar_match_numpy(device, dtype, complex_dtype):
+    rng = _rng()
+    re, im = rng.standard_normal((2, 3)), rng.standard_normal(3)  # broadcast
+    r, i = (core.tensor(v, device=device).to(dtype) for v in (re, im))
+    result = core.complex(r, i)
+    assert result.dtype is complex_dtype and result.shape == (2, 3)
+    assert_close(result, (re + 1j * im).astype(complex_dtype.numpy))
+    magnitude, phase = np.abs(re), im
+    result = core.polar(core.tensor(magnitude, device=device).to(dtype), i)
+    assert result.dtype is complex_dtype
+    assert_close(result, (magnitude * np.exp(1j * phase)).astype(complex_dtype.numpy), rtol=1e-5, atol=1e-6)
+    out = core.empty(0, dtype=complex_dtype, device=device)
+    assert core.complex(r, i, out=out) is out and out.shape == (2, 3)
+
+
+def test_complex_keeps_infinite_parts_exact(device):
+    inf = float("inf")
+    result = core.complex(core.tensor([inf, 0.0], device=device), core.tensor([0.0, -inf], device=device))
+    assert_close(result, np.array([complex(inf, 0), complex(0, -inf)], np.complex64), rtol=0, atol=0)
+
+
+def test_complex_and_polar_errors(device):
+    f32 = core.zeros(2, device=device)
+    with pytest.raises(RuntimeError, match="^Expected both inputs to be Float or Double tensors but got Long and Float$"):
+        core.complex(core.zeros(2, dtype=core.int64, device=device), f32)
+    with pytest.raises(RuntimeError, match="^Expected object of scalar type Float but got scalar type Double"):
+        core.polar(f32, f32.double())
+    with pytest.raises(TypeError, match="^complex\\(\\): argument 'real' and 'imag' must be Tensors"):
+        core.complex(f32, 1.0)
+
+
+def test_abs_angle_and_sgn_return_what_pytorch_does(device):
+    values = _complex((4,))
+    values[0] = 0
+    z = core.tensor(values, device=device).to(core.complex64)
+    assert core.abs(z).dtype is core.float32 and core.angle(z).dtype is core.float32
+    assert_close(core.abs(z), np.abs(values).astype(np.float32))
+    assert_close(core.angle(z), np.angle(values).astype(np.float32))
+    expected = np.where(values == 0, 0, values / np.where(values == 0, 1, np.abs(values)))
+    assert_close(core.sgn(z), expected.astype(np.complex64))
+
+
+# -- gradients: the complex-aware gradcheck ---------------------------------------------------------------
+
+def _leaf(values, device):
+    return core.tensor(values, device=device, requires_grad=True)
+
+
+_UNARY_GRADIENTS = {
+    "abs": core.abs, "angle": core.angle, "sgn": core.sgn, "conj": core.conj, "conj_physical": core.conj_physical,
+    "real": lambda z: z.real, "imag": lambda z: z.imag, "view_as_real": core.view_as_real,
+    "exp": core.exp, "log": core.log, "sqrt": core.sqrt, "sin": core.sin, "tanh": core.tanh,
+    "reciprocal": core.reciprocal, "square": core.square, "pow_scalar": lambda z: z ** 3,
+    "sum": lambda z: z.sum(1), "mean": lambda z: z.mean(), "fft": core.fft.fft, "ifft2": core.fft.ifft2,
+    "real_part_of_product": lambda z: (z * z.conj()).real, "abs_squared_loss": lambda z: (z.abs() ** 2).sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_UNARY_GRADIENTS))
+def test_gradcheck_complex_unary(device, name):
+    z = _leaf(_complex((2, 3)) + 0.5, device)
+    assert gradcheck(_UNARY_GRADIENTS[name], (z,))
+
+
+_BINARY_GRADIENTS = {"mul": core.mul, "div": core.div, "add": core.add, "sub": lambda a, b: a - 2j * b,
+                     "pow": core.pow, "matmul": lambda a, b: a @ b.mT}
+
+
+@pytest.mark.parametrize("name", sorted(_BINARY_GRADIENTS))
+def test_gradcheck_complex_binary(device, name):
+    rng = _rng()
+    a, b = _leaf(_complex((2, 3), rng) + 1, device), _leaf(_complex((2, 3), rng) + 1, device)
+    assert gradcheck(_BINARY_GRADIENTS[name], (a, b))
+
+
+def test_gradcheck_real_to_complex_and_back(device):
+    rng = _rng()
+    r, i = _leaf(rng.standard_normal(3) + 2, device), _leaf(rng.standard_normal(3), device)
+    assert gradcheck(core.complex, (r, i))
+    assert gradcheck(core.polar, (r, i))
+    assert gradcheck(core.view_as_complex, (_leaf(rng.standard_normal((3, 2)), device),))
+    assert gradcheck(lambda x: core.fft.rfft(x), (_leaf(rng.standard_normal(6), device),))
+    mixed = _leaf(_complex(3, rng), device)
+    assert gradcheck(lambda z, x: z * x, (mixed, r))  # a real input's gradient is the real part
+
+
+@pytest.mark.parametrize("name", ["mul", "exp", "abs", "polar"])
+def test_gradgradcheck_complex(device, name):
+    rng = _rng()
+    z, w = _leaf(_complex(3, rng) + 1, device), _leaf(_complex(3, rng), device)
+    r, i = _leaf(rng.standard_normal(3) + 2, device), _leaf(rng.standard_normal(3), device)
+    func, inputs = {"mul": (core.mul, (z, w)), "exp": (core.exp, (z,)), "abs": (core.abs, (z,)),
+                    "polar": (core.polar, (r, i))}[name]
+    assert gradgradcheck(func, inputs)
+
+
+def test_gradcheck_catches_a_wrong_complex_derivative(device):
+    """A derivative that forgets PyTorch's conjugate (g * f'(z) for exp instead of g * conj(f'(z))) must fail."""
+
+    class WrongExp(core.autograd.Function):
+        @staticmethod
+        def forward(ctx, z):
+            out = core.exp(z)
+            ctx.save_for_backward(out)
+            return out
+
+        @staticmethod
+        def backward(ctx, g):
+            (out,) = ctx.saved_tensors
+            return g * out
+
+    z = _leaf(_complex(3), device)
+    assert gradcheck(core.exp, (z,))
+    assert not gradcheck(WrongExp.apply, (z,), raise_exception=False)
+    with pytest.raises(core.autograd.GradcheckError, match="Jacobian mismatch"):
+        gradcheck(WrongExp.apply, (z,))

@@ -10,6 +10,7 @@ from ..tensor import attach_methods, bind_ops as _bind_ops  # private here: core
 from ._util import broadcast_shapes, wrap_dim
 from .creation import _rebuild_tensor  # noqa: F401 - used by Tensor.__reduce_ex__
 from .format import format_tensor  # noqa: F401 - used by Tensor.__repr__
+from .complex import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .decompositions import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
@@ -28,7 +29,7 @@ from . import conv, loss, normalization, optimizers, pooling  # noqa: F401,E402 
 
 import importlib as _importlib
 
-FAMILIES = ("creation", "elementwise", "view", "reduction", "shape", "indexing", "linalg", "decompositions", "random",
+FAMILIES = ("creation", "elementwise", "complex", "view", "reduction", "shape", "indexing", "linalg", "decompositions", "random",
             "sorting", "statistics", "ranges", "format", "conv", "pooling", "normalization", "loss", "optimizers",
             "spectral")
 

@@ -105,15 +105,28 @@ _UNARY = {
     "lgamma": lambda ctx, g: g * E.digamma(_x(ctx)),
     "deg2rad": lambda ctx, g: g * (math.pi / 180),
     "rad2deg": lambda ctx, g: g * (180 / math.pi),
-    "abs": lambda ctx, g: g * E.sign(_x(ctx)),
+    "abs": lambda ctx, g: g * E.sgn(_x(ctx)),  # sgn: z / |z| for complex, sign for real
     "square": lambda ctx, g: 2 * g * _x(ctx),
     "neg": lambda ctx, g: -g,
     "positive": lambda ctx, g: g,
     "frac": lambda ctx, g: g,
     "conj": lambda ctx, g: _conj(g),
 }
+
+
+def _unary(formula):
+    """A formula g * f'(x), written for real x, made right for complex x too: of the ops in _UNARY every complex
+    one but abs and conj is holomorphic, whose gradient in PyTorch's convention is g * conj(f'(x)), that is
+    conj(formula(conj(g)))."""
+    def run(ctx, g):
+        return (_conj(formula(ctx, _conj(g))) if g.is_complex() else formula(ctx, g),)
+
+    return run
+
+
 for _name, _formula in _UNARY.items():
-    get_operator(_name).derivative = (lambda f: lambda ctx, g: (f(ctx, g),))(_formula)
+    get_operator(_name).derivative = (lambda f: lambda ctx, g: (f(ctx, g),))(_formula) if _name in ("abs", "conj") \
+        else _unary(_formula)
 
 @derivative("sinc")
 def _sinc(ctx, g):
@@ -123,7 +136,21 @@ def _sinc(ctx, g):
     return (g * E.where(E.eq(x, 0), 0.0, slope),)
 
 
-derivative("sgn")(lambda ctx, g: (E.mul(g, 0),))
+@derivative("sgn")
+def _sgn(ctx, g):
+    x = _x(ctx)
+    if not x.is_complex():
+        return (E.mul(g, 0),)
+    s, magnitude = ctx.output(), E.abs(x)  # PyTorch's sgn_backward: (g - s^2 conj(g)) / 2|x|, 0 at 0
+    return (E.where(E.eq(magnitude, 0), 0.0, (g - s * s * _conj(g)) / (2 * magnitude)),)
+
+
+@derivative("angle")
+def _angle(ctx, g):
+    x = _x(ctx)
+    if not x.is_complex():
+        return (E.mul(g, 0),)
+    return (E.where(E.eq(x, 0), 0.0, g * x * 1j / E.abs(x) ** 2),)  # d atan2(im, re) = (-im, re) / |x|^2
 
 
 derivative("relu")(lambda ctx, g: (relu_backward(g, _x(ctx)),))
@@ -142,7 +169,7 @@ def _log_softmax(ctx, g):
 
 
 # piecewise-constant functions: zero gradient almost everywhere, as in PyTorch
-derivative("sign", "floor", "ceil", "round", "trunc", "angle")(lambda ctx, g: (E.mul(g, 0),))
+derivative("sign", "floor", "ceil", "round", "trunc")(lambda ctx, g: (E.mul(g, 0),))
 
 
 # -- elementwise binary ------------------------------------------------------------------------------
@@ -182,12 +209,12 @@ def _pow(ctx, g):
     exponent = _x(ctx, 1) if _is_tensor(b) else b
     grad_a = None
     if _is_tensor(a):
-        grad_a = E.where(E.eq(exponent, 0), 0.0, g * exponent * base ** (exponent - 1)) if _is_tensor(b) \
-            else (g * 0 if exponent == 0 else g * exponent * base ** (exponent - 1))
+        grad_a = E.where(E.eq(exponent, 0), 0.0, g * _conj(exponent * base ** (exponent - 1))) if _is_tensor(b) \
+            else (g * 0 if exponent == 0 else g * _conj(exponent * base ** (exponent - 1)))
     grad_b = None
     if _is_tensor(b):
         log_base = E.log(base) if _is_tensor(base) else math.log(base) if base > 0 else float("nan")
-        grad_b = g * ctx.output() * log_base
+        grad_b = g * _conj(ctx.output() * log_base)
         if _is_tensor(base):  # 0 ** b with b >= 0 has a zero gradient in b, as PyTorch defines it
             grad_b = E.where(E.logical_and(E.eq(base, 0), E.ge(exponent, 0)), 0.0, grad_b)
     return grad_a, grad_b
@@ -352,8 +379,8 @@ derivative("sort")(lambda ctx, g, _gi: (_scatter_into_zeros(ctx.args[0], ctx.arg
 
 @derivative("batched_matmul")
 def _batched_matmul(ctx, g):
-    matmul = get_operator("batched_matmul")
-    return matmul(g, V.transpose(_x(ctx, 1), -1, -2)), matmul(V.transpose(_x(ctx, 0), -1, -2), g)
+    matmul = get_operator("batched_matmul")  # with adjoints (conjugate transposes): PyTorch's complex convention
+    return matmul(g, _conj(V.transpose(_x(ctx, 1), -1, -2))), matmul(_conj(V.transpose(_x(ctx, 0), -1, -2)), g)
 
 
 @derivative("cat")

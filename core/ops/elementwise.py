@@ -228,6 +228,10 @@ negative = _export("negative", globals()["neg"])
 arcsin, arccos, arctan = (_export(n, globals()[m]) for n, m in (("arcsin", "asin"), ("arccos", "acos"),
                                                                    ("arctan", "atan")))
 fix = _export("fix", globals()["trunc"])
+# the conj kernel's front end is core/ops/complex.py's conj family (a real input is returned as it is, PyTorch's rule)
+_conj = globals()["conj"]
+__all__.remove("conj")
+del METHODS["conj"]
 
 
 # -- binary ops ------------------------------------------------------------------------------------
