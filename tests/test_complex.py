@@ -147,11 +147,17 @@ def test_conj_is_eager_and_the_lazy_bits_are_never_set(device):
     assert_close(out, values[0], rtol=0, atol=0)
 
 
-def test_H_and_mH_conjugate(device):
-    values = _complex((2, 3))
+def test_H_mH_and_adjoint_conjugate(device):
+    values = _complex((4, 2, 3))
     z = core.tensor(values, device=device)
-    assert_close(z.H, values.conj().T, rtol=0, atol=0)
-    assert_close(z.mH, values.conj().T, rtol=0, atol=0)
+    assert_close(z[0].H, values[0].conj().T, rtol=0, atol=0)
+    for result in (z.mH, z.adjoint(), core.adjoint(z)):
+        assert_close(result, values.conj().swapaxes(-1, -2), rtol=0, atol=0)
+    x = core.tensor(values.real, device=device)
+    assert core.adjoint(x).untyped_storage().data_ptr() == x.untyped_storage().data_ptr()  # a view
+    with pytest.raises(RuntimeError, match="^tensor.adjoint\\(\\) is only supported on matrices or batches of "
+                                           "matrices. Got 1-D tensor.$"):
+        core.adjoint(x[0, 0])
 
 
 # -- complex tensors from parts -------------------------------------------------------------------------
@@ -210,7 +216,7 @@ _UNARY_GRADIENTS = {
     "real": lambda z: z.real, "imag": lambda z: z.imag, "view_as_real": core.view_as_real,
     "exp": core.exp, "log": core.log, "sqrt": core.sqrt, "sin": core.sin, "tanh": core.tanh,
     "reciprocal": core.reciprocal, "square": core.square, "pow_scalar": lambda z: z ** 3,
-    "sum": lambda z: z.sum(1), "mean": lambda z: z.mean(), "fft": core.fft.fft, "ifft2": core.fft.ifft2,
+    "sum": lambda z: z.sum(1), "adjoint": core.adjoint, "mean": lambda z: z.mean(), "fft": core.fft.fft, "ifft2": core.fft.ifft2,
     "real_part_of_product": lambda z: (z * z.conj()).real, "abs_squared_loss": lambda z: (z.abs() ** 2).sum(),
 }
 

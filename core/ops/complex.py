@@ -13,7 +13,7 @@ from ..tensor import Tensor
 from ._util import finish_out
 from .elementwise import _conj, cos, mul, sin
 from .shape import broadcast_tensors, stack
-from .view import view_as_complex
+from .view import transpose, view_as_complex
 
 __all__: list = []
 METHODS: dict = {}
@@ -68,6 +68,16 @@ def is_neg(input: Tensor) -> bool:
 def resolve_neg(input: Tensor) -> Tensor:
     """``input`` with its negative bit materialized: ``input`` itself, there is no lazy bit (``torch.resolve_neg``)."""
     return input
+
+
+@_export
+def adjoint(input: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dims: a view for a real ``input``, a new tensor for a complex one
+    (conjugation is eager) (``torch.adjoint``)."""
+    if input.dim() < 2:
+        raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of matrices. Got "
+                           f"{input.dim()}-D tensor.")
+    return conj(transpose(input, -2, -1))
 
 
 def _check_parts(op: str, a: Tensor, b: Tensor, first: str, second: str) -> None:
