@@ -217,6 +217,8 @@ _UNARY_GRADIENTS = {
     "exp": core.exp, "log": core.log, "sqrt": core.sqrt, "sin": core.sin, "tanh": core.tanh,
     "reciprocal": core.reciprocal, "square": core.square, "pow_scalar": lambda z: z ** 3,
     "sum": lambda z: z.sum(1), "adjoint": core.adjoint, "mean": lambda z: z.mean(), "fft": core.fft.fft, "ifft2": core.fft.ifft2,
+    "prod": lambda z: z.prod(1), "cumprod": lambda z: z.cumprod(1), "cumsum": lambda z: z.cumsum(0),
+    "rpow": lambda z: (1 + 1j) ** z, "var": lambda z: z.var(), "vector_norm": core.linalg.vector_norm,
     "real_part_of_product": lambda z: (z * z.conj()).real, "abs_squared_loss": lambda z: (z.abs() ** 2).sum(),
 }
 
@@ -228,7 +230,22 @@ def test_gradcheck_complex_unary(device, name):
 
 
 _BINARY_GRADIENTS = {"mul": core.mul, "div": core.div, "add": core.add, "sub": lambda a, b: a - 2j * b,
-                     "pow": core.pow, "matmul": lambda a, b: a @ b.mT}
+                     "pow": core.pow, "matmul": lambda a, b: a @ b.mT, "vdot": lambda a, b: core.vdot(a[0], b[0]),
+                     "einsum": lambda a, b: core.einsum("ij,kj->ik", a, b), "outer": lambda a, b: core.outer(a[0], b[1])}
+
+
+_MATRIX_GRADIENTS = {  # for the SVD, only losses invariant to the singular vectors' phases have a gradient
+    "det": core.linalg.det, "inv": core.linalg.inv, "solve": lambda a: core.linalg.solve(a, a.mH),
+    "pinv": core.linalg.pinv, "svd_U_Vh": lambda a: (lambda u, s, vh: u @ vh)(*core.linalg.svd(a)),
+    "svdvals": core.linalg.svdvals, "lstsq": lambda a: core.linalg.lstsq(a, a.mH.exp())[0],
+    "matrix_exp": core.linalg.matrix_exp, "cholesky": lambda a: core.linalg.cholesky(a @ a.mH + 3 * core.eye(3, device=a.device)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_MATRIX_GRADIENTS))
+def test_gradcheck_complex_linalg(device, name):
+    a = _leaf(_complex((3, 3)), device)
+    assert gradcheck(_MATRIX_GRADIENTS[name], (a,))
 
 
 @pytest.mark.parametrize("name", sorted(_BINARY_GRADIENTS))

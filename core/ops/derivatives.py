@@ -12,6 +12,7 @@ for free.
 
 from __future__ import annotations
 
+import cmath
 import importlib
 import math
 
@@ -213,7 +214,8 @@ def _pow(ctx, g):
             else (g * 0 if exponent == 0 else g * _conj(exponent * base ** (exponent - 1)))
     grad_b = None
     if _is_tensor(b):
-        log_base = E.log(base) if _is_tensor(base) else math.log(base) if base > 0 else float("nan")
+        log_base = E.log(base) if _is_tensor(base) else cmath.log(base) if isinstance(base, complex) \
+            else math.log(base) if base > 0 else float("nan")
         grad_b = g * _conj(ctx.output() * log_base)
         if _is_tensor(base):  # 0 ** b with b >= 0 has a zero gradient in b, as PyTorch defines it
             grad_b = E.where(E.logical_and(E.eq(base, 0), E.ge(exponent, 0)), 0.0, grad_b)
@@ -339,7 +341,7 @@ def _sum(ctx, g):
 
 @derivative("prod")
 def _prod(ctx, g):
-    return (_unreduce(g, ctx) * _unreduce(ctx.output(), ctx) / _x(ctx),)
+    return (_unreduce(g, ctx) * _conj(_unreduce(ctx.output(), ctx) / _x(ctx)),)
 
 
 def _extremum(ctx, g):
@@ -362,7 +364,7 @@ def _cumsum(ctx, g):
 def _cumprod(ctx, g):
     dim = ctx.args[1]
     flip = get_operator("flip")
-    return (flip(R.cumsum(flip(g * ctx.output(), (dim,)), dim), (dim,)) / _x(ctx),)
+    return (flip(R.cumsum(flip(g * _conj(ctx.output()), (dim,)), dim), (dim,)) / _conj(_x(ctx)),)
 
 
 def _scatter_into_zeros(x, dim, index, g):
@@ -505,7 +507,8 @@ def _linalg_svdvals(ctx, g):
 
 @derivative("linalg_svd")
 def _linalg_svd(ctx, gU, gS, gVh):
-    """Real inputs with distinct non-zero singular values (PyTorch's svd_backward)."""
+    """Distinct non-zero singular values (PyTorch's svd_backward); for complex inputs only gauge-invariant losses
+    (the singular vectors' phases are arbitrary) have a gradient."""
     A = ctx.input(0)
     m, n = A._shape[-2:]
     k = min(m, n)
@@ -523,6 +526,8 @@ def _linalg_svd(ctx, gU, gS, gVh):
     VhgV = matmul(V.mH, gV)
     UhgU, VhgV = UhgU - UhgU.mH, VhgV - VhgV.mH
     inner = (UhgU * S.unsqueeze(-2) + S.unsqueeze(-1) * VhgV) / gaps * (1 - eye) + E.mul(eye, gS.unsqueeze(-1))
+    if A.is_complex():  # the imaginary diagonal of U^H gU (skewed: 2i Im) enters through S^{-1} / 2
+        inner = inner + E.mul(eye, (UhgU.diagonal(0, -2, -1) / (2 * S)).unsqueeze(-1))
     if m > k:  # gA = [U inner + (I_m - U U^H) gU S^{-1}] V^H
         gUSinv = gU / S.unsqueeze(-2)
         return matmul(matmul(U, inner) + gUSinv - matmul(U, matmul(U.mH, gUSinv)), Vh), None
