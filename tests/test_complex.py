@@ -62,7 +62,7 @@ def test_real_of_a_real_tensor_is_itself_and_imag_raises(device):
     x = core.tensor([1.0, -2.0], device=device)
     assert core.real(x) is x and x.real is x
     with pytest.raises(RuntimeError, match="^imag is not implemented for tensors with non-complex dtypes.$"):
-        x.imag
+        _ = x.imag
 
 
 def test_view_as_real_and_view_as_complex_share_storage(device):
@@ -186,7 +186,8 @@ def test_complex_keeps_infinite_parts_exact(device):
 
 def test_complex_and_polar_errors(device):
     f32 = core.zeros(2, device=device)
-    with pytest.raises(RuntimeError, match="^Expected both inputs to be Float or Double tensors but got Long and Float$"):
+    with pytest.raises(RuntimeError,
+                       match="^Expected both inputs to be Float or Double tensors but got Long and Float$"):
         core.complex(core.zeros(2, dtype=core.int64, device=device), f32)
     with pytest.raises(RuntimeError, match="^Expected object of scalar type Float but got scalar type Double"):
         core.polar(f32, f32.double())
@@ -216,7 +217,8 @@ _UNARY_GRADIENTS = {
     "real": lambda z: z.real, "imag": lambda z: z.imag, "view_as_real": core.view_as_real,
     "exp": core.exp, "log": core.log, "sqrt": core.sqrt, "sin": core.sin, "tanh": core.tanh,
     "reciprocal": core.reciprocal, "square": core.square, "pow_scalar": lambda z: z ** 3,
-    "sum": lambda z: z.sum(1), "adjoint": core.adjoint, "mean": lambda z: z.mean(), "fft": core.fft.fft, "ifft2": core.fft.ifft2,
+    "sum": lambda z: z.sum(1), "adjoint": core.adjoint, "mean": lambda z: z.mean(), "fft": core.fft.fft,
+    "ifft2": core.fft.ifft2,
     "prod": lambda z: z.prod(1), "cumprod": lambda z: z.cumprod(1), "cumsum": lambda z: z.cumsum(0),
     "rpow": lambda z: (1 + 1j) ** z, "var": lambda z: z.var(), "vector_norm": core.linalg.vector_norm,
     "real_part_of_product": lambda z: (z * z.conj()).real, "abs_squared_loss": lambda z: (z.abs() ** 2).sum(),
@@ -229,16 +231,19 @@ def test_gradcheck_complex_unary(device, name):
     assert gradcheck(_UNARY_GRADIENTS[name], (z,))
 
 
-_BINARY_GRADIENTS = {"mul": core.mul, "div": core.div, "add": core.add, "sub": lambda a, b: a - 2j * b,
-                     "pow": core.pow, "matmul": lambda a, b: a @ b.mT, "vdot": lambda a, b: core.vdot(a[0], b[0]),
-                     "einsum": lambda a, b: core.einsum("ij,kj->ik", a, b), "outer": lambda a, b: core.outer(a[0], b[1])}
+_BINARY_GRADIENTS = {
+    "mul": core.mul, "div": core.div, "add": core.add, "sub": lambda a, b: a - 2j * b, "pow": core.pow,
+    "matmul": lambda a, b: a @ b.mT, "vdot": lambda a, b: core.vdot(a[0], b[0]),
+    "einsum": lambda a, b: core.einsum("ij,kj->ik", a, b), "outer": lambda a, b: core.outer(a[0], b[1]),
+}
 
 
 _MATRIX_GRADIENTS = {  # for the SVD, only losses invariant to the singular vectors' phases have a gradient
     "det": core.linalg.det, "inv": core.linalg.inv, "solve": lambda a: core.linalg.solve(a, a.mH),
     "pinv": core.linalg.pinv, "svd_U_Vh": lambda a: (lambda u, s, vh: u @ vh)(*core.linalg.svd(a)),
     "svdvals": core.linalg.svdvals, "lstsq": lambda a: core.linalg.lstsq(a, a.mH.exp())[0],
-    "matrix_exp": core.linalg.matrix_exp, "cholesky": lambda a: core.linalg.cholesky(a @ a.mH + 3 * core.eye(3, device=a.device)),
+    "matrix_exp": core.linalg.matrix_exp,
+    "cholesky": lambda a: core.linalg.cholesky(a @ a.mH + 3 * core.eye(3, device=a.device)),
 }
 
 

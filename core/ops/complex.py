@@ -54,7 +54,8 @@ def is_conj(input: Tensor) -> bool:
 
 @_export
 def resolve_conj(input: Tensor) -> Tensor:
-    """``input`` with its conjugate bit materialized: ``input`` itself, there is no lazy bit (``torch.resolve_conj``)."""
+    """``input`` with its conjugate bit materialized: ``input`` itself, there is no lazy bit
+    (``torch.resolve_conj``)."""
     return input
 
 
