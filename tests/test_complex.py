@@ -82,6 +82,14 @@ def test_view_as_real_and_view_as_complex_share_storage(device):
     assert_close(c, (np.arange(12.0).reshape(3, 2, 2)[1:] @ [1, 1j]).astype(np.complex64), rtol=0, atol=0)
 
 
+def test_view_dtype_reinterprets_complex_bytes_like_numpy(device):
+    values = _complex((2, 3))
+    z = core.tensor(values, device=device)
+    assert_close(z.view(core.float64), values.view(np.float64), rtol=0, atol=0)
+    assert_close(z.view(core.float64).view(core.complex128), values, rtol=0, atol=0)
+    assert_close(z.to(core.complex64).view(core.int64), values.astype(np.complex64).view(np.int64), rtol=0, atol=0)
+
+
 def test_view_as_copies_own_their_storage(device):
     values = _complex((2, 3))
     z = core.tensor(values, device=device)

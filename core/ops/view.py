@@ -117,11 +117,25 @@ def _shape_arg(op: str, shape) -> tuple:
     return tuple(out)
 
 
+def _dtype_view_kernel(name: str, geometry):
+    """Declare view op ``name`` whose geometry also names the view's dtype (a reinterpretation of the bytes)."""
+
+    def kernel(input, *args):
+        shape, stride, offset, dtype = geometry(input, *args)
+        out = input._alias(shape, stride, offset)
+        out.dtype = dtype
+        out._base = input if input._base is None else input._base
+        return out
+
+    kernel.__name__ = name
+    return define(name, default=kernel, doc=geometry.__doc__ or "")
+
+
 def _view_dtype_geometry(input, d):
     """Reinterpret the bytes as dtype ``d`` (same itemsize, or last dim rescaled)."""
     old, new = input.dtype.itemsize, d.itemsize
     if old == new:
-        return input._shape, input._stride, input._offset
+        return input._shape, input._stride, input._offset, d
     if not input._shape or input._stride[-1] != 1:
         raise RuntimeError("self.stride(-1) must be 1 to view a tensor as a dtype of another element size")
     last = input._shape[-1] * old
@@ -130,18 +144,10 @@ def _view_dtype_geometry(input, d):
                            f"{d.name}: sizes and strides must be divisible by the new element size")
     shape = input._shape[:-1] + (last // new,)
     stride = tuple(s * old // new for s in input._stride[:-1]) + (1,)
-    return shape, stride, input._offset * old // new
+    return shape, stride, input._offset * old // new, d
 
 
-def _view_dtype_kernel(input, d):
-    shape, stride, offset = _view_dtype_geometry(input, d)
-    out = input._alias(shape, stride, offset)
-    out.dtype = d
-    out._base = input if input._base is None else input._base
-    return out
-
-
-_view_dtype = define("view.dtype", default=_view_dtype_kernel, doc="Reinterpret the bytes as another dtype.")
+_view_dtype = _dtype_view_kernel("view.dtype", _view_dtype_geometry)
 
 
 def view_as(input: Tensor, other: Tensor) -> Tensor:
@@ -503,20 +509,6 @@ def _alias_geometry(input):
 
 
 alias = _view_kernel("alias", _alias_geometry)
-
-
-def _dtype_view_kernel(name: str, geometry):
-    """Declare view op ``name`` whose geometry also names the view's dtype (a reinterpretation of the bytes)."""
-
-    def kernel(input):
-        shape, stride, offset, dtype = geometry(input)
-        out = input._alias(shape, stride, offset)
-        out.dtype = dtype
-        out._base = input if input._base is None else input._base
-        return out
-
-    kernel.__name__ = name
-    return define(name, default=kernel, doc=geometry.__doc__ or "")
 
 
 def _view_as_real_geometry(input):
