@@ -435,11 +435,21 @@ class Tensor:
 
     @property
     def real(self) -> "Tensor":
+        """The real part, a view of a complex tensor's storage (``torch.Tensor.real``)."""
         return _F.real(self)
+
+    @real.setter
+    def real(self, value) -> None:
+        _F.real(self).copy_(value if isinstance(value, Tensor) else _F.tensor(value))
 
     @property
     def imag(self) -> "Tensor":
+        """The imaginary part, a view of a complex tensor's storage (``torch.Tensor.imag``)."""
         return _F.imag(self)
+
+    @imag.setter
+    def imag(self, value) -> None:
+        _F.imag(self).copy_(value if isinstance(value, Tensor) else _F.tensor(value))
 
     # -- conversion -----------------------------------------------------------
     def to(self, *args, non_blocking: bool = False, copy: bool = False, **kwargs) -> "Tensor":
@@ -523,7 +533,12 @@ class Tensor:
         return self.to(_dtype.bool)
 
     def cfloat(self) -> "Tensor":
+        """Cast to complex64 (``torch.Tensor.cfloat``)."""
         return self.to(_dtype.complex64)
+
+    def cdouble(self) -> "Tensor":
+        """Cast to complex128 (``torch.Tensor.cdouble``)."""
+        return self.to(_dtype.complex128)
 
     def numpy(self, *, force: bool = False):
         """A NumPy array; shares memory with a CPU tensor (``torch.Tensor.numpy``)."""

@@ -1,4 +1,10 @@
-"""``gradcheck`` / ``gradgradcheck``: analytical gradients against central finite differences."""
+"""``gradcheck`` / ``gradgradcheck``: analytical gradients against central finite differences.
+
+Complex inputs and outputs are checked as PyTorch's slow mode does: each complex input that requires grad is
+replaced by a real ``(..., 2)`` leaf of its (real, imag) parts, seen by ``func`` through ``view_as_complex``, and each
+complex output through ``view_as_real``. The real Jacobian of that function checks the Wirtinger derivatives: a
+gradient in PyTorch's convention, dL/dre + i dL/dim, is exactly that leaf's gradient read as complex.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +25,26 @@ class GradcheckError(RuntimeError):
 def _outputs(func, inputs) -> tuple:
     out = func(*inputs)
     return out if isinstance(out, tuple) else (out,)
+
+
+def _is_complex(x) -> bool:
+    return hasattr(x, "_storage") and x.dtype.is_complex
+
+
+def _as_real_function(func, inputs: tuple):
+    """``func`` over real (..., 2) leaves in place of its complex inputs that require grad, with its complex outputs
+    viewed as real: a real function whose Jacobian holds the complex derivatives (see the module docstring)."""
+    from ..ops.view import view_as_complex, view_as_real
+
+    complex_at = {i for i, x in enumerate(inputs) if _is_complex(x) and x.requires_grad}
+
+    def real_func(*xs):
+        args = tuple(view_as_complex(x) if i in complex_at else x for i, x in enumerate(xs))
+        return tuple(view_as_real(o) if _is_complex(o) else o for o in _outputs(func, args))
+
+    real_inputs = tuple(view_as_real(x.detach()).clone().requires_grad_() if i in complex_at else x
+                        for i, x in enumerate(inputs))
+    return real_func, real_inputs
 
 
 def _differentiable(outs) -> list:
@@ -64,6 +90,7 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
               raise_exception: bool = True, **_ignored) -> bool:
     """Check ``func``'s gradients for every input that requires grad (``torch.autograd.gradcheck``)."""
     inputs = inputs if isinstance(inputs, tuple) else (inputs,)
+    func, inputs = _as_real_function(func, inputs)
     outs = _differentiable(_outputs(func, inputs))
     for wrt, x in enumerate(inputs):
         if not (hasattr(x, "_storage") and x.requires_grad):
@@ -85,15 +112,23 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     return True
 
 
+def _random_like(t):
+    """Standard normal values of ``t``'s shape, dtype and device; complex ones from normal (real, imag) pairs."""
+    from ..ops.random import randn
+    from ..ops.view import view_as_complex
+
+    if t.dtype.is_complex:
+        return view_as_complex(randn(t._shape + (2,), dtype=t.dtype.to_real(), device=t.device))
+    return randn(t._shape, dtype=t.dtype, device=t.device)
+
+
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
                   raise_exception: bool = True, **_ignored) -> bool:
     """Check second derivatives: gradcheck of the (create_graph) first derivative (``torch.autograd.gradgradcheck``)."""
-    from ..ops.random import randn
-
     inputs = inputs if isinstance(inputs, tuple) else (inputs,)
     outs = _differentiable(_outputs(func, inputs))
     if grad_outputs is None:
-        grad_outputs = tuple(randn(o._shape, dtype=o.dtype, device=o.device).requires_grad_() for o in outs)
+        grad_outputs = tuple(_random_like(o).requires_grad_() for o in outs)
     wrt = [i for i, x in enumerate(inputs) if hasattr(x, "_storage") and x.requires_grad]
     n = len(inputs)
 

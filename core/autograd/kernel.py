@@ -129,10 +129,20 @@ def autograd_kernel(op, below: int, *args, **kwargs):
     return out
 
 
+def _in_dtype_of(t, view):
+    """``t`` seen in ``view``'s dtype, whose geometry counts those elements: a real view (real, imag,
+    view_as_real) of a complex tensor counts real ones."""
+    if t.dtype is view.dtype:
+        return t
+    from ..ops.view import view_as_complex, view_as_real
+
+    return view_as_real(t) if t.dtype.is_complex else view_as_complex(t)
+
+
 def _rebase_view(view, node) -> None:
     """After an in-place write into ``view``, its base's gradient flows through the write (PyTorch's CopySlices)."""
     base = view._base
-    size, stride, offset = view._shape, view._stride, view._offset - base._offset
+    size, stride, offset = view._shape, view._stride, view._offset - _in_dtype_of(base, view)._offset
     inner_edges = node.next_functions[1:]
     edges = (edge_of(base) if base.requires_grad else (None, 0),) + inner_edges
 
@@ -141,7 +151,7 @@ def _rebase_view(view, node) -> None:
 
         g = empty_strided(base._shape, base._stride, dtype=grad.dtype, device=grad.device)
         g.copy_(grad)
-        region = g.as_strided(size, stride, offset)
+        region = _in_dtype_of(g, view).as_strided(size, stride, offset)
         inner = node.formula(node.ctx, region.clone())
         if inner[0] is None:
             region.zero_()
@@ -156,7 +166,7 @@ def _rebase_view(view, node) -> None:
     base.grad_fn = slices
     base.__dict__["_output_nr"] = 0
     # the view now reads its gradient out of the base's new history (we run with grad mode on here)
-    fresh = base.as_strided(size, view._stride, view._offset)
+    fresh = _in_dtype_of(base, view).as_strided(size, view._stride, view._offset)
     view.grad_fn = fresh.grad_fn
     view.__dict__["_output_nr"] = 0
 

@@ -11,6 +11,7 @@ from ._util import broadcast_shapes, wrap_dim
 from .creation import _rebuild_tensor  # noqa: F401 - used by Tensor.__reduce_ex__
 from .format import format_tensor  # noqa: F401 - used by Tensor.__repr__
 from .control_flow import *  # noqa: F401,F403
+from .complex import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .decompositions import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
@@ -35,9 +36,10 @@ from . import conv, loss, normalization, optimizers, pooling  # noqa: F401,E402 
 
 import importlib as _importlib
 
-FAMILIES = ("creation", "elementwise", "view", "reduction", "shape", "indexing", "linalg", "decompositions", "random",
-            "sorting", "statistics", "ranges", "format", "conv", "pooling", "normalization", "loss", "optimizers",
-            "spectral", "nn_functions", "tensor_methods", "tensor_functions", "legacy_linalg", "signal", "control_flow", "lowrank")
+FAMILIES = ("creation", "elementwise", "complex", "view", "reduction", "shape", "indexing", "linalg", "decompositions",
+            "random", "sorting", "statistics", "ranges", "format", "conv", "pooling", "normalization", "loss",
+            "optimizers", "spectral", "nn_functions", "tensor_methods", "tensor_functions", "legacy_linalg", "signal",
+            "control_flow", "lowrank")
 
 for _family in FAMILIES:  # module names, not the star-imported functions of the same name (view, format)
     attach_methods(_importlib.import_module(f"{__name__}.{_family}").METHODS)

@@ -12,6 +12,7 @@ for free.
 
 from __future__ import annotations
 
+import cmath
 import importlib
 import math
 
@@ -105,16 +106,28 @@ _UNARY = {
     "lgamma": lambda ctx, g: g * E.digamma(_x(ctx)),
     "deg2rad": lambda ctx, g: g * (math.pi / 180),
     "rad2deg": lambda ctx, g: g * (180 / math.pi),
-    "abs": lambda ctx, g: g * E.sign(_x(ctx)),
+    "abs": lambda ctx, g: g * E.sgn(_x(ctx)),  # sgn: z / |z| for complex, sign for real
     "square": lambda ctx, g: 2 * g * _x(ctx),
     "neg": lambda ctx, g: -g,
     "positive": lambda ctx, g: g,
     "frac": lambda ctx, g: g,
     "conj": lambda ctx, g: _conj(g),
-    "real": lambda ctx, g: g,
 }
+
+
+def _unary(formula):
+    """A formula g * f'(x), written for real x, made right for complex x too: of the ops in _UNARY every complex
+    one but abs and conj is holomorphic, whose gradient in PyTorch's convention is g * conj(f'(x)), that is
+    conj(formula(conj(g)))."""
+    def run(ctx, g):
+        return (_conj(formula(ctx, _conj(g))) if g.is_complex() else formula(ctx, g),)
+
+    return run
+
+
 for _name, _formula in _UNARY.items():
-    get_operator(_name).derivative = (lambda f: lambda ctx, g: (f(ctx, g),))(_formula)
+    get_operator(_name).derivative = (lambda f: lambda ctx, g: (f(ctx, g),))(_formula) if _name in ("abs", "conj") \
+        else _unary(_formula)
 
 @derivative("sinc")
 def _sinc(ctx, g):
@@ -124,7 +137,21 @@ def _sinc(ctx, g):
     return (g * E.where(E.eq(x, 0), 0.0, slope),)
 
 
-derivative("sgn")(lambda ctx, g: (E.mul(g, 0),))
+@derivative("sgn")
+def _sgn(ctx, g):
+    x = _x(ctx)
+    if not x.is_complex():
+        return (E.mul(g, 0),)
+    s, magnitude = ctx.output(), E.abs(x)  # PyTorch's sgn_backward: (g - s^2 conj(g)) / 2|x|, 0 at 0
+    return (E.where(E.eq(magnitude, 0), 0.0, (g - s * s * _conj(g)) / (2 * magnitude)),)
+
+
+@derivative("angle")
+def _angle(ctx, g):
+    x = _x(ctx)
+    if not x.is_complex():
+        return (E.mul(g, 0),)
+    return (E.where(E.eq(x, 0), 0.0, g * x * 1j / E.abs(x) ** 2),)  # d atan2(im, re) = (-im, re) / |x|^2
 
 
 derivative("relu")(lambda ctx, g: (relu_backward(g, _x(ctx)),))
@@ -143,7 +170,7 @@ def _log_softmax(ctx, g):
 
 
 # piecewise-constant functions: zero gradient almost everywhere, as in PyTorch
-derivative("sign", "floor", "ceil", "round", "trunc", "angle")(lambda ctx, g: (E.mul(g, 0),))
+derivative("sign", "floor", "ceil", "round", "trunc")(lambda ctx, g: (E.mul(g, 0),))
 
 
 # -- elementwise binary ------------------------------------------------------------------------------
@@ -183,12 +210,13 @@ def _pow(ctx, g):
     exponent = _x(ctx, 1) if _is_tensor(b) else b
     grad_a = None
     if _is_tensor(a):
-        grad_a = E.where(E.eq(exponent, 0), 0.0, g * exponent * base ** (exponent - 1)) if _is_tensor(b) \
-            else (g * 0 if exponent == 0 else g * exponent * base ** (exponent - 1))
+        grad_a = E.where(E.eq(exponent, 0), 0.0, g * _conj(exponent * base ** (exponent - 1))) if _is_tensor(b) \
+            else (g * 0 if exponent == 0 else g * _conj(exponent * base ** (exponent - 1)))
     grad_b = None
     if _is_tensor(b):
-        log_base = E.log(base) if _is_tensor(base) else math.log(base) if base > 0 else float("nan")
-        grad_b = g * ctx.output() * log_base
+        log_base = E.log(base) if _is_tensor(base) else cmath.log(base) if isinstance(base, complex) \
+            else math.log(base) if base > 0 else float("nan")
+        grad_b = g * _conj(ctx.output() * log_base)
         if _is_tensor(base):  # 0 ** b with b >= 0 has a zero gradient in b, as PyTorch defines it
             grad_b = E.where(E.logical_and(E.eq(base, 0), E.ge(exponent, 0)), 0.0, grad_b)
     return grad_a, grad_b
@@ -289,7 +317,7 @@ def _to_copy(ctx, g):
     # device and dtype are read, so changing the input in place after the move does not invalidate it
     x = ctx.args[0]
     if g.is_complex() and not x.dtype.is_complex:  # a real input cast to complex: the real part, without a warning
-        g = E.real(g)
+        g = V.real(g)
     return (creation.to_copy(g, device=x.device, dtype=x.dtype),)
 
 
@@ -313,7 +341,7 @@ def _sum(ctx, g):
 
 @derivative("prod")
 def _prod(ctx, g):
-    return (_unreduce(g, ctx) * _unreduce(ctx.output(), ctx) / _x(ctx),)
+    return (_unreduce(g, ctx) * _conj(_unreduce(ctx.output(), ctx) / _x(ctx)),)
 
 
 def _extremum(ctx, g):
@@ -336,7 +364,7 @@ def _cumsum(ctx, g):
 def _cumprod(ctx, g):
     dim = ctx.args[1]
     flip = get_operator("flip")
-    return (flip(R.cumsum(flip(g * ctx.output(), (dim,)), dim), (dim,)) / _x(ctx),)
+    return (flip(R.cumsum(flip(g * _conj(ctx.output()), (dim,)), dim), (dim,)) / _conj(_x(ctx)),)
 
 
 def _scatter_into_zeros(x, dim, index, g):
@@ -353,8 +381,8 @@ derivative("sort")(lambda ctx, g, _gi: (_scatter_into_zeros(ctx.args[0], ctx.arg
 
 @derivative("batched_matmul")
 def _batched_matmul(ctx, g):
-    matmul = get_operator("batched_matmul")
-    return matmul(g, V.transpose(_x(ctx, 1), -1, -2)), matmul(V.transpose(_x(ctx, 0), -1, -2), g)
+    matmul = get_operator("batched_matmul")  # with adjoints (conjugate transposes): PyTorch's complex convention
+    return matmul(g, _conj(V.transpose(_x(ctx, 1), -1, -2))), matmul(_conj(V.transpose(_x(ctx, 0), -1, -2)), g)
 
 
 @derivative("cat")
@@ -479,7 +507,8 @@ def _linalg_svdvals(ctx, g):
 
 @derivative("linalg_svd")
 def _linalg_svd(ctx, gU, gS, gVh):
-    """Real inputs with distinct non-zero singular values (PyTorch's svd_backward)."""
+    """Distinct non-zero singular values (PyTorch's svd_backward); for complex inputs only gauge-invariant losses
+    (the singular vectors' phases are arbitrary) have a gradient."""
     A = ctx.input(0)
     m, n = A._shape[-2:]
     k = min(m, n)
@@ -497,6 +526,8 @@ def _linalg_svd(ctx, gU, gS, gVh):
     VhgV = matmul(V.mH, gV)
     UhgU, VhgV = UhgU - UhgU.mH, VhgV - VhgV.mH
     inner = (UhgU * S.unsqueeze(-2) + S.unsqueeze(-1) * VhgV) / gaps * (1 - eye) + E.mul(eye, gS.unsqueeze(-1))
+    if A.is_complex():  # the imaginary diagonal of U^H gU (skewed: 2i Im) enters through S^{-1} / 2
+        inner = inner + E.mul(eye, (UhgU.diagonal(0, -2, -1) / (2 * S)).unsqueeze(-1))
     if m > k:  # gA = [U inner + (I_m - U U^H) gU S^{-1}] V^H
         gUSinv = gU / S.unsqueeze(-2)
         return matmul(matmul(U, inner) + gUSinv - matmul(U, matmul(U.mH, gUSinv)), Vh), None
@@ -542,6 +573,9 @@ def _linalg_qr(ctx, gQ, gR):
 
 derivative("view", "view.dtype")(lambda ctx, g: (g.reshape(ctx.args[0]._shape),))
 derivative("alias")(lambda ctx, g: (g,))
+# one view is the other's inverse: the gradient (d/dre, d/dim) pairs are the complex gradient (PyTorch's convention)
+derivative("view_as_real")(lambda ctx, g: (V.view_as_complex(g.contiguous()),))
+derivative("view_as_complex")(lambda ctx, g: (V.view_as_real(g.contiguous()),))
 derivative("transpose")(lambda ctx, g: (V.transpose(g, ctx.args[1], ctx.args[2]),))
 derivative("expand")(lambda ctx, g: (sum_to_shape(g, ctx.args[0]._shape),))
 derivative("squeeze", "unsqueeze")(lambda ctx, g: (g.reshape(ctx.args[0]._shape),))
@@ -769,7 +803,7 @@ def _fft_r2c(ctx, g):
             shape = list(g._shape)
             shape[last] = missing
             g = cat([g, creation.zeros(tuple(shape), dtype=g.dtype, device=g.device)], last)
-    return (E.real(fft_c2c(g, dims, normalization, False)),)
+    return (V.real(fft_c2c(g, dims, normalization, False)),)
 
 
 @derivative("fft_c2r")

@@ -142,8 +142,6 @@ UNARY_OPS = {
     # kind "real": the real dtype of the input (a complex input gives float; others keep their dtype)
     "abs": "real",
     "angle": "real",
-    "real": "real",
-    "imag": "real",
     **{name: "bool" for name in ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit", "isreal",
                                  "logical_not")},
     "bitwise_not": "int_only",
@@ -151,7 +149,7 @@ UNARY_OPS = {
 _UNARY_DOCS = {"sigmoid": "1 / (1 + exp(-x))", "rsqrt": "1 / sqrt(x)", "frac": "x - trunc(x)",
                "sign": "-1, 0 or 1 by the sign of x", "erfinv": "inverse of erf"}
 _NO_INPLACE = {"isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit", "isreal", "positive", "angle",
-               "real", "imag", "conj"}
+               "conj"}
 
 
 def _make_unary(name: str, kind: str):
@@ -230,6 +228,10 @@ negative = _export("negative", globals()["neg"])
 arcsin, arccos, arctan = (_export(n, globals()[m]) for n, m in (("arcsin", "asin"), ("arccos", "acos"),
                                                                    ("arctan", "atan")))
 fix = _export("fix", globals()["trunc"])
+# the conj kernel's front end is core/ops/complex.py's conj family (a real input is returned as it is, PyTorch's rule)
+_conj = globals()["conj"]
+__all__.remove("conj")
+del METHODS["conj"]
 
 
 # -- binary ops ------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from .ranges import arange
 from .reduction import _finish_pair, return_type
 from .shape import broadcast_tensors, cat, diff, repeat_interleave, stack
 from .view import (alias, as_strided, chunk, diagonal, expand, narrow, permute, reshape, select, split, squeeze,
-                   t, tensor_split, transpose, unbind, unfold, unsqueeze, view, view_as_real)
+                   t, tensor_split, transpose, unbind, unfold, unsqueeze, view)
 
 __all__: list = []
 METHODS: dict = {}
@@ -259,7 +259,7 @@ for _name, _op in (("alias_copy", alias), ("as_strided_copy", as_strided), ("det
                    ("split_copy", split), ("split_with_sizes_copy", split_with_sizes),
                    ("squeeze_copy", squeeze), ("t_copy", t), ("transpose_copy", transpose),
                    ("unbind_copy", unbind), ("unfold_copy", unfold), ("unsqueeze_copy", unsqueeze),
-                   ("view_copy", view), ("view_as_real_copy", view_as_real)):
+                   ("view_copy", view)):  # view_as_real_copy and view_as_complex_copy sit beside their views
     _copy_of(_op, _name, method=_name == "narrow_copy")
 
 # PyTorch's unsafe_* splits are its splits without autograd's view tracking: the same pieces.

@@ -17,7 +17,7 @@ from ._util import check_int_arg, numel, wrap_dim, wrap_dims
 __all__ = ["view", "view_as", "reshape", "transpose", "swapaxes", "swapdims", "permute", "t", "expand",
            "expand_as", "select", "narrow", "squeeze", "unsqueeze", "flatten", "unflatten", "unfold",
            "as_strided", "diagonal", "chunk", "split", "tensor_split", "unbind", "movedim", "moveaxis",
-           "alias", "view_as_real"]
+           "alias", "view_as_real", "view_as_complex", "view_as_real_copy", "view_as_complex_copy", "real", "imag"]
 
 
 def _view_kernel(name: str, geometry):
@@ -117,11 +117,25 @@ def _shape_arg(op: str, shape) -> tuple:
     return tuple(out)
 
 
+def _dtype_view_kernel(name: str, geometry):
+    """Declare view op ``name`` whose geometry also names the view's dtype (a reinterpretation of the bytes)."""
+
+    def kernel(input, *args):
+        shape, stride, offset, dtype = geometry(input, *args)
+        out = input._alias(shape, stride, offset)
+        out.dtype = dtype
+        out._base = input if input._base is None else input._base
+        return out
+
+    kernel.__name__ = name
+    return define(name, default=kernel, doc=geometry.__doc__ or "")
+
+
 def _view_dtype_geometry(input, d):
     """Reinterpret the bytes as dtype ``d`` (same itemsize, or last dim rescaled)."""
     old, new = input.dtype.itemsize, d.itemsize
     if old == new:
-        return input._shape, input._stride, input._offset
+        return input._shape, input._stride, input._offset, d
     if not input._shape or input._stride[-1] != 1:
         raise RuntimeError("self.stride(-1) must be 1 to view a tensor as a dtype of another element size")
     last = input._shape[-1] * old
@@ -130,18 +144,10 @@ def _view_dtype_geometry(input, d):
                            f"{d.name}: sizes and strides must be divisible by the new element size")
     shape = input._shape[:-1] + (last // new,)
     stride = tuple(s * old // new for s in input._stride[:-1]) + (1,)
-    return shape, stride, input._offset * old // new
+    return shape, stride, input._offset * old // new, d
 
 
-def _view_dtype_kernel(input, d):
-    shape, stride, offset = _view_dtype_geometry(input, d)
-    out = input._alias(shape, stride, offset)
-    out.dtype = d
-    out._base = input if input._base is None else input._base
-    return out
-
-
-_view_dtype = define("view.dtype", default=_view_dtype_kernel, doc="Reinterpret the bytes as another dtype.")
+_view_dtype = _dtype_view_kernel("view.dtype", _view_dtype_geometry)
 
 
 def view_as(input: Tensor, other: Tensor) -> Tensor:
@@ -505,13 +511,67 @@ def _alias_geometry(input):
 alias = _view_kernel("alias", _alias_geometry)
 
 
-def view_as_real(input: Tensor) -> Tensor:
-    """A complex tensor viewed as real with a trailing dim of 2."""
+def _view_as_real_geometry(input):
+    """A complex tensor's real and imaginary parts as a trailing dim of 2 (a real-dtype view)."""
     if not input.is_complex():
         raise RuntimeError("view_as_real is only supported for complex tensors")
-    real = input.dtype.to_real()
-    out = _view_dtype(input, real)
-    return out.view(input._shape + (2,))
+    return (input._shape + (2,), tuple(2 * s for s in input._stride) + (1,), 2 * input._offset,
+            input.dtype.to_real())
+
+
+def _view_as_complex_geometry(input):
+    """A float tensor whose last dim of 2 holds (real, imag) pairs, viewed as complex with that dim dropped."""
+    if input.dtype not in (dt.float32, dt.float64):
+        raise RuntimeError("view_as_complex is only supported for float and double tensors, but got a tensor of "
+                           f"scalar type: {dt.legacy_name(input.dtype)}")
+    if not input._shape:
+        raise RuntimeError("Input tensor must have one or more dimensions")
+    if input._shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if input._stride[-1] != 1:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(s % 2 for s in input._stride[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    if input._offset % 2:
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    return (input._shape[:-1], tuple(s // 2 for s in input._stride[:-1]), input._offset // 2,
+            input.dtype.to_complex())
+
+
+_view_as_real = _dtype_view_kernel("view_as_real", _view_as_real_geometry)
+_view_as_complex = _dtype_view_kernel("view_as_complex", _view_as_complex_geometry)
+
+
+def view_as_real(input: Tensor) -> Tensor:
+    """A complex tensor viewed as real with a trailing dim of 2 holding (real, imag) (``torch.view_as_real``)."""
+    return _view_as_real(input)
+
+
+def view_as_complex(input: Tensor) -> Tensor:
+    """A float tensor with a last dim of 2 (stride 1) viewed as complex (``torch.view_as_complex``)."""
+    return _view_as_complex(input)
+
+
+def view_as_real_copy(input: Tensor) -> Tensor:
+    """A contiguous copy of ``view_as_real(input)`` (``torch.view_as_real_copy``)."""
+    return _view_as_real(input).clone()
+
+
+def view_as_complex_copy(input: Tensor) -> Tensor:
+    """A copy of ``view_as_complex(input)`` with its own storage (``torch.view_as_complex_copy``)."""
+    return _view_as_complex(input).clone()
+
+
+def real(input: Tensor) -> Tensor:
+    """The real part of a complex tensor as a view (writes go through); a real ``input`` itself (``torch.real``)."""
+    return select(_view_as_real(input), -1, 0) if input.is_complex() else input
+
+
+def imag(input: Tensor) -> Tensor:
+    """The imaginary part of a complex tensor as a view (writes go through) (``torch.imag``)."""
+    if not input.is_complex():
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return select(_view_as_real(input), -1, 1)
 
 
 METHODS = {"view": view, "view_as": view_as, "reshape": reshape, "reshape_as": lambda s, o: reshape(s, o._shape),

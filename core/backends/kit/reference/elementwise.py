@@ -33,7 +33,7 @@ def unary_table(xp, special) -> dict:
         "round": keep_ints(xp.round), "trunc": keep_ints(xp.trunc), "frac": lambda a: a - xp.trunc(a),
         "square": xp.square, "positive": xp.copy, "conj": xp.conj, "neg": xp.negative,
         "sgn": lambda a: xp.where(a == 0, 0, a / xp.abs(a)) if a.dtype.kind == "c" else sign(a),
-        "angle": xp.angle, "real": lambda a: xp.real(a).copy(), "imag": lambda a: xp.imag(a).copy(),  # views else
+        "angle": xp.angle,
         "isnan": xp.isnan, "isinf": xp.isinf, "isfinite": xp.isfinite, "isposinf": xp.isposinf,
         "isneginf": xp.isneginf, "signbit": xp.signbit, "isreal": xp.isreal, "logical_not": xp.logical_not,
         "bitwise_not": xp.invert,

@@ -24,8 +24,8 @@ UNARY = {**UNARY_EXPRESSIONS,
          "lgamma": "lgamma(a)", "sinc": f"(a == 0 ? ({{T}})1 : sinpi(a) / ({_PI} * a))",
          "sgn": UNARY_EXPRESSIONS["sign"], "isposinf": "(isinf(a) && a > 0)",
          "isneginf": "(isinf(a) && a < 0)",
-         # real dtypes only (opencl has no complex storage): conj and real copy, imag is 0, angle is 0 or pi
-         "conj": "a", "real": "a", "imag": "({T})0", "isreal": "1",
+         # real dtypes only (opencl declines complex; real/imag are views, not kernels): conj copies, angle is 0 or pi
+         "conj": "a", "isreal": "1",
          "angle": f"(a != a ? a : (signbit(a) ? {_PI} : ({{T}})0))",
          **special.FUNCTIONS}
 BINARY = {**BINARY_EXPRESSIONS,
@@ -38,7 +38,7 @@ BINARY = {**BINARY_EXPRESSIONS,
           "bitwise_left_shift": "((b < 0 || b >= (long)sizeof(a) * 8) ? ({T})0 : ({T})(a << b))",
           "bitwise_right_shift": "((b < 0 || b >= (long)sizeof(a) * 8) ? (a < 0 ? ({T})-1 : ({T})0) : ({T})(a >> b))",
           "remainder": "(fmod(a, b) != 0 && ((fmod(a, b) < 0) != (b < 0)) ? fmod(a, b) + b : fmod(a, b))"}
-_INTEGER_OK = {"conj", "real", "imag", "isreal", "angle",
+_INTEGER_OK = {"conj", "isreal", "angle",
                "neg", "abs", "square", "sign", "relu", "positive", "add", "sub", "mul", "maximum", "minimum", "eq",
                "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
                "bitwise_xor", "logical_not", "bitwise_not", "where"}
