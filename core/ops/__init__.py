@@ -21,6 +21,7 @@ from .ranges import *  # noqa: F401,F403
 from .reduction import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
+from .sparse import *  # noqa: F401,F403
 from .spectral import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
 from .view import *  # noqa: F401,F403
@@ -30,7 +31,7 @@ import importlib as _importlib
 
 FAMILIES = ("creation", "elementwise", "view", "reduction", "shape", "indexing", "linalg", "decompositions", "random",
             "sorting", "statistics", "ranges", "format", "conv", "pooling", "normalization", "loss", "optimizers",
-            "spectral")
+            "spectral", "sparse")
 
 for _family in FAMILIES:  # module names, not the star-imported functions of the same name (view, format)
     attach_methods(_importlib.import_module(f"{__name__}.{_family}").METHODS)

