@@ -35,10 +35,10 @@ def _random_sparse(rng, shape=(5, 4), density=0.4):
 
 
 def _coo(dense, device, dtype=core.float64, requires_grad=False):
-    """A COO tensor of a dense NumPy matrix, built from scipy's COO components."""
+    """A COO tensor of a dense NumPy matrix, built from scipy's COO components (row-major: coalesced)."""
     m = sp.coo_matrix(dense)
     return core.sparse_coo_tensor(np.stack([m.row, m.col]).astype(np.int64).tolist(), m.data.tolist(), dense.shape,
-                                  dtype=dtype, device=device, requires_grad=requires_grad)
+                                  dtype=dtype, device=device, requires_grad=requires_grad, is_coalesced=True)
 
 
 # -- layouts -------------------------------------------------------------------------------------------
@@ -251,3 +251,174 @@ def test_dense_ops_reject_sparse_operands(device):
         core.sum(s.to_sparse_csr(), 0)
     with pytest.raises(RuntimeError, match="do not have strides"):
         s.stride()
+
+
+# -- products and their gradients ------------------------------------------------------------------------
+
+def _in_layout(dense, layout, device):
+    t = core.tensor(dense, device=device)
+    return t.to_sparse_bsr((2, 2)) if layout == "bsr" else getattr(t, f"to_sparse_{layout}")()
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr", "csc", "bsr"])
+def test_products_match_scipy(device, layout):
+    rng = _rng()
+    a, b = _random_sparse(rng, (6, 4)), rng.standard_normal((4, 3))
+    s, d = _in_layout(a, layout, device), core.tensor(b, device=device)
+    expected = sp.csr_matrix(a) @ b
+    for result in (core.mm(s, d), core.matmul(s, d), s @ d, core.spmm(s, d), core.dsmm(s, d),
+                   core.sparse.mm(s, d)):
+        assert result.layout is core.strided
+        _close(result, expected)
+    c = rng.standard_normal((6, 3))
+    _close(core.addmm(core.tensor(c, device=device), s, d, beta=0.5, alpha=2.0), 0.5 * c + 2.0 * expected)
+    _close(core.sparse.addmm(core.tensor(c, device=device), s, d, beta=0.5, alpha=2.0), 0.5 * c + 2.0 * expected)
+    v = rng.standard_normal(4)
+    _close(core.mv(s, core.tensor(v, device=device)), a @ v)
+    e = rng.standard_normal((3, 6))
+    _close(core.tensor(e, device=device) @ s, e @ a)
+
+
+def test_sparse_results_of_products(device):
+    rng = _rng()
+    a, b = _random_sparse(rng, (6, 4)), rng.standard_normal((4, 3))
+    a[2] = 0
+    s, d = _coo(a, device), core.tensor(b, device=device)
+    h = core.hspmm(s, d)
+    assert h.layout is core.sparse_coo and h.sparse_dim() == 1 and h.dense_dim() == 1
+    assert _np(h.indices()).tolist() == [sorted(set(np.nonzero(a)[0]))]
+    _close(h.to_dense(), a @ b)
+    _close(core.hsmm(s, d).to_dense(), a @ b)
+    for result in (core.smm(s, d), s.smm(d)):
+        assert result.layout is core.sparse_coo
+        _close(result.to_dense(), a @ b)
+    base = _random_sparse(rng, (6, 3))
+    for result in (core.sspaddmm(_coo(base, device), s, d, beta=0.5, alpha=2.0),
+                   _coo(base, device).sspaddmm(s, d, beta=0.5, alpha=2.0),
+                   core.saddmm(_coo(base, device), s, d, beta=0.5, alpha=2.0)):
+        assert result.layout is core.sparse_coo and result.is_coalesced()
+        _close(result.to_dense(), 0.5 * base + 2.0 * (a @ b))
+    other = _random_sparse(rng, (4, 5))
+    product = core.sparse.mm(s, _coo(other, device))
+    assert product.layout is core.sparse_coo
+    _close(product.to_dense(), a @ other)
+
+
+def test_product_errors(device):
+    s = _coo(_random_sparse(_rng()), device)
+    with pytest.raises(RuntimeError, match="cannot be multiplied \\(5x4 and 3x2\\)"):
+        core.spmm(s, core.ones(3, 2, dtype=core.float64, device=device))
+    with pytest.raises(RuntimeError, match="same dtype"):
+        core.spmm(s, core.ones(4, 2, device=device))
+    with pytest.raises(RuntimeError, match="spmm\\(\\): expected a tensor with layout"):
+        core.spmm(core.ones(2, 2), core.ones(2, 2))
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_gradcheck_sparse_dense_product(device, layout):
+    rng = _rng()
+    a = _random_sparse(rng, (5, 4))
+    pattern = _in_layout(a, layout, device).to(core.float64)
+    values = core.tensor(_np(pattern.values()), dtype=core.float64, device=device, requires_grad=True)
+    dense = core.tensor(rng.standard_normal((4, 3)), device=device, requires_grad=True)
+
+    def product(v, d):
+        return core.sparse.mm(pattern.detach()._with_values(v), d)
+
+    assert gradcheck(product, (values, dense))
+    assert gradcheck(lambda v: pattern.detach()._with_values(v).to_dense(), (values,))
+
+
+def test_sparse_leaf_gets_a_sparse_gradient(device):
+    rng = _rng()
+    a, b = _random_sparse(rng, (5, 4)), rng.standard_normal((4, 3))
+    s = _coo(a, device, requires_grad=True)
+    assert s.requires_grad and s.is_leaf and s.grad is None
+    d = core.tensor(b, device=device, requires_grad=True)
+    weights = rng.standard_normal((5, 3))
+    (core.mm(s, d) * core.tensor(weights, device=device)).sum().backward()
+    assert s.grad.layout is core.sparse_coo
+    rows, cols = np.nonzero(a)
+    _close(s.grad.values(), (weights @ b.T)[rows, cols])
+    _close(d.grad, a.T @ weights)
+
+
+def test_to_sparse_of_a_graph_tensor_is_differentiable(device):
+    x = core.tensor(_random_sparse(_rng()), device=device, requires_grad=True)
+    x.to_sparse().values().sum().backward()
+    _close(x.grad, (_np(x) != 0).astype(np.float64))
+
+
+def test_sampled_addmm(device):
+    rng = _rng()
+    a, m1, m2 = _random_sparse(rng, (5, 6)), rng.standard_normal((5, 3)), rng.standard_normal((3, 6))
+    s = core.tensor(a, device=device).to_sparse_csr()
+    out = core.sparse.sampled_addmm(s, core.tensor(m1, device=device), core.tensor(m2, device=device), beta=0.5,
+                                    alpha=2.0)
+    assert out.layout is core.sparse_csr
+    _close(out.to_dense(), (0.5 * a + 2.0 * (m1 @ m2)) * (a != 0))
+
+
+# -- reductions, softmax, arithmetic ---------------------------------------------------------------------
+
+def test_sparse_sum(device):
+    rng = _rng()
+    a = _random_sparse(rng, (4, 5))
+    s = _coo(a, device)
+    _close(core.sparse.sum(s), a.sum())
+    for dim in (0, 1, (0, 1), -1):
+        result = core.sparse.sum(s, dim)
+        expected = a.sum(dim)
+        _close(result.to_dense() if result.layout is core.sparse_coo else result, expected)
+    hybrid = core.tensor(np.stack([a, a + 1]), device=device).to_sparse(1)
+    result = core.sparse.sum(hybrid, 2)
+    assert result.layout is core.sparse_coo
+    _close(result.to_dense(), np.stack([a, a + 1]).sum(2))
+    _close(core.sparse.sum(s.to_sparse_csr(), 1).to_dense(), a.sum(1))
+
+
+def _masked_softmax(a, dim, log=False):
+    """NumPy softmax over the nonzero entries along ``dim`` (zeros stay zero: absent entries are -inf)."""
+    present = a != 0
+    shifted = np.where(present, a, -np.inf)
+    e = np.exp(shifted - shifted.max(dim, keepdims=True, initial=-1e300))
+    p = np.where(present, e / np.where(present, e, 0).sum(dim, keepdims=True).clip(1e-300), 0)
+    return np.where(present, np.log(np.where(present, p, 1)), 0) if log else p
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_sparse_softmax_and_log_softmax(device, dim):
+    a = _random_sparse(_rng(), (5, 6), 0.5)
+    s = _coo(a, device)
+    _close(core.sparse.softmax(s, dim).to_dense(), _masked_softmax(a, dim))
+    _close(core.sparse.log_softmax(s, dim).to_dense(), _masked_softmax(a, dim, log=True))
+    values = core.tensor(_np(s.coalesce().values()), device=device, requires_grad=True)
+    pattern = s.coalesce().detach()
+    assert gradcheck(lambda v: core.sparse.softmax(pattern._with_values(v), dim).values(), (values,))
+
+
+def test_sparse_arithmetic(device):
+    rng = _rng()
+    a, b = _random_sparse(rng), _random_sparse(rng)
+    s, t = _coo(a, device), _coo(b, device)
+    _close((s + t).to_dense(), a + b)
+    _close(core.add(s, t, alpha=2).to_dense(), a + 2 * b)
+    _close((s * 3).to_dense(), 3 * a)
+    _close((2 * s).to_dense(), 2 * a)
+    _close((s / 4).to_dense(), a / 4)
+    _close((-s).to_dense(), -a)
+    _close(s + core.tensor(b, device=device), a + b)
+
+
+# -- a graph network written for PyTorch -------------------------------------------------------------------
+
+def test_gcn_trains(device):
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "gcn.py"
+    spec = importlib.util.spec_from_file_location("gcn_example", path)
+    gcn = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gcn)
+    losses = gcn.train(device=device, epochs=30)
+    assert losses[-1] < 0.5 * losses[0]

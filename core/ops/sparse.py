@@ -692,7 +692,7 @@ def _both_coo_same_shape(a, b) -> bool:
 
 
 @_sparse_kernel("add")
-def _add_sparse(input, other, *, alpha=1):
+def _add_sparse(input, other, alpha=1):
     """sparse + sparse (COO, same shape: a coalesced COO sum); sparse + dense is dense, as in PyTorch."""
     if _is_sparse(input) and _is_sparse(other) and _both_coo_same_shape(input, other):
         return _coalesced_coo(cat([input._indices, other._indices], 1),
