@@ -30,6 +30,7 @@ import numpy as np
 from . import dtypes as dt
 from .device import device as _device
 from .ops.creation import empty, from_numpy, resolve_device
+from .sparse_tensor import SPARSE_LAYOUTS, SparseTensor, make_sparse
 from .tensor import Size, Tensor
 from .utils.atomic import atomic_write, is_path
 from .weights_only import (WeightsOnlyUnpicklingError, add_safe_globals, clear_safe_globals, get_safe_globals,
@@ -124,6 +125,10 @@ class _Encoder:
             return {"type": "str", "value": str(obj)}
         if isinstance(obj, (bytes, bytearray)):
             return {"type": "bytes", "value": base64.b64encode(bytes(obj)).decode("ascii")}
+        if isinstance(obj, SparseTensor):  # its dense components are tensor blobs
+            parts = (obj._indices, obj._compressed, obj._plain, obj._values)
+            return {"type": "sparse", "layout": obj.layout.name, "size": [int(s) for s in obj.shape],
+                    "coalesced": bool(obj._coalesced), "parts": [self.encode(p, path) for p in parts]}
         if isinstance(obj, Tensor):
             return {"type": "tensor", "index": self.blob_index(obj)}
         if isinstance(obj, np.ndarray) and obj.dtype.kind in _ARRAY_KINDS:
@@ -367,7 +372,7 @@ class _Decoder:
                          "tuple": lambda n: tuple(self.decode(v) for v in self.items(n)),
                          "dict": self.dict_node, "ordered_dict": self.dict_node, "size": self.size_node,
                          "dtype": self.dtype_node, "device": self.device_node, "tensor": self.tensor_node,
-                         "ndarray": self.ndarray_node, "object": self.object_node}
+                         "ndarray": self.ndarray_node, "object": self.object_node, "sparse": self.sparse_node}
 
     def fail(self, problem: str) -> CheckpointError:
         return _corrupt(self.source, problem)
@@ -429,6 +434,17 @@ class _Decoder:
         if "metadata" in node and node["type"] == "ordered_dict":
             result._metadata = self.decode(node["metadata"])
         return result
+
+    def sparse_node(self, node: dict) -> SparseTensor:
+        layouts = {lay.name: lay for lay in SPARSE_LAYOUTS}
+        layout = layouts.get(self.field(node, "layout", str))
+        parts = [self.decode(p) for p in self.field(node, "parts", list)]
+        if layout is None or len(parts) != 4 or not all(p is None or isinstance(p, Tensor) for p in parts) \
+                or parts[3] is None:
+            raise self.fail(f"a sparse node needs a sparse layout and four components, found {_short(node)}")
+        indices, compressed, plain, values = parts
+        return make_sparse(layout, self.shape(self.field(node, "size", list)), values, indices, compressed, plain,
+                           self.field(node, "coalesced", bool))
 
     def size_node(self, node: dict) -> Size:
         return Size(self.shape(self.field(node, "value", list)))

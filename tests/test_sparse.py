@@ -243,6 +243,16 @@ def test_pickle_and_deepcopy(device):
         _close(_np(back.to_dense()), _np(s.to_dense()))
 
 
+@pytest.mark.parametrize("layout", ["coo", "csr", "bsc"])
+def test_save_and_load(device, layout, tmp_path):
+    s = _in_layout(_random_sparse(_rng(), (4, 6)), layout, device)
+    path = tmp_path / "sparse.pt"
+    core.save({"adjacency": s, "dense": core.ones(2)}, path)
+    loaded = core.load(path)["adjacency"]
+    assert loaded.layout is s.layout and loaded.shape == s.shape and loaded.device.type == device
+    _close(loaded.to_dense(), _np(s.to_dense()))
+
+
 def test_dense_ops_reject_sparse_operands(device):
     s = _coo(_random_sparse(_rng()), device)
     with pytest.raises(NotImplementedError, match="exp\\(\\): could not run with arguments from the 'Sparse"):
@@ -257,7 +267,8 @@ def test_dense_ops_reject_sparse_operands(device):
 
 def _in_layout(dense, layout, device):
     t = core.tensor(dense, device=device)
-    return t.to_sparse_bsr((2, 2)) if layout == "bsr" else getattr(t, f"to_sparse_{layout}")()
+    convert = getattr(t, f"to_sparse_{layout}")
+    return convert((2, 2)) if layout in ("bsr", "bsc") else convert()
 
 
 @pytest.mark.parametrize("layout", ["coo", "csr", "csc", "bsr"])
