@@ -7,7 +7,6 @@ products and the reductions that keep sparsity. All are composites over the comp
 
 from __future__ import annotations
 
-import builtins as _builtins
 
 from . import layouts as _layout
 from .ops import sparse as _sp
@@ -16,8 +15,7 @@ from .ops.creation import zeros as _zeros
 from .ops.elementwise import exp as _exp, log as _log
 from .ops.indexing import index_add as _index_add, index_select as _index_select, scatter_reduce as _scatter_reduce
 from .ops.sorting import unique as _unique
-from .sparse_tensor import SparseTensor as _SparseTensor, make_sparse as _make_sparse
-from .tensor import Tensor as _Tensor
+from .sparse_tensor import SparseTensor as _SparseTensor
 
 __all__ = ["addmm", "log_softmax", "mm", "sampled_addmm", "softmax", "sum"]
 
@@ -36,7 +34,7 @@ def mm(mat1, mat2, reduce=None):
 
 
 def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
-    """``beta * mat + alpha * (mat1 @ mat2)`` for sparse ``mat1`` and dense ``mat``/``mat2`` (``torch.sparse.addmm``)."""
+    """``beta * mat + alpha * (mat1 @ mat2)``, sparse ``mat1``, dense ``mat`` and ``mat2`` (``torch.sparse.addmm``)."""
     return mat * beta + _sp.spmm(mat1, mat2) * alpha
 
 

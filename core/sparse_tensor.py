@@ -23,8 +23,8 @@ SPARSE_LAYOUTS = (_layout.sparse_coo,) + COMPRESSED_LAYOUTS
 _KEY_PREFIX = {_layout.sparse_coo: "Sparse"} | {lay: "SparseCsr" for lay in COMPRESSED_LAYOUTS}
 
 
-def make_sparse(layout, shape: tuple, values: Tensor, indices: Tensor | None = None,
-                compressed: Tensor | None = None, plain: Tensor | None = None, coalesced: bool = False) -> "SparseTensor":
+def make_sparse(layout, shape: tuple, values: Tensor, indices: Tensor | None = None, compressed: Tensor | None = None,
+                plain: Tensor | None = None, coalesced: bool = False) -> "SparseTensor":
     """A sparse tensor of ``layout`` and ``shape`` over the given components (no checks: constructors check)."""
     t = object.__new__(SparseTensor)
     t._layout = layout

@@ -18,7 +18,7 @@ from ..dispatch.keys import Sparse
 from ..dispatch.operator import get_operator, set_functionality_fallback
 from ..sparse_tensor import COMPRESSED_LAYOUTS, SPARSE_LAYOUTS, SparseTensor, make_sparse
 from ..tensor import Tensor
-from ._util import numel, wrap_dim
+from ._util import numel
 from .creation import tensor, zeros
 from .elementwise import floor_divide, mul, remainder
 from .indexing import index_add, index_select, nonzero
