@@ -135,6 +135,25 @@ class SparseTensor(Tensor):
         raise RuntimeError(f"Cannot access data pointer of Tensor that doesn't have storage (layout "
                            f"{self._layout!r})")
 
+    def numpy(self, *, force: bool = False):
+        """Sparse tensors have no array view (PyTorch raises the same TypeError)."""
+        raise TypeError(f"can't convert {self._layout.name} layout tensor to numpy. Use Tensor.to_dense() first.")
+
+    def __array__(self, dtype=None, copy=None):
+        return self.numpy()
+
+    def tolist(self):
+        """Sparse tensors have no nested-list form (PyTorch raises the same)."""
+        raise TypeError(f"tolist() is not supported for {self._layout.name} layout tensors; use Tensor.to_dense()")
+
+    def item(self):
+        """The value of a one-element sparse tensor (0 when nothing is stored)."""
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        from .ops.sparse import to_dense
+
+        return to_dense(self).item()
+
     def __reduce_ex__(self, protocol):
         from .ops.sparse import _rebuild_sparse
 

@@ -203,6 +203,31 @@ def test_to_device_dtype_and_clone(device):
     assert s.to("cpu").device.type == "cpu"
 
 
+def test_transpose(device):
+    rng = _rng()
+    a = _random_sparse(rng, (4, 6))
+    s = _coo(a, device)
+    for result in (s.t(), s.transpose(0, 1), s.T):
+        assert result.layout is core.sparse_coo and result.shape == (6, 4)
+        _close(result.to_dense(), a.T)
+    assert s.t().coalesce().is_coalesced()
+    csr = core.tensor(a, device=device).to_sparse_csr()
+    assert csr.t().layout is core.sparse_csc
+    _close(csr.t().to_dense(), a.T)
+    bsr = core.tensor(a, device=device).to_sparse_bsr((2, 3))
+    assert bsr.t().layout is core.sparse_bsc
+    _close(bsr.t().to_dense(), a.T)
+    d = rng.standard_normal((4, 2))
+    _close(core.mm(s.t(), core.tensor(d, device=device)), a.T @ d)
+    cube = rng.standard_normal((2, 3, 4)) * (rng.random((2, 3, 4)) < 0.5)
+    hybrid = core.tensor(cube, device=device).to_sparse(2)
+    _close(hybrid.permute(1, 0, 2).to_dense(), cube.transpose(1, 0, 2))
+    with pytest.raises(RuntimeError, match="a sparse dimension with a dense one"):
+        hybrid.transpose(1, 2)
+    with pytest.raises(RuntimeError, match="cannot be exchanged"):
+        hybrid.permute(2, 1, 0)
+
+
 def test_resize(device):
     s = _coo(_random_sparse(_rng()), device)
     s.sparse_resize_((6, 5), 2, 0)
@@ -261,6 +286,11 @@ def test_dense_ops_reject_sparse_operands(device):
         core.sum(s.to_sparse_csr(), 0)
     with pytest.raises(RuntimeError, match="do not have strides"):
         s.stride()
+    with pytest.raises(TypeError, match="can't convert sparse_coo layout tensor to numpy"):
+        s.numpy()
+    with pytest.raises(TypeError, match="to_dense"):
+        s.tolist()
+    assert core.sparse_coo_tensor([[0]], [2.5], (1,), device=device).item() == 2.5
 
 
 # -- products and their gradients ------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from ..dispatch.keys import Sparse
 from ..dispatch.operator import get_operator, set_functionality_fallback
 from ..sparse_tensor import COMPRESSED_LAYOUTS, SPARSE_LAYOUTS, SparseTensor, make_sparse
 from ..tensor import Tensor
-from ._util import numel
+from ._util import numel, wrap_dim
 from .creation import tensor, zeros
 from .elementwise import floor_divide, mul, remainder
 from .indexing import index_add, index_select, nonzero
@@ -685,6 +685,47 @@ def _to_copy_sparse(self, dtype=None, device=None, non_blocking=False):
     parts = [None if p is None else p.to(device) for p in (self._indices, self._compressed, self._plain)]
     values = self._values.to(device=device, dtype=dtype)
     return make_sparse(self.layout, self._shape, values, *parts, coalesced=self._coalesced)
+
+
+_TRANSPOSED_LAYOUT = {L.sparse_csr: L.sparse_csc, L.sparse_csc: L.sparse_csr, L.sparse_bsr: L.sparse_bsc,
+                      L.sparse_bsc: L.sparse_bsr}
+
+
+@_sparse_kernel("transpose")
+def _transpose_sparse(self, dim0, dim1):
+    """``t()``/``transpose`` of sparse dims: COO swaps index rows (uncoalesced, as in PyTorch); CSR and CSC (BSR and
+    BSC, blocks transposed) trade places over the same arrays."""
+    dim0, dim1 = wrap_dim(dim0, self.ndim, "transpose"), wrap_dim(dim1, self.ndim, "transpose")
+    shape = list(self._shape)
+    shape[dim0], shape[dim1] = shape[dim1], shape[dim0]
+    if dim0 == dim1:
+        return self
+    if max(dim0, dim1) >= sparse_dim(self):
+        raise RuntimeError(f"transpose(): transposing a sparse dimension with a dense one is not supported "
+                           f"(layout {self.layout!r}, sparse_dim {sparse_dim(self)})")
+    if self.layout is L.sparse_coo:
+        order = list(range(self._indices.shape[0]))
+        order[dim0], order[dim1] = order[dim1], order[dim0]
+        return make_sparse(L.sparse_coo, tuple(shape), self._values, indices=self._indices[order])
+    values = self._values.transpose(1, 2) if self.layout in _BLOCKED else self._values
+    return make_sparse(_TRANSPOSED_LAYOUT[self.layout], tuple(shape), values, compressed=self._compressed,
+                       plain=self._plain)
+
+
+@_sparse_kernel("permute")
+def _permute_sparse(self, dims):
+    """``permute`` (and ``.T``) within the sparse dims and within the dense dims; 2-D compressed: a transpose."""
+    dims = [wrap_dim(d, self.ndim, "permute") for d in dims]
+    if sorted(dims) != list(range(self.ndim)):
+        raise RuntimeError(f"permute(): dims {dims} are not a permutation of the {self.ndim} dimensions")
+    sdim = sparse_dim(self)
+    if sorted(dims[:sdim]) != list(range(sdim)):
+        raise RuntimeError(f"permute(): sparse and dense dimensions cannot be exchanged (layout {self.layout!r}, "
+                           f"sparse_dim {sdim}, dims {dims})")
+    if self.layout is not L.sparse_coo:
+        return _transpose_sparse(self, 0, 1) if dims[:2] == [1, 0] else self
+    values = self._values.permute([0] + [d - sdim + 1 for d in dims[sdim:]])
+    return make_sparse(L.sparse_coo, tuple(self._shape[d] for d in dims), values, indices=self._indices[dims[:sdim]])
 
 
 def _both_coo_same_shape(a, b) -> bool:
