@@ -384,6 +384,17 @@ def test_sparse_leaf_gets_a_sparse_gradient(device):
     _close(d.grad, a.T @ weights)
 
 
+def test_csr_leaf_gets_a_csr_gradient(device):
+    rng = _rng()
+    a, b = _random_sparse(rng, (5, 4)), rng.standard_normal((4, 3))
+    csr = sp.csr_matrix(a)
+    s = core.sparse_csr_tensor(csr.indptr.tolist(), csr.indices.tolist(), csr.data.tolist(), a.shape,
+                               dtype=core.float64, device=device, requires_grad=True)
+    core.sparse.mm(s, core.tensor(b, device=device)).sum().backward()
+    assert s.grad.layout is core.sparse_csr
+    _close(s.grad.to_dense(), (np.ones((5, 3)) @ b.T) * (a != 0))
+
+
 def test_to_sparse_of_a_graph_tensor_is_differentiable(device):
     x = core.tensor(_random_sparse(_rng()), device=device, requires_grad=True)
     x.to_sparse().values().sum().backward()
