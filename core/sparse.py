@@ -51,30 +51,11 @@ def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
     return input._with_values(vals * beta + sampled * alpha)
 
 
-def _reduced_shape_parts(input, dims: tuple) -> tuple:
-    sparse_dims = input._indices.shape[0]
-    kept_sparse = [d for d in range(sparse_dims) if d not in dims]
-    summed_dense = [d - sparse_dims + 1 for d in dims if d >= sparse_dims]
-    return kept_sparse, summed_dense
-
-
 def sum(input, dim=None, dtype=None):  # noqa: A001 - torch.sparse.sum
     """Sum of a sparse tensor's elements over ``dim`` (all when None) (``torch.sparse.sum``): a dense result when
     every sparse dimension is summed, else a coalesced COO tensor over the remaining ones."""
     _sp._expect_layout("sparse.sum", input, _sp.SPARSE_LAYOUTS)
-    coo = _sp.to_sparse_coo(input)
-    values = coo._values if dtype is None else coo._values.to(dtype)
-    if dim is None:
-        return values.sum()
-    dims = _wrap_dims(dim if isinstance(dim, (list, tuple)) else (dim,), input.ndim, "sparse.sum")
-    kept_sparse, summed_dense = _reduced_shape_parts(coo, dims)
-    if summed_dense:
-        values = values.sum(tuple(summed_dense))
-    shape = tuple(s for d, s in enumerate(input.shape) if d not in dims)
-    if not kept_sparse:
-        return values.sum(0)
-    index = coo._indices[kept_sparse] if len(kept_sparse) < coo._indices.shape[0] else coo._indices
-    return _sp._coalesced_coo(index, values, shape)
+    return _sp.sum_sparse(input, dim, dtype)
 
 
 def _softmax(op: str, input, dim: int, dtype, log: bool):

@@ -283,7 +283,7 @@ def test_dense_ops_reject_sparse_operands(device):
     with pytest.raises(NotImplementedError, match="exp\\(\\): could not run with arguments from the 'Sparse"):
         core.exp(s)
     with pytest.raises(NotImplementedError, match="layout core.sparse_csr"):
-        core.sum(s.to_sparse_csr(), 0)
+        core.prod(s.to_sparse_csr(), 0)
     with pytest.raises(RuntimeError, match="do not have strides"):
         s.stride()
     with pytest.raises(TypeError, match="can't convert sparse_coo layout tensor to numpy"):
@@ -427,6 +427,8 @@ def test_sparse_sum(device):
     assert result.layout is core.sparse_coo
     _close(result.to_dense(), np.stack([a, a + 1]).sum(2))
     _close(core.sparse.sum(s.to_sparse_csr(), 1).to_dense(), a.sum(1))
+    _close(s.sum(), a.sum())
+    _close(core.sum(s, 0).to_dense(), a.sum(0))
 
 
 def _masked_softmax(a, dim, log=False):

@@ -18,7 +18,7 @@ from ..dispatch.keys import Sparse
 from ..dispatch.operator import get_operator, set_functionality_fallback
 from ..sparse_tensor import COMPRESSED_LAYOUTS, SPARSE_LAYOUTS, SparseTensor, make_sparse
 from ..tensor import Tensor
-from ._util import numel, wrap_dim
+from ._util import numel, wrap_dim, wrap_dims
 from .creation import tensor, zeros
 from .elementwise import floor_divide, mul, remainder
 from .indexing import index_add, index_select, nonzero
@@ -484,6 +484,27 @@ for _fn in (to_sparse, to_sparse_coo, to_sparse_csr, to_sparse_csc, to_sparse_bs
     _export(_fn, function=False)
 
 
+# -- sums ------------------------------------------------------------------------------------------------
+
+def sum_sparse(input, dim=None, dtype=None):
+    """Sum over ``dim`` (all when None): dense when every sparse dim is summed, else a coalesced COO tensor
+    (what ``torch.sparse.sum`` and ``torch.sum`` of a sparse tensor compute)."""
+    coo = to_sparse_coo(input)
+    values = coo._values if dtype is None else coo._values.to(dtype)
+    if dim is None:
+        return values.sum()
+    dims = wrap_dims(dim if isinstance(dim, (list, tuple)) else (dim,), input.ndim, "sum")
+    sparse_dims = coo._indices.shape[0]
+    kept_sparse = [d for d in range(sparse_dims) if d not in dims]
+    summed_dense = tuple(d - sparse_dims + 1 for d in dims if d >= sparse_dims)
+    if summed_dense:
+        values = values.sum(summed_dense)
+    if not kept_sparse:
+        return values.sum(0)
+    shape = tuple(s for d, s in enumerate(input.shape) if d not in dims)
+    return _coalesced_coo(coo._indices[kept_sparse], values, shape)
+
+
 # -- resizing ------------------------------------------------------------------------------------------
 
 def _resize_parts(op: str, self, size, sparse_dim: int, dense_dim: int) -> tuple:
@@ -685,6 +706,14 @@ def _to_copy_sparse(self, dtype=None, device=None, non_blocking=False):
     parts = [None if p is None else p.to(device) for p in (self._indices, self._compressed, self._plain)]
     values = self._values.to(device=device, dtype=dtype)
     return make_sparse(self.layout, self._shape, values, *parts, coalesced=self._coalesced)
+
+
+@_sparse_kernel("sum")
+def _sum_kernel(input, dims, keepdim=False, dtype=None):
+    """``torch.sum`` of a sparse tensor (``keepdim`` is not supported, as in PyTorch)."""
+    if keepdim:
+        return NotImplemented
+    return sum_sparse(input, None if len(dims) == input.ndim else dims, dtype)
 
 
 _TRANSPOSED_LAYOUT = {L.sparse_csr: L.sparse_csc, L.sparse_csc: L.sparse_csr, L.sparse_bsr: L.sparse_bsc,
