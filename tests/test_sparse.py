@@ -462,6 +462,14 @@ def test_sparse_arithmetic(device):
     _close((s / 4).to_dense(), a / 4)
     _close((-s).to_dense(), -a)
     _close(s + core.tensor(b, device=device), a + b)
+    weights = core.tensor(rng.standard_normal(a.shape), device=device, requires_grad=True)
+    for product in (s * weights, weights * s, s.to_sparse_csr() * weights):
+        assert product.layout is s.layout or product.layout is core.sparse_csr
+        _close(product.to_dense(), a * _np(weights))
+    (s * weights).to_dense().sum().backward()
+    _close(weights.grad, a)
+    with pytest.raises(NotImplementedError, match="mul\\(\\): could not run"):
+        s * s
 
 
 # -- a graph network written for PyTorch -------------------------------------------------------------------

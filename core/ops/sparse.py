@@ -781,7 +781,26 @@ def _scaled(input, other, scale):
     return NotImplemented
 
 
-_sparse_kernel("mul")(lambda a, b: _scaled(a, b, mul) if _is_sparse(a) else _scaled(b, a, mul))
+def _times_dense(input, other):
+    """sparse * dense of the same shape: a sparse result on the sparse operand's pattern (as in PyTorch)."""
+    if not (_is_sparse(input) and isinstance(other, Tensor) and not _is_sparse(other)
+            and tuple(other.shape) == tuple(input.shape)):
+        return NotImplemented
+    index, vals = coo_parts(input)
+    sizes = tuple(input.shape[:index.shape[0]])
+    flat = other.reshape((numel(sizes),) + tuple(other.shape[len(sizes):]))
+    picked = index_select(flat, 0, _linear_index(index, sizes))
+    return input._with_values((vals * picked).reshape(input._values.shape))
+
+
+@_sparse_kernel("mul")
+def _mul_sparse(input, other):
+    """sparse * number (either side) and sparse * dense of the same shape (either side)."""
+    if not _is_sparse(input):
+        input, other = other, input
+    if isinstance(other, numbers.Number):
+        return _scaled(input, other, mul)
+    return _times_dense(input, other)
 _sparse_kernel("div")(lambda a, b, rounding_mode=None: _scaled(a, b, lambda v, s: v / s)
                       if rounding_mode is None else NotImplemented)
 _sparse_kernel("neg")(lambda a: a._with_values(-a._values))
