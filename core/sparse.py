@@ -41,7 +41,7 @@ def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
 def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
     """``beta * input + alpha * (mat1 @ mat2)`` computed only at ``input``'s stored positions, a CSR result
     (``torch.sparse.sampled_addmm``)."""
-    _sp._expect_layout("sampled_addmm", input, (_layout.sparse_csr,))
+    _sp.expect_layout("sampled_addmm", input, (_layout.sparse_csr,))
     if mat1.ndim != 2 or mat2.ndim != 2 or mat1.shape[1] != mat2.shape[0] \
             or tuple(input.shape) != (mat1.shape[0], mat2.shape[1]):
         raise RuntimeError(f"sampled_addmm(): expected input {list(input.shape)} = mat1 {list(mat1.shape)} @ mat2 "
@@ -54,13 +54,13 @@ def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
 def sum(input, dim=None, dtype=None):  # noqa: A001 - torch.sparse.sum
     """Sum of a sparse tensor's elements over ``dim`` (all when None) (``torch.sparse.sum``): a dense result when
     every sparse dimension is summed, else a coalesced COO tensor over the remaining ones."""
-    _sp._expect_layout("sparse.sum", input, _sp.SPARSE_LAYOUTS)
+    _sp.expect_layout("sparse.sum", input, _sp.SPARSE_LAYOUTS)
     return _sp.sum_sparse(input, dim, dtype)
 
 
 def _softmax(op: str, input, dim: int, dtype, log: bool):
     """Softmax over the stored entries along ``dim`` (absent entries count as -inf, so they stay absent)."""
-    _sp._expect_layout(op, input, (_layout.sparse_coo,))
+    _sp.expect_layout(op, input, (_layout.sparse_coo,))
     coo = _sp.coalesce(input)
     values = coo._values if dtype is None else coo._values.to(dtype)
     (dim,) = _wrap_dims((dim,), input.ndim, op)
@@ -71,7 +71,7 @@ def _softmax(op: str, input, dim: int, dtype, log: bool):
         return coo._with_values(result)
     others = [d for d in range(sparse_dims) if d != dim]
     if others:
-        line = _sp._linear_index(coo._indices[others], tuple(input.shape[d] for d in others))
+        line = _sp.linear_index(coo._indices[others], tuple(input.shape[d] for d in others))
         _, group = _unique(line, return_inverse=True)
     else:
         group = _zeros(values.shape[0], dtype=values.dtype, device=values.device).long()

@@ -54,7 +54,7 @@ def _is_sparse(t) -> bool:
     return isinstance(t, SparseTensor)
 
 
-def _expect_layout(op: str, t, layouts: tuple) -> None:
+def expect_layout(op: str, t, layouts: tuple) -> None:
     """Raise PyTorch's error when ``t``'s layout is not one of ``layouts``."""
     if not isinstance(t, Tensor):
         raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(t).__name__}")
@@ -220,7 +220,7 @@ for _fn in (sparse_coo_tensor, sparse_compressed_tensor, sparse_csr_tensor, spar
 # -- components ----------------------------------------------------------------------------------------
 
 def _component(op: str, t, layouts: tuple, attribute: str) -> Tensor:
-    _expect_layout(op, t, layouts)
+    expect_layout(op, t, layouts)
     return getattr(t, attribute)
 
 
@@ -272,13 +272,13 @@ def dense_dim(self) -> int:
 
 def _nnz(self) -> int:
     """Number of stored elements (blocks for BSR/BSC) (``torch.Tensor._nnz``)."""
-    _expect_layout("_nnz", self, SPARSE_LAYOUTS)
+    expect_layout("_nnz", self, SPARSE_LAYOUTS)
     return self._values.shape[0]
 
 
 def is_coalesced(self) -> bool:
     """Whether a COO tensor's indices are sorted and unique (``torch.Tensor.is_coalesced``)."""
-    _expect_layout("is_coalesced", self, (L.sparse_coo,))
+    expect_layout("is_coalesced", self, (L.sparse_coo,))
     return self._coalesced
 
 
@@ -329,7 +329,7 @@ def coo_parts(t: SparseTensor) -> tuple:
     return stack([rows.reshape(-1), cols.reshape(-1)]), t._values.reshape((nnz * r * c,) + t._values.shape[3:])
 
 
-def _linear_index(index: Tensor, sizes: tuple) -> Tensor:
+def linear_index(index: Tensor, sizes: tuple) -> Tensor:
     """Row-major position of each column of ``index`` (sparse_dim, n) in a tensor of shape ``sizes``."""
     linear = zeros(index.shape[1], dtype=dt.int64, device=index.device)
     for d, size in enumerate(sizes):
@@ -338,7 +338,7 @@ def _linear_index(index: Tensor, sizes: tuple) -> Tensor:
 
 
 def _unravel(linear: Tensor, sizes: tuple) -> Tensor:
-    """Inverse of :func:`_linear_index`: the (len(sizes), n) coordinates of row-major positions."""
+    """Inverse of :func:`linear_index`: the (len(sizes), n) coordinates of row-major positions."""
     rows = []
     for size in reversed(sizes):
         rows.append(remainder(linear, size))
@@ -346,12 +346,12 @@ def _unravel(linear: Tensor, sizes: tuple) -> Tensor:
     return stack(rows[::-1]) if rows else linear.reshape(0, linear.shape[0])
 
 
-def _coalesced_coo(index: Tensor, values: Tensor, shape: tuple) -> SparseTensor:
+def coalesced_coo(index: Tensor, values: Tensor, shape: tuple) -> SparseTensor:
     """The coalesced COO tensor of ``shape`` with duplicate coordinates of ``index`` summed (in ``values``)."""
     sizes = shape[:index.shape[0]]
     if index.shape[1] == 0:
         return make_sparse(L.sparse_coo, shape, values, indices=index, coalesced=True)
-    positions, inverse = unique(_linear_index(index, sizes), sorted=True, return_inverse=True)
+    positions, inverse = unique(linear_index(index, sizes), sorted=True, return_inverse=True)
     summed = index_add(zeros((positions.shape[0],) + tuple(values.shape[1:]), dtype=values.dtype,
                              device=values.device), 0, inverse, values)
     return make_sparse(L.sparse_coo, shape, summed, indices=_unravel(positions, sizes), coalesced=True)
@@ -359,10 +359,10 @@ def _coalesced_coo(index: Tensor, values: Tensor, shape: tuple) -> SparseTensor:
 
 def coalesce(self) -> SparseTensor:
     """The COO tensor with sorted, unique indices, duplicates summed (``torch.Tensor.coalesce``); self if already."""
-    _expect_layout("coalesce", self, (L.sparse_coo,))
+    expect_layout("coalesce", self, (L.sparse_coo,))
     if self._coalesced:
         return self
-    return _coalesced_coo(self._indices, self._values, self._shape)
+    return coalesced_coo(self._indices, self._values, self._shape)
 
 
 def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
@@ -372,7 +372,7 @@ def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
     index, vals = coo_parts(self)
     sparse_shape = self._shape[:index.shape[0]]
     flat = zeros((numel(sparse_shape),) + tuple(vals.shape[1:]), dtype=vals.dtype, device=vals.device)
-    dense = index_add(flat, 0, _linear_index(index, sparse_shape), vals).reshape(self._shape)
+    dense = index_add(flat, 0, linear_index(index, sparse_shape), vals).reshape(self._shape)
     return dense if dtype is None else dense.to(dtype)
 
 
@@ -388,7 +388,7 @@ def to_sparse_coo(self, sparse_dim=None) -> SparseTensor:
         if self.layout is L.sparse_coo:
             return self
         index, vals = coo_parts(self)
-        return _coalesced_coo(index, vals, self._shape)
+        return coalesced_coo(index, vals, self._shape)
     sparse_dim = self.ndim if sparse_dim is None else sparse_dim
     if not 0 <= sparse_dim <= self.ndim:
         raise RuntimeError(f"to_sparse(): sparse_dim argument must be in [0, {self.ndim}], but got {sparse_dim}")
@@ -466,7 +466,7 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
 
 def sparse_mask(self, mask) -> SparseTensor:
     """The elements of dense ``self`` at the stored positions of sparse ``mask`` (``torch.Tensor.sparse_mask``)."""
-    _expect_layout("sparse_mask", mask, SPARSE_LAYOUTS)
+    expect_layout("sparse_mask", mask, SPARSE_LAYOUTS)
     if tuple(self.shape) != tuple(mask.shape):
         raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size {list(self.shape)} but "
                            f"mask has size {list(mask.shape)}")
@@ -476,7 +476,7 @@ def sparse_mask(self, mask) -> SparseTensor:
                               "sparse_mask")
     sdim = mask._indices.shape[0]
     flat = to_dense(self).reshape((numel(self.shape[:sdim]),) + tuple(self.shape[sdim:]))
-    picked = index_select(flat, 0, _linear_index(mask._indices, tuple(self.shape[:sdim])))
+    picked = index_select(flat, 0, linear_index(mask._indices, tuple(self.shape[:sdim])))
     return make_sparse(L.sparse_coo, tuple(self.shape), picked, indices=mask._indices, coalesced=mask._coalesced)
 
 
@@ -502,13 +502,13 @@ def sum_sparse(input, dim=None, dtype=None):
     if not kept_sparse:
         return values.sum(0)
     shape = tuple(s for d, s in enumerate(input.shape) if d not in dims)
-    return _coalesced_coo(coo._indices[kept_sparse], values, shape)
+    return coalesced_coo(coo._indices[kept_sparse], values, shape)
 
 
 # -- resizing ------------------------------------------------------------------------------------------
 
 def _resize_parts(op: str, self, size, sparse_dim: int, dense_dim: int) -> tuple:
-    _expect_layout(op, self, (L.sparse_coo,))
+    expect_layout(op, self, (L.sparse_coo,))
     size = tuple(builtins.int(s) for s in size)
     if sparse_dim + dense_dim != len(size):
         raise RuntimeError(f"{op}(): number of dimensions must be sparse_dim ({sparse_dim}) + dense_dim "
@@ -550,7 +550,7 @@ def sparse_resize_(self, size, sparse_dim, dense_dim) -> SparseTensor:
 
 def resize_as_sparse_(self, src) -> SparseTensor:
     """Resize COO ``self`` in place to ``src``'s size and sparse/dense dims (``torch.resize_as_sparse_``)."""
-    _expect_layout("resize_as_sparse_", src, (L.sparse_coo,))
+    expect_layout("resize_as_sparse_", src, (L.sparse_coo,))
     if (sparse_dim(self), dense_dim(self), tuple(self.shape)) != (sparse_dim(src), dense_dim(src), tuple(src.shape)):
         sparse_resize_(self, src.shape, sparse_dim(src), dense_dim(src))
     return self
@@ -565,7 +565,7 @@ _export(resize_as_sparse_)
 
 def _check_product(op: str, mat1, mat2) -> None:
     """mat1 a 2-D sparse matrix (no dense dims), mat2 a dense matrix it can multiply, same dtype."""
-    _expect_layout(op, mat1, SPARSE_LAYOUTS)
+    expect_layout(op, mat1, SPARSE_LAYOUTS)
     if not isinstance(mat2, Tensor) or _is_sparse(mat2):
         raise RuntimeError(f"{op}(): expected mat2 to be a dense (strided) tensor, but got "
                            f"{getattr(mat2, 'layout', type(mat2).__name__)!r}")
@@ -626,14 +626,14 @@ def _flatten_hybrid(t: SparseTensor) -> tuple:
 def sspaddmm(input, mat1, mat2, *, beta=1, alpha=1, out=None) -> SparseTensor:
     """``beta * input + alpha * (mat1 @ mat2)`` for sparse ``input`` and ``mat1``, a sparse COO result
     (``torch.sspaddmm``)."""
-    _expect_layout("sspaddmm", input, (L.sparse_coo,))
+    expect_layout("sspaddmm", input, (L.sparse_coo,))
     _check_product("sspaddmm", mat1, mat2)
     if tuple(input.shape) != (mat1.shape[0], mat2.shape[1]):
         raise RuntimeError(f"sspaddmm(): input has size {list(input.shape)} but the product has size "
                            f"{[mat1.shape[0], mat2.shape[1]]}")
     product_index, product_values = _flatten_hybrid(hspmm(mat1, mat2))
     own_index, own_values = coo_parts(input)
-    return _coalesced_coo(cat([own_index, product_index], 1),
+    return coalesced_coo(cat([own_index, product_index], 1),
                           cat([own_values * beta, product_values * alpha]), tuple(input.shape))
 
 
@@ -646,7 +646,7 @@ def smm(input, mat) -> SparseTensor:
     """Sparse ``input`` times dense ``mat``, a sparse COO result (``torch.smm``)."""
     _check_product("smm", input, mat)
     index, values = _flatten_hybrid(hspmm(input, mat))
-    return _coalesced_coo(index, values, (input.shape[0], mat.shape[1]))
+    return coalesced_coo(index, values, (input.shape[0], mat.shape[1]))
 
 
 for _fn in (spmm, dsmm, hspmm, hsmm, saddmm):
@@ -765,7 +765,7 @@ def _both_coo_same_shape(a, b) -> bool:
 def _add_sparse(input, other, alpha=1):
     """sparse + sparse (COO, same shape: a coalesced COO sum); sparse + dense is dense, as in PyTorch."""
     if _is_sparse(input) and _is_sparse(other) and _both_coo_same_shape(input, other):
-        return _coalesced_coo(cat([input._indices, other._indices], 1),
+        return coalesced_coo(cat([input._indices, other._indices], 1),
                               cat([input._values, other._values * alpha]), tuple(input.shape))
     if isinstance(other, Tensor) and not _is_sparse(other) and _is_sparse(input):
         return to_dense(input) + other * alpha if alpha != 1 else to_dense(input) + other
@@ -789,7 +789,7 @@ def _times_dense(input, other):
     index, vals = coo_parts(input)
     sizes = tuple(input.shape[:index.shape[0]])
     flat = other.reshape((numel(sizes),) + tuple(other.shape[len(sizes):]))
-    picked = index_select(flat, 0, _linear_index(index, sizes))
+    picked = index_select(flat, 0, linear_index(index, sizes))
     return input._with_values((vals * picked).reshape(input._values.shape))
 
 
