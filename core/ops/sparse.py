@@ -18,7 +18,7 @@ from ..dispatch.keys import Sparse
 from ..dispatch.operator import get_operator, set_functionality_fallback
 from ..sparse_tensor import COMPRESSED_LAYOUTS, SPARSE_LAYOUTS, SparseTensor, make_sparse
 from ..tensor import Tensor
-from ._util import numel, wrap_dim, wrap_dims
+from ._util import finish_out, numel, wrap_dim, wrap_dims
 from .creation import tensor, zeros
 from .elementwise import floor_divide, mul, remainder
 from .indexing import index_add, index_select, nonzero
@@ -289,7 +289,7 @@ for _fn in (indices, values, crow_indices, col_indices, ccol_indices, row_indice
 
 def _copy_of(accessor):
     def copy(input, *, out=None):
-        return accessor(input).clone()
+        return finish_out(f"{accessor.__name__}_copy", accessor(input).clone(), out)
 
     copy.__name__ = f"{accessor.__name__}_copy"
     copy.__doc__ = f"A copy of ``input.{accessor.__name__}()`` (``torch.{accessor.__name__}_copy``)."
