@@ -81,6 +81,20 @@ def test_coo_uncoalesced_sums_duplicates(device):
     _close(_np(s.to_dense()), expected)
 
 
+def test_empty_and_zero_dim(device):
+    e = core.sparse_coo_tensor([[], []], [], (2, 3), device=device)
+    assert e._nnz() == 0 and e.shape == (2, 3)
+    _close(e.to_dense(), np.zeros((2, 3)))
+    assert repr(core.sparse_coo_tensor([[], []], [], (2, 3))) == (
+        "tensor(indices=tensor([], size=(2, 0)),\n"
+        "       values=tensor([], size=(0,)),\n"
+        "       size=(2, 3), nnz=0, layout=core.sparse_coo)")
+    _close(core.zeros(2, 3, device=device).to_sparse().to_dense(), np.zeros((2, 3)))
+    assert core.tensor(2.5, device=device).to_sparse().to_dense().item() == 2.5
+    with pytest.raises(RuntimeError, match="sparse_dim argument must be in \\[1, 2\\]"):
+        core.ones(2, 2).to_sparse(0)
+
+
 @pytest.mark.parametrize("bad, message", [
     (dict(indices=[0, 1], values=[1.0, 2.0]), "sparse_dim x nnz"),
     (dict(indices=[[0, 1]], values=[1.0]), "same nnz"),

@@ -343,7 +343,9 @@ def _unravel(linear: Tensor, sizes: tuple) -> Tensor:
     for size in reversed(sizes):
         rows.append(remainder(linear, size))
         linear = floor_divide(linear, size)
-    return stack(rows[::-1]) if rows else linear.reshape(0, linear.shape[0])
+    if not rows:  # no sparse dims (a 0-d tensor): every element sits at the empty coordinate
+        return zeros((0, linear.shape[0]), dtype=dt.int64, device=linear.device)
+    return stack(rows[::-1])
 
 
 def coalesced_coo(index: Tensor, values: Tensor, shape: tuple) -> SparseTensor:
@@ -390,8 +392,9 @@ def to_sparse_coo(self, sparse_dim=None) -> SparseTensor:
         index, vals = coo_parts(self)
         return coalesced_coo(index, vals, self._shape)
     sparse_dim = self.ndim if sparse_dim is None else sparse_dim
-    if not 0 <= sparse_dim <= self.ndim:
-        raise RuntimeError(f"to_sparse(): sparse_dim argument must be in [0, {self.ndim}], but got {sparse_dim}")
+    if not (0 < sparse_dim <= self.ndim or sparse_dim == self.ndim == 0):
+        raise RuntimeError(f"to_sparse(): sparse_dim argument must be in [1, {self.ndim}] (0 only for a 0-d tensor), "
+                           f"but got {sparse_dim}")
     flat = self.reshape((numel(self._shape[:sparse_dim]),) + self._shape[sparse_dim:])
     present = flat != 0 if flat.ndim == 1 else (flat != 0).reshape(flat.shape[0], -1).any(1)
     positions = nonzero(present).reshape(-1)
