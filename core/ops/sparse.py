@@ -411,17 +411,37 @@ def _blocks(dense: Tensor, blocksize: tuple, op: str) -> Tensor:
     return dense.reshape(n // r, r, m // c, c).permute(0, 2, 1, 3)
 
 
+def _compress(layout, shape: tuple, outer: Tensor, inner: Tensor, values: Tensor, outer_count: int):
+    """A compressed tensor from entries sorted by (outer, inner): pointers from the counts per outer index."""
+    counts = bincount(outer, minlength=outer_count)
+    compressed = cat([zeros(1, dtype=dt.int64, device=outer.device), cumsum(counts, 0)])
+    return make_sparse(layout, shape, values, compressed=compressed, plain=inner)
+
+
+def _sparse_to_compressed(self, layout) -> SparseTensor:
+    """A sparse tensor (2 sparse dims) in CSR or CSC, its stored entries kept (duplicates summed), never densified."""
+    index, vals = coo_parts(self)
+    row_major = layout in _ROW_COMPRESSED
+    if not row_major:  # sort by (column, row)
+        index = index.flip(0)
+    sizes = tuple(self._shape[:2]) if row_major else (self._shape[1], self._shape[0])
+    coo = coalesced_coo(index, vals, sizes + tuple(self._shape[2:]))
+    return _compress(layout, self._shape, coo._indices[0], coo._indices[1], coo._values, sizes[0])
+
+
 def _to_compressed(self, layout, blocksize, op: str) -> SparseTensor:
-    """``self`` (dense or sparse, 2-D) in a compressed layout."""
+    """``self`` (dense 2-D, or sparse with 2 sparse dims) in a compressed layout."""
     if _is_sparse(self) and self.layout is layout:
         return self
+    blocked = layout in _BLOCKED
+    if _is_sparse(self) and not blocked and sparse_dim(self) == 2:
+        return _sparse_to_compressed(self, layout)
     if self.ndim != 2:
         raise RuntimeError(f"{op}(): only 2-D tensors are supported (batch and dense dimensions are not), but got "
                            f"{self.ndim}-D")
-    blocked = layout in _BLOCKED
     if blocked and (blocksize is None or len(blocksize) != 2):
         raise RuntimeError(f"{op}(): blocksize must be a tuple of two ints, but got {blocksize!r}")
-    dense = to_dense(self)
+    dense = to_dense(self)  # dense input, or a sparse one going to blocks
     row_major = layout in _ROW_COMPRESSED
     grid = _blocks(dense, blocksize, op) if blocked else dense.reshape(dense.shape + (1, 1))
     if not row_major:
@@ -430,10 +450,8 @@ def _to_compressed(self, layout, blocksize, op: str) -> SparseTensor:
     cells = grid.reshape(outer * inner, *grid.shape[2:])
     positions = nonzero((cells != 0).reshape(outer * inner, -1).any(1)).reshape(-1)
     stored = index_select(cells, 0, positions)
-    counts = bincount(floor_divide(positions, inner), minlength=outer)
-    compressed = cat([zeros(1, dtype=dt.int64, device=dense.device), cumsum(counts, 0)])
     values = stored if blocked else stored.reshape(-1)
-    return make_sparse(layout, self._shape, values, compressed=compressed, plain=remainder(positions, inner))
+    return _compress(layout, self._shape, floor_divide(positions, inner), remainder(positions, inner), values, outer)
 
 
 def to_sparse_csr(self, dense_dim=None) -> SparseTensor:
