@@ -48,7 +48,7 @@ def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
                            f"{list(mat2.shape)} (2-D matrices)")
     index, vals = _sp.coo_parts(input)
     sampled = (_index_select(mat1, 0, index[0]) * _index_select(mat2.T, 0, index[1])).sum(1)
-    return input._with_values(vals * beta + sampled * alpha)
+    return input.with_values(vals * beta + sampled * alpha)
 
 
 def sum(input, dim=None, dtype=None):  # noqa: A001 - torch.sparse.sum
@@ -68,7 +68,7 @@ def _softmax(op: str, input, dim: int, dtype, log: bool):
     if dim >= sparse_dims:  # a dense dimension: an ordinary softmax of the values
         dense_dim = dim - sparse_dims + 1
         result = values.log_softmax(dense_dim) if log else values.softmax(dense_dim)
-        return coo._with_values(result)
+        return coo.with_values(result)
     others = [d for d in range(sparse_dims) if d != dim]
     if others:
         line = _sp.linear_index(coo._indices[others], tuple(input.shape[d] for d in others))
@@ -83,7 +83,7 @@ def _softmax(op: str, input, dim: int, dtype, log: bool):
     shifted = values - _index_select(peak, 0, group)  # softmax is shift-invariant: the detached max is exact
     total = _index_add(_zeros(shape, dtype=values.dtype, device=values.device), 0, group, _exp(shifted))
     result = shifted - _log(_index_select(total, 0, group)) if log else _exp(shifted) / _index_select(total, 0, group)
-    return coo._with_values(result)
+    return coo.with_values(result)
 
 
 def softmax(input, dim, *, dtype=None):

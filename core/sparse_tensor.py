@@ -89,7 +89,7 @@ class SparseTensor(Tensor):
     def grad(self):
         """The gradient as a sparse tensor with this tensor's indices (None before backward)."""
         g = self._values.grad
-        return None if g is None else self._with_values(g)
+        return None if g is None else self.with_values(g)
 
     @grad.setter
     def grad(self, value) -> None:
@@ -97,8 +97,13 @@ class SparseTensor(Tensor):
             value = value._values
         self._values.grad = value
 
-    def _with_values(self, values: Tensor) -> "SparseTensor":
-        """This tensor's indices and shape over other values (same nnz)."""
+    @property
+    def grad_holder(self) -> Tensor:
+        """The tensor autograd differentiates for this one: its values (``autograd.grad``/``backward(inputs=)``)."""
+        return self._values
+
+    def with_values(self, values: Tensor) -> "SparseTensor":
+        """This tensor's indices and shape over other values (same nnz): the sparse form of a values gradient."""
         return make_sparse(self._layout, self._shape, values, self._indices, self._compressed, self._plain,
                            self._coalesced)
 
@@ -109,7 +114,7 @@ class SparseTensor(Tensor):
 
     def detach(self) -> "SparseTensor":
         """The same indices over detached values (``torch.Tensor.detach``)."""
-        return self._with_values(self._values.detach())
+        return self.with_values(self._values.detach())
 
     @property
     def data(self) -> "SparseTensor":

@@ -381,10 +381,10 @@ def test_gradcheck_sparse_dense_product(device, layout):
     dense = core.tensor(rng.standard_normal((4, 3)), device=device, requires_grad=True)
 
     def product(v, d):
-        return core.sparse.mm(pattern.detach()._with_values(v), d)
+        return core.sparse.mm(pattern.detach().with_values(v), d)
 
     assert gradcheck(product, (values, dense))
-    assert gradcheck(lambda v: pattern.detach()._with_values(v).to_dense(), (values,))
+    assert gradcheck(lambda v: pattern.detach().with_values(v).to_dense(), (values,))
 
 
 def test_sparse_leaf_gets_a_sparse_gradient(device):
@@ -399,6 +399,20 @@ def test_sparse_leaf_gets_a_sparse_gradient(device):
     rows, cols = np.nonzero(a)
     _close(s.grad.values(), (weights @ b.T)[rows, cols])
     _close(d.grad, a.T @ weights)
+
+
+def test_autograd_grad_and_backward_inputs_with_a_sparse_input(device):
+    rng = _rng()
+    a, b = _random_sparse(rng, (5, 4)), rng.standard_normal((4, 3))
+    s = _coo(a, device, requires_grad=True)
+    d = core.tensor(b, device=device, requires_grad=True)
+    grad_s, grad_d = core.autograd.grad(core.mm(s, d).sum(), [s, d])
+    assert grad_s.layout is core.sparse_coo
+    _close(grad_s.to_dense(), (np.ones((5, 3)) @ b.T) * (a != 0))
+    _close(grad_d, a.T @ np.ones((5, 3)))
+    core.mm(s, d).sum().backward(inputs=[s])
+    assert d.grad is None
+    _close(s.grad.to_dense(), (np.ones((5, 3)) @ b.T) * (a != 0))
 
 
 def test_csr_leaf_gets_a_csr_gradient(device):
@@ -465,7 +479,7 @@ def test_sparse_softmax_and_log_softmax(device, dim):
     _close(core.sparse.log_softmax(s, dim).to_dense(), _masked_softmax(a, dim, log=True))
     values = core.tensor(_np(s.coalesce().values()), device=device, requires_grad=True)
     pattern = s.coalesce().detach()
-    assert gradcheck(lambda v: core.sparse.softmax(pattern._with_values(v), dim).values(), (values,))
+    assert gradcheck(lambda v: core.sparse.softmax(pattern.with_values(v), dim).values(), (values,))
 
 
 def test_sparse_arithmetic(device):

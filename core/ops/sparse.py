@@ -798,7 +798,7 @@ def _add_sparse(input, other, alpha=1):
 def _scaled(input, other, scale):
     """sparse * number, sparse / number: the values scaled, the pattern kept."""
     if _is_sparse(input) and isinstance(other, numbers.Number):
-        return input._with_values(scale(input._values, other))
+        return input.with_values(scale(input._values, other))
     return NotImplemented
 
 
@@ -811,7 +811,7 @@ def _times_dense(input, other):
     sizes = tuple(input.shape[:index.shape[0]])
     flat = other.reshape((numel(sizes),) + tuple(other.shape[len(sizes):]))
     picked = index_select(flat, 0, linear_index(index, sizes))
-    return input._with_values((vals * picked).reshape(input._values.shape))
+    return input.with_values((vals * picked).reshape(input._values.shape))
 
 
 @_sparse_kernel("mul")
@@ -824,5 +824,5 @@ def _mul_sparse(input, other):
     return _times_dense(input, other)
 _sparse_kernel("div")(lambda a, b, rounding_mode=None: _scaled(a, b, lambda v, s: v / s)
                       if rounding_mode is None else NotImplemented)
-_sparse_kernel("neg")(lambda a: a._with_values(-a._values))
+_sparse_kernel("neg")(lambda a: a.with_values(-a._values))
 set_functionality_fallback(Sparse, _not_implemented)
