@@ -22,14 +22,16 @@ __all__ = ["addmm", "log_softmax", "mm", "sampled_addmm", "softmax", "sum"]
 
 def mm(mat1, mat2, reduce=None):
     """Sparse ``mat1`` times ``mat2`` (``torch.sparse.mm``): dense ``mat2`` gives a dense result, sparse ``mat2``
-    a coalesced COO one; gradients flow to ``mat1``'s values (a sparse gradient) and to ``mat2``.
+    a coalesced COO one (CSR for CSR ``mat1``); gradients flow to both operands' values (sparse gradients for
+    sparse leaves) and to a dense ``mat2``.
 
     ``reduce`` (PyTorch's CSR-only row reduction) accepts ``None`` and ``"sum"``.
     """
     if reduce not in (None, "sum"):
         raise RuntimeError(f"sparse.mm(): reduce={reduce!r} is not supported here (only None and 'sum')")
     if isinstance(mat2, _SparseTensor):
-        return _sp.to_sparse_coo(_sp.spmm(mat1, _sp.to_dense(mat2)))
+        _sp.expect_layout("sparse.mm", mat1, _sp.SPARSE_LAYOUTS)
+        return _sp.sparse_sparse_mm(mat1, mat2)
     return _sp.spmm(mat1, mat2)
 
 

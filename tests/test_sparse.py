@@ -356,10 +356,28 @@ def test_sparse_results_of_products(device):
                    core.saddmm(_coo(base, device), s, d, beta=0.5, alpha=2.0)):
         assert result.layout is core.sparse_coo and result.is_coalesced()
         _close(result.to_dense(), 0.5 * base + 2.0 * (a @ b))
-    other = _random_sparse(rng, (4, 5))
-    product = core.sparse.mm(s, _coo(other, device))
-    assert product.layout is core.sparse_coo
-    _close(product.to_dense(), a @ other)
+
+
+
+@pytest.mark.parametrize("layouts", [("coo", "coo"), ("csr", "csr"), ("coo", "csc"), ("csr", "bsr")])
+def test_sparse_times_sparse_matches_scipy(device, layouts):
+    rng = _rng()
+    a, b = _random_sparse(rng, (6, 4)), _random_sparse(rng, (4, 8))
+    s, t = _in_layout(a, layouts[0], device), _in_layout(b, layouts[1], device)
+    expected = (sp.csr_matrix(a) @ sp.csr_matrix(b)).toarray()
+    for product in (core.sparse.mm(s, t), core.mm(s, t), s @ t):
+        assert product.layout is (core.sparse_csr if layouts[0] == "csr" else core.sparse_coo)
+        _close(product.to_dense(), expected)
+    empty = core.sparse_coo_tensor([[], []], [], (4, 8), dtype=core.float64, device=device)
+    _close(core.sparse.mm(s, empty).to_dense(), np.zeros((6, 8)))
+
+
+def test_gradcheck_sparse_sparse_product(device):
+    rng = _rng()
+    s, t = _coo(_random_sparse(rng, (5, 4)), device), _coo(_random_sparse(rng, (4, 3)), device)
+    u = core.tensor(_np(s.values()), device=device, requires_grad=True)
+    w = core.tensor(_np(t.values()), device=device, requires_grad=True)
+    assert gradcheck(lambda x, y: core.sparse.mm(s.with_values(x), t.with_values(y)).to_dense(), (u, w))
 
 
 def test_product_errors(device):

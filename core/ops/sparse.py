@@ -24,7 +24,7 @@ from .elementwise import floor_divide, mul, remainder
 from .indexing import index_add, index_select, nonzero
 from .ranges import arange
 from .reduction import cumsum
-from .shape import cat, stack
+from .shape import cat, repeat_interleave, stack
 from .sorting import searchsorted, unique
 from .statistics import bincount
 from .view import reshape
@@ -614,6 +614,35 @@ def spmm(input, mat2) -> Tensor:
     return index_add(out, 0, index[0], contributions)
 
 
+def sparse_sparse_mm(mat1, mat2) -> SparseTensor:
+    """Product of two 2-D sparse matrices, a coalesced COO result (CSR when ``mat1`` is CSR), never densified.
+
+    Every stored entry (i, j, v) of ``mat1`` meets the entries of row j of ``mat2`` (found through its CSR row
+    pointers): the pairs are enumerated with ``repeat_interleave``, multiplied, and coalesced into (i, k) sums;
+    differentiable in both operands' values.
+    """
+    for name, t in (("mat1", mat1), ("mat2", mat2)):
+        if t.ndim != 2 or dense_dim(t) != 0:
+            raise RuntimeError(f"sparse.mm(): expected {name} to be a 2-D sparse matrix without dense dimensions, "
+                               f"but got {t.ndim}-D with {dense_dim(t)} dense dimensions")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"sparse.mm(): mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} "
+                           f"and {mat2.shape[0]}x{mat2.shape[1]})")
+    index, vals = coo_parts(mat1)
+    rows_of_mat2 = _to_compressed(mat2, L.sparse_csr, None, "sparse.mm")
+    pointers, columns = rows_of_mat2._compressed, rows_of_mat2._plain
+    starts = index_select(pointers, 0, index[1])
+    counts = index_select(pointers, 0, index[1] + 1) - starts
+    owner = repeat_interleave(counts)  # the mat1 entry of each pair
+    offset = arange(owner.shape[0], dtype=dt.int64, device=owner.device) - index_select(cumsum(counts, 0) - counts,
+                                                                                          0, owner)
+    partner = index_select(starts, 0, owner) + offset  # the mat2 entry of each pair
+    pairs = stack([index_select(index[0], 0, owner), index_select(columns, 0, partner)])
+    product = index_select(vals, 0, owner) * index_select(rows_of_mat2._values, 0, partner)
+    result = coalesced_coo(pairs, product, (mat1.shape[0], mat2.shape[1]))
+    return _sparse_to_compressed(result, L.sparse_csr) if mat1.layout is L.sparse_csr else result
+
+
 def dsmm(input, mat2) -> Tensor:
     """Sparse times dense into a dense matrix: the legacy name of :func:`spmm` (``torch.dsmm``)."""
     return spmm(input, mat2)
@@ -711,9 +740,12 @@ def _sparse_kernel(name: str):
 
 @_sparse_kernel("batched_matmul")
 def _matmul_sparse(a, b):
-    """``mm``, ``matmul``, ``addmm``, ``mv`` with a 2-D sparse operand: sparse @ dense and dense @ sparse."""
+    """``mm``, ``matmul``, ``addmm``, ``mv`` with a 2-D sparse operand: sparse @ dense, dense @ sparse, and
+    sparse @ sparse (a sparse result)."""
     if _is_sparse(a) and not _is_sparse(b) and a.ndim == 2:
         return spmm(a, b)
+    if _is_sparse(a) and _is_sparse(b):
+        return sparse_sparse_mm(a, b)
     if _is_sparse(b) and not _is_sparse(a) and b.ndim == 2 and a.ndim == 2:  # (Sᵀ @ aᵀ)ᵀ
         index, vals = coo_parts(b)
         transposed = make_sparse(L.sparse_coo, (b.shape[1], b.shape[0]), vals, indices=index.flip(0))
