@@ -13,7 +13,7 @@ from __future__ import annotations
 from . import layouts as _layout
 from .dispatch.keys import Sparse
 from .storage import Storage
-from .tensor import Tensor
+from .tensor import Tensor, contiguous_strides
 
 __all__ = ["SparseTensor", "make_sparse", "COMPRESSED_LAYOUTS", "SPARSE_LAYOUTS"]
 
@@ -29,7 +29,7 @@ def make_sparse(layout, shape: tuple, values: Tensor, indices: Tensor | None = N
     t = object.__new__(SparseTensor)
     t._layout = layout
     t._shape = tuple(shape)
-    t._stride = None
+    t._stride = contiguous_strides(t._shape)  # never exposed (stride() raises); lets shape logic reach the dispatcher
     t._offset = 0
     t._np = None
     t.dtype = values.dtype

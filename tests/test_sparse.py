@@ -301,6 +301,10 @@ def test_dense_ops_reject_sparse_operands(device):
         core.exp(s)
     with pytest.raises(NotImplementedError, match="layout core.sparse_csr"):
         core.prod(s.to_sparse_csr(), 0)
+    for call in (lambda: s.reshape(-1), lambda: s.view(-1), lambda: core.cat([s, s]), lambda: s[0],
+                 lambda: core.relu(s), lambda: s.add_(1), lambda: core.clone(s)):
+        with pytest.raises(NotImplementedError, match="could not run with arguments from the 'Sparse"):
+            call()
     with pytest.raises(RuntimeError, match="do not have strides"):
         s.stride()
     with pytest.raises(TypeError, match="can't convert sparse_coo layout tensor to numpy"):

@@ -17,7 +17,7 @@ from .. import layouts as L
 from ..dispatch.keys import Sparse
 from ..dispatch.operator import get_operator, set_functionality_fallback
 from ..sparse_tensor import COMPRESSED_LAYOUTS, SPARSE_LAYOUTS, SparseTensor, make_sparse
-from ..tensor import Tensor
+from ..tensor import Tensor, contiguous_strides
 from ._util import finish_out, numel, wrap_dim, wrap_dims
 from .creation import tensor, zeros
 from .elementwise import floor_divide, mul, remainder
@@ -544,7 +544,7 @@ def sparse_resize_and_clear_(self, size, sparse_dim, dense_dim) -> SparseTensor:
     device = self._values.device
     self._indices = zeros((sparse_dim, 0), dtype=dt.int64, device=device)
     self._values = zeros((0,) + size[sparse_dim:], dtype=self.dtype, device=device)
-    self._shape, self._coalesced = size, True
+    self._shape, self._stride, self._coalesced = size, contiguous_strides(size), True
     return self
 
 
@@ -565,7 +565,7 @@ def sparse_resize_(self, size, sparse_dim, dense_dim) -> SparseTensor:
         raise RuntimeError("sparse_resize_(): shrinking the size of sparse dimensions (from "
                            f"{list(self._shape[:sparse_dim])} to {list(size[:sparse_dim])}) on a non-empty sparse "
                            "tensor is not supported")
-    self._shape = size
+    self._shape, self._stride = size, contiguous_strides(size)
     return self
 
 
