@@ -510,6 +510,11 @@ def test_sparse_arithmetic(device):
     s, t = _coo(a, device), _coo(b, device)
     _close((s + t).to_dense(), a + b)
     _close(core.add(s, t, alpha=2).to_dense(), a + 2 * b)
+    total = s.to_sparse_csr() + t.to_sparse_csr()
+    assert total.layout is core.sparse_csr
+    _close(total.to_dense(), a + b)
+    with pytest.raises(NotImplementedError, match="add\\(\\): could not run"):
+        s + t.to_sparse_csr()
     _close((s * 3).to_dense(), 3 * a)
     _close((2 * s).to_dense(), 2 * a)
     _close((s / 4).to_dense(), a / 4)

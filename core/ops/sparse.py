@@ -810,21 +810,24 @@ def _permute_sparse(self, dims):
     return make_sparse(L.sparse_coo, tuple(self._shape[d] for d in dims), values, indices=self._indices[dims[:sdim]])
 
 
-def _both_coo_same_shape(a, b) -> bool:
-    return a.layout is b.layout is L.sparse_coo and tuple(a.shape) == tuple(b.shape)
+def _scaled_by(t, alpha):
+    return t if alpha == 1 else t * alpha
 
 
 @_sparse_kernel("add")
 def _add_sparse(input, other, alpha=1):
-    """sparse + sparse (COO, same shape: a coalesced COO sum); sparse + dense is dense, as in PyTorch."""
-    if _is_sparse(input) and _is_sparse(other) and _both_coo_same_shape(input, other):
-        return coalesced_coo(cat([input._indices, other._indices], 1),
-                              cat([input._values, other._values * alpha]), tuple(input.shape))
-    if isinstance(other, Tensor) and not _is_sparse(other) and _is_sparse(input):
-        return to_dense(input) + other * alpha if alpha != 1 else to_dense(input) + other
-    if isinstance(input, Tensor) and not _is_sparse(input) and _is_sparse(other):
-        return input + (to_dense(other) * alpha if alpha != 1 else to_dense(other))
-    return NotImplemented
+    """sparse + sparse (one shape and layout, COO/CSR/CSC: duplicates summed, the layout kept); sparse + dense
+    is dense, as in PyTorch."""
+    if _is_sparse(input) and _is_sparse(other):
+        if input.layout is not other.layout or tuple(input.shape) != tuple(other.shape) or input.layout in _BLOCKED:
+            return NotImplemented
+        (a_index, a_values), (b_index, b_values) = coo_parts(input), coo_parts(other)
+        total = coalesced_coo(cat([a_index, b_index], 1), cat([a_values, _scaled_by(b_values, alpha)]),
+                              tuple(input.shape))
+        return total if input.layout is L.sparse_coo else _sparse_to_compressed(total, input.layout)
+    if _is_sparse(input):
+        return to_dense(input) + _scaled_by(other, alpha)
+    return input + _scaled_by(to_dense(other), alpha)
 
 
 def _scaled(input, other, scale):
@@ -854,7 +857,10 @@ def _mul_sparse(input, other):
     if isinstance(other, numbers.Number):
         return _scaled(input, other, mul)
     return _times_dense(input, other)
+
+
 _sparse_kernel("div")(lambda a, b, rounding_mode=None: _scaled(a, b, lambda v, s: v / s)
                       if rounding_mode is None else NotImplemented)
 _sparse_kernel("neg")(lambda a: a.with_values(-a._values))
+
 set_functionality_fallback(Sparse, _not_implemented)
