@@ -384,6 +384,21 @@ def test_gradcheck_sparse_sparse_product(device):
     assert gradcheck(lambda x, y: core.sparse.mm(s.with_values(x), t.with_values(y)).to_dense(), (u, w))
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_random_shapes_round_trip_and_multiply(device, seed):
+    """Random shapes and densities (empty rows and columns, all-zero and full matrices) in every layout."""
+    rng = np.random.default_rng(seed)
+    n, k, m = (int(v) for v in rng.integers(1, 7, 3) * 2)
+    a = _random_sparse(rng, (n, k), float(rng.choice([0.0, 0.2, 0.6, 1.0])))
+    b = rng.standard_normal((k, m))
+    for layout in ("coo", "csr", "csc", "bsr", "bsc"):
+        s = _in_layout(a, layout, device)
+        _close(s.to_dense(), a)
+        _close(s.to_sparse_coo().to_dense(), a)
+        _close(core.mm(s, core.tensor(b, device=device)), a @ b)
+        _close(core.sparse.mm(s, _coo(b @ b.T, device)).to_dense(), a @ (b @ b.T))
+
+
 def test_product_errors(device):
     s = _coo(_random_sparse(_rng()), device)
     with pytest.raises(RuntimeError, match="cannot be multiplied \\(5x4 and 3x2\\)"):
