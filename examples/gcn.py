@@ -33,13 +33,17 @@ def community_graph(rng, nodes_per_side: int = 30, features: int = 8):
 
 
 def normalized_adjacency(edges: np.ndarray, n: int, device) -> core.Tensor:
-    """D^-1/2 (A + I) D^-1/2 as a coalesced sparse COO tensor."""
-    loops = np.arange(n)
-    rows, cols = np.concatenate([edges[0], loops]), np.concatenate([edges[1], loops])
-    degree = np.bincount(rows, minlength=n).astype(np.float32)
-    weights = 1.0 / np.sqrt(degree[rows] * degree[cols])
-    return core.sparse_coo_tensor(np.stack([rows, cols]).tolist(), weights.tolist(), (n, n),
-                                  device=device).coalesce()
+    """D^-1/2 (A + I) D^-1/2 as a coalesced sparse COO tensor, computed the way PyTorch code computes it."""
+    edge_index = core.tensor(edges, device=device)
+    loops = core.arange(n, device=device).expand(2, n)
+    edge_index = core.cat([edge_index, loops], 1)
+    weights = core.ones(edge_index.shape[1], device=device)
+    adjacency = core.sparse_coo_tensor(edge_index, weights, (n, n)).coalesce()
+    degree = core.sparse.sum(adjacency, 1).to_dense()
+    scale = degree.pow(-0.5)
+    row, col = adjacency.indices()
+    return core.sparse_coo_tensor(adjacency.indices(), scale[row] * adjacency.values() * scale[col], (n, n),
+                                  is_coalesced=True)
 
 
 class GCN(nn.Module):
