@@ -61,8 +61,11 @@ def sum(input, dim=None, dtype=None):  # noqa: A001 - torch.sparse.sum
 
 
 def _softmax(op: str, input, dim: int, dtype, log: bool):
-    """Softmax over the stored entries along ``dim`` (absent entries count as -inf, so they stay absent)."""
-    _sp.expect_layout(op, input, (_layout.sparse_coo,))
+    """Softmax over the stored entries along ``dim`` (absent entries count as -inf, so they stay absent); a CSR
+    input runs as COO and comes back as CSR."""
+    _sp.expect_layout(op, input, (_layout.sparse_coo, _layout.sparse_csr))
+    if input.layout is _layout.sparse_csr:
+        return _sp.to_sparse_csr(_softmax(op, _sp.to_sparse_coo(input), dim, dtype, log))
     coo = _sp.coalesce(input)
     values = coo._values if dtype is None else coo._values.to(dtype)
     (dim,) = _wrap_dims((dim,), input.ndim, op)
@@ -89,10 +92,11 @@ def _softmax(op: str, input, dim: int, dtype, log: bool):
 
 
 def softmax(input, dim, *, dtype=None):
-    """Softmax of a sparse COO tensor along ``dim`` over its stored entries (``torch.sparse.softmax``)."""
+    """Softmax of a sparse COO or CSR tensor along ``dim`` over its stored entries (``torch.sparse.softmax``)."""
     return _softmax("sparse.softmax", input, dim, dtype, log=False)
 
 
 def log_softmax(input, dim, *, dtype=None):
-    """Log-softmax of a sparse COO tensor along ``dim`` over its stored entries (``torch.sparse.log_softmax``)."""
+    """Log-softmax of a sparse COO or CSR tensor along ``dim`` over its stored entries
+    (``torch.sparse.log_softmax``)."""
     return _softmax("sparse.log_softmax", input, dim, dtype, log=True)

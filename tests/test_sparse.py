@@ -424,6 +424,16 @@ def test_gradcheck_sparse_dense_product(device, layout):
     assert gradcheck(lambda v: pattern.detach().with_values(v).to_dense(), (values,))
 
 
+def test_gradcheck_through_the_constructor_and_sparse_sum(device):
+    rng = _rng()
+    index = [[0, 2, 2, 1], [1, 0, 3, 3]]
+    values = core.tensor(rng.standard_normal(4), device=device, requires_grad=True)
+    assert gradcheck(lambda v: core.sparse_coo_tensor(index, v, (3, 4)).to_dense(), (values,))
+    assert gradcheck(lambda v: core.sparse_csr_tensor([0, 1, 2, 4], [1, 3, 0, 3], v, (3, 4)).to_dense(), (values,))
+    assert gradcheck(lambda v: core.sparse.sum(core.sparse_coo_tensor(index, v, (3, 4)), 1).to_dense(), (values,))
+    assert gradcheck(lambda v: core.sparse_coo_tensor(index, v, (3, 4)).coalesce().values(), (values,))
+
+
 def test_sparse_leaf_gets_a_sparse_gradient(device):
     rng = _rng()
     a, b = _random_sparse(rng, (5, 4)), rng.standard_normal((4, 3))
@@ -514,6 +524,9 @@ def test_sparse_softmax_and_log_softmax(device, dim):
     s = _coo(a, device)
     _close(core.sparse.softmax(s, dim).to_dense(), _masked_softmax(a, dim))
     _close(core.sparse.log_softmax(s, dim).to_dense(), _masked_softmax(a, dim, log=True))
+    csr = core.sparse.softmax(s.to_sparse_csr(), dim)
+    assert csr.layout is core.sparse_csr
+    _close(csr.to_dense(), _masked_softmax(a, dim))
     values = core.tensor(_np(s.coalesce().values()), device=device, requires_grad=True)
     pattern = s.coalesce().detach()
     assert gradcheck(lambda v: core.sparse.softmax(pattern.with_values(v), dim).values(), (values,))
