@@ -21,9 +21,10 @@ __all__ = ["addmm", "log_softmax", "mm", "sampled_addmm", "softmax", "sum"]
 
 
 def mm(mat1, mat2, reduce=None):
-    """Sparse ``mat1`` times ``mat2`` (``torch.sparse.mm``): dense ``mat2`` gives a dense result, sparse ``mat2``
-    a coalesced COO one (CSR for CSR ``mat1``); gradients flow to both operands' values (sparse gradients for
-    sparse leaves) and to a dense ``mat2``.
+    """Product of sparse ``mat1`` and a dense or sparse ``mat2`` (``torch.sparse.mm``).
+
+    Dense ``mat2`` gives a dense result, sparse ``mat2`` a coalesced COO one (CSR for CSR ``mat1``); gradients
+    flow to both operands' values (sparse gradients for sparse leaves) and to a dense ``mat2``.
 
     ``reduce`` (PyTorch's CSR-only row reduction) accepts ``None`` and ``"sum"``.
     """
@@ -41,8 +42,9 @@ def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
 
 
 def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
-    """``beta * input + alpha * (mat1 @ mat2)`` computed only at ``input``'s stored positions, a CSR result
-    (``torch.sparse.sampled_addmm``)."""
+    """``beta * input + alpha * (mat1 @ mat2)`` at ``input``'s stored positions (``torch.sparse.sampled_addmm``).
+
+    ``input`` is CSR; so is the result, on its pattern."""
     _sp.expect_layout("sampled_addmm", input, (_layout.sparse_csr,))
     if mat1.ndim != 2 or mat2.ndim != 2 or mat1.shape[1] != mat2.shape[0] \
             or tuple(input.shape) != (mat1.shape[0], mat2.shape[1]):
@@ -54,8 +56,9 @@ def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
 
 
 def sum(input, dim=None, dtype=None):  # noqa: A001 - torch.sparse.sum
-    """Sum of a sparse tensor's elements over ``dim`` (all when None) (``torch.sparse.sum``): a dense result when
-    every sparse dimension is summed, else a coalesced COO tensor over the remaining ones."""
+    """Sum of a sparse tensor's elements over ``dim``, all when None (``torch.sparse.sum``).
+
+    The result is dense when every sparse dimension is summed, else a coalesced COO tensor over the others."""
     _sp.expect_layout("sparse.sum", input, _sp.SPARSE_LAYOUTS)
     return _sp.sum_sparse(input, dim, dtype)
 
@@ -97,6 +100,5 @@ def softmax(input, dim, *, dtype=None):
 
 
 def log_softmax(input, dim, *, dtype=None):
-    """Log-softmax of a sparse COO or CSR tensor along ``dim`` over its stored entries
-    (``torch.sparse.log_softmax``)."""
+    """Log-softmax of a sparse COO or CSR tensor along ``dim`` over stored entries (``torch.sparse.log_softmax``)."""
     return _softmax("sparse.log_softmax", input, dim, dtype, log=True)

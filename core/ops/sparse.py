@@ -198,16 +198,18 @@ def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=Non
 
 def sparse_bsr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
                       requires_grad=False, check_invariants=None):
-    """A block-sparse-row tensor: block-row pointers, block-column indices, (nnz, R, C) blocks
-    (``torch.sparse_bsr_tensor``)."""
+    """A block-sparse-row tensor: block-row pointers, block-column indices, blocks (``torch.sparse_bsr_tensor``).
+
+    ``values`` holds the (nnz, R, C) blocks."""
     return sparse_compressed_tensor(crow_indices, col_indices, values, size, dtype=dtype, layout=L.sparse_bsr,
                                     device=device, requires_grad=requires_grad)
 
 
 def sparse_bsc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
                       requires_grad=False, check_invariants=None):
-    """A block-sparse-column tensor: block-column pointers, block-row indices, (nnz, R, C) blocks
-    (``torch.sparse_bsc_tensor``)."""
+    """A block-sparse-column tensor: block-column pointers, block-row indices, blocks (``torch.sparse_bsc_tensor``).
+
+    ``values`` holds the (nnz, R, C) blocks."""
     return sparse_compressed_tensor(ccol_indices, row_indices, values, size, dtype=dtype, layout=L.sparse_bsc,
                                     device=device, requires_grad=requires_grad)
 
@@ -385,7 +387,9 @@ _export(to_dense, function=False)
 # -- dense to sparse -----------------------------------------------------------------------------------
 
 def to_sparse_coo(self, sparse_dim=None) -> SparseTensor:
-    """A coalesced COO tensor of the nonzero elements (of the first ``sparse_dim`` dims) (``Tensor.to_sparse``)."""
+    """A coalesced COO tensor of the nonzero elements (``torch.Tensor.to_sparse_coo``).
+
+    With ``sparse_dim`` only the first dimensions are sparse; the rest stay dense in the values."""
     if _is_sparse(self):
         if self.layout is L.sparse_coo:
             return self
@@ -538,8 +542,9 @@ def _resize_parts(op: str, self, size, sparse_dim: int, dense_dim: int) -> tuple
 
 
 def sparse_resize_and_clear_(self, size, sparse_dim, dense_dim) -> SparseTensor:
-    """Resize a COO tensor in place to ``size`` with the given sparse/dense dims and no stored elements
-    (``torch.Tensor.sparse_resize_and_clear_``)."""
+    """Resize a COO tensor in place and drop its elements (``torch.Tensor.sparse_resize_and_clear_``).
+
+    The new ``size`` splits into ``sparse_dim`` sparse and ``dense_dim`` dense dimensions."""
     size = _resize_parts("sparse_resize_and_clear_", self, size, sparse_dim, dense_dim)
     device = self._values.device
     self._indices = zeros((sparse_dim, 0), dtype=dt.int64, device=device)
@@ -549,8 +554,9 @@ def sparse_resize_and_clear_(self, size, sparse_dim, dense_dim) -> SparseTensor:
 
 
 def sparse_resize_(self, size, sparse_dim, dense_dim) -> SparseTensor:
-    """Resize a COO tensor in place, keeping its elements (``torch.Tensor.sparse_resize_``): a non-empty tensor
-    keeps its sparse/dense dims and dense sizes and cannot shrink its sparse sizes."""
+    """Resize a COO tensor in place, keeping its elements (``torch.Tensor.sparse_resize_``).
+
+    A non-empty tensor keeps its sparse/dense dims and dense sizes and cannot shrink its sparse sizes."""
     size = _resize_parts("sparse_resize_", self, size, sparse_dim, dense_dim)
     if self._values.shape[0] == 0:
         return sparse_resize_and_clear_(self, size, sparse_dim, dense_dim)
@@ -649,8 +655,9 @@ def dsmm(input, mat2) -> Tensor:
 
 
 def hspmm(mat1, mat2) -> SparseTensor:
-    """Sparse COO times dense into a hybrid COO tensor (1 sparse, 1 dense dim) holding the rows of the product
-    that ``mat1`` touches (``torch.hspmm``)."""
+    """Sparse times dense into a hybrid COO tensor: the product's rows that ``mat1`` touches (``torch.hspmm``).
+
+    The result has 1 sparse and 1 dense dimension."""
     _check_product("hspmm", mat1, mat2)
     index, _ = coo_parts(mat1)
     rows = unique(index[0]) if index.shape[1] else index[0]
@@ -674,8 +681,7 @@ def _flatten_hybrid(t: SparseTensor) -> tuple:
 
 
 def sspaddmm(input, mat1, mat2, *, beta=1, alpha=1, out=None) -> SparseTensor:
-    """``beta * input + alpha * (mat1 @ mat2)`` for sparse ``input`` and ``mat1``, a sparse COO result
-    (``torch.sspaddmm``)."""
+    """``beta * input + alpha * (mat1 @ mat2)``, sparse ``input`` and ``mat1``, a sparse result (``torch.sspaddmm``)."""
     expect_layout("sspaddmm", input, (L.sparse_coo,))
     _check_product("sspaddmm", mat1, mat2)
     if tuple(input.shape) != (mat1.shape[0], mat2.shape[1]):
