@@ -134,9 +134,11 @@ class SparseTensor(Tensor):
         raise RuntimeError(f"Tensors of type {self.dispatch_name}Impl do not have is_contiguous")
 
     def storage_offset(self) -> int:
+        """Sparse tensors have no storage offset (PyTorch raises the same)."""
         raise RuntimeError(f"Cannot access storage_offset of {self.dispatch_name}Impl")
 
     def data_ptr(self) -> int:
+        """Sparse tensors have no single data pointer (PyTorch raises the same)."""
         raise RuntimeError(f"Cannot access data pointer of Tensor that doesn't have storage (layout "
                            f"{self._layout!r})")
 
