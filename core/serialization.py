@@ -30,7 +30,9 @@ import numpy as np
 from . import dtypes as dt
 from .device import device as _device
 from .ops.creation import empty, from_numpy, resolve_device
-from .sparse_tensor import SPARSE_LAYOUTS, SparseTensor, make_sparse
+from .layouts import sparse_coo
+from .ops.sparse import sparse_compressed_tensor, sparse_coo_tensor
+from .sparse_tensor import SPARSE_LAYOUTS, SparseTensor
 from .tensor import Size, Tensor
 from .utils.atomic import atomic_write, is_path
 from .weights_only import (WeightsOnlyUnpicklingError, add_safe_globals, clear_safe_globals, get_safe_globals,
@@ -443,8 +445,13 @@ class _Decoder:
                 or parts[3] is None:
             raise self.fail(f"a sparse node needs a sparse layout and four components, found {_short(node)}")
         indices, compressed, plain, values = parts
-        return make_sparse(layout, self.shape(self.field(node, "size", list)), values, indices, compressed, plain,
-                           self.field(node, "coalesced", bool))
+        size = self.shape(self.field(node, "size", list))
+        try:  # through the checking constructors: a damaged file fails here, not in a later op
+            if layout is sparse_coo:
+                return sparse_coo_tensor(indices, values, size, is_coalesced=self.field(node, "coalesced", bool))
+            return sparse_compressed_tensor(compressed, plain, values, size, layout=layout)
+        except (RuntimeError, TypeError, AttributeError) as exc:
+            raise self.fail(f"bad sparse tensor: {exc}") from None
 
     def size_node(self, node: dict) -> Size:
         return Size(self.shape(self.field(node, "value", list)))

@@ -295,6 +295,22 @@ def test_save_and_load(device, layout, tmp_path):
     _close(loaded.to_dense(), _np(s.to_dense()))
 
 
+def test_load_rejects_a_damaged_sparse_tensor(tmp_path):
+    import zipfile
+
+    path = tmp_path / "sparse.pt"
+    core.save(core.sparse_coo_tensor([[0, 2]], [1.0, 2.0], (3,)), path)
+    with zipfile.ZipFile(path) as archive:
+        entries = {name: archive.read(name) for name in archive.namelist()}
+    header = next(name for name in entries if name.endswith(".json"))
+    entries[header] = entries[header].replace(b'"size":[3]', b'"size":[2]')
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+    with pytest.raises(core.serialization.CheckpointError, match="bad sparse tensor: .*size is 2 but found index 2"):
+        core.load(path)
+
+
 def test_dense_ops_reject_sparse_operands(device):
     s = _coo(_random_sparse(_rng()), device)
     with pytest.raises(NotImplementedError, match="exp\\(\\): could not run with arguments from the 'Sparse"):
