@@ -19,6 +19,7 @@ from .dtypes import (bfloat16, bool, can_cast, cdouble, cfloat, complex64, compl
                     float32, float64, get_default_dtype, half, iinfo, int, int8, int16, int32, int64, long,
                     promote_types, result_type, set_default_dtype, short, uint8)
 from .dtypes import dtype
+from .layouts import jagged, layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided
 from .errors import OutOfMemoryError
 from .ops import *  # noqa: F401,F403
 from .ops import broadcast_shapes
@@ -30,6 +31,8 @@ from . import nn, optim, utils  # noqa: E402 - nn and optim are built on the ops
 # the star import above bound ``linalg`` to the products family core.ops.linalg; ``core.linalg`` is torch.linalg's
 linalg = _importlib.import_module(f"{__name__}.linalg")
 from . import fft, special  # noqa: E402 - torch.fft's and torch.special's names, over the ops above
+# as with linalg: the star import bound ``sparse`` to the family core.ops.sparse; ``core.sparse`` is torch.sparse's
+sparse = _importlib.import_module(f"{__name__}.sparse")
 from .serialization import load, save  # noqa: E402
 
 __version__ = "0.1.0"

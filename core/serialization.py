@@ -28,8 +28,11 @@ from collections import OrderedDict
 import numpy as np
 
 from . import dtypes as dt
-from .device import device as _device
+from .device import device as _device, parse as parse_device
 from .ops.creation import empty, from_numpy, resolve_device
+from .layouts import sparse_coo
+from .ops.sparse import sparse_compressed_tensor, sparse_coo_tensor
+from .sparse_tensor import SPARSE_LAYOUTS, SparseTensor
 from .tensor import Size, Tensor
 from .utils.atomic import atomic_write, is_path
 from .weights_only import (WeightsOnlyUnpicklingError, add_safe_globals, clear_safe_globals, get_safe_globals,
@@ -124,6 +127,10 @@ class _Encoder:
             return {"type": "str", "value": str(obj)}
         if isinstance(obj, (bytes, bytearray)):
             return {"type": "bytes", "value": base64.b64encode(bytes(obj)).decode("ascii")}
+        if isinstance(obj, SparseTensor):  # its dense components are tensor blobs
+            parts = (obj._indices, obj._compressed, obj._plain, obj._values)
+            return {"type": "sparse", "layout": obj.layout.name, "size": [int(s) for s in obj.shape],
+                    "coalesced": bool(obj._coalesced), "parts": [self.encode(p, path) for p in parts]}
         if isinstance(obj, Tensor):
             return {"type": "tensor", "index": self.blob_index(obj)}
         if isinstance(obj, np.ndarray) and obj.dtype.kind in _ARRAY_KINDS:
@@ -367,7 +374,7 @@ class _Decoder:
                          "tuple": lambda n: tuple(self.decode(v) for v in self.items(n)),
                          "dict": self.dict_node, "ordered_dict": self.dict_node, "size": self.size_node,
                          "dtype": self.dtype_node, "device": self.device_node, "tensor": self.tensor_node,
-                         "ndarray": self.ndarray_node, "object": self.object_node}
+                         "ndarray": self.ndarray_node, "object": self.object_node, "sparse": self.sparse_node}
 
     def fail(self, problem: str) -> CheckpointError:
         return _corrupt(self.source, problem)
@@ -430,6 +437,22 @@ class _Decoder:
             result._metadata = self.decode(node["metadata"])
         return result
 
+    def sparse_node(self, node: dict) -> SparseTensor:
+        layouts = {lay.name: lay for lay in SPARSE_LAYOUTS}
+        layout = layouts.get(self.field(node, "layout", str))
+        parts = [self.decode(p) for p in self.field(node, "parts", list)]
+        if layout is None or len(parts) != 4 or not all(p is None or isinstance(p, Tensor) for p in parts) \
+                or parts[3] is None:
+            raise self.fail(f"a sparse node needs a sparse layout and four components, found {_short(node)}")
+        indices, compressed, plain, values = parts
+        size = self.shape(self.field(node, "size", list))
+        try:  # through the checking constructors: a damaged file fails here, not in a later op
+            if layout is sparse_coo:
+                return sparse_coo_tensor(indices, values, size, is_coalesced=self.field(node, "coalesced", bool))
+            return sparse_compressed_tensor(compressed, plain, values, size, layout=layout)
+        except (RuntimeError, TypeError, AttributeError) as exc:
+            raise self.fail(f"bad sparse tensor: {exc}") from None
+
     def size_node(self, node: dict) -> Size:
         return Size(self.shape(self.field(node, "value", list)))
 
@@ -452,6 +475,14 @@ class _Decoder:
     def device(self, text: str) -> _device:
         try:
             return _device(text)
+        except (RuntimeError, TypeError) as exc:
+            raise self.fail(f"bad device {text!r}: {exc}") from None
+
+    def device_type(self, text: str) -> str:
+        """The type of a tensor's saved location, its syntax checked: whether a backend has it matters only if the
+        tensor is to be restored there (``map_location`` may send it elsewhere)."""
+        try:
+            return parse_device(text)[0]
         except (RuntimeError, TypeError) as exc:
             raise self.fail(f"bad device {text!r}: {exc}") from None
 
@@ -505,17 +536,17 @@ class _Decoder:
         d = self.dtype(self.field(entry, "dtype", str))
         shape = self.shape(self.field(entry, "shape", list))
         location = self.field(entry, "device", str)
-        saved_device = self.device(location)
+        saved_type = self.device_type(location)
         requires_grad = self.field(entry, "requires_grad", bool)
         kind = entry.get("kind")
         if kind not in ("tensor", "parameter"):
             raise self.fail(f"tensor entry {index} has unknown kind {kind!r}")
         if requires_grad and not (d.is_floating_point or d.is_complex):
             raise self.fail(f"tensor entry {index} of dtype {d.name} cannot require grad")
-        if saved_device.type == "meta":
+        if saved_type == "meta":
             t = empty(shape, dtype=d, device="meta")  # no data was saved; PyTorch keeps these on meta too
         else:
-            t = self.place(from_numpy(self.array(index, entry, d, shape)), location, saved_device)
+            t = self.place(from_numpy(self.array(index, entry, d, shape)), location, saved_type)
         if kind == "parameter":
             from .nn.parameter import Parameter
 
@@ -545,7 +576,7 @@ class _Decoder:
         buffer = _read_entry(self.archive, member, expected, self.source, self.length)
         return np.frombuffer(buffer, dtype=d).reshape(shape).astype(d.newbyteorder("="), copy=False)
 
-    def place(self, t: Tensor, location: str, saved_device: _device) -> Tensor:
+    def place(self, t: Tensor, location: str, saved_type: str) -> Tensor:
         """Move a freshly read CPU tensor where ``map_location`` says (PyTorch's rules)."""
         mapping = self.map_location
         if callable(mapping):
@@ -557,7 +588,7 @@ class _Decoder:
                 return result
             mapping = None
         if isinstance(mapping, dict):
-            target = mapping.get(location, mapping.get(saved_device.type, location))
+            target = mapping.get(location, mapping.get(saved_type, location))
         else:
             target = location if mapping is None else mapping
         dev = self.resolve(target, location, explicit=mapping is not None)
@@ -572,7 +603,7 @@ class _Decoder:
             except RuntimeError as exc:
                 hint = "" if explicit else "; pass map_location='cpu' (or another device) to load it elsewhere"
                 raise RuntimeError(f"load(): the checkpoint holds tensors saved on {location!r}, which cannot be "
-                                   f"restored on {str(target)!r} here: {exc}{hint}") from exc
+                                   f"restored on {str(target)!r} here: {str(exc).splitlines()[0]}{hint}") from exc
         return dev
 
 

@@ -414,8 +414,21 @@ class Tensor:
         self._offset, self.dtype, self._np = other._offset, other.dtype, other._np
 
     @property
-    def layout(self) -> str:
-        return "strided"
+    def layout(self):
+        """How the elements are stored: ``core.strided`` for a dense tensor (``torch.Tensor.layout``)."""
+        from .layouts import strided
+
+        return strided
+
+    @property
+    def is_sparse(self) -> builtins.bool:
+        """Whether the layout is sparse COO (``torch.Tensor.is_sparse``); False for a dense tensor."""
+        return False
+
+    @property
+    def is_sparse_csr(self) -> builtins.bool:
+        """Whether the layout is sparse CSR (``torch.Tensor.is_sparse_csr``); False for a dense tensor."""
+        return False
 
     @property
     def T(self) -> "Tensor":

@@ -14,7 +14,7 @@ import pytest
 
 # torch's names, then core's own public packages (the backend kit, `python -m core info`, configuration).
 PUBLIC_SUBPACKAGES = ("autograd", "backends", "jit", "library", "linalg", "nn", "onnx", "optim", "serialization",
-                      "special", "testing", "utils", "utils.data", "utils.checkpoint", "utils.hooks",
+                      "sparse", "special", "testing", "utils", "utils.data", "utils.checkpoint", "utils.hooks",
                       "utils.safetensors", "codegen", "config", "dispatch", "info", "plugins", "backends.api")
 
 

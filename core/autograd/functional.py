@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..sparse_tensor import SparseTensor
 from .engine import run_backward
 
 __all__ = ["backward", "grad"]
@@ -38,8 +39,13 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
     tensors = _as_tuple(tensors)
     grads = _default_grads(tensors, grad_tensors, create_graph)
     retain = create_graph if retain_graph is None else retain_graph
-    inputs = _as_tuple(inputs) or None
+    inputs = tuple(_grad_holder(i) for i in _as_tuple(inputs)) or None
     run_backward(tensors, grads, retain, create_graph, inputs=inputs, accumulate=True)
+
+
+def _grad_holder(t):
+    """What autograd differentiates for ``t``: ``t`` itself, or a sparse tensor's values (its gradient's home)."""
+    return t.grad_holder if isinstance(t, SparseTensor) else t
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
@@ -49,8 +55,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     inputs_t = _as_tuple(inputs)
     grads = _default_grads(outputs, grad_outputs, create_graph)
     retain = create_graph if retain_graph is None else retain_graph
-    result = run_backward(outputs, grads, retain, create_graph, inputs=inputs_t,
+    result = run_backward(outputs, grads, retain, create_graph, inputs=tuple(_grad_holder(i) for i in inputs_t),
                           allow_unused=allow_unused or materialize_grads, accumulate=False)
+    result = tuple(g if g is None or not isinstance(i, SparseTensor) else i.with_values(g)
+                   for g, i in zip(result, inputs_t))
     if materialize_grads:
         from ..ops.creation import zeros_like
 

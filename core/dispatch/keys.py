@@ -43,12 +43,15 @@ def _make(name: str, bit: int, is_backend: bool) -> DispatchKey:
     return key
 
 
-# Functionality keys, highest priority first (Tracer > Profiler > Autocast > Autograd).
+# Functionality keys, highest priority first (Sparse > Tracer > Profiler > Autocast > Autograd). Sparse is the
+# layout key of sparse tensors: its kernels are composites over the sparse tensor's dense components, which then
+# dispatch below it as usual (recorded by Autograd, traced by Tracer); ops with no Sparse kernel raise.
+Sparse = _make("Sparse", 101, False)
 Tracer = _make("Tracer", 100, False)
 Profiler = _make("Profiler", 99, False)
 Autocast = _make("Autocast", 98, False)
 Autograd = _make("Autograd", 97, False)
-FUNCTIONALITY_KEYS = (Tracer, Profiler, Autocast, Autograd)
+FUNCTIONALITY_KEYS = (Sparse, Tracer, Profiler, Autocast, Autograd)
 # CPU is the lowest backend key so that, when 0-d CPU tensors join tensors of another device (allowed, as in
 # PyTorch), the other device's kernel runs. Meta comes next; other device types are allocated above them.
 CPU = _make("CPU", 0, True)

@@ -27,6 +27,7 @@ from .reduction import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .signal import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
+from .sparse import *  # noqa: F401,F403
 from .spectral import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
 from .tensor_methods import *  # noqa: F401,F403
@@ -39,7 +40,7 @@ import importlib as _importlib
 FAMILIES = ("creation", "elementwise", "complex", "view", "reduction", "shape", "indexing", "linalg", "decompositions",
             "random", "sorting", "statistics", "ranges", "format", "conv", "pooling", "normalization", "loss",
             "optimizers", "spectral", "nn_functions", "tensor_methods", "tensor_functions", "legacy_linalg", "signal",
-            "control_flow", "lowrank")
+            "control_flow", "lowrank", "sparse")
 
 for _family in FAMILIES:  # module names, not the star-imported functions of the same name (view, format)
     attach_methods(_importlib.import_module(f"{__name__}.{_family}").METHODS)

@@ -200,11 +200,12 @@ def _grad_fn_name(t) -> str | None:
     return str(name or type(grad_fn).__name__).rsplit("::", 1)[-1]
 
 
-def _add_suffixes(text: str, suffixes: list, indent: int) -> str:
+def _add_suffixes(text: str, suffixes: list, indent: int, force_newline: bool = False) -> str:
     parts = [text]
     last_line_len = len(text) - text.rfind("\n") + 1  # PyTorch's arithmetic, kept for identical wrapping
     for suffix in suffixes:
-        if last_line_len + len(suffix) + 2 > PRINT_OPTS.linewidth:
+        if force_newline or last_line_len + len(suffix) + 2 > PRINT_OPTS.linewidth:
+            force_newline = False
             parts.append(",\n" + " " * indent + suffix)
             last_line_len = indent + len(suffix)
         else:
@@ -214,8 +215,27 @@ def _add_suffixes(text: str, suffixes: list, indent: int) -> str:
     return "".join(parts)
 
 
+def _component_str(t, indent: int) -> str:
+    """One component of a sparse tensor (its indices or values) as ``_tensor_str`` prints it, at ``indent``."""
+    if t.numel() == 0:
+        return "[]" + ", size=" + str(tuple(t.shape))
+    values, summarized = _host_values(t, t.numel() > PRINT_OPTS.threshold)
+    return _tensor_str(values, summarized, indent, _formatter_for(values, t))
+
+
+def _format_sparse(t, indent: int, suffixes: list) -> str:
+    """The body of a sparse tensor's repr: its components, named as PyTorch names them."""
+    names = [("indices", t._indices)] if t.layout.name == "sparse_coo" else \
+        [("crow_indices" if t.layout.name in ("sparse_csr", "sparse_bsr") else "ccol_indices", t._compressed),
+         ("col_indices" if t.layout.name in ("sparse_csr", "sparse_bsr") else "row_indices", t._plain)]
+    names.append(("values", t._values.detach()))
+    suffixes += ["size=" + str(tuple(t.shape)), f"nnz={t._values.shape[0]}"]
+    parts = [f"{name}=tensor(" + _component_str(part, indent + len(name) + 8) + ")" for name, part in names]
+    return (",\n" + " " * indent).join(parts)
+
+
 def format_tensor(t) -> str:
-    """``repr(tensor)``, laid out as ``torch._tensor_str._str`` does."""
+    """``repr(tensor)``, laid out as ``torch._tensor_str._str`` does (sparse ones as components, size, nnz)."""
     prefix = "tensor("
     indent = len(prefix)
     suffixes = []
@@ -225,7 +245,13 @@ def format_tensor(t) -> str:
     default_complex = dt.complex128 if default is dt.float64 else dt.complex64
     has_default_dtype = t.dtype in (default, default_complex, dt.int64, dt.bool)
     shape = str(tuple(t.shape))
-    if t.device.type == "meta":
+    sparse = t.layout.name != "strided"
+    if sparse:
+        body = _format_sparse(t, indent, suffixes)
+        if not has_default_dtype:
+            suffixes.append(f"dtype={t.dtype!r}")
+        suffixes.append(f"layout={t.layout!r}")
+    elif t.device.type == "meta":
         suffixes.append("size=" + shape)
         if t.dtype is not default:
             suffixes.append(f"dtype={t.dtype!r}")
@@ -248,4 +274,4 @@ def format_tensor(t) -> str:
         suffixes.append(f"grad_fn=<{grad_fn}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    return _add_suffixes(prefix + body, suffixes, indent)
+    return _add_suffixes(prefix + body, suffixes, indent, force_newline=t.layout.name == "sparse_coo")
