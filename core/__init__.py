@@ -20,6 +20,7 @@ from .dtypes import (bfloat16, bool, can_cast, cdouble, cfloat, complex64, compl
                     promote_types, result_type, set_default_dtype, short, uint8)
 from .dtypes import dtype
 from .errors import OutOfMemoryError
+from .legacy_tensors import *  # noqa: F401,F403 - FloatTensor, LongTensor, ...
 from .ops import *  # noqa: F401,F403
 from .ops import broadcast_shapes
 from .ops.reduction import return_types
@@ -31,6 +32,7 @@ from . import nn, optim, utils  # noqa: E402 - nn and optim are built on the ops
 linalg = _importlib.import_module(f"{__name__}.linalg")
 from . import fft, special  # noqa: E402 - torch.fft's and torch.special's names, over the ops above
 from .serialization import load, save  # noqa: E402
+from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402
 
 __version__ = "0.1.0"
 

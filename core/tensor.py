@@ -357,11 +357,19 @@ class Tensor:
         return self.to(_device("cuda") if device is None else _device("cuda", device)
                        if isinstance(device, int) else device, non_blocking=non_blocking)
 
-    def type(self, dtype=None):
-        """The type name (``'core.FloatTensor'``), or a copy cast to ``dtype``."""
+    def type(self, dtype=None, non_blocking: builtins.bool = False, **kwargs):
+        """The legacy type name (``'core.FloatTensor'``), or this tensor cast to a dtype, a typed constructor
+        (``core.DoubleTensor``) or a type name (``'torch.DoubleTensor'``), self if it is that already
+        (``torch.Tensor.type``)."""
+        from .legacy_tensors import parse_type, type_name
+
         if dtype is None:
-            return _F.type_name(self)
-        return self.to(dtype)
+            return type_name(self)
+        if isinstance(dtype, _dtype.dtype):
+            return self.to(dtype, non_blocking=non_blocking)
+        dtype, device_type = parse_type(dtype)
+        device = self.device if self.device.type == device_type else device_type
+        return self.to(device, dtype, non_blocking=non_blocking)
 
     def float(self) -> "Tensor":
         return self.to(_dtype.float32)
@@ -395,6 +403,18 @@ class Tensor:
 
     def cfloat(self) -> "Tensor":
         return self.to(_dtype.complex64)
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule sharing this tensor's memory (``torch.Tensor.__dlpack__``)."""
+        from .utils.dlpack import export
+
+        return export(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self) -> tuple:
+        """``(DLDeviceType, index)`` of this tensor's device (``torch.Tensor.__dlpack_device__``)."""
+        from .utils.dlpack import dlpack_device
+
+        return dlpack_device(self)
 
     def numpy(self, *, force: bool = False):
         """A NumPy array; shares memory with a CPU tensor (``torch.Tensor.numpy``)."""

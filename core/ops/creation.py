@@ -328,23 +328,29 @@ def from_numpy(array: np.ndarray) -> Tensor:
     """A CPU tensor sharing memory with ``array`` (``torch.from_numpy``)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy(): expected np.ndarray (got {type(array).__name__})")
+    return share_array("from_numpy", array, resolve_device("cpu"))
+
+
+def share_array(op: str, array, dev: _device) -> Tensor:
+    """A tensor on ``dev`` over the memory of ``array``, an ndarray of the device's array module (NumPy on the
+    CPU, CuPy on cuda), keeping its strides."""
     d = dt.from_numpy_dtype(array.dtype)
     isz = array.itemsize
     if any(s < 0 for s in array.strides):
-        raise ValueError("from_numpy(): At least one stride in the given numpy array is negative, and tensors "
+        raise ValueError(f"{op}(): At least one stride in the given numpy array is negative, and tensors "
                          "with negative strides are not currently supported. (You can probably work around "
                          "this by making a copy of your array with array.copy().)")
     if any(s % isz for s in array.strides):
-        raise ValueError("from_numpy(): given numpy array strides not a multiple of the element byte size. "
+        raise ValueError(f"{op}(): given numpy array strides not a multiple of the element byte size. "
                          "Copy the numpy array to reallocate the memory.")
+    runtime = runtime_for(dev.type)
+    xp = getattr(runtime, "xp", np)
     strides = tuple(s // isz for s in array.strides)
     extent = 1 + builtins.sum((n - 1) * s for n, s in zip(array.shape, strides)) if array.size else 0
-    flat = np.lib.stride_tricks.as_strided(array, shape=(extent,), strides=(isz,)).view(np.uint8) \
-        if extent else np.empty(0, np.uint8)
-    dev = resolve_device("cpu")
-    runtime = runtime_for("cpu")
+    flat = xp.lib.stride_tricks.as_strided(array, shape=(extent,), strides=(isz,)).view(np.uint8) \
+        if extent else xp.empty(0, np.uint8)
     storage = Storage(flat, extent * isz, dev, runtime, runtime.key.mask)
-    return Tensor._make(storage, array.shape, strides, 0, d, array)
+    return Tensor._make(storage, tuple(array.shape), strides, 0, d, array)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -394,18 +400,6 @@ def numel(input: Tensor) -> int:
 def is_tensor(obj) -> bool:
     """Whether ``obj`` is a core Tensor (``torch.is_tensor``)."""
     return isinstance(obj, Tensor)
-
-
-_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-               "bfloat16": "BFloat16Tensor", "int8": "CharTensor", "uint8": "ByteTensor", "int16": "ShortTensor",
-               "int32": "IntTensor", "int64": "LongTensor", "bool": "BoolTensor",
-               "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}
-
-
-def type_name(t: Tensor) -> str:
-    """PyTorch's legacy type string: ``core.FloatTensor``, ``core.cuda.FloatTensor``."""
-    prefix = "core." if t.device.type == "cpu" else f"core.{t.device.type}."
-    return prefix + _TYPE_NAMES[t.dtype.name]
 
 
 # -- the primitive writes ------------------------------------------------------------------------
@@ -597,5 +591,5 @@ METHODS = {"fill_": fill_, "zero_": zero_, "copy_": copy_, "clone": clone, "cont
            "new_tensor": lambda self, data, *, dtype=None, device=None, requires_grad=False: tensor(
                data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad),
            "resize_": _resize_}
-__all__ += ["fill_", "zero_", "copy_", "contiguous", "to_copy", "to_numpy", "type_name", "resolve_device",
+__all__ += ["fill_", "zero_", "copy_", "contiguous", "to_copy", "to_numpy", "resolve_device",
             "Size"]
