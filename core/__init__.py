@@ -21,6 +21,10 @@ from .dtypes import (bfloat16, bool, can_cast, cdouble, cfloat, complex64, compl
 from .dtypes import dtype
 from .errors import OutOfMemoryError
 from .legacy_tensors import *  # noqa: F401,F403 - FloatTensor, LongTensor, ...
+from .global_state import *  # noqa: F401,F403 - determinism, threads, warnings, default tensor type
+from .sym import *  # noqa: F401,F403
+from . import futures
+from .futures import Future, fork, wait
 from .ops import *  # noqa: F401,F403
 from .ops import broadcast_shapes
 from .ops.reduction import return_types

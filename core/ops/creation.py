@@ -20,6 +20,7 @@ from .. import dtypes as dt
 from ..device import as_device, device as _device, get_default_device
 from ..dispatch import TensorSpec, define, tls
 from ..errors import allocate_buffer, op_error
+from ..global_state import are_deterministic_algorithms_enabled
 from ..plugins.manager import runtime_for
 from ..storage import Storage
 from ..tensor import Size, Tensor, contiguous_strides
@@ -108,6 +109,18 @@ def allocate(shape: tuple, d: dt.dtype, dev: _device, op: str = "empty") -> Tens
     return empty_op.redispatch((runtime.key.mask | tls.include) & ~tls.exclude, shape, d, dev)
 
 
+def _uninitialised(t: Tensor) -> Tensor:
+    """``t`` as ``empty`` returns it: left as allocated, or, under ``core.use_deterministic_algorithms(True)``,
+    filled with NaN (floating and complex) or the largest value (integral and bool), as PyTorch's
+    ``fill_uninitialized_memory``."""
+    if are_deterministic_algorithms_enabled() and t.numel():
+        if t.dtype.category >= dt._FLOAT:
+            _fill_fresh(t, math.nan)
+        else:
+            _fill_fresh(t, True if t.dtype is dt.bool else dt.iinfo(t.dtype).max)
+    return t
+
+
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:
     if requires_grad:
         t.requires_grad_(True)
@@ -119,7 +132,7 @@ def empty(*size, dtype=None, device=None, requires_grad=False, out=None, pin_mem
     """An uninitialised tensor of ``size`` (``torch.empty``)."""
     shape = size_args("empty", size)
     t = allocate(shape, _check_dtype("empty", dtype), resolve_device(device))
-    return _finish(t, requires_grad)
+    return _finish(_uninitialised(t), requires_grad)
 
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -130,7 +143,7 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False)
         raise RuntimeError(f"empty_strided(): mismatch in length of strides and shape ({len(stride)} vs {len(shape)})")
     extent = 1 + builtins.sum((s - 1) * st for s, st in zip(shape, stride)) if all(shape) else 0
     base = allocate((extent,), _check_dtype("empty_strided", dtype), resolve_device(device), "empty_strided")
-    return _finish(base._alias(shape, stride, 0), requires_grad)
+    return _finish(_uninitialised(base)._alias(shape, stride, 0), requires_grad)
 
 
 def _like(op: str, input: Tensor, dtype, device) -> tuple:
@@ -142,7 +155,7 @@ def _like(op: str, input: Tensor, dtype, device) -> tuple:
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
     """An uninitialised tensor shaped like ``input``."""
     shape, d, dev = _like("empty_like", input, dtype, device)
-    return _finish(allocate(shape, d, dev), requires_grad)
+    return _finish(_uninitialised(allocate(shape, d, dev)), requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
