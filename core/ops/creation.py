@@ -50,6 +50,18 @@ def _check_dtype(op: str, d) -> dt.dtype:
     return d
 
 
+def _runtime_holding(op: str, d: dt.dtype, dev: _device):
+    """The runtime of ``dev``, if tensors of ``d`` can live there: RuntimeError for a dtype no tensor holds
+    (``core.uint4``...), TypeError for one the device's backend lacks."""
+    if d.numpy is None:
+        raise RuntimeError(f"{op}(): no tensor can hold dtype {d}: core defines it as a dtype object only, as "
+                           f"PyTorch does for packed and sub-byte types")
+    runtime = runtime_for(dev.type)
+    if not runtime.supports_dtype(d):
+        raise TypeError(f"{op}(): device {dev} (backend {runtime.name}) does not support dtype {d.name}")
+    return runtime
+
+
 # The largest byte count one storage can have: an int64 (PyTorch's size_t on 64-bit hosts, NumPy's intp).
 MAX_STORAGE_NBYTES = 2**63 - 1
 
@@ -68,9 +80,7 @@ def allocate_raw(shape: tuple, d: dt.dtype, dev: _device, op: str = "empty") -> 
     What kernels call for their own outputs: the dispatcher (and a trace) already saw the op they implement.
     ``op`` names the caller in errors.
     """
-    runtime = runtime_for(dev.type)
-    if not runtime.supports_dtype(d):
-        raise TypeError(f"{op}(): device {dev} (backend {runtime.name}) does not support dtype {d.name}")
+    runtime = _runtime_holding(op, d, dev)
     nbytes = d.itemsize
     for s in shape:
         nbytes *= s
@@ -101,9 +111,7 @@ def allocate(shape: tuple, d: dt.dtype, dev: _device, op: str = "empty") -> Tens
     ``dev`` plus the thread's included keys (a trace's ``Tracer`` records the op); ``op`` names the caller in
     errors.
     """
-    runtime = runtime_for(dev.type)
-    if not runtime.supports_dtype(d):
-        raise TypeError(f"{op}(): device {dev} (backend {runtime.name}) does not support dtype {d.name}")
+    runtime = _runtime_holding(op, d, dev)
     if math.prod(shape) * d.itemsize > MAX_STORAGE_NBYTES:  # checked here too, to name the factory called
         raise _too_large(op, shape, d, dev, math.prod(shape) * d.itemsize)
     return empty_op.redispatch((runtime.key.mask | tls.include) & ~tls.exclude, shape, d, dev)
@@ -243,7 +251,7 @@ def _infer_array(op: str, data, dtype) -> tuple:
 
 def _wide_ints(op: str, data, array: np.ndarray, dtype) -> tuple:
     """``(array, kind)`` for data holding Python ints beyond int64: converted when ``dtype`` is floating or
-    complex, else PyTorch's "Overflow when unpacking long" (a RuntimeError) naming the value."""
+    complex (or uint64 and they fit), else PyTorch's "Overflow when unpacking long" (a RuntimeError) naming the value."""
     leaves = list(_leaves(data))
     wide = next((x for x in leaves if isinstance(x, int) and not -2**63 <= x < 2**63), None)
     if wide is None:
@@ -253,6 +261,9 @@ def _wide_ints(op: str, data, array: np.ndarray, dtype) -> tuple:
         complex_ = (dtype.category == 3) if floating else any(isinstance(x, complex) for x in leaves)
         array = np.asarray(data, dtype=np.complex128 if complex_ else np.float64)
         return array, array.dtype.kind
+    if dtype is dt.uint64 and all(isinstance(x, int) and 0 <= x < 2**64 for x in leaves):
+        array = np.asarray(data, dtype=np.uint64)
+        return array, "u"
     raise op_error(RuntimeError, op, f"Overflow when unpacking long: {wide} does not fit in int64")
 
 
@@ -285,9 +296,7 @@ def _tensors_to_lists(data):
 
 
 def _from_host(array: np.ndarray, d: dt.dtype, dev: _device) -> Tensor:
-    runtime = runtime_for(dev.type)
-    if not runtime.supports_dtype(d):
-        raise TypeError(f"device {dev} (backend {runtime.name}) does not support dtype {d.name}")
+    runtime = _runtime_holding("tensor", d, dev)
     shape = array.shape
     storage = Storage(runtime.from_host(array, dev), array.nbytes, dev, runtime, runtime.key.mask)
     return Tensor._make(storage, shape, contiguous_strides(shape), 0, d, array if dev.type == "cpu" else None)
