@@ -23,6 +23,7 @@ from .dtypes import (bits1x8, bits2x4, bits4x2, bits8, bits16, float4_e2m1fn_x2,
                      float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, int1, int2, int3, int4, int5, int6, int7, uint1,
                      uint2, uint3, uint4, uint5, uint6, uint7, uint16, uint32, uint64)
 from .errors import OutOfMemoryError
+from .memory_formats import *  # noqa: F401,F403 - memory_format, channels_last, ...
 from .legacy_tensors import *  # noqa: F401,F403 - FloatTensor, LongTensor, ...
 from .global_state import *  # noqa: F401,F403 - determinism, threads, warnings, default tensor type
 from .sym import *  # noqa: F401,F403

@@ -1,4 +1,4 @@
-"""Futures and asynchronous calls: ``core.Future``, ``core.fork``, ``core.wait`` (``torch.futures``, ``torch.jit.fork``).
+"""Futures and asynchronous calls: ``core.Future``, ``core.fork``, ``core.wait`` (``torch.futures``, ``torch.jit``).
 
 ``fork`` runs a function on a pool of ``core.get_num_interop_threads()`` threads; the kernels release the GIL, so
 forked work overlaps.

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import dtypes as _dtype
 from .device import device as _device
+from .memory_formats import is_contiguous_as, preserve_format
 
 __all__ = ["Tensor", "Size", "contiguous_strides", "RemovableHandle"]
 
@@ -215,7 +216,10 @@ class Tensor:
         return self.dtype.category == 3
 
     def is_contiguous(self, memory_format=None) -> bool:
-        """Whether the elements are laid out row-major with no gaps (size-1 dims ignored)."""
+        """Whether the elements are laid out row-major with no gaps (size-1 dims ignored), or densely in
+        ``memory_format`` (``core.channels_last``...)."""
+        if memory_format is not None:
+            return is_contiguous_as(self._shape, self._stride, memory_format)
         expected = 1
         for size, stride in zip(reversed(self._shape), reversed(self._stride)):
             if size == 1:
@@ -332,7 +336,7 @@ class Tensor:
         """``to(dtype)``, ``to(device, dtype=None)``, ``to(other)``: a converted tensor (self if nothing changes)."""
         device = kwargs.pop("device", None)
         dtype = kwargs.pop("dtype", None)
-        kwargs.pop("memory_format", None)
+        memory_format = kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
         for a in args:
@@ -346,7 +350,10 @@ class Tensor:
                 non_blocking = a
             else:
                 raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
-        return _F.to_copy(self, device=device, dtype=dtype, non_blocking=non_blocking, copy=copy)
+        result = _F.to_copy(self, device=device, dtype=dtype, non_blocking=non_blocking, copy=copy)
+        if memory_format is None or memory_format is preserve_format:
+            return result
+        return result.contiguous(memory_format)
 
     def cpu(self) -> "Tensor":
         """A copy on the CPU (self if already there)."""

@@ -126,3 +126,74 @@ def test_new_dtypes_pickle_and_names():
         assert pickle.loads(pickle.dumps(d)) is d and dt.legacy_name(d) == LEGACY[name]
         t = core.ones(2, dtype=d)
         assert pickle.loads(pickle.dumps(t)).dtype is d
+
+
+# -- memory formats ---------------------------------------------------------------------------------------------
+
+def _nhwc_strides(shape):
+    n, c, h, w = shape
+    return (h * w * c, 1, w * c, c)
+
+
+def test_memory_format_objects():
+    names = ["contiguous_format", "channels_last", "channels_last_3d", "preserve_format", "legacy_contiguous_format"]
+    for name in names:
+        fmt = getattr(core, name)
+        assert isinstance(fmt, core.memory_format) and repr(fmt) == f"core.{name}"
+        assert pickle.loads(pickle.dumps(fmt)) is fmt
+    assert len({id(getattr(core, n)) for n in names}) == len(names)
+
+
+def test_channels_last_contiguous_matches_an_nhwc_array(device):
+    values = np.random.default_rng(0).normal(size=(2, 3, 4, 5)).astype(np.float32)
+    x = core.tensor(values, device=device)
+    y = x.contiguous(memory_format=core.channels_last)
+    assert y.stride() == _nhwc_strides(values.shape) == (60, 1, 15, 3)
+    assert y.is_contiguous(memory_format=core.channels_last) and not y.is_contiguous()
+    assert x.is_contiguous(memory_format=core.contiguous_format)
+    assert not x.is_contiguous(memory_format=core.channels_last)
+    np.testing.assert_array_equal(y.cpu().numpy(), values)
+    # the storage holds the NHWC array: a flat view of the storage in stride order is values.transpose(0, 2, 3, 1)
+    flat = y.as_strided((2, 4, 5, 3), (60, 15, 3, 1))
+    np.testing.assert_array_equal(flat.cpu().numpy(), values.transpose(0, 2, 3, 1))
+    assert y.contiguous(memory_format=core.channels_last) is y
+    back = y.contiguous()
+    assert back.stride() == (60, 20, 5, 1) and core.equal(back, x)
+    moved = x.to(memory_format=core.channels_last)
+    assert moved.stride() == (60, 1, 15, 3) and core.equal(moved, x)
+    assert x.to(memory_format=core.preserve_format) is x
+
+
+def test_factories_take_memory_format(device):
+    e = core.empty(2, 3, 4, 5, memory_format=core.channels_last, device=device)
+    assert e.stride() == (60, 1, 15, 3)
+    nhwc = core.zeros(2, 3, 4, 5, device=device).contiguous(memory_format=core.channels_last)
+    for make in (core.empty_like, core.zeros_like, core.ones_like, core.rand_like, core.randn_like):
+        assert make(nhwc).stride() == (60, 1, 15, 3)  # preserve_format, the default
+        assert make(nhwc, memory_format=core.contiguous_format).stride() == (60, 20, 5, 1)
+    assert core.ones_like(nhwc).cpu().numpy().sum() == 120
+    assert core.full_like(nhwc, 2.0, memory_format=core.channels_last).stride() == (60, 1, 15, 3)
+    transposed = core.zeros(3, 4, device=device).t()
+    assert core.empty_like(transposed).stride() == (1, 4)  # a dense input keeps its strides
+    sliced = core.zeros(4, 6, device=device)[:, ::2]
+    assert core.empty_like(sliced).stride() == (3, 1)  # a non-dense one becomes contiguous
+    assert nhwc.clone(memory_format=core.preserve_format).stride() == (60, 1, 15, 3)
+    cl3d = core.empty(2, 3, 4, 5, 6, memory_format=core.channels_last_3d, device=device)
+    assert cl3d.stride() == (360, 1, 90, 18, 3) and cl3d.is_contiguous(memory_format=core.channels_last_3d)
+
+
+def test_memory_format_errors():
+    with pytest.raises(RuntimeError, match="required rank 4 tensor to use channels_last format"):
+        core.empty(2, 3, memory_format=core.channels_last)
+    with pytest.raises(RuntimeError, match="required rank 5"):
+        core.zeros(2, 3, 4, 5).contiguous(memory_format=core.channels_last_3d)
+    with pytest.raises(RuntimeError, match="unsupported memory format option Preserve"):
+        core.empty(2, memory_format=core.preserve_format)
+    with pytest.raises(TypeError, match="memory_format"):
+        core.empty(2, memory_format="channels_last")
+    assert not core.zeros(2, 3).is_contiguous(memory_format=core.channels_last)
+
+
+def test_channels_last_gradients_flow():
+    x = core.tensor(np.random.default_rng(0).normal(size=(1, 2, 3, 3)), dtype=core.float64, requires_grad=True)
+    assert core.autograd.gradcheck(lambda t: (t.contiguous(memory_format=core.channels_last) * 2).sin(), (x,))

@@ -21,6 +21,7 @@ from ..device import as_device, device as _device, get_default_device
 from ..dispatch import TensorSpec, define, tls
 from ..errors import allocate_buffer, op_error
 from ..global_state import are_deterministic_algorithms_enabled
+from ..memory_formats import contiguous_format, layout_strides, strides_for
 from ..plugins.manager import runtime_for
 from ..storage import Storage
 from ..tensor import Size, Tensor, contiguous_strides
@@ -137,10 +138,10 @@ def _finish(t: Tensor, requires_grad: bool) -> Tensor:
 
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, pin_memory=False,
           memory_format=None) -> Tensor:
-    """An uninitialised tensor of ``size`` (``torch.empty``)."""
+    """An uninitialised tensor of ``size``, laid out in ``memory_format`` (``torch.empty``)."""
     shape = size_args("empty", size)
     t = allocate(shape, _check_dtype("empty", dtype), resolve_device(device))
-    return _finish(_uninitialised(t), requires_grad)
+    return _finish(_uninitialised(_laid_out("empty", t, memory_format)), requires_grad)
 
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -160,10 +161,22 @@ def _like(op: str, input: Tensor, dtype, device) -> tuple:
     return input._shape, dtype or input.dtype, resolve_device(device) if device is not None else input.device
 
 
+def _laid_out(op: str, t: Tensor, memory_format, like: Tensor | None = None) -> Tensor:
+    """The fresh contiguous ``t`` seen with the strides of ``memory_format``; for a ``*_like`` factory (``like``
+    given) None means ``preserve_format``: ``like``'s own layout."""
+    if like is not None:
+        strides = layout_strides(op, like._shape, like._stride, memory_format)
+    else:
+        strides = t._stride if memory_format is None else strides_for(t._shape, memory_format, op)
+    return t if strides == t._stride else t._alias(t._shape, strides, 0)
+
+
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
-    """An uninitialised tensor shaped like ``input``."""
+    """An uninitialised tensor shaped like ``input``, laid out as ``memory_format`` says (``input``'s layout by
+    default)."""
     shape, d, dev = _like("empty_like", input, dtype, device)
-    return _finish(_uninitialised(allocate(shape, d, dev)), requires_grad)
+    return _finish(_uninitialised(_laid_out("empty_like", allocate(shape, d, dev), memory_format, input)),
+                   requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
@@ -196,17 +209,17 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     shape, d, dev = _like("full_like", input, dtype, device)
     t = allocate(shape, d, dev)
     _fill_fresh(t, fill_value)
-    return _finish(t, requires_grad)
+    return _finish(_laid_out("full_like", t, memory_format, input), requires_grad)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
     """Zeros shaped like ``input``."""
-    return full_like(input, 0, dtype=dtype, device=device, requires_grad=requires_grad)
+    return full_like(input, 0, dtype=dtype, device=device, requires_grad=requires_grad, memory_format=memory_format)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
     """Ones shaped like ``input``."""
-    return full_like(input, 1, dtype=dtype, device=device, requires_grad=requires_grad)
+    return full_like(input, 1, dtype=dtype, device=device, requires_grad=requires_grad, memory_format=memory_format)
 
 
 # -- from Python data and NumPy ---------------------------------------------------------------
@@ -251,7 +264,8 @@ def _infer_array(op: str, data, dtype) -> tuple:
 
 def _wide_ints(op: str, data, array: np.ndarray, dtype) -> tuple:
     """``(array, kind)`` for data holding Python ints beyond int64: converted when ``dtype`` is floating or
-    complex (or uint64 and they fit), else PyTorch's "Overflow when unpacking long" (a RuntimeError) naming the value."""
+    complex (or uint64 and they fit), else PyTorch's "Overflow when unpacking long" (a RuntimeError) naming
+    the value."""
     leaves = list(_leaves(data))
     wide = next((x for x in leaves if isinstance(x, int) and not -2**63 <= x < 2**63), None)
     if wide is None:
@@ -540,15 +554,22 @@ def _transfer(t: Tensor, dev: _device) -> Tensor:
 
 
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
-    """A copy of ``input`` with its own (contiguous) storage."""
+    """A copy of ``input`` with its own storage, laid out as ``memory_format`` says (``torch.clone``).
+
+    Unlike PyTorch, whose default is ``preserve_format``, no ``memory_format`` gives a contiguous copy: core's
+    own ops rely on that; ``preserve_format`` keeps ``input``'s layout when it is dense."""
     out = allocate(input._shape, input.dtype, input.device)
+    if memory_format is not None:
+        out = _laid_out("clone", out, memory_format, input)
     copy_op(out, input, False)  # a fresh tensor: no version bump
     return out
 
 
 def contiguous(input: Tensor, memory_format=None) -> Tensor:
-    """``input`` if it is contiguous, else a contiguous copy."""
-    return input if input.is_contiguous() else clone(input)
+    """``input`` if it is laid out densely in ``memory_format`` (row-major by default), else a copy that is
+    (``torch.Tensor.contiguous``)."""
+    memory_format = contiguous_format if memory_format is None else memory_format
+    return input if input.is_contiguous(memory_format) else clone(input, memory_format=memory_format)
 
 
 def _to_copy_meta(self, dtype=None, device=None, non_blocking=False):
