@@ -16,12 +16,12 @@ from .tensor import Size, Tensor
 __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
            "ShortTensor", "IntTensor", "LongTensor", "BoolTensor"]
 
-# PyTorch's legacy type names of each dtype (``float32`` -> ``FloatTensor``)
-TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-              "bfloat16": "BFloat16Tensor", "int8": "CharTensor", "uint8": "ByteTensor", "int16": "ShortTensor",
-              "int32": "IntTensor", "int64": "LongTensor", "bool": "BoolTensor",
-              "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}
-_DTYPE_OF_NAME = {name: dt.by_name(d) for d, name in TYPE_NAMES.items()}
+def _type_name(d: dt.dtype) -> str:
+    """PyTorch's legacy type name of a dtype: ``FloatTensor``, ``UInt16Tensor``, ``Float8_e4m3fnTensor``."""
+    return dt.legacy_name(d) + "Tensor"
+
+
+_DTYPE_OF_NAME = {_type_name(d): d for d in dt.ALL_DTYPES}
 
 
 class _LegacyTensorType(type):
@@ -76,7 +76,7 @@ BoolTensor = _legacy_type("BoolTensor")
 def type_name(t: Tensor) -> str:
     """PyTorch's legacy type string of a tensor: ``core.FloatTensor``, ``core.cuda.FloatTensor``."""
     prefix = "core." if t.device.type == "cpu" else f"core.{t.device.type}."
-    return prefix + TYPE_NAMES[t.dtype.name]
+    return prefix + _type_name(t.dtype)
 
 
 def parse_type(spec) -> tuple:

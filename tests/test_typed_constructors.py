@@ -62,3 +62,12 @@ def test_bad_arguments():
         core.FloatTensor(2, "x")
     with pytest.raises(RuntimeError, match="expects device type: cpu"):
         core.FloatTensor(2, device="meta")
+
+
+def test_type_names_of_every_dtype():
+    names = {core.uint16: "UInt16Tensor", core.uint64: "UInt64Tensor", core.float8_e4m3fn: "Float8_e4m3fnTensor",
+             core.complex64: "ComplexFloatTensor", core.int8: "CharTensor", core.bfloat16: "BFloat16Tensor"}
+    for dtype, name in names.items():
+        t = core.zeros(2, dtype=dtype)
+        assert t.type() == f"core.{name}" and core.typename(t) == f"core.{name}"
+        assert core.zeros(2).type(f"torch.{name}").dtype is dtype
