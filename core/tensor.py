@@ -364,7 +364,7 @@ class Tensor:
         return self.to(_device("cuda") if device is None else _device("cuda", device)
                        if isinstance(device, int) else device, non_blocking=non_blocking)
 
-    def type(self, dtype=None, non_blocking: builtins.bool = False, **kwargs):
+    def type(self, dtype=None, non_blocking: builtins.bool = False):
         """The legacy type name (``'core.FloatTensor'``), or this tensor cast to a dtype, a typed constructor
         (``core.DoubleTensor``) or a type name (``'torch.DoubleTensor'``), self if it is that already
         (``torch.Tensor.type``)."""
