@@ -197,3 +197,14 @@ def test_memory_format_errors():
 def test_channels_last_gradients_flow():
     x = core.tensor(np.random.default_rng(0).normal(size=(1, 2, 3, 3)), dtype=core.float64, requires_grad=True)
     assert core.autograd.gradcheck(lambda t: (t.contiguous(memory_format=core.channels_last) * 2).sin(), (x,))
+
+
+@pytest.mark.parametrize("name, signed", [("bool", False), ("uint8", False), ("uint16", False), ("uint64", False),
+                                          ("int8", True), ("int64", True), ("float16", True), ("float32", True),
+                                          ("complex64", True), ("float8_e5m2", True), ("float8_e8m0fnu", False)])
+def test_is_signed(name, signed):
+    t = core.zeros(2, dtype=getattr(core, name))
+    assert core.is_signed(t) is signed and t.is_signed() is signed
+    assert signed == (name != "bool" and np.dtype(getattr(core, name).numpy).kind != "u" and name != "float8_e8m0fnu")
+    with pytest.raises(TypeError, match="is_signed"):
+        core.is_signed(np.zeros(2))

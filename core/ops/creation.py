@@ -29,7 +29,7 @@ from ._util import broadcast_shapes, size_args
 
 __all__ = ["empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
            "full_like", "tensor", "as_tensor", "asarray", "from_numpy", "scalar_tensor", "clone", "is_tensor",
-           "numel", "is_floating_point", "is_complex", "is_nonzero"]
+           "numel", "is_floating_point", "is_complex", "is_signed", "is_nonzero"]
 
 _NORMALIZED: dict = {}
 
@@ -420,6 +420,13 @@ def is_complex(input: Tensor) -> bool:
     return input.is_complex()
 
 
+def is_signed(input: Tensor) -> bool:
+    """Whether ``input``'s dtype is signed: not bool nor an unsigned integer type (``torch.is_signed``)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_signed(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return input.dtype.is_signed
+
+
 def is_nonzero(input: Tensor) -> bool:
     """Whether a single-element tensor is non-zero (``torch.is_nonzero``)."""
     if input.numel() != 1:
@@ -622,6 +629,7 @@ def _resize_(self: Tensor, *size) -> Tensor:
 
 
 METHODS = {"fill_": fill_, "zero_": zero_, "copy_": copy_, "clone": clone, "contiguous": contiguous,
+           "is_signed": is_signed,
            "new_empty": lambda self, *size, dtype=None, device=None, requires_grad=False: empty(
                *size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad),
            "new_zeros": lambda self, *size, dtype=None, device=None, requires_grad=False: zeros(
