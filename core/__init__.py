@@ -20,7 +20,16 @@ from .dtypes import (bfloat16, bool, can_cast, cdouble, cfloat, complex64, compl
                     promote_types, result_type, set_default_dtype, short, uint8)
 from .dtypes import dtype
 from .layouts import jagged, layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided
+from .dtypes import (bits1x8, bits2x4, bits4x2, bits8, bits16, float4_e2m1fn_x2, float8_e4m3fn, float8_e4m3fnuz,
+                     float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, int1, int2, int3, int4, int5, int6, int7, uint1,
+                     uint2, uint3, uint4, uint5, uint6, uint7, uint16, uint32, uint64)
 from .errors import OutOfMemoryError
+from .memory_formats import *  # noqa: F401,F403 - memory_format, channels_last, ...
+from .legacy_tensors import *  # noqa: F401,F403 - FloatTensor, LongTensor, ...
+from .global_state import *  # noqa: F401,F403 - determinism, threads, warnings, default tensor type
+from .sym import *  # noqa: F401,F403
+from . import futures
+from .futures import Future, fork, wait
 from .ops import *  # noqa: F401,F403
 from .ops import broadcast_shapes
 from .ops.reduction import return_types
@@ -34,6 +43,7 @@ from . import fft, special  # noqa: E402 - torch.fft's and torch.special's names
 # as with linalg: the star import bound ``sparse`` to the family core.ops.sparse; ``core.sparse`` is torch.sparse's
 sparse = _importlib.import_module(f"{__name__}.sparse")
 from .serialization import load, save  # noqa: E402
+from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -1,13 +1,19 @@
 """dtypes and PyTorch's type-promotion rules.
 
 A :class:`dtype` names an element type; its NumPy counterpart is the storage
-format every backend agrees on at the host boundary. bfloat16 comes from
-``ml_dtypes`` (NumPy has none of its own).
+format every backend agrees on at the host boundary. bfloat16 and the float8
+types come from ``ml_dtypes`` (NumPy has none of its own).
+
+PyTorch's "limited support" dtypes keep their limits here: uint16/32/64 promote
+only with floating types; float8 tensors are created, cast, copied, compared and
+printed, but arithmetic on them raises; the sub-byte and bits dtypes (``uint4``,
+``bits8``...) are dtype objects only: no tensor holds them.
 """
 
 from __future__ import annotations
 
 import builtins
+import math
 import threading
 
 import ml_dtypes
@@ -18,6 +24,10 @@ __all__ = [
     "int8", "uint8", "int16", "short", "int32", "int", "int64", "long", "bool",
     "complex64", "cfloat", "complex128", "cdouble", "promote_types", "result_type",
     "get_default_dtype", "set_default_dtype", "can_cast", "finfo", "iinfo",
+    "uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
+    "float8_e8m0fnu", "float4_e2m1fn_x2", "bits8", "bits16", "bits1x8", "bits2x4", "bits4x2",
+    "int1", "int2", "int3", "int4", "int5", "int6", "int7", "uint1", "uint2", "uint3", "uint4", "uint5", "uint6",
+    "uint7",
 ]
 
 _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
@@ -26,16 +36,20 @@ _pybool, _pyint, _pyfloat = builtins.bool, builtins.int, builtins.float
 
 
 class dtype:
-    """An element type, named and behaving like ``torch.dtype``."""
+    """An element type, named and behaving like ``torch.dtype``.
+
+    ``numpy`` is the storage format; it is None for the dtypes no tensor can hold (``uint4``, ``bits8``...).
+    """
 
     __slots__ = ("name", "itemsize", "numpy", "category", "is_signed", "_rank")
 
-    def __init__(self, name: str, numpy_dtype, category: int, rank: int):
+    def __init__(self, name: str, numpy_dtype, category: int, rank: int, *, itemsize: int = 0,
+                 signed: _pybool | None = None):
         self.name = name
-        self.numpy = np.dtype(numpy_dtype)
-        self.itemsize = self.numpy.itemsize
+        self.numpy = None if numpy_dtype is None else np.dtype(numpy_dtype)
+        self.itemsize = itemsize or self.numpy.itemsize
         self.category = category
-        self.is_signed = category != _BOOL and name != "uint8"
+        self.is_signed = (category != _BOOL and not name.startswith(("uint", "bits"))) if signed is None else signed
         self._rank = rank
 
     @property
@@ -74,11 +88,38 @@ bool = dtype("bool", np.bool_, _BOOL, 0)  # noqa: A001 - torch.bool
 complex64 = cfloat = dtype("complex64", np.complex64, _COMPLEX, 0)
 complex128 = cdouble = dtype("complex128", np.complex128, _COMPLEX, 1)
 
+# PyTorch's "barebones" unsigned types: they promote only with floating types (rank unused)
+uint16 = dtype("uint16", np.uint16, _INT, -1)
+uint32 = dtype("uint32", np.uint32, _INT, -1)
+uint64 = dtype("uint64", np.uint64, _INT, -1)
+UNSIGNED_DTYPES = (uint16, uint32, uint64)
+
+# float8: storage, casts, copies and comparisons only, as in PyTorch
+float8_e4m3fn = dtype("float8_e4m3fn", ml_dtypes.float8_e4m3fn, _FLOAT, -1)
+float8_e5m2 = dtype("float8_e5m2", ml_dtypes.float8_e5m2, _FLOAT, -1)
+float8_e4m3fnuz = dtype("float8_e4m3fnuz", ml_dtypes.float8_e4m3fnuz, _FLOAT, -1)
+float8_e5m2fnuz = dtype("float8_e5m2fnuz", ml_dtypes.float8_e5m2fnuz, _FLOAT, -1)
+float8_e8m0fnu = dtype("float8_e8m0fnu", ml_dtypes.float8_e8m0fnu, _FLOAT, -1, signed=False)
+FLOAT8_DTYPES = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
+
+# dtype objects that no tensor holds here (PyTorch uses them for packed data and tensor subclasses)
+float4_e2m1fn_x2 = dtype("float4_e2m1fn_x2", None, _FLOAT, -1, itemsize=1)
+bits8 = dtype("bits8", None, _INT, -1, itemsize=1)
+bits16 = dtype("bits16", None, _INT, -1, itemsize=2)
+bits1x8 = dtype("bits1x8", None, _INT, -1, itemsize=1)
+bits2x4 = dtype("bits2x4", None, _INT, -1, itemsize=1)
+bits4x2 = dtype("bits4x2", None, _INT, -1, itemsize=1)
+int1, int2, int3, int4, int5, int6, int7 = (dtype(f"int{n}", None, _INT, -1, itemsize=1) for n in range(1, 8))
+uint1, uint2, uint3, uint4, uint5, uint6, uint7 = (dtype(f"uint{n}", None, _INT, -1, itemsize=1)
+                                                   for n in range(1, 8))
+SHELL_DTYPES = (float4_e2m1fn_x2, bits8, bits16, bits1x8, bits2x4, bits4x2, int1, int2, int3, int4, int5, int6,
+                int7, uint1, uint2, uint3, uint4, uint5, uint6, uint7)
+
 ALL_DTYPES = (float16, bfloat16, float32, float64, int8, uint8, int16, int32, int64, bool,
-              complex64, complex128)
+              complex64, complex128, *UNSIGNED_DTYPES, *FLOAT8_DTYPES)  # those tensors can hold
 FLOATING_DTYPES = (float16, bfloat16, float32, float64)
 INTEGRAL_DTYPES = (int8, uint8, int16, int32, int64)
-_BY_NAME = {d.name: d for d in ALL_DTYPES}
+_BY_NAME = {d.name: d for d in ALL_DTYPES + SHELL_DTYPES}
 _BY_NUMPY = {d.numpy: d for d in ALL_DTYPES}
 
 
@@ -97,8 +138,8 @@ def from_numpy_dtype(np_dtype) -> dtype:
     except KeyError:
         raise TypeError(
             f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
-            "float64, float32, float16, bfloat16, complex64, complex128, int64, int32, int16, "
-            "int8, uint8, and bool."
+            "float64, float32, float16, bfloat16, the float8 types, complex64, complex128, int64, int32, int16, "
+            "int8, uint64, uint32, uint16, uint8, and bool."
         ) from None
 
 
@@ -112,9 +153,22 @@ def _promote_same_category(a: dtype, b: dtype) -> dtype:
 
 
 def promote_types(type1: dtype, type2: dtype) -> dtype:
-    """The smallest dtype both can be cast to, per PyTorch's promotion table."""
+    """The smallest dtype both can be cast to, per PyTorch's promotion table (RuntimeError for the pairs
+    PyTorch refuses: float8 with another type, uint16/32/64 with a non-floating one, the bits types)."""
     if type1 is type2:
         return type1
+    if type1.numpy is None or type2.numpy is None:
+        raise RuntimeError(f"Promotion for {legacy_name(type1)} and {legacy_name(type2)} is not supported: "
+                           f"no tensor holds {type1 if type1.numpy is None else type2}")
+    if type1 in FLOAT8_DTYPES or type2 in FLOAT8_DTYPES:
+        raise RuntimeError(f"Promotion for Float8 Types is not supported, attempted to promote "
+                           f"{legacy_name(type1)} and {legacy_name(type2)}")
+    if type1 in UNSIGNED_DTYPES or type2 in UNSIGNED_DTYPES:
+        for t in (type1, type2):
+            if t.category == _FLOAT:
+                return t
+        raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+                           f"{legacy_name(type1)} and {legacy_name(type2)}")
     if type1.category != type2.category:
         hi, lo = (type1, type2) if type1.category > type2.category else (type2, type1)
         if hi.category == _COMPLEX and lo is float64:
@@ -201,7 +255,13 @@ def result_type(*operands) -> dtype:
 
 _LEGACY_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
                  "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-                 "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+                 "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+                 "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64", "float8_e4m3fn": "Float8_e4m3fn",
+                 "float8_e5m2": "Float8_e5m2", "float8_e4m3fnuz": "Float8_e4m3fnuz",
+                 "float8_e5m2fnuz": "Float8_e5m2fnuz", "float8_e8m0fnu": "Float8_e8m0fnu",
+                 "float4_e2m1fn_x2": "Float4_e2m1fn_x2", "bits8": "Bits8", "bits16": "Bits16", "bits1x8": "Bits1x8",
+                 "bits2x4": "Bits2x4", "bits4x2": "Bits4x2",
+                 **{f"int{n}": f"Int{n}" for n in range(1, 8)}, **{f"uint{n}": f"UInt{n}" for n in range(1, 8)}}
 
 
 def legacy_name(d: dtype) -> str:
@@ -222,14 +282,19 @@ class finfo:
         if not isinstance(type, dtype) or type.category < _FLOAT:
             raise TypeError(f"finfo() requires a floating point input type. Use iinfo to handle '{type}'")
         type = type.to_real() if type.category == _COMPLEX else type  # a complex dtype's parts, as PyTorch
-        info = ml_dtypes.finfo(type.numpy) if type is bfloat16 else np.finfo(type.numpy)
+        if type.numpy is None:
+            raise TypeError(f"finfo() is not defined for {type}: no tensor holds it")
+        native = type in (float16, float32, float64)  # the others are ml_dtypes' types
+        info = np.finfo(type.numpy) if native else ml_dtypes.finfo(type.numpy)
         self.dtype = type.name
         self.bits = type.itemsize * 8
         self.eps = _pyfloat(info.eps)
         self.max = _pyfloat(info.max)
         self.min = _pyfloat(info.min)
         self.tiny = self.smallest_normal = _pyfloat(info.tiny)
-        self.resolution = _pyfloat(info.resolution)
+        # 10 ** -(decimal digits of the mantissa), PyTorch's rule; ml_dtypes computes float8's differently
+        self.resolution = _pyfloat(info.resolution) if native else \
+            10.0 ** -math.floor(info.nmant * math.log10(2))
 
     def __repr__(self) -> str:
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
@@ -242,6 +307,8 @@ class iinfo:
     def __init__(self, type: dtype):  # noqa: A002
         if not isinstance(type, dtype) or type.category > _INT:
             raise TypeError(f"iinfo() requires an integer input type. Use finfo to handle '{type}'")
+        if type.numpy is None:
+            raise TypeError(f"iinfo() is not defined for {type}: no tensor holds it")
         if type is bool:
             self.bits, self.min, self.max = 8, 0, 1
         else:

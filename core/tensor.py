@@ -17,6 +17,7 @@ import numpy as np
 
 from . import dtypes as _dtype
 from .device import device as _device
+from .memory_formats import is_contiguous_as, preserve_format
 
 __all__ = ["Tensor", "Size", "contiguous_strides", "RemovableHandle"]
 
@@ -274,7 +275,10 @@ class Tensor:
         return self.dtype.category == 3
 
     def is_contiguous(self, memory_format=None) -> bool:
-        """Whether the elements are laid out row-major with no gaps (size-1 dims ignored)."""
+        """Whether the elements are laid out row-major with no gaps (size-1 dims ignored), or densely in
+        ``memory_format`` (``core.channels_last``...)."""
+        if memory_format is not None:
+            return is_contiguous_as(self._shape, self._stride, memory_format)
         expected = 1
         for size, stride in zip(reversed(self._shape), reversed(self._stride)):
             if size == 1:
@@ -469,7 +473,7 @@ class Tensor:
         """``to(dtype)``, ``to(device, dtype=None)``, ``to(other)``: a converted tensor (self if nothing changes)."""
         device = kwargs.pop("device", None)
         dtype = kwargs.pop("dtype", None)
-        kwargs.pop("memory_format", None)
+        memory_format = kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
         for a in args:
@@ -483,7 +487,10 @@ class Tensor:
                 non_blocking = a
             else:
                 raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
-        return _F.to_copy(self, device=device, dtype=dtype, non_blocking=non_blocking, copy=copy)
+        result = _F.to_copy(self, device=device, dtype=dtype, non_blocking=non_blocking, copy=copy)
+        if memory_format is None or memory_format is preserve_format:
+            return result
+        return result.contiguous(memory_format)
 
     def cpu(self) -> "Tensor":
         """A copy on the CPU (self if already there)."""
@@ -509,11 +516,19 @@ class Tensor:
         return self.to(_device(kind) if device is None else _device(kind, device)
                        if isinstance(device, builtins.int) else device, non_blocking=non_blocking)
 
-    def type(self, dtype=None):
-        """The type name (``'core.FloatTensor'``), or a copy cast to ``dtype``."""
+    def type(self, dtype=None, non_blocking: builtins.bool = False):
+        """The legacy type name (``'core.FloatTensor'``), or this tensor cast to a dtype, a typed constructor
+        (``core.DoubleTensor``) or a type name (``'torch.DoubleTensor'``), self if it is that already
+        (``torch.Tensor.type``)."""
+        from .legacy_tensors import parse_type, type_name
+
         if dtype is None:
-            return _F.type_name(self)
-        return self.to(dtype)
+            return type_name(self)
+        if isinstance(dtype, _dtype.dtype):
+            return self.to(dtype, non_blocking=non_blocking)
+        dtype, device_type = parse_type(dtype)
+        device = self.device if self.device.type == device_type else device_type
+        return self.to(device, dtype, non_blocking=non_blocking)
 
     def float(self) -> "Tensor":
         return self.to(_dtype.float32)
@@ -552,6 +567,18 @@ class Tensor:
     def cdouble(self) -> "Tensor":
         """Cast to complex128 (``torch.Tensor.cdouble``)."""
         return self.to(_dtype.complex128)
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule sharing this tensor's memory (``torch.Tensor.__dlpack__``)."""
+        from .utils.dlpack import export
+
+        return export(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self) -> tuple:
+        """``(DLDeviceType, index)`` of this tensor's device (``torch.Tensor.__dlpack_device__``)."""
+        from .utils.dlpack import dlpack_device
+
+        return dlpack_device(self)
 
     def numpy(self, *, force: bool = False):
         """A NumPy array; shares memory with a CPU tensor (``torch.Tensor.numpy``)."""

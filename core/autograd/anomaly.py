@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 import traceback
 
-__all__ = ["set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled", "check_nan", "record_forward"]
+__all__ = ["set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "check_nan",
+           "record_forward"]
 
 _state = threading.local()
 
@@ -15,26 +16,31 @@ def is_anomaly_enabled() -> bool:
     return getattr(_state, "enabled", False)
 
 
-class set_detect_anomaly:
-    """Turn anomaly detection on or off: a function call or a context manager."""
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly detection checks backward results for NaN in this thread."""
+    return getattr(_state, "check_nan", True)
 
-    def __init__(self, mode: bool):
-        self._previous = is_anomaly_enabled()
-        _state.enabled = bool(mode)
+
+class set_detect_anomaly:
+    """Turn anomaly detection (and its NaN check) on or off: a function call or a context manager."""
+
+    def __init__(self, mode: bool, check_nan: bool = True):
+        self._previous = is_anomaly_enabled(), is_anomaly_check_nan_enabled()
+        _state.enabled, _state.check_nan = bool(mode), bool(check_nan)
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        _state.enabled = self._previous
+        _state.enabled, _state.check_nan = self._previous
         return False
 
 
 class detect_anomaly(set_detect_anomaly):
     """Context manager enabling anomaly detection in its block."""
 
-    def __init__(self):
-        super().__init__(True)
+    def __init__(self, check_nan: bool = True):
+        super().__init__(True, check_nan)
 
 
 def record_forward(node) -> None:
@@ -43,7 +49,9 @@ def record_forward(node) -> None:
 
 
 def check_nan(node, grads) -> None:
-    """Raise naming ``node``'s forward op when one of its input gradients holds NaN."""
+    """Raise naming ``node``'s forward op when one of its input gradients holds NaN (if the NaN check is on)."""
+    if not is_anomaly_check_nan_enabled():
+        return
     from ..ops.elementwise import isnan
     from ..ops.reduction import any as any_
 

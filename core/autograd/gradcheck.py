@@ -74,12 +74,13 @@ def _numerical(func, inputs, wrt: int, out_index: int, eps: float) -> np.ndarray
 
 def _analytical(func, inputs, wrt: int, out_index: int) -> np.ndarray:
     """Jacobian rows from one backward per output element."""
+    from ..memory_formats import contiguous_format
     from ..ops.creation import zeros_like
 
     out = _differentiable(_outputs(func, inputs))[out_index]
     rows = []
     for j in range(out.numel()):
-        seed = zeros_like(out)  # contiguous, so a flat view addresses element j
+        seed = zeros_like(out, memory_format=contiguous_format)  # so a flat view addresses element j
         seed.view(-1)[j] = 1.0
         (g,) = grad(out, inputs[wrt], seed, retain_graph=True, allow_unused=True)
         rows.append(np.zeros(inputs[wrt].numel()) if g is None else g.detach().cpu().numpy().astype(np.float64).ravel())

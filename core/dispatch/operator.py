@@ -29,6 +29,7 @@ from collections import Counter
 from typing import Callable
 
 from .. import config
+from ..global_state import is_warn_always_enabled
 from ..tensor import Tensor
 from .keys import CPU, Autograd, Meta, _BY_BIT, tls
 
@@ -354,7 +355,7 @@ def _config_changed() -> None:
 
 
 def warn_once(key: str, message: str) -> None:
-    """Warn once per process per ``key``."""
-    if key not in _fallback_warned:
+    """Warn once per process per ``key`` (every time under ``core.set_warn_always(True)``)."""
+    if key not in _fallback_warned or is_warn_always_enabled():
         _fallback_warned.add(key)
         warnings.warn(message, RuntimeWarning, stacklevel=4)

@@ -11,12 +11,19 @@ from ..errors import op_error
 from ..tensor import Size, Tensor
 
 __all__ = ["wrap_dim", "wrap_dims", "broadcast_shapes", "common_device", "size_args", "is_tensor",
-           "finish_out", "check_int_arg", "numel", "sum_to_shape"]
+           "finish_out", "check_int_arg", "numel", "sum_to_shape", "check_computable"]
 
 
 def is_tensor(obj) -> bool:
     """Whether ``obj`` is a core Tensor (``torch.is_tensor``)."""
     return isinstance(obj, Tensor)
+
+
+def check_computable(op: str, d) -> None:
+    """PyTorch's RuntimeError for arithmetic on a float8 dtype (it implements casts, copies and comparisons
+    only for them)."""
+    if d in dtypes.FLOAT8_DTYPES:
+        raise RuntimeError(f"\"{op}\" not implemented for '{dtypes.legacy_name(d)}'")
 
 
 def numel(shape) -> int:

@@ -20,6 +20,8 @@ from .. import dtypes as dt
 from ..device import as_device, device as _device, get_default_device
 from ..dispatch import TensorSpec, define, tls
 from ..errors import allocate_buffer, op_error
+from ..global_state import are_deterministic_algorithms_enabled
+from ..memory_formats import contiguous_format, layout_strides, strides_for
 from ..plugins.manager import runtime_for
 from ..storage import Storage
 from ..tensor import Size, Tensor, contiguous_strides
@@ -27,7 +29,7 @@ from ._util import broadcast_shapes, size_args
 
 __all__ = ["empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
            "full_like", "tensor", "as_tensor", "asarray", "from_numpy", "scalar_tensor", "clone", "is_tensor",
-           "numel", "is_floating_point", "is_complex", "is_nonzero"]
+           "numel", "is_floating_point", "is_complex", "is_signed", "is_nonzero"]
 
 _NORMALIZED: dict = {}
 
@@ -49,6 +51,18 @@ def _check_dtype(op: str, d) -> dt.dtype:
     return d
 
 
+def _runtime_holding(op: str, d: dt.dtype, dev: _device):
+    """The runtime of ``dev``, if tensors of ``d`` can live there: RuntimeError for a dtype no tensor holds
+    (``core.uint4``...), TypeError for one the device's backend lacks."""
+    if d.numpy is None:
+        raise RuntimeError(f"{op}(): no tensor can hold dtype {d}: core defines it as a dtype object only, as "
+                           f"PyTorch does for packed and sub-byte types")
+    runtime = runtime_for(dev.type)
+    if not runtime.supports_dtype(d):
+        raise TypeError(f"{op}(): device {dev} (backend {runtime.name}) does not support dtype {d.name}")
+    return runtime
+
+
 # The largest byte count one storage can have: an int64 (PyTorch's size_t on 64-bit hosts, NumPy's intp).
 MAX_STORAGE_NBYTES = 2**63 - 1
 
@@ -67,9 +81,7 @@ def allocate_raw(shape: tuple, d: dt.dtype, dev: _device, op: str = "empty") -> 
     What kernels call for their own outputs: the dispatcher (and a trace) already saw the op they implement.
     ``op`` names the caller in errors.
     """
-    runtime = runtime_for(dev.type)
-    if not runtime.supports_dtype(d):
-        raise TypeError(f"{op}(): device {dev} (backend {runtime.name}) does not support dtype {d.name}")
+    runtime = _runtime_holding(op, d, dev)
     nbytes = d.itemsize
     for s in shape:
         nbytes *= s
@@ -100,12 +112,22 @@ def allocate(shape: tuple, d: dt.dtype, dev: _device, op: str = "empty") -> Tens
     ``dev`` plus the thread's included keys (a trace's ``Tracer`` records the op); ``op`` names the caller in
     errors.
     """
-    runtime = runtime_for(dev.type)
-    if not runtime.supports_dtype(d):
-        raise TypeError(f"{op}(): device {dev} (backend {runtime.name}) does not support dtype {d.name}")
+    runtime = _runtime_holding(op, d, dev)
     if math.prod(shape) * d.itemsize > MAX_STORAGE_NBYTES:  # checked here too, to name the factory called
         raise _too_large(op, shape, d, dev, math.prod(shape) * d.itemsize)
     return empty_op.redispatch((runtime.key.mask | tls.include) & ~tls.exclude, shape, d, dev)
+
+
+def _uninitialised(t: Tensor) -> Tensor:
+    """``t`` as ``empty`` returns it: left as allocated, or, under ``core.use_deterministic_algorithms(True)``,
+    filled with NaN (floating and complex) or the largest value (integral and bool), as PyTorch's
+    ``fill_uninitialized_memory``."""
+    if are_deterministic_algorithms_enabled() and t.numel():
+        if t.dtype.category >= dt._FLOAT:
+            _fill_fresh(t, math.nan)
+        else:
+            _fill_fresh(t, True if t.dtype is dt.bool else dt.iinfo(t.dtype).max)
+    return t
 
 
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:
@@ -116,10 +138,10 @@ def _finish(t: Tensor, requires_grad: bool) -> Tensor:
 
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, pin_memory=False,
           memory_format=None) -> Tensor:
-    """An uninitialised tensor of ``size`` (``torch.empty``)."""
+    """An uninitialised tensor of ``size``, laid out in ``memory_format`` (``torch.empty``)."""
     shape = size_args("empty", size)
     t = allocate(shape, _check_dtype("empty", dtype), resolve_device(device))
-    return _finish(t, requires_grad)
+    return _finish(_uninitialised(_laid_out("empty", t, memory_format)), requires_grad)
 
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -130,7 +152,7 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False)
         raise RuntimeError(f"empty_strided(): mismatch in length of strides and shape ({len(stride)} vs {len(shape)})")
     extent = 1 + builtins.sum((s - 1) * st for s, st in zip(shape, stride)) if all(shape) else 0
     base = allocate((extent,), _check_dtype("empty_strided", dtype), resolve_device(device), "empty_strided")
-    return _finish(base._alias(shape, stride, 0), requires_grad)
+    return _finish(_uninitialised(base)._alias(shape, stride, 0), requires_grad)
 
 
 def _like(op: str, input: Tensor, dtype, device) -> tuple:
@@ -139,10 +161,22 @@ def _like(op: str, input: Tensor, dtype, device) -> tuple:
     return input._shape, dtype or input.dtype, resolve_device(device) if device is not None else input.device
 
 
+def _laid_out(op: str, t: Tensor, memory_format, like: Tensor | None = None) -> Tensor:
+    """The fresh contiguous ``t`` seen with the strides of ``memory_format``; for a ``*_like`` factory (``like``
+    given) None means ``preserve_format``: ``like``'s own layout."""
+    if like is not None:
+        strides = layout_strides(op, like._shape, like._stride, memory_format)
+    else:
+        strides = t._stride if memory_format is None else strides_for(t._shape, memory_format, op)
+    return t if strides == t._stride else t._alias(t._shape, strides, 0)
+
+
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
-    """An uninitialised tensor shaped like ``input``."""
+    """An uninitialised tensor shaped like ``input``, laid out as ``memory_format`` says (``input``'s layout by
+    default)."""
     shape, d, dev = _like("empty_like", input, dtype, device)
-    return _finish(allocate(shape, d, dev), requires_grad)
+    return _finish(_uninitialised(_laid_out("empty_like", allocate(shape, d, dev), memory_format, input)),
+                   requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
@@ -175,17 +209,17 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     shape, d, dev = _like("full_like", input, dtype, device)
     t = allocate(shape, d, dev)
     _fill_fresh(t, fill_value)
-    return _finish(t, requires_grad)
+    return _finish(_laid_out("full_like", t, memory_format, input), requires_grad)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
     """Zeros shaped like ``input``."""
-    return full_like(input, 0, dtype=dtype, device=device, requires_grad=requires_grad)
+    return full_like(input, 0, dtype=dtype, device=device, requires_grad=requires_grad, memory_format=memory_format)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
     """Ones shaped like ``input``."""
-    return full_like(input, 1, dtype=dtype, device=device, requires_grad=requires_grad)
+    return full_like(input, 1, dtype=dtype, device=device, requires_grad=requires_grad, memory_format=memory_format)
 
 
 # -- from Python data and NumPy ---------------------------------------------------------------
@@ -230,7 +264,8 @@ def _infer_array(op: str, data, dtype) -> tuple:
 
 def _wide_ints(op: str, data, array: np.ndarray, dtype) -> tuple:
     """``(array, kind)`` for data holding Python ints beyond int64: converted when ``dtype`` is floating or
-    complex, else PyTorch's "Overflow when unpacking long" (a RuntimeError) naming the value."""
+    complex (or uint64 and they fit), else PyTorch's "Overflow when unpacking long" (a RuntimeError) naming
+    the value."""
     leaves = list(_leaves(data))
     wide = next((x for x in leaves if isinstance(x, int) and not -2**63 <= x < 2**63), None)
     if wide is None:
@@ -240,6 +275,9 @@ def _wide_ints(op: str, data, array: np.ndarray, dtype) -> tuple:
         complex_ = (dtype.category == 3) if floating else any(isinstance(x, complex) for x in leaves)
         array = np.asarray(data, dtype=np.complex128 if complex_ else np.float64)
         return array, array.dtype.kind
+    if dtype is dt.uint64 and all(isinstance(x, int) and 0 <= x < 2**64 for x in leaves):
+        array = np.asarray(data, dtype=np.uint64)
+        return array, "u"
     raise op_error(RuntimeError, op, f"Overflow when unpacking long: {wide} does not fit in int64")
 
 
@@ -272,9 +310,7 @@ def _tensors_to_lists(data):
 
 
 def _from_host(array: np.ndarray, d: dt.dtype, dev: _device) -> Tensor:
-    runtime = runtime_for(dev.type)
-    if not runtime.supports_dtype(d):
-        raise TypeError(f"device {dev} (backend {runtime.name}) does not support dtype {d.name}")
+    runtime = _runtime_holding("tensor", d, dev)
     shape = array.shape
     storage = Storage(runtime.from_host(array, dev), array.nbytes, dev, runtime, runtime.key.mask)
     return Tensor._make(storage, shape, contiguous_strides(shape), 0, d, array if dev.type == "cpu" else None)
@@ -328,23 +364,29 @@ def from_numpy(array: np.ndarray) -> Tensor:
     """A CPU tensor sharing memory with ``array`` (``torch.from_numpy``)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy(): expected np.ndarray (got {type(array).__name__})")
+    return share_array("from_numpy", array, resolve_device("cpu"))
+
+
+def share_array(op: str, array, dev: _device) -> Tensor:
+    """A tensor on ``dev`` over the memory of ``array``, an ndarray of the device's array module (NumPy on the
+    CPU, CuPy on cuda), keeping its strides."""
     d = dt.from_numpy_dtype(array.dtype)
     isz = array.itemsize
     if any(s < 0 for s in array.strides):
-        raise ValueError("from_numpy(): At least one stride in the given numpy array is negative, and tensors "
+        raise ValueError(f"{op}(): At least one stride in the given numpy array is negative, and tensors "
                          "with negative strides are not currently supported. (You can probably work around "
                          "this by making a copy of your array with array.copy().)")
     if any(s % isz for s in array.strides):
-        raise ValueError("from_numpy(): given numpy array strides not a multiple of the element byte size. "
+        raise ValueError(f"{op}(): given numpy array strides not a multiple of the element byte size. "
                          "Copy the numpy array to reallocate the memory.")
+    runtime = runtime_for(dev.type)
+    xp = getattr(runtime, "xp", np)
     strides = tuple(s // isz for s in array.strides)
     extent = 1 + builtins.sum((n - 1) * s for n, s in zip(array.shape, strides)) if array.size else 0
-    flat = np.lib.stride_tricks.as_strided(array, shape=(extent,), strides=(isz,)).view(np.uint8) \
-        if extent else np.empty(0, np.uint8)
-    dev = resolve_device("cpu")
-    runtime = runtime_for("cpu")
+    flat = xp.lib.stride_tricks.as_strided(array, shape=(extent,), strides=(isz,)).view(np.uint8) \
+        if extent else xp.empty(0, np.uint8)
     storage = Storage(flat, extent * isz, dev, runtime, runtime.key.mask)
-    return Tensor._make(storage, array.shape, strides, 0, d, array)
+    return Tensor._make(storage, tuple(array.shape), strides, 0, d, array)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -378,6 +420,13 @@ def is_complex(input: Tensor) -> bool:
     return input.is_complex()
 
 
+def is_signed(input: Tensor) -> bool:
+    """Whether ``input``'s dtype is signed: not bool nor an unsigned integer type (``torch.is_signed``)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_signed(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return input.dtype.is_signed
+
+
 def is_nonzero(input: Tensor) -> bool:
     """Whether a single-element tensor is non-zero (``torch.is_nonzero``)."""
     if input.numel() != 1:
@@ -394,18 +443,6 @@ def numel(input: Tensor) -> int:
 def is_tensor(obj) -> bool:
     """Whether ``obj`` is a core Tensor (``torch.is_tensor``)."""
     return isinstance(obj, Tensor)
-
-
-_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-               "bfloat16": "BFloat16Tensor", "int8": "CharTensor", "uint8": "ByteTensor", "int16": "ShortTensor",
-               "int32": "IntTensor", "int64": "LongTensor", "bool": "BoolTensor",
-               "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}
-
-
-def type_name(t: Tensor) -> str:
-    """PyTorch's legacy type string: ``core.FloatTensor``, ``core.cuda.FloatTensor``."""
-    prefix = "core." if t.device.type == "cpu" else f"core.{t.device.type}."
-    return prefix + _TYPE_NAMES[t.dtype.name]
 
 
 # -- the primitive writes ------------------------------------------------------------------------
@@ -524,15 +561,22 @@ def _transfer(t: Tensor, dev: _device) -> Tensor:
 
 
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
-    """A copy of ``input`` with its own (contiguous) storage."""
+    """A copy of ``input`` with its own storage, laid out as ``memory_format`` says (``torch.clone``).
+
+    Unlike PyTorch, whose default is ``preserve_format``, no ``memory_format`` gives a contiguous copy: core's
+    own ops rely on that; ``preserve_format`` keeps ``input``'s layout when it is dense."""
     out = allocate(input._shape, input.dtype, input.device)
+    if memory_format is not None:
+        out = _laid_out("clone", out, memory_format, input)
     copy_op(out, input, False)  # a fresh tensor: no version bump
     return out
 
 
 def contiguous(input: Tensor, memory_format=None) -> Tensor:
-    """``input`` if it is contiguous, else a contiguous copy."""
-    return input if input.is_contiguous() else clone(input)
+    """``input`` if it is laid out densely in ``memory_format`` (row-major by default), else a copy that is
+    (``torch.Tensor.contiguous``)."""
+    memory_format = contiguous_format if memory_format is None else memory_format
+    return input if input.is_contiguous(memory_format) else clone(input, memory_format=memory_format)
 
 
 def _to_copy_meta(self, dtype=None, device=None, non_blocking=False):
@@ -585,6 +629,7 @@ def _resize_(self: Tensor, *size) -> Tensor:
 
 
 METHODS = {"fill_": fill_, "zero_": zero_, "copy_": copy_, "clone": clone, "contiguous": contiguous,
+           "is_signed": is_signed,
            "new_empty": lambda self, *size, dtype=None, device=None, requires_grad=False: empty(
                *size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad),
            "new_zeros": lambda self, *size, dtype=None, device=None, requires_grad=False: zeros(
@@ -597,5 +642,5 @@ METHODS = {"fill_": fill_, "zero_": zero_, "copy_": copy_, "clone": clone, "cont
            "new_tensor": lambda self, data, *, dtype=None, device=None, requires_grad=False: tensor(
                data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad),
            "resize_": _resize_}
-__all__ += ["fill_", "zero_", "copy_", "contiguous", "to_copy", "to_numpy", "type_name", "resolve_device",
+__all__ += ["fill_", "zero_", "copy_", "contiguous", "to_copy", "to_numpy", "resolve_device",
             "Size"]

@@ -20,7 +20,7 @@ from ..dispatch.keys import is_grad_enabled
 from ..dispatch import TensorSpec, define
 from ..errors import op_error
 from ..tensor import Tensor
-from ._util import broadcast_shapes, common_device, finish_out
+from ._util import broadcast_shapes, check_computable, common_device, finish_out
 
 __all__: list = []
 METHODS: dict = {}
@@ -51,6 +51,8 @@ def _unary_meta(op: str, kind: str):
         if not isinstance(input, Tensor):
             raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")
         d = input.dtype
+        if kind != "bool":
+            check_computable(op, d)
         if kind == "float":
             out = d if d.category >= _FLOAT else dt.get_default_dtype()
         elif kind == "bool":
@@ -97,6 +99,8 @@ def _binary_meta(op: str, kind: str):
         else:
             raise TypeError(f"{op}(): expected at least one Tensor operand, got {type(a).__name__} and "
                             f"{type(b).__name__}")
+        if kind != "compare":
+            check_computable(op, compute)
         if kind == "arith":
             out = compute
         elif kind == "compare":

@@ -18,7 +18,7 @@ from .. import dtypes as dt
 from ..dispatch import TensorSpec, define
 from ..errors import op_error
 from ..tensor import Tensor
-from ._util import broadcast_shapes, common_device, finish_out, numel, wrap_dim, wrap_dims
+from ._util import broadcast_shapes, check_computable, common_device, finish_out, numel, wrap_dim, wrap_dims
 from .creation import empty
 from .elementwise import abs, add, conj, mul, ne, pow, sqrt, sub
 from .reduction import amax, sum
@@ -65,6 +65,7 @@ def _batched_matmul_meta(a, b):
         raise op_error(RuntimeError, "batched_matmul", "expected (..., n, k) and (..., k, m) with equal batch "
                        "dims", a, b)
     _check_same_dtype("batched_matmul", a, b)
+    check_computable("batched_matmul", a.dtype)
     device = common_device("batched_matmul", (a, b))
     return TensorSpec(a._shape[:-1] + b._shape[-1:], a.dtype, device)
 

@@ -433,14 +433,14 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
               generator=None) -> Tensor:
     """``rand`` shaped like ``input`` (``torch.rand_like``)."""
-    result = uniform_(empty_like(input, dtype=dtype, device=device), generator=generator)
+    result = uniform_(empty_like(input, dtype=dtype, device=device, memory_format=memory_format), generator=generator)
     return _finish(result, requires_grad)
 
 
 def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
                generator=None) -> Tensor:
     """``randn`` shaped like ``input`` (``torch.randn_like``)."""
-    result = normal_(empty_like(input, dtype=dtype, device=device), generator=generator)
+    result = normal_(empty_like(input, dtype=dtype, device=device, memory_format=memory_format), generator=generator)
     return _finish(result, requires_grad)
 
 
@@ -463,7 +463,8 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
     """``randint`` shaped like ``input``: ``randint_like(x, high)`` or ``(x, low, high)`` (``torch.randint_like``)."""
     if high is None:
         low, high = 0, low
-    result = random_(empty_like(input, dtype=dtype, device=device), low, high, generator=generator)
+    result = random_(empty_like(input, dtype=dtype, device=device, memory_format=memory_format), low, high,
+                     generator=generator)
     return _finish(result, requires_grad)
 
 

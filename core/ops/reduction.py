@@ -22,7 +22,7 @@ import warnings
 from .. import dtypes as dt
 from ..dispatch import TensorSpec, define
 from ..tensor import Tensor
-from ._util import finish_out, numel, wrap_dim, wrap_dims
+from ._util import check_computable, finish_out, numel, wrap_dim, wrap_dims
 from .creation import empty, full
 from .elementwise import abs, div, exp, isinf, isnan, log, logical_not, maximum, minimum, mul, ne, \
     pow, sqrt, sub, where
@@ -159,6 +159,7 @@ def _reduction_meta(op: str, out_rule, needs_elements: bool = False):
     def meta(input, dims, keepdim=False, dtype=None):
         _check_tensor(op, input)
         _check_dtype_arg(op, dtype)
+        check_computable(op, input.dtype)
         if needs_elements:
             _check_nonempty(op, input, dims)
         out = out_rule(op, input, dtype)

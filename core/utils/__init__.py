@@ -1,8 +1,9 @@
-"""Utilities: ``checkpoint`` (activation checkpointing), ``data`` (datasets, DataLoader), ``safetensors``."""
+"""Utilities: ``checkpoint`` (activation checkpointing), ``data`` (datasets, DataLoader), ``dlpack``,
+``safetensors``."""
 
 from . import data  # noqa: E402,F401 - `core.utils.data` after a plain `import core`, as in PyTorch
 
-_SUBMODULES = frozenset({"checkpoint", "hooks", "safetensors"})
+_SUBMODULES = frozenset({"checkpoint", "dlpack", "hooks", "safetensors"})
 
 
 def __getattr__(name: str):

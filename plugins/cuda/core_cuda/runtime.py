@@ -80,7 +80,7 @@ class CudaRuntime(DeviceArrays, Runtime):
         return self.cupy.cuda.Device(dev.index or 0)
 
     def supports_dtype(self, d) -> bool:
-        return d.name != "bfloat16"  # CuPy has no bfloat16 arrays
+        return d.numpy.kind != "V"  # CuPy has no arrays of ml_dtypes' types (bfloat16, float8)
 
     # -- memory ------------------------------------------------------------------------------------------
     def _view(self, flat, shape, np_dtype, offset, strides):
