@@ -625,3 +625,56 @@ def test_binomial(device):
     assert _np(first).tolist() == _np(again).tolist()
     with pytest.raises(RuntimeError, match="0 <= prob <= 1"):
         core.binomial(_t([2.0], device), _t([1.5], device))
+
+
+# -- torch.gradient ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("edge_order", [1, 2])
+def test_gradient_matches_numpy(device, edge_order):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((5, 6, 4))
+    coords = np.cumsum(rng.uniform(0.5, 1.5, 5))
+    t = core.tensor(a, device=device)
+    got = core.gradient(t, edge_order=edge_order)
+    for g, r in zip(got, np.gradient(a, edge_order=edge_order)):
+        np.testing.assert_allclose(g.cpu().numpy(), r, rtol=1e-12, atol=1e-12)
+    got = core.gradient(t, spacing=[core.tensor(coords, device=device), 2.0], dim=[0, 2], edge_order=edge_order)
+    for g, r in zip(got, np.gradient(a, coords, 2.0, axis=(0, 2), edge_order=edge_order)):
+        np.testing.assert_allclose(g.cpu().numpy(), r, rtol=1e-12, atol=1e-12)
+    (g,) = core.gradient(t, spacing=3.0, dim=-2, edge_order=edge_order)
+    np.testing.assert_allclose(g.cpu().numpy(), np.gradient(a, 3.0, axis=1, edge_order=edge_order), rtol=1e-12)
+
+
+def test_gradient_pytorch_doc_examples_and_errors(device):
+    t = core.tensor([1, 2, 4, 7, 11, 16], device=device)  # integers give the default float dtype
+    (g,) = core.gradient(t)
+    assert g.dtype == core.float32
+    np.testing.assert_allclose(g.cpu().numpy(), [1.0, 1.5, 2.5, 3.5, 4.5, 5.0])
+    coords = core.tensor([0.0, 1.0, 1.5, 3.5, 4.0, 6.0], device=device)
+    (g,) = core.gradient(t.float(), spacing=(coords,))
+    np.testing.assert_allclose(g.cpu().numpy(), [1.0, 3.0, 3.5, 6.7, 6.9, 2.5], rtol=1e-6)
+    with pytest.raises(RuntimeError, match="at least edge_order\\+1"):
+        core.gradient(core.ones(2, device=device), edge_order=2)
+    with pytest.raises(RuntimeError, match="same length"):
+        core.gradient(core.ones(3, 3, device=device), spacing=[1.0, 2.0, 3.0])
+    with pytest.raises(RuntimeError, match="edge_order=1 and edge_order=2"):
+        core.gradient(core.ones(4, device=device), edge_order=3)
+
+
+def test_gradient_is_differentiable(device):
+    rng = np.random.default_rng(1)
+    x = core.tensor(rng.standard_normal((4, 5)), device=device, requires_grad=True)
+    coords = core.tensor(np.cumsum(rng.uniform(0.5, 1.5, 4)), device=device, requires_grad=True)
+    assert gradcheck(lambda a, c: core.gradient(a, spacing=[c, 0.5], edge_order=2), (x, coords))
+
+
+def test_function_forms_of_tensor_methods(device):
+    t = core.arange(6.0, device=device)
+    assert core.as_strided_(t, (2, 2), (1, 2), 1) is t and t.tolist() == [[1.0, 3.0], [2.0, 4.0]]
+    u = core.zeros(5, device=device)
+    assert core.resize_as_(u, core.ones(2, 2)) is u and u.shape == (2, 2)
+    assert core.is_inference(t) is False and core.is_distributed(t) is False
+    with core.inference_mode():
+        assert core.is_inference(core.ones(1, device=device))
+    with pytest.raises(TypeError, match="is_inference"):
+        core.is_inference([1.0])

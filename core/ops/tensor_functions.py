@@ -813,3 +813,108 @@ def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
 
 _export(poisson, method=False)
 _export(binomial, method=False)
+
+
+# -- numerical gradients ------------------------------------------------------------------------------------
+
+def _along(values: Tensor, dim: int, ndim: int) -> Tensor:
+    """A 1-D tensor of per-position factors shaped to broadcast along ``dim`` of an ``ndim``-D tensor."""
+    return reshape(values, tuple(-1 if d == dim else 1 for d in range(ndim)))
+
+
+def _gradient_along(f: Tensor, dim: int, h, edge_order: int) -> Tensor:
+    """One partial derivative of ``f`` along ``dim``: second-order central differences inside, one-sided
+    differences of order ``edge_order`` at the two ends; ``h`` is a uniform step or a 1-D tensor of coordinates."""
+    n, nd = f.shape[dim], f.dim()
+
+    def part(start: int, length: int) -> Tensor:
+        return narrow(f, dim, start if start >= 0 else n + start, length)
+
+    if isinstance(h, Tensor):  # coordinates: the steps may differ, so each position has its own weights
+        dx = diff(h.to(result_type(h, f)) if not (h.is_floating_point() or h.is_complex()) else h)
+        hl, hr = _along(narrow(dx, 0, 0, n - 2), dim, nd), _along(narrow(dx, 0, 1, n - 2), dim, nd)
+        inner = (part(0, n - 2) * (-hr / (hl * (hl + hr))) + part(1, n - 2) * ((hr - hl) / (hl * hr))
+                 + part(2, n - 2) * (hl / (hr * (hl + hr))))
+        d0, d1, dm2, dm1 = (select(dx, 0, i) for i in (0, 1, -2, -1))
+    else:  # a uniform step
+        inner = (part(2, n - 2) - part(0, n - 2)) / (2 * h)
+        d0 = d1 = dm2 = dm1 = h
+    if edge_order == 1:
+        first = (part(1, 1) - part(0, 1)) / d0
+        last = (part(-1, 1) - part(-2, 1)) / dm1
+    else:  # second-order one-sided differences over three points (NumPy's and PyTorch's weights)
+        first = (part(0, 1) * (-(2 * d0 + d1) / (d0 * (d0 + d1))) + part(1, 1) * ((d0 + d1) / (d0 * d1))
+                 + part(2, 1) * (-d0 / (d1 * (d0 + d1))))
+        last = (part(-3, 1) * (dm1 / (dm2 * (dm2 + dm1))) + part(-2, 1) * (-(dm1 + dm2) / (dm2 * dm1))
+                + part(-1, 1) * ((2 * dm1 + dm2) / (dm1 * (dm2 + dm1))))
+    return cat([first, inner, last], dim)
+
+
+def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tuple:
+    """Estimated partial derivatives of the function sampled by ``input``, one tensor per dim: second-order central
+    differences inside, first- or second-order one-sided differences at the edges (``torch.gradient``).
+
+    ``spacing`` is one step for every dim, a list of steps (one per dim), or a list of 1-D coordinate tensors.
+    """
+    _check_tensor("gradient", input)
+    if dim is None:
+        dims = list(range(input.dim()))
+    else:
+        dims = [wrap_dim(d, input.dim(), "gradient") for d in ([dim] if isinstance(dim, int) else dim)]
+        if len(set(dims)) != len(dims):
+            raise RuntimeError("dim appears multiple times in the list of dims")
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    for d in dims:
+        if input.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+    steps = list(spacing) if isinstance(spacing, (list, tuple)) else [spacing] * len(dims)
+    if len(steps) == 1 and len(dims) > 1 and not isinstance(steps[0], Tensor):
+        steps = steps * len(dims)
+    if len(steps) != len(dims):
+        raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+                           f"arguments to have the same length, but got a spacing argument of length {len(steps)} "
+                           f"and a dim argument of length {len(dims)}.")
+    for d, step in zip(dims, steps):
+        if isinstance(step, Tensor) and (step.dim() != 1 or step.shape[0] != input.shape[d]):
+            raise RuntimeError(f"torch.gradient expected each tensor to be on the same device and to have the same "
+                               f"number of elements as input's dimension {d} ({input.shape[d]}), but got a tensor "
+                               f"of shape {list(step.shape)}")
+        if isinstance(step, Tensor) and step.device != input.device:
+            raise RuntimeError(f"torch.gradient expected each tensor to be on the same device, but got devices "
+                               f"{step.device} and {input.device}!")
+    return tuple(_gradient_along(input, d, step, edge_order) for d, step in zip(dims, steps))
+
+
+_export(gradient, method=False)
+
+
+# -- function forms of Tensor methods that torch also exposes ---------------------------------------------
+
+def as_strided_(input: Tensor, size, stride, storage_offset=None) -> Tensor:
+    """``input`` made, in place, a view with the given size, stride and offset (``torch.as_strided_``)."""
+    _check_tensor("as_strided_", input)
+    return input.as_strided_(size, stride, storage_offset)
+
+
+def resize_as_(input: Tensor, the_template: Tensor, *, memory_format=None) -> Tensor:
+    """``input`` resized in place to the shape of ``the_template`` (``torch.resize_as_``)."""
+    _check_tensor("resize_as_", input)
+    _check_tensor("resize_as_", the_template, "the_template")
+    return input.resize_as_(the_template, memory_format=memory_format)
+
+
+def is_inference(input: Tensor) -> bool:
+    """Whether ``input`` was made under ``core.inference_mode`` (``torch.is_inference``)."""
+    _check_tensor("is_inference", input)
+    return input.is_inference()
+
+
+def is_distributed(input: Tensor) -> bool:
+    """Whether ``input`` is a distributed tensor: never, here (``torch.is_distributed``)."""
+    _check_tensor("is_distributed", input)
+    return input.is_distributed()
+
+
+for _fn in (as_strided_, resize_as_, is_inference, is_distributed):
+    _export(_fn, method=False)
