@@ -86,8 +86,11 @@ def contiguous_strides(shape: tuple) -> tuple:
 class Tensor:
     """A multi-dimensional array on a device, with autograd fields (``torch.Tensor``)."""
 
-    __slots__ = ("_storage", "_shape", "_stride", "_offset", "dtype", "_np", "requires_grad",
-                 "__dict__", "__weakref__")
+    __slots__ = {"_storage": None, "_shape": None, "_stride": None, "_offset": None,
+                 "dtype": "The tensor's data type, a ``core.dtype`` (``torch.Tensor.dtype``).", "_np": None,
+                 "requires_grad": "Whether autograd records the ops that use this tensor "
+                                  "(``torch.Tensor.requires_grad``).",
+                 "__dict__": None, "__weakref__": None}
 
     # Autograd fields live in __dict__ with class defaults: most tensors never set them.
     grad = None
@@ -135,6 +138,7 @@ class Tensor:
     # -- metadata -------------------------------------------------------------
     @property
     def shape(self) -> Size:
+        """The tensor's size, a ``core.Size`` (``torch.Tensor.shape``)."""
         return Size(self._shape)
 
     def size(self, dim: int | None = None):
@@ -208,18 +212,22 @@ class Tensor:
 
     @property
     def device(self) -> _device:
+        """The device the tensor's storage is on (``torch.Tensor.device``)."""
         return self._storage.device
 
     @property
     def is_cuda(self) -> bool:
+        """Whether the tensor is on a CUDA device (``torch.Tensor.is_cuda``)."""
         return self._storage.device.type == "cuda"
 
     @property
     def is_cpu(self) -> bool:
+        """Whether the tensor is on the CPU (``torch.Tensor.is_cpu``)."""
         return self._storage.device.type == "cpu"
 
     @property
     def is_meta(self) -> bool:
+        """Whether the tensor is on the meta device: a shape and dtype without data (``torch.Tensor.is_meta``)."""
         return self._storage.device.type == "meta"
 
     # device types PyTorch has predicates for and core has no backend of its own for: a plugin may provide them
@@ -237,6 +245,7 @@ class Tensor:
 
     @property
     def ndim(self) -> int:
+        """Number of dimensions (``torch.Tensor.ndim``)."""
         return len(self._shape)
 
     def dim(self) -> int:
@@ -260,10 +269,12 @@ class Tensor:
 
     @property
     def itemsize(self) -> int:
+        """Bytes per element (``torch.Tensor.itemsize``)."""
         return self.dtype.itemsize
 
     @property
     def nbytes(self) -> int:
+        """Bytes the elements take: ``numel() * itemsize`` (``torch.Tensor.nbytes``)."""
         return self.numel() * self.dtype.itemsize
 
     def is_floating_point(self) -> bool:
@@ -406,10 +417,12 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
+        """Whether the tensor is a leaf of the autograd graph: made by the user, not by a recorded op (``torch.Tensor.is_leaf``)."""
         return self.grad_fn is None
 
     @property
     def data(self) -> "Tensor":
+        """The tensor detached from autograd, sharing its storage; assigning it swaps the contents (``torch.Tensor.data``)."""
         return self.detach()
 
     @data.setter
@@ -436,18 +449,22 @@ class Tensor:
 
     @property
     def T(self) -> "Tensor":
+        """The dims reversed, a view (``torch.Tensor.T``)."""
         return _F.permute(self, tuple(range(len(self._shape) - 1, -1, -1)))
 
     @property
     def mT(self) -> "Tensor":
+        """The last two dims transposed, a view (``torch.Tensor.mT``)."""
         return _F.transpose(self, -2, -1)
 
     @property
     def H(self) -> "Tensor":
+        """The conjugate transpose of a matrix (``torch.Tensor.H``)."""
         return _F.conj(self.T) if self.is_complex() else self.T
 
     @property
     def mH(self) -> "Tensor":
+        """The conjugate transpose of the last two dims (``torch.Tensor.mH``)."""
         return _F.conj(self.mT) if self.is_complex() else self.mT
 
     @property
@@ -531,33 +548,43 @@ class Tensor:
         return self.to(device, dtype, non_blocking=non_blocking)
 
     def float(self) -> "Tensor":
+        """Cast to float32 (``torch.Tensor.float``)."""
         return self.to(_dtype.float32)
 
     def double(self) -> "Tensor":
+        """Cast to float64 (``torch.Tensor.double``)."""
         return self.to(_dtype.float64)
 
     def half(self) -> "Tensor":
+        """Cast to float16 (``torch.Tensor.half``)."""
         return self.to(_dtype.float16)
 
     def bfloat16(self) -> "Tensor":
+        """Cast to bfloat16 (``torch.Tensor.bfloat16``)."""
         return self.to(_dtype.bfloat16)
 
     def int(self) -> "Tensor":
+        """Cast to int32 (``torch.Tensor.int``)."""
         return self.to(_dtype.int32)
 
     def long(self) -> "Tensor":
+        """Cast to int64 (``torch.Tensor.long``)."""
         return self.to(_dtype.int64)
 
     def short(self) -> "Tensor":
+        """Cast to int16 (``torch.Tensor.short``)."""
         return self.to(_dtype.int16)
 
     def char(self) -> "Tensor":
+        """Cast to int8 (``torch.Tensor.char``)."""
         return self.to(_dtype.int8)
 
     def byte(self) -> "Tensor":
+        """Cast to uint8 (``torch.Tensor.byte``)."""
         return self.to(_dtype.uint8)
 
     def bool(self) -> "Tensor":
+        """Cast to bool (``torch.Tensor.bool``)."""
         return self.to(_dtype.bool)
 
     def cfloat(self) -> "Tensor":

@@ -11,6 +11,7 @@ other column, and the header, must match exactly.
 
 from __future__ import annotations
 
+import __future__
 import importlib
 import inspect
 import pathlib
@@ -140,8 +141,9 @@ def public_names(label: str) -> dict:
         return {}
     if label == "core.Tensor":
         names = {n: inspect.getattr_static(space, n) for n in dir(space) if not n.startswith("_")}
-    else:
-        names = {n: v for n, v in vars(space).items() if not n.startswith("_")}
+    else:  # the module's own names, not ``from __future__ import annotations``'s feature object
+        names = {n: v for n, v in vars(space).items()
+                 if not n.startswith("_") and not isinstance(v, __future__._Feature)}
     return {n: v for n, v in sorted(names.items()) if not isinstance(v, types.ModuleType)}
 
 
@@ -154,6 +156,10 @@ def describe(value) -> tuple[str, str, str]:
         target = value.fget
     if isinstance(value, property):
         kind = "property"
+    elif isinstance(value, types.MemberDescriptorType):  # a slot: its doc is the value in a dict __slots__ (pydoc's)
+        owner = value.__objclass__
+        slots = owner.__slots__ if isinstance(owner.__slots__, dict) else {}
+        return "attribute", owner.__module__, " ".join((slots.get(value.__name__) or "").split())
     elif isinstance(value, type):
         kind = "class"
     elif callable(target):
@@ -162,7 +168,8 @@ def describe(value) -> tuple[str, str, str]:
         return type(value).__name__, "", " ".join(repr(value).split()).replace("|", "\\|")
     else:  # an object (a generator...): what its class is, since its repr may differ per process
         kind, target = type(value).__name__, type(value)
-    summary = (inspect.getdoc(target) or "").strip().split("\n\n")[0]
+    doc = value.__doc__ if isinstance(value, property) else inspect.getdoc(target)  # a property may have its own
+    summary = inspect.cleandoc(doc or "").split("\n\n")[0]
     return kind, getattr(target, "__module__", None) or "", " ".join(summary.split()).replace("|", "\\|")
 
 

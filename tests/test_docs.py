@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import pathlib
 import subprocess
@@ -24,3 +25,21 @@ def test_every_hook_is_documented():
     assert hooks, "no hook specs found"
     for name in hooks:
         assert f"## `{name}(" in text, f"hook {name} is not documented in docs/hooks.md"
+
+
+def _op_docs():
+    """scripts/gen_op_docs.py as a module (it lists the public names docs/ops.md documents)."""
+    spec = importlib.util.spec_from_file_location("gen_op_docs", ROOT / "scripts" / "gen_op_docs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_public_name_has_a_summary():
+    """docs/ops.md's second part shows each public name's doc string: none of core, core.Tensor, core.linalg,
+    core.fft, core.special and core.sparse may be without one."""
+    docs = _op_docs()
+    missing = {label: [name for name, value in docs.public_names(label).items() if not docs.describe(value)[2]]
+               for label in docs.NAMESPACES}
+    assert not any(missing.values()), f"public names without a doc string: {missing}"
+    assert len(docs.public_names("core")) > 500 and len(docs.public_names("core.Tensor")) > 500

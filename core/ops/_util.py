@@ -10,8 +10,14 @@ from .. import dtypes
 from ..errors import op_error
 from ..tensor import Size, Tensor
 
-__all__ = ["wrap_dim", "wrap_dims", "broadcast_shapes", "common_device", "size_args", "is_tensor",
+__all__ = ["documented", "wrap_dim", "wrap_dims", "broadcast_shapes", "common_device", "size_args", "is_tensor",
            "finish_out", "check_int_arg", "numel", "sum_to_shape", "check_computable"]
+
+
+def documented(doc: str, fn):
+    """``fn`` (a lambda, usually) with ``doc`` as its doc string: what docs/ops.md shows for it."""
+    fn.__doc__ = doc
+    return fn
 
 
 def is_tensor(obj) -> bool:

@@ -25,7 +25,7 @@ from ..memory_formats import contiguous_format, layout_strides, strides_for
 from ..plugins.manager import runtime_for
 from ..storage import Storage
 from ..tensor import Size, Tensor, contiguous_strides
-from ._util import broadcast_shapes, size_args
+from ._util import broadcast_shapes, documented, size_args
 
 __all__ = ["empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
            "full_like", "tensor", "as_tensor", "asarray", "from_numpy", "scalar_tensor", "clone", "is_tensor",
@@ -617,6 +617,8 @@ def to_copy(t: Tensor, device=None, dtype=None, non_blocking=False, copy=False) 
 
 
 def _resize_(self: Tensor, *size) -> Tensor:
+    """Give ``self`` the shape ``size`` in place, contiguous, reallocating when its storage is too small (the new
+    elements are uninitialised) (``torch.Tensor.resize_``)."""
     shape = size_args("resize_", size)
     n = 1
     for s in shape:
@@ -630,17 +632,29 @@ def _resize_(self: Tensor, *size) -> Tensor:
 
 METHODS = {"fill_": fill_, "zero_": zero_, "copy_": copy_, "clone": clone, "contiguous": contiguous,
            "is_signed": is_signed,
-           "new_empty": lambda self, *size, dtype=None, device=None, requires_grad=False: empty(
-               *size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad),
-           "new_zeros": lambda self, *size, dtype=None, device=None, requires_grad=False: zeros(
-               *size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad),
-           "new_ones": lambda self, *size, dtype=None, device=None, requires_grad=False: ones(
-               *size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad),
-           "new_full": lambda self, size, fill_value, *, dtype=None, device=None, requires_grad=False: full(
-               size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
-               requires_grad=requires_grad),
-           "new_tensor": lambda self, data, *, dtype=None, device=None, requires_grad=False: tensor(
-               data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad),
+           "new_empty": documented(
+               "An uninitialised tensor of ``size`` with self's dtype and device unless given "
+               "(``torch.Tensor.new_empty``).",
+               lambda self, *size, dtype=None, device=None, requires_grad=False: empty(
+                   *size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)),
+           "new_zeros": documented(
+               "Zeros of ``size`` with self's dtype and device unless given (``torch.Tensor.new_zeros``).",
+               lambda self, *size, dtype=None, device=None, requires_grad=False: zeros(
+                   *size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)),
+           "new_ones": documented(
+               "Ones of ``size`` with self's dtype and device unless given (``torch.Tensor.new_ones``).",
+               lambda self, *size, dtype=None, device=None, requires_grad=False: ones(
+                   *size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)),
+           "new_full": documented(
+               "``size`` filled with ``fill_value``, with self's dtype and device unless given "
+               "(``torch.Tensor.new_full``).",
+               lambda self, size, fill_value, *, dtype=None, device=None, requires_grad=False: full(
+                   size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                   requires_grad=requires_grad)),
+           "new_tensor": documented(
+               "A tensor of ``data`` with self's dtype and device unless given (``torch.Tensor.new_tensor``).",
+               lambda self, data, *, dtype=None, device=None, requires_grad=False: tensor(
+                   data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)),
            "resize_": _resize_}
 __all__ += ["fill_", "zero_", "copy_", "contiguous", "to_copy", "to_numpy", "resolve_device",
             "Size"]

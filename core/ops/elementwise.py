@@ -20,7 +20,7 @@ from ..dispatch.keys import is_grad_enabled
 from ..dispatch import TensorSpec, define
 from ..errors import op_error
 from ..tensor import Tensor
-from ._util import broadcast_shapes, check_computable, common_device, finish_out
+from ._util import broadcast_shapes, check_computable, common_device, documented, finish_out
 
 __all__: list = []
 METHODS: dict = {}
@@ -358,9 +358,10 @@ greater, greater_equal, less, less_equal, not_equal = (
     _export(n, globals()[m]) for n, m in (("greater", "gt"), ("greater_equal", "ge"), ("less", "lt"),
                                           ("less_equal", "le"), ("not_equal", "ne")))
 arctan2 = _export("arctan2", globals()["atan2"])
-float_power = _export("float_power", lambda input, exponent: pow(
-    input.to(dt.float64) if isinstance(input, Tensor) else input,
-    exponent.to(dt.float64) if isinstance(exponent, Tensor) else exponent))
+float_power = _export("float_power", documented(
+    "``input ** exponent`` computed in double precision (``torch.float_power``).",
+    lambda input, exponent: pow(input.to(dt.float64) if isinstance(input, Tensor) else input,
+                                exponent.to(dt.float64) if isinstance(exponent, Tensor) else exponent)))
 
 
 # -- special functions ---------------------------------------------------------------------------------------------
@@ -551,7 +552,8 @@ def where(condition, input=None, other=None, *, out=None):
 
 
 _export("where", where, method=False)
-METHODS["where"] = lambda self, condition, other: where(condition, self, other)
+METHODS["where"] = documented("``self`` where ``condition`` holds, else ``other`` (``torch.Tensor.where``).",
+                              lambda self, condition, other: where(condition, self, other))
 
 
 def _clamp_meta(input, min=None, max=None):
@@ -580,8 +582,10 @@ _export("clamp", clamp)
 _export("clamp_", _inplace("clamp", clamp))
 clip = _export("clip", clamp)
 clip_ = _export("clip_", globals()["clamp_"])
-_export("clamp_min", lambda input, min: clamp(input, min=min))
-_export("clamp_max", lambda input, max: clamp(input, max=max))
+_export("clamp_min", documented("Clamp from below: ``max(input, min)`` (``torch.clamp_min``).",
+                                lambda input, min: clamp(input, min=min)))
+_export("clamp_max", documented("Clamp from above: ``min(input, max)`` (``torch.clamp_max``).",
+                                lambda input, max: clamp(input, max=max)))
 _export("clamp_min_", _inplace("clamp_min", globals()["clamp_min"]))
 _export("clamp_max_", _inplace("clamp_max", globals()["clamp_max"]))
 

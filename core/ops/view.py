@@ -12,7 +12,7 @@ import numbers
 from .. import dtypes as dt
 from ..dispatch import define
 from ..tensor import Tensor, contiguous_strides
-from ._util import check_int_arg, numel, wrap_dim, wrap_dims
+from ._util import check_int_arg, documented, numel, wrap_dim, wrap_dims
 
 __all__ = ["view", "view_as", "reshape", "transpose", "swapaxes", "swapdims", "permute", "t", "expand",
            "expand_as", "select", "narrow", "squeeze", "unsqueeze", "flatten", "unflatten", "unfold",
@@ -574,7 +574,8 @@ def imag(input: Tensor) -> Tensor:
     return select(_view_as_real(input), -1, 1)
 
 
-METHODS = {"view": view, "view_as": view_as, "reshape": reshape, "reshape_as": lambda s, o: reshape(s, o._shape),
+METHODS = {"view": view, "view_as": view_as, "reshape": reshape, "reshape_as": documented(
+    "``self`` reshaped to ``other``'s shape (``torch.Tensor.reshape_as``).", lambda s, o: reshape(s, o._shape)),
            "transpose": transpose, "swapaxes": swapaxes, "swapdims": swapdims, "permute": permute, "t": t,
            "expand": expand, "expand_as": expand_as, "select": select, "narrow": narrow, "squeeze": squeeze,
            "unsqueeze": unsqueeze, "flatten": flatten, "unflatten": unflatten, "unfold": unfold,
