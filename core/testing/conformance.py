@@ -375,6 +375,90 @@ OP_DB += [  # composites of the torch namespace's breadth (core.ops.shape, core.
 ]
 
 
+def _complex_of(dtype: str) -> str:
+    return {"float32": "complex64", "float64": "complex128"}[dtype]
+
+
+def _conditioned(a, xp_eye):
+    """``a`` plus a multiple of the identity: a batch of well-conditioned matrices from uniform draws."""
+    return a + 4 * xp_eye(a.shape[-1])
+
+
+def _core_eye(a):
+    return lambda n: core.eye(n, dtype=a.dtype, device=a.device)
+
+
+def _spd(a, transpose, eye):
+    """A symmetric positive-definite batch from any square batch: ``a a^T + n I``."""
+    return a @ transpose(a) + a.shape[-1] * eye(a.shape[-1])
+
+
+_MATRICES = ((2, 3, 3), (1, 4, 4), (3, 2, 2))
+_REAL = ("float32", "float64")
+_LINALG = dict(dtypes=_REAL, rtol=1e-4, atol=1e-4, shapes=_MATRICES)
+OP_DB += [  # core.linalg over the decompositions family (LAPACK through the array module) and its composites
+    OpInfo("linalg.inv", lambda a: core.linalg.inv(_conditioned(a, _core_eye(a))),
+           lambda a: np.linalg.inv(_conditioned(a, np.eye)), **_LINALG),
+    OpInfo("linalg.det", core.linalg.det, np.linalg.det, **_LINALG),
+    OpInfo("linalg.slogdet[logabsdet]", lambda a: core.linalg.slogdet(a).logabsdet,
+           lambda a: np.linalg.slogdet(a)[1], **_LINALG),
+    OpInfo("linalg.solve", lambda a, b: core.linalg.solve(_conditioned(a, _core_eye(a)), b),
+           lambda a, b: np.linalg.solve(_conditioned(a, np.eye), b), 2, _REAL, rtol=1e-4, atol=1e-4,
+           shapes=(((2, 3, 3), (2, 3, 2)), ((4, 4), (4, 1)))),
+    OpInfo("linalg.cholesky", lambda a: core.linalg.cholesky(_spd(a, lambda m: m.mT, _core_eye(a))),
+           lambda a: np.linalg.cholesky(_spd(a, lambda m: np.swapaxes(m, -1, -2), np.eye)), **_LINALG),
+    OpInfo("linalg.qr[R]", lambda a: core.linalg.qr(a).R, lambda a: np.linalg.qr(a)[1], **_LINALG),
+    OpInfo("linalg.svdvals", core.linalg.svdvals, lambda a: np.linalg.svd(a, compute_uv=False), **_LINALG),
+    OpInfo("linalg.eigvalsh", lambda a: core.linalg.eigvalsh(a + a.mT),
+           lambda a: np.linalg.eigvalsh(a + np.swapaxes(a, -1, -2)), **_LINALG),
+    OpInfo("linalg.pinv", core.linalg.pinv, np.linalg.pinv, **dict(_LINALG, shapes=((2, 3, 4), (4, 2), (1, 3, 3)))),
+    OpInfo("linalg.matrix_power", lambda a: core.linalg.matrix_power(a, 3), lambda a: np.linalg.matrix_power(a, 3),
+           **_LINALG),
+    OpInfo("linalg.matrix_norm[nuc]", lambda a: core.linalg.matrix_norm(a, "nuc"),
+           lambda a: np.linalg.norm(a, "nuc", axis=(-2, -1)), **_LINALG),
+    OpInfo("linalg.vector_norm[3]", lambda a: core.linalg.vector_norm(a, 3, dim=-1),
+           lambda a: np.linalg.norm(a, 3, axis=-1), 1, _REAL, rtol=1e-4, atol=1e-4, shapes=((5,), (3, 4), (2, 3, 4))),
+    OpInfo("linalg.cross", core.linalg.cross, np.cross, 2, _REAL + ("int64",), shapes=(((4, 3), (4, 3)),
+                                                                                    ((2, 1, 3), (1, 5, 3)))),
+    OpInfo("linalg.vecdot", core.linalg.vecdot, lambda a, b: (a * b).sum(-1), 2, _REAL, rtol=1e-5, atol=1e-5,
+           shapes=(((3, 4), (3, 4)), ((2, 1, 5), (3, 5)))),
+]
+
+_FFT = dict(dtypes=_REAL, out=_complex_of, rtol=1e-4, atol=1e-4, shapes=((5,), (3, 4), (2, 3, 4)))
+OP_DB += [  # core.fft over the spectral family (pocketfft / cuFFT through the array module)
+    OpInfo("fft.fft", core.fft.fft, np.fft.fft, **_FFT),
+    OpInfo("fft.ifft[ortho]", lambda a: core.fft.ifft(a, norm="ortho"), lambda a: np.fft.ifft(a, norm="ortho"),
+           **_FFT),
+    OpInfo("fft.rfft[n=6]", lambda a: core.fft.rfft(a, n=6), lambda a: np.fft.rfft(a, n=6), **_FFT),
+    OpInfo("fft.fft2", core.fft.fft2, np.fft.fft2, **dict(_FFT, shapes=((3, 4), (2, 3, 4)))),
+    OpInfo("fft.rfftn[forward]", lambda a: core.fft.rfftn(a, norm="forward"),
+           lambda a: np.fft.rfftn(a, norm="forward"), **_FFT),
+    OpInfo("fft.irfft", core.fft.irfft, np.fft.irfft, 1, _REAL, rtol=1e-4, atol=1e-4, shapes=((5,), (3, 4))),
+    OpInfo("fft.hfft", core.fft.hfft, np.fft.hfft, 1, _REAL, rtol=1e-4, atol=1e-4, shapes=((5,), (3, 4))),
+    OpInfo("fft.ihfft", core.fft.ihfft, np.fft.ihfft, **_FFT),
+    OpInfo("fft.fftshift", core.fft.fftshift, np.fft.fftshift, 1, ALL, shapes=((5,), (3, 4), (2, 3, 4))),
+    OpInfo("fft.ifftshift[dim]", lambda a: core.fft.ifftshift(a, dim=-1), lambda a: np.fft.ifftshift(a, axes=-1),
+           1, ALL, shapes=((5,), (3, 4))),
+]
+
+OP_DB += [  # more of the torch namespace (core.ops.tensor_functions, legacy_linalg)
+    OpInfo("logcumsumexp", lambda a: core.logcumsumexp(a, -1), lambda a: np.logaddexp.accumulate(a, axis=-1), 1,
+           _REAL, rtol=1e-5, atol=1e-5, shapes=((5,), (3, 4), (2, 3, 4))),
+    OpInfo("gcd", core.gcd, np.gcd, 2, ("int64", "int32", "int16", "uint8"), (-20.0, 20.0)),
+    OpInfo("lcm", core.lcm, np.lcm, 2, ("int64", "int32"), (-12.0, 12.0)),
+    OpInfo("ldexp", lambda a, b: core.ldexp(a, b.to(core.int32)), lambda a, b: a * np.exp2(b.astype(np.int32)), 2,
+           _REAL, (-4.0, 4.0), shapes=(((3, 4), (3, 4)), ((5,), (5,)), ((3, 1), (1, 4)))),  # a 0-d input would
+    # not promote: PyTorch's ldexp is mul(input, pow(2, other)), whose float32 power wins over a 0-d float64
+    OpInfo("trapezoid", lambda a: core.trapezoid(a, dx=0.5), lambda a: np.trapezoid(a, dx=0.5), 1, _REAL,
+           rtol=1e-5, atol=1e-5, shapes=((5,), (3, 4), (2, 3, 4))),
+    OpInfo("gradient[edge_order=2]", lambda a: core.gradient(a, dim=-1, edge_order=2)[0],
+           lambda a: np.gradient(a, axis=-1, edge_order=2), 1, _REAL, rtol=1e-5, atol=1e-5,
+           shapes=((5,), (3, 4), (2, 3, 4))),
+    OpInfo("renorm", lambda a: core.renorm(a, 2, 0, 1.5),
+           lambda a: a * np.minimum(1.0, 1.5 / (np.sqrt((a.reshape(a.shape[0], -1) ** 2).sum(1)) + 1e-7)).reshape(
+               (-1,) + (1,) * (a.ndim - 1)), 1, _REAL, rtol=1e-5, atol=1e-5, shapes=((3, 4), (2, 3, 4))),
+]
+
 def ops_named(*names: str) -> list:
     """The OP_DB entries with these names (all when none are given)."""
     return [info for info in OP_DB if not names or info.name in names]

@@ -301,6 +301,59 @@ def _matmul_family(rng):
     return f"matmul[{form}]", dtype, inputs, fn, tol, tol
 
 
+def _spectral_family(rng):
+    """core.fft's transforms over random dims, lengths (cropped or padded) and norm modes; sizes of at least 1."""
+    dtype = _pick(rng, ("float32", "float64"))
+    shape = tuple(max(size, 1) for size in _shape(rng, 1, 3))
+    name = _pick(rng, ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fftn", "ifftn", "rfftn", "irfftn", "fft2"))
+    if name == "fft2" and len(shape) < 2:
+        shape = shape + (int(rng.integers(1, 5)),)
+    kwargs = {"norm": _pick(rng, (None, "forward", "backward", "ortho"))}
+    if name.endswith("n"):
+        dims = [d for d in range(len(shape)) if rng.random() < 0.6] or [len(shape) - 1]
+        kwargs["dim"] = tuple(dims)
+        if rng.random() < 0.4:
+            kwargs["s"] = tuple(int(rng.integers(1, 7)) for _ in dims)
+    elif name != "fft2":
+        kwargs["dim"] = _dim(rng, len(shape))
+        if rng.random() < 0.4:
+            kwargs["n"] = int(rng.integers(1, 9))
+    fn = getattr(core.fft, name)
+    tol = 1e-4 if dtype == "float32" else None
+    return f"fft.{name}{kwargs}", dtype, [_input(rng, shape, dtype)], lambda t: fn(t, **kwargs), tol, tol
+
+
+_LINALG_OPS = ("inv", "det", "slogdet", "solve", "cholesky", "qr", "svdvals", "eigvalsh", "pinv", "matrix_norm",
+               "matrix_power")
+
+
+def _linalg_family(rng):
+    """core.linalg on batches of small matrices in any layout, conditioned (or made positive-definite) in the call so
+    both sides factor the same well-posed matrices."""
+    dtype = _pick(rng, ("float32", "float64"))
+    n = int(rng.integers(1, 6))
+    batch = _shape(rng, 0, 2)
+    name = _pick(rng, _LINALG_OPS)
+    shapes = [batch + (n, n)] + ([batch + (n, int(rng.integers(1, 4)))] if name == "solve" else [])
+
+    def call(a, *b):
+        eye = core.eye(n, dtype=a.dtype, device=a.device)
+        if name == "cholesky":
+            return core.linalg.cholesky(a @ a.mT + n * eye)
+        if name == "eigvalsh":
+            return core.linalg.eigvalsh(a + a.mT)
+        if name == "slogdet":
+            return core.linalg.slogdet(a).logabsdet
+        if name == "qr":
+            return core.linalg.qr(a).R
+        if name == "matrix_power":
+            return core.linalg.matrix_power(a, 3)
+        if name in ("inv", "solve"):
+            a = a + 4 * eye
+        return getattr(core.linalg, name)(a, *b)
+    tol = 1e-3 if dtype == "float32" else 1e-7
+    return f"linalg.{name}", dtype, [_input(rng, s, dtype) for s in shapes], call, tol, tol
+
 def _join_family(rng):
     """cat of one to three tensors along a drawn dim (sizes 0 included), or stack at a new one."""
     dtype = _pick(rng, ALL)
@@ -602,6 +655,8 @@ FAMILIES: list = [
     ("sort-topk-argmax", _sort_family, 2),
     ("scan", _scan_family, 1),
     ("matmul", _matmul_family, 2),
+    ("fft", _spectral_family, 1),
+    ("linalg", _linalg_family, 1),
     ("cat-stack", _join_family, 1),
     ("index", _index_family, 3),
     ("view", _view_family, 3),
