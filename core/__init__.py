@@ -44,6 +44,11 @@ from . import fft, special  # noqa: E402 - torch.fft's and torch.special's names
 sparse = _importlib.import_module(f"{__name__}.sparse")
 from .serialization import load, save  # noqa: E402
 from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402
+from .ops._util import add_numpy_names as _add_numpy_names  # noqa: E402
+
+# NumPy's axis=/keepdims= wherever a function or method has dim/keepdim, as PyTorch's argument parser allows
+for _space in (globals(), vars(linalg), vars(fft), vars(special), vars(sparse), Tensor):
+    _add_numpy_names(_space)
 
 __version__ = "0.1.0"
 

@@ -512,3 +512,21 @@ def test_meshgrid(device, indexing):
     got = core.meshgrid(_t(a, device), _t(b, device), _t(c, device), indexing=indexing)
     for g, r in zip(got, np.meshgrid(a, b, c, indexing=indexing)):
         assert _np(g).tolist() == r.tolist()
+
+
+# -- NumPy's argument names -----------------------------------------------------------------------------
+
+def test_numpy_axis_and_keepdims_are_accepted_for_dim_and_keepdim(device):
+    a = np.random.default_rng(0).standard_normal((3, 4))
+    t = _t(a, device)
+    np.testing.assert_allclose(_np(core.sum(t, axis=0, keepdims=True)), a.sum(axis=0, keepdims=True), rtol=1e-6)
+    np.testing.assert_allclose(_np(t.mean(axis=1)), a.mean(axis=1), rtol=1e-6)
+    np.testing.assert_allclose(_np(t.max(axis=0).values), a.max(axis=0))
+    np.testing.assert_allclose(_np(core.std(t, axis=(0, 1))), a.std(ddof=1), rtol=1e-6)
+    assert _np(t.argmax(axis=1)).tolist() == a.argmax(axis=1).tolist()
+    np.testing.assert_allclose(_np(core.cumsum(t, axis=0)), a.cumsum(axis=0), rtol=1e-6)
+    assert core.squeeze(t[None], axis=0).shape == (3, 4)
+    np.testing.assert_allclose(_np(core.linalg.vector_norm(t, axis=1)), np.linalg.norm(a, axis=1), rtol=1e-6)
+    np.testing.assert_allclose(_np(core.fft.fft(t, axis=0)), np.fft.fft(a, axis=0), rtol=1e-5, atol=1e-5)
+    with pytest.raises(TypeError, match="multiple values for argument 'dim'"):
+        core.sum(t, dim=0, axis=0)

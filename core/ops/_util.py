@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import numbers
+import types
 import warnings
 
 from .. import dtypes
@@ -10,8 +13,50 @@ from .. import dtypes
 from ..errors import op_error
 from ..tensor import Size, Tensor
 
-__all__ = ["documented", "wrap_dim", "wrap_dims", "broadcast_shapes", "common_device", "size_args", "is_tensor",
+__all__ = ["add_numpy_names", "documented", "with_numpy_names", "wrap_dim", "wrap_dims", "broadcast_shapes", "common_device", "size_args", "is_tensor",
            "finish_out", "check_int_arg", "numel", "sum_to_shape", "check_computable"]
+
+
+_NUMPY_NAMES = (("axis", "dim"), ("keepdims", "keepdim"))  # NumPy's spelling -> PyTorch's parameter
+
+
+def with_numpy_names(fn):
+    """``fn`` also taking NumPy's ``axis=``/``keepdims=`` for its ``dim``/``keepdim``, as PyTorch's argument parser
+    does for every function; ``fn`` itself when it has neither parameter."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return fn
+    renames = tuple((alias, name) for alias, name in _NUMPY_NAMES if name in params and alias not in params)
+    if not renames or getattr(fn, "numpy_names", False):  # nothing to rename, or wrapped already
+        return fn
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if kwargs:
+            for alias, name in renames:
+                if alias in kwargs:
+                    if name in kwargs:
+                        raise TypeError(f"{fn.__name__}() got multiple values for argument '{name}' (also given "
+                                        f"as '{alias}')")
+                    kwargs[name] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+
+    call.numpy_names = True
+    return call
+
+
+def add_numpy_names(namespace) -> None:
+    """Give every public function of ``namespace`` (a module's dict, or a class such as Tensor) NumPy's spellings."""
+    items = vars(namespace) if isinstance(namespace, type) else namespace
+    for name, value in list(items.items()):
+        if isinstance(value, types.FunctionType) and not name.startswith("_"):
+            wrapped = with_numpy_names(value)
+            if wrapped is not value:
+                if isinstance(namespace, type):
+                    setattr(namespace, name, wrapped)
+                else:
+                    namespace[name] = wrapped
 
 
 def documented(doc: str, fn):
