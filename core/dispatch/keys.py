@@ -43,9 +43,9 @@ def _make(name: str, bit: int, is_backend: bool) -> DispatchKey:
     return key
 
 
-# Functionality keys, highest priority first (Quantized > Sparse > Tracer > Profiler > Autocast > Autograd). Sparse is the
-# layout key of sparse tensors: its kernels are composites over the sparse tensor's dense components, which then
-# dispatch below it as usual (recorded by Autograd, traced by Tracer); ops with no Sparse kernel raise.
+# Functionality keys, highest priority first (Quantized > Sparse > Tracer > Profiler > Autocast > Autograd).
+# Sparse is the layout key of sparse tensors: its kernels are composites over the sparse tensor's dense components,
+# which then dispatch below it as usual (recorded by Autograd, traced by Tracer); ops with no Sparse kernel raise.
 # Quantized is the key of quantized tensors (core/quantized.py): no op has a kernel for it, so any op given a
 # quantized operand raises, naming the op; the quantization functions work on the tensor's components instead.
 Quantized = _make("Quantized", 102, False)
