@@ -100,6 +100,7 @@ def test_quantize_per_tensor_tensor_qparams_and_lists(device):
         np.testing.assert_array_equal(_np(q.int_repr()), _ref_quantize(y, s, z, -128, 127))
     ds = core.dequantize(qs)
     assert len(ds) == 2 and all(d.dtype is core.float32 for d in ds)
+    assert core.quantize_per_tensor(a, 0.5, 0, core.qint8) is a  # already quantized: returned as is
 
 
 @pytest.mark.parametrize("axis", [0, 1, 2])

@@ -127,6 +127,8 @@ def quantize_per_tensor(input, scale, zero_point, dtype):
         scales, points = scale.reshape(-1).tolist(), zero_point.reshape(-1).tolist()
         return [quantize_per_tensor(t, s, z, dtype) for t, s, z in zip(input, scales, points)]
     op = "quantize_per_tensor"
+    if isinstance(input, QuantizedTensor):  # already quantized: returned as is, as ATen does
+        return input
     _check_float_input(op, input)
     _check_qdtype(op, dtype)
     scale, zero_point = _number(op, "scale", scale, float), _number(op, "zero_point", zero_point, int)
