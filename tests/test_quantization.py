@@ -83,6 +83,9 @@ def test_rounding_is_half_to_even_and_clamped(device):
     assert q.int_repr().tolist() == [0, 2, 2, 0, -2, 127, -128]
     q4 = core.quantize_per_tensor(x, 1.0, 3, core.quint4x2)
     assert q4.int_repr().tolist() == [3, 5, 5, 3, 1, 15, 0]
+    q32 = core.quantize_per_tensor(x, 1.0, 2 ** 30 + 1, core.qint32)  # exact beyond float32's 2**24
+    assert q32.int_repr().tolist() == [2 ** 30 + 1, 2 ** 30 + 3, 2 ** 30 + 3, 2 ** 30 + 1, 2 ** 30 - 1,
+                                       2 ** 30 + 1001, 2 ** 30 - 999]
     q2 = core.quantize_per_tensor(x, 1.0, 1, core.quint2x4)
     assert q2.int_repr().tolist() == [1, 3, 3, 1, 0, 3, 0]
 

@@ -111,9 +111,9 @@ def _quantize(input: Tensor, inv_scale, zero_point, dtype, zero_point_inside: bo
     """The integer representation: round(x * inv_scale) + zero_point clamped to ``dtype``'s range."""
     qmin, qmax = dt.QUANTIZED_RANGE[dtype]
     x = input.detach().to(dt.float32) * inv_scale
-    q = round_(x + zero_point) if zero_point_inside else round_(x) + zero_point
-    wide = dt.float64 if dtype is dt.qint32 else dt.float32  # qint32's range needs float64 to clamp exactly
-    return clamp(q.to(wide), qmin, qmax).to(dt.QUANTIZED_STORAGE[dtype])
+    wide = dt.float64 if dtype is dt.qint32 else dt.float32  # qint32's range needs float64 to add and clamp exactly
+    q = round_(x + zero_point).to(wide) if zero_point_inside else round_(x).to(wide) + zero_point
+    return clamp(q, qmin, qmax).to(dt.QUANTIZED_STORAGE[dtype])
 
 
 def quantize_per_tensor(input, scale, zero_point, dtype):
@@ -165,7 +165,7 @@ def quantize_per_channel(input, scales, zero_points, axis, dtype):
     if not float_qparams and zero_points.numel() and not bool(((zero_points >= qmin) & (zero_points <= qmax)).all()):
         raise RuntimeError(f"{op}(): zero_points are out of range for {dtype!r} [{qmin}, {qmax}]")
     inv = _channel_view(_inverse_scale(scales), axis, input.dim())
-    point = _channel_view(zero_points.to(dt.float32), axis, input.dim())
+    point = _channel_view(zero_points.to(dt.float32 if float_qparams else dt.float64), axis, input.dim())
     int_repr_ = _quantize(input, inv, point, dtype, zero_point_inside=float_qparams)
     scheme = per_channel_affine_float_qparams if float_qparams else per_channel_affine
     return make_quantized(int_repr_, dtype, scheme, scales, zero_points, axis)
