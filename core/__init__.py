@@ -23,6 +23,9 @@ from .layouts import jagged, layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_
 from .dtypes import (bits1x8, bits2x4, bits4x2, bits8, bits16, float4_e2m1fn_x2, float8_e4m3fn, float8_e4m3fnuz,
                      float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, int1, int2, int3, int4, int5, int6, int7, uint1,
                      uint2, uint3, uint4, uint5, uint6, uint7, uint16, uint32, uint64)
+from .dtypes import qint8, qint32, quint2x4, quint4x2, quint8
+from .quantized import (per_channel_affine, per_channel_affine_float_qparams, per_channel_symmetric,
+                        per_tensor_affine, per_tensor_symmetric, qscheme)
 from .errors import OutOfMemoryError
 from .memory_formats import *  # noqa: F401,F403 - memory_format, channels_last, ...
 from .legacy_tensors import *  # noqa: F401,F403 - FloatTensor, LongTensor, ...

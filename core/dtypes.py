@@ -27,7 +27,7 @@ __all__ = [
     "uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
     "float8_e8m0fnu", "float4_e2m1fn_x2", "bits8", "bits16", "bits1x8", "bits2x4", "bits4x2",
     "int1", "int2", "int3", "int4", "int5", "int6", "int7", "uint1", "uint2", "uint3", "uint4", "uint5", "uint6",
-    "uint7",
+    "uint7", "qint8", "quint8", "qint32", "quint4x2", "quint2x4",
 ]
 
 _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
@@ -115,11 +115,23 @@ uint1, uint2, uint3, uint4, uint5, uint6, uint7 = (dtype(f"uint{n}", None, _INT,
 SHELL_DTYPES = (float4_e2m1fn_x2, bits8, bits16, bits1x8, bits2x4, bits4x2, int1, int2, int3, int4, int5, int6,
                 int7, uint1, uint2, uint3, uint4, uint5, uint6, uint7)
 
+# quantized dtypes: a quantized tensor (core/quantized.py) stores their values as an integer tensor of
+# QUANTIZED_STORAGE's dtype; quint4x2/quint2x4 keep one 4-/2-bit value per uint8 element (PyTorch packs them)
+qint8 = dtype("qint8", None, _INT, -1, itemsize=1, signed=True)
+quint8 = dtype("quint8", None, _INT, -1, itemsize=1, signed=False)
+qint32 = dtype("qint32", None, _INT, -1, itemsize=4, signed=True)
+quint4x2 = dtype("quint4x2", None, _INT, -1, itemsize=1, signed=False)
+quint2x4 = dtype("quint2x4", None, _INT, -1, itemsize=1, signed=False)
+QUANTIZED_DTYPES = (qint8, quint8, qint32, quint4x2, quint2x4)
+QUANTIZED_STORAGE = {qint8: int8, quint8: uint8, qint32: int32, quint4x2: uint8, quint2x4: uint8}
+QUANTIZED_RANGE = {qint8: (-128, 127), quint8: (0, 255), qint32: (-(2 ** 31), 2 ** 31 - 1), quint4x2: (0, 15),
+                   quint2x4: (0, 3)}
+
 ALL_DTYPES = (float16, bfloat16, float32, float64, int8, uint8, int16, int32, int64, bool,
               complex64, complex128, *UNSIGNED_DTYPES, *FLOAT8_DTYPES)  # those tensors can hold
 FLOATING_DTYPES = (float16, bfloat16, float32, float64)
 INTEGRAL_DTYPES = (int8, uint8, int16, int32, int64)
-_BY_NAME = {d.name: d for d in ALL_DTYPES + SHELL_DTYPES}
+_BY_NAME = {d.name: d for d in ALL_DTYPES + SHELL_DTYPES + QUANTIZED_DTYPES}
 _BY_NUMPY = {d.numpy: d for d in ALL_DTYPES}
 
 
@@ -261,6 +273,8 @@ _LEGACY_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bf
                  "float8_e5m2fnuz": "Float8_e5m2fnuz", "float8_e8m0fnu": "Float8_e8m0fnu",
                  "float4_e2m1fn_x2": "Float4_e2m1fn_x2", "bits8": "Bits8", "bits16": "Bits16", "bits1x8": "Bits1x8",
                  "bits2x4": "Bits2x4", "bits4x2": "Bits4x2",
+                 "qint8": "QInt8", "quint8": "QUInt8", "qint32": "QInt32", "quint4x2": "QUInt4x2",
+                 "quint2x4": "QUInt2x4",
                  **{f"int{n}": f"Int{n}" for n in range(1, 8)}, **{f"uint{n}": f"UInt{n}" for n in range(1, 8)}}
 
 

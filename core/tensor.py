@@ -238,10 +238,10 @@ class Tensor:
     is_xla = property(lambda self: self._storage.device.type == "xla", doc="Whether the tensor is on XLA.")
     is_maia = property(lambda self: self._storage.device.type == "maia", doc="Whether the tensor is on MAIA.")
     is_mtia = property(lambda self: self._storage.device.type == "mtia", doc="Whether the tensor is on MTIA.")
-    # layouts and kinds core does not have: every core tensor is a dense, strided, unquantized one
+    # layouts and kinds core does not have: every core tensor is a dense, strided one (quantized ones are a subclass)
     is_mkldnn = property(lambda self: False, doc="Whether the layout is MKL-DNN's (never in core).")
     is_nested = property(lambda self: False, doc="Whether this is a nested tensor (never in core).")
-    is_quantized = property(lambda self: False, doc="Whether the dtype is quantized (never in core).")
+    is_quantized = property(lambda self: False, doc="Whether the dtype is quantized (core.quantized.QuantizedTensor).")
 
     @property
     def ndim(self) -> int:

@@ -22,6 +22,7 @@ from .linalg import *  # noqa: F401,F403
 from .nn_functions import *  # noqa: F401,F403
 from .lowrank import *  # noqa: F401,F403
 from .random import *  # noqa: F401,F403
+from .quantization import *  # noqa: F401,F403
 from .ranges import *  # noqa: F401,F403
 from .reduction import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
@@ -40,7 +41,7 @@ import importlib as _importlib
 FAMILIES = ("creation", "elementwise", "complex", "view", "reduction", "shape", "indexing", "linalg", "decompositions",
             "random", "sorting", "statistics", "ranges", "format", "conv", "pooling", "normalization", "loss",
             "optimizers", "spectral", "nn_functions", "tensor_methods", "tensor_functions", "legacy_linalg", "signal",
-            "control_flow", "lowrank", "sparse")
+            "control_flow", "lowrank", "sparse", "quantization")
 
 for _family in FAMILIES:  # module names, not the star-imported functions of the same name (view, format)
     attach_methods(_importlib.import_module(f"{__name__}.{_family}").METHODS)

@@ -234,6 +234,25 @@ def _format_sparse(t, indent: int, suffixes: list) -> str:
     return (",\n" + " " * indent).join(parts)
 
 
+def _format_quantized(t, indent: int, suffixes: list, has_default_dtype: bool) -> str:
+    """The body of a quantized tensor's repr (its dequantized values); its size, dtype and parameters go to
+    ``suffixes``."""
+    suffixes.append("size=" + str(tuple(t.shape)))
+    if not has_default_dtype:
+        suffixes.append(f"dtype={t.dtype!r}")
+    suffixes.append(f"quantization_scheme={t.qscheme()!r}")
+    if t._axis is None:
+        suffixes += [f"scale={t.q_scale()}", f"zero_point={t.q_zero_point()}"]
+    else:
+        suffixes += [f"scale={t.q_per_channel_scales()!r}", f"zero_point={t.q_per_channel_zero_points()!r}",
+                     f"axis={t.q_per_channel_axis()}"]
+    values = t.dequantize()
+    if values.numel() == 0:
+        return "[]"
+    host, summarized = _host_values(values, values.numel() > PRINT_OPTS.threshold)
+    return _tensor_str(host, summarized, indent, _formatter_for(host, values))
+
+
 def format_tensor(t) -> str:
     """``repr(tensor)``, laid out as ``torch._tensor_str._str`` does (sparse ones as components, size, nnz)."""
     prefix = "tensor("
@@ -251,6 +270,8 @@ def format_tensor(t) -> str:
         if not has_default_dtype:
             suffixes.append(f"dtype={t.dtype!r}")
         suffixes.append(f"layout={t.layout!r}")
+    elif t.is_quantized:  # the dequantized values, then the quantization parameters, as torch._tensor_str
+        body = _format_quantized(t, indent, suffixes, has_default_dtype)
     elif t.device.type == "meta":
         suffixes.append("size=" + shape)
         if t.dtype is not default:
