@@ -35,13 +35,13 @@ from . import futures
 from .futures import Future, fork, wait
 from .ops import *  # noqa: F401,F403
 from .ops import broadcast_shapes
+from .ops.reduction import return_types
+from .storage import Storage
+from .tensor import Size, Tensor
 
 # helpers the star import brings along that are core.ops' own, not PyTorch's names
 for _helper in ("attach_methods", "format_tensor", "resolve_device", "to_copy", "to_numpy", "wrap_dim"):
     del globals()[_helper]
-from .ops.reduction import return_types
-from .storage import Storage
-from .tensor import Size, Tensor
 
 from . import nn, optim, utils  # noqa: E402 - nn and optim are built on the ops above
 # the star import above bound ``linalg`` to the products family core.ops.linalg; ``core.linalg`` is torch.linalg's

@@ -417,12 +417,14 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
-        """Whether the tensor is a leaf of the autograd graph: made by the user, not by a recorded op (``torch.Tensor.is_leaf``)."""
+        """Whether the tensor is a leaf of the autograd graph: made by the user, not by a recorded op
+        (``torch.Tensor.is_leaf``)."""
         return self.grad_fn is None
 
     @property
     def data(self) -> "Tensor":
-        """The tensor detached from autograd, sharing its storage; assigning it swaps the contents (``torch.Tensor.data``)."""
+        """The tensor detached from autograd, sharing its storage; assigning it swaps the contents
+        (``torch.Tensor.data``)."""
         return self.detach()
 
     @data.setter

@@ -183,7 +183,8 @@ def render_namespaces() -> list:
         names = public_names(label)
         if not names:
             continue
-        lines += [f"## `{label}` ({len(names)} names)", "", "| name | kind | defined in | summary |", "|---|---|---|---|"]
+        lines += [f"## `{label}` ({len(names)} names)", "", "| name | kind | defined in | summary |",
+                  "|---|---|---|---|"]
         for name, value in names.items():
             kind, module, summary = describe(value)
             lines.append(f"| `{name}` | {kind} | {f'`{module}`' if module else '—'} | {summary or '—'} |")

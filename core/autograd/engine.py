@@ -77,7 +77,7 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
                  allow_unused: bool = False, accumulate: bool = True):
     """Backpropagate ``grad_tensors`` from ``tensors``; returns captured grads of ``inputs`` when not accumulating."""
     roots = [edge_of(t) for t in tensors]
-    for t, (node, _) in zip(tensors, roots):
+    for node, _ in roots:
         if node is None:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
     capture = {}
@@ -150,7 +150,7 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
     finally:
         tls.exclude = previous
     if inputs is not None and not accumulate:
-        for i, g in enumerate(captured):
+        for g in captured:
             if g is None and not allow_unused:
                 raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
                                    "Set allow_unused=True if this is the desired behavior.")

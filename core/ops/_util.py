@@ -13,8 +13,9 @@ from .. import dtypes
 from ..errors import op_error
 from ..tensor import Size, Tensor
 
-__all__ = ["add_numpy_names", "documented", "with_numpy_names", "wrap_dim", "wrap_dims", "broadcast_shapes", "common_device", "size_args", "is_tensor",
-           "finish_out", "check_int_arg", "numel", "sum_to_shape", "check_computable"]
+__all__ = ["add_numpy_names", "documented", "with_numpy_names", "wrap_dim", "wrap_dims", "broadcast_shapes",
+           "common_device", "size_args", "is_tensor", "finish_out", "check_int_arg", "numel", "sum_to_shape",
+           "check_computable"]
 
 
 _NUMPY_NAMES = (("axis", "dim"), ("keepdims", "keepdim"))  # NumPy's spelling -> PyTorch's parameter

@@ -276,7 +276,7 @@ class Module:
         """Convert every parameter and buffer with ``fn``, keeping Parameter objects (optimizers hold them)."""
         for module in self.modules():
             with no_grad():
-                for name, param in module._parameters.items():
+                for param in module._parameters.values():
                     if param is None:
                         continue
                     converted = fn(param)
