@@ -7,23 +7,16 @@ Only stride arithmetic lives here; the factories and ``contiguous`` apply it.
 
 from __future__ import annotations
 
+from .named import NamedConstant
+
 __all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
            "legacy_contiguous_format"]
 
 
-class memory_format:
+class memory_format(NamedConstant):
     """A memory format, named like ``torch.memory_format`` (``core.channels_last``)."""
 
-    __slots__ = ("name",)
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"core.{self.name}"
-
-    def __reduce__(self):
-        return self.name  # pickled as the module attribute of that name
+    __slots__ = ()
 
 
 contiguous_format = memory_format("contiguous_format")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from . import dtypes as dt
 from .dispatch.keys import Quantized
+from .named import NamedConstant
 from .storage import Storage
 from .tensor import Tensor
 
@@ -19,19 +20,10 @@ __all__ = ["qscheme", "per_tensor_affine", "per_channel_affine", "per_tensor_sym
            "per_channel_affine_float_qparams", "QuantizedTensor", "make_quantized"]
 
 
-class qscheme:
+class qscheme(NamedConstant):
     """A quantization scheme, named like ``torch.qscheme`` objects (``core.per_tensor_affine``)."""
 
-    __slots__ = ("name",)
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"core.{self.name}"
-
-    def __reduce__(self):
-        return (_qscheme_named, (self.name,))
+    __slots__ = ()
 
 
 per_tensor_affine = qscheme("per_tensor_affine")
@@ -39,13 +31,6 @@ per_channel_affine = qscheme("per_channel_affine")
 per_tensor_symmetric = qscheme("per_tensor_symmetric")
 per_channel_symmetric = qscheme("per_channel_symmetric")
 per_channel_affine_float_qparams = qscheme("per_channel_affine_float_qparams")
-_SCHEMES = {s.name: s for s in (per_tensor_affine, per_channel_affine, per_tensor_symmetric, per_channel_symmetric,
-                                per_channel_affine_float_qparams)}
-
-
-def _qscheme_named(name: str) -> qscheme:
-    """The scheme called ``name`` (what pickles of a qscheme name)."""
-    return _SCHEMES[name]
 
 
 def make_quantized(int_repr: Tensor, dtype, scheme: qscheme, scale, zero_point, axis: int | None = None

@@ -13,7 +13,7 @@ from .. import dtypes
 from ..errors import op_error
 from ..tensor import Size, Tensor
 
-__all__ = ["add_numpy_names", "documented", "with_numpy_names", "wrap_dim", "wrap_dims", "broadcast_shapes",
+__all__ = ["add_numpy_names", "documented", "exporter", "with_numpy_names", "wrap_dim", "wrap_dims", "broadcast_shapes",
            "common_device", "size_args", "is_tensor", "finish_out", "check_int_arg", "numel", "sum_to_shape",
            "check_computable"]
 
@@ -58,6 +58,18 @@ def add_numpy_names(namespace) -> None:
                     setattr(namespace, name, wrapped)
                 else:
                     namespace[name] = wrapped
+
+
+def exporter(names: list, methods: dict):
+    """An ops family's ``_export``: ``fn`` joins ``names`` (the family's ``__all__``: ``core.<name>``; not with
+    ``function=False``) and, with ``method=True``, ``methods`` (its Tensor methods)."""
+    def export(fn, method: bool = True, function: bool = True):
+        if function:
+            names.append(fn.__name__)
+        if method:
+            methods[fn.__name__] = fn
+        return fn
+    return export
 
 
 def documented(doc: str, fn):

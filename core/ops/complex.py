@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .. import dtypes as dt
 from ..tensor import Tensor
-from ._util import finish_out
+from ._util import exporter, finish_out
 from .elementwise import _conj, cos, mul, sin
 from .shape import broadcast_tensors, stack
 from .view import view_as_complex
@@ -19,11 +19,7 @@ __all__: list = []
 METHODS: dict = {}
 
 
-def _export(fn, method: bool = True):
-    __all__.append(fn.__name__)
-    if method:
-        METHODS[fn.__name__] = fn
-    return fn
+_export = exporter(__all__, METHODS)
 
 
 @_export

@@ -19,7 +19,7 @@ import scipy.linalg.lapack
 from .. import dtypes as dt
 from ..tensor import Tensor
 from .creation import empty, ones, tensor, zeros
-from ._util import broadcast_shapes, finish_out, wrap_dim
+from ._util import broadcast_shapes, exporter, finish_out, wrap_dim
 from .decompositions import (_permutation, check_float_input, check_matrix_input, eigh, linalg_eig, linalg_svd,
                              lu_factor, lu_factor_ex, lu_solve as _linalg_lu_solve, matrix_norm,
                              matrix_rank as _linalg_matrix_rank, pinv, qr as _linalg_qr, solve as _linalg_solve,
@@ -47,11 +47,7 @@ _ldl_factor_t = return_type("linalg_ldl_factor", ("LD", "pivots"))
 _ldl_factor_ex_t = return_type("linalg_ldl_factor_ex", ("LD", "pivots", "info"))
 
 
-def _export(fn, method: bool = True):
-    __all__.append(fn.__name__)
-    if method:
-        METHODS[fn.__name__] = fn
-    return fn
+_export = exporter(__all__, METHODS)
 
 
 def _method_less(fn):

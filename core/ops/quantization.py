@@ -20,7 +20,7 @@ from ..dispatch.operator import set_functionality_fallback
 from ..quantized import (QuantizedTensor, make_quantized, per_channel_affine, per_channel_affine_float_qparams,
                          per_tensor_affine)
 from ..tensor import Tensor
-from ._util import check_int_arg
+from ._util import check_int_arg, exporter
 from .creation import tensor, zeros
 from .elementwise import clamp, isinf, logical_and, round as round_, rsqrt, where
 from .reduction import aminmax
@@ -29,12 +29,7 @@ __all__: list = []
 METHODS: dict = {}
 
 
-def _export(fn, method: bool = True, function: bool = True):
-    if function:
-        __all__.append(fn.__name__)
-    if method:
-        METHODS[fn.__name__] = fn
-    return fn
+_export = exporter(__all__, METHODS)
 
 
 # -- the Quantized dispatch key: no op runs on a quantized operand ---------------------------------------------

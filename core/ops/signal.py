@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..tensor import Tensor
+from ._util import exporter
 from .creation import _check_dtype, _finish, ones, resolve_device, tensor, zeros
 from .elementwise import abs, cos, i0, sqrt
 from .indexing import index_select
@@ -27,11 +28,7 @@ __all__: list = []
 METHODS: dict = {}
 
 
-def _export(fn, method: bool = True):
-    __all__.append(fn.__name__)
-    if method:
-        METHODS[fn.__name__] = fn
-    return fn
+_export = exporter(__all__, METHODS)
 
 
 def _function(fn):

@@ -14,7 +14,7 @@ import numbers
 from .. import dtypes as dt
 from ..dispatch import TensorSpec, define
 from ..tensor import Tensor
-from ._util import check_int_arg, common_device, finish_out, wrap_dim
+from ._util import check_int_arg, common_device, exporter, finish_out, wrap_dim
 from .creation import empty, tensor as _as_tensor, zeros
 from .reduction import _finish_pair, return_type
 
@@ -29,11 +29,7 @@ def _check_tensor(op: str, input) -> None:
         raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")
 
 
-def _export(fn, method: bool = True):
-    __all__.append(fn.__name__)
-    if method:
-        METHODS[fn.__name__] = fn
-    return fn
+_export = exporter(__all__, METHODS)
 
 
 # -- sort and what is built on it ----------------------------------------------------------------------

@@ -18,7 +18,7 @@ from ..dispatch.keys import Sparse
 from ..dispatch.operator import get_operator, set_functionality_fallback
 from ..sparse_tensor import COMPRESSED_LAYOUTS, SPARSE_LAYOUTS, SparseTensor, make_sparse
 from ..tensor import Tensor, contiguous_strides
-from ._util import finish_out, numel, wrap_dim, wrap_dims
+from ._util import exporter, finish_out, numel, wrap_dim, wrap_dims
 from .creation import tensor, zeros
 from .elementwise import floor_divide, mul, remainder
 from .indexing import index_add, index_select, nonzero
@@ -33,12 +33,7 @@ __all__: list = []
 METHODS: dict = {}
 
 
-def _export(fn, method: bool = True, function: bool = True):
-    if function:
-        __all__.append(fn.__name__)
-    if method:
-        METHODS[fn.__name__] = fn
-    return fn
+_export = exporter(__all__, METHODS)
 
 
 def _rebuild_sparse(layout, shape, values, indices, compressed, plain, coalesced, device, requires_grad):

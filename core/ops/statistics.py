@@ -14,7 +14,7 @@ import warnings
 
 from .. import dtypes as dt
 from ..tensor import Tensor
-from ._util import finish_out, wrap_dim
+from ._util import exporter, finish_out, wrap_dim
 from .creation import full, tensor, zeros
 from .elementwise import isnan, logical_not, sqrt, where
 from .indexing import scatter_add
@@ -35,11 +35,7 @@ _histogramdd_t = return_type("histogramdd", ("hist", "bin_edges"))
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
-def _export(fn, method: bool = True):
-    __all__.append(fn.__name__)
-    if method:
-        METHODS[fn.__name__] = fn
-    return fn
+_export = exporter(__all__, METHODS)
 
 
 def _check_tensor(op: str, input) -> None:
