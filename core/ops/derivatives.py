@@ -466,9 +466,14 @@ def _linalg_det(ctx, g):
 
 
 @derivative("linalg_slogdet")
-def _linalg_slogdet(ctx, _g_sign, g_logabsdet):
-    # real inputs: the sign is piecewise constant, so only logabsdet has a gradient, g A^{-T}
-    return (g_logabsdet.unsqueeze(-1).unsqueeze(-1).to(ctx.input(0).dtype) * linalg_inv_ex(ctx.input(0))[0].mH,)
+def _linalg_slogdet(ctx, g_sign, g_logabsdet):
+    """PyTorch's slogdet_backward: gA = (g_logabsdet - i Im(conj(g_sign) sign)) A^{-H}; a real sign is piecewise
+    constant, so for real A only logabsdet has a gradient, g A^{-T}."""
+    A = ctx.input(0)
+    g = g_logabsdet.to(A.dtype)
+    if A.is_complex():
+        g = g - 1j * V.imag(_conj(g_sign) * ctx.output(0))
+    return (g.unsqueeze(-1).unsqueeze(-1) * linalg_inv_ex(A)[0].mH,)
 
 
 @derivative("linalg_solve_ex")
