@@ -482,8 +482,8 @@ def eigvalsh(A, UPLO="L", *, out=None):
 
 
 def eig(A, *, out=None):
-    """(eigenvalues, eigenvectors) of general square matrices, complex even for real input; not differentiable
-    yet (``torch.linalg.eig``)."""
+    """(eigenvalues, eigenvectors) of general square matrices, complex even for real input; differentiable for
+    distinct eigenvalues and losses independent of the eigenvectors' phases (``torch.linalg.eig``)."""
     check_matrix_input("linalg.eig", A)
     return _finish_pair("linalg.eig", linalg_eig(A), out, _eig_t)
 

@@ -21,7 +21,7 @@ from ..dispatch import define, get_operator
 from ..tensor import Tensor
 from ._util import sum_to_shape
 from .conv import convolution_backward
-from .decompositions import _permutation, linalg_inv_ex, linalg_solve_ex, linalg_svd
+from .decompositions import _permutation, linalg_inv_ex, linalg_solve_ex, linalg_svd, unpack_lu
 from .elementwise import gelu_backward
 from .linalg import matmul
 from .loss import cross_entropy_loss_backward
@@ -466,9 +466,14 @@ def _linalg_det(ctx, g):
 
 
 @derivative("linalg_slogdet")
-def _linalg_slogdet(ctx, _g_sign, g_logabsdet):
-    # real inputs: the sign is piecewise constant, so only logabsdet has a gradient, g A^{-T}
-    return (g_logabsdet.unsqueeze(-1).unsqueeze(-1).to(ctx.input(0).dtype) * linalg_inv_ex(ctx.input(0))[0].mH,)
+def _linalg_slogdet(ctx, g_sign, g_logabsdet):
+    """PyTorch's slogdet_backward: gA = (g_logabsdet - i Im(conj(g_sign) sign)) A^{-H}; a real sign is piecewise
+    constant, so for real A only logabsdet has a gradient, g A^{-T}."""
+    A = ctx.input(0)
+    g = g_logabsdet.to(A.dtype)
+    if A.is_complex():
+        g = g - 1j * V.imag(_conj(g_sign) * ctx.output(0))
+    return (g.unsqueeze(-1).unsqueeze(-1) * linalg_inv_ex(A)[0].mH,)
 
 
 @derivative("linalg_solve_ex")
@@ -537,17 +542,50 @@ def _linalg_svd(ctx, gU, gS, gVh):
     return matmul(matmul(U, inner), Vh), None
 
 
+@derivative("linalg_eig")
+def _linalg_eig(ctx, g_values, g_vectors):
+    """PyTorch's linalg_eig_backward, for distinct eigenvalues: gA = X^{-H} (diag(gL) + offdiag(W / E*)) X^H with
+    X the eigenvectors, W = X^H gX - X^H X diag(Re diag(X^H gX)) and E*_ij = conj(L_j) - conj(L_i); real for a real
+    A (the engine keeps the real part). The eigenvectors' phases are arbitrary, so a loss depending on them raises."""
+    values, X = ctx.output(0), ctx.output(1)
+    eye = _identity(values._shape[-1], X)
+    XhgX = matmul(X.mH, g_vectors)
+    diagonal = XhgX.diagonal(0, -2, -1)
+    if X.device.type != "meta" and bool((E.abs(V.imag(diagonal)) > 1e-2).any()):  # torch: allclose(im, 0, 1e-2, 1e-2)
+        raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+                           "multiplication by e^{i phi}. The specified loss function depends on this quantity, so it "
+                           "is ill-defined.")
+    XhgX = XhgX - matmul(X.mH, X * V.real(diagonal).unsqueeze(-2).to(X.dtype))
+    conj_values = _conj(values)
+    gaps = conj_values.unsqueeze(-2) - conj_values.unsqueeze(-1) + eye  # conj(L_j) - conj(L_i), 1 on the diagonal
+    inner = XhgX / gaps * (1 - eye) + E.mul(eye, g_values.unsqueeze(-1))
+    return (_solve(X.mH, matmul(inner, X.mH)),)
+
+
 @derivative("linalg_lu_factor_ex")
 def _linalg_lu_factor_ex(ctx, g_lu, _g_pivots, _g_info):
-    """Square A = P L U: gA = P L^{-H} [tril(L^H gL, -1) + triu(gU U^H)] U^{-H}, gL and gU packed in g_lu."""
+    """PyTorch's lu_factor_ex_backward / linalg_lu_backward for A = P L U (..., m, n), k = min(m, n); gL = g_lu's
+    first k columns, gU its first k rows (packed as LU is).
+    square: gA = P L^{-H} [tril(L^H gL, -1) + triu(gU U^H)] U^{-H};
+    wide (m < n), U = [U1 U2]: gA = P L^{-H} [gU1 + tril(L^H gL - gU U^H, -1) U1^{-H}, gU2];
+    tall (m > n), L = [L1; L2]: gA = P [gL1 + L1^{-H} triu(gU U^H - L^H gL), gL2] U^{-H} (lower parts strict)."""
     LU = ctx.output(0)
     m, n = LU._shape[-2:]
-    if m != n:
-        raise RuntimeError("The derivative of linalg.lu_factor is only implemented for square matrices")
-    eye = _identity(n, LU)
-    L, U = LU.tril(-1) + eye, LU.triu()
-    inner = matmul(L.mH, g_lu.tril(-1)).tril(-1) + matmul(g_lu.triu(), U.mH).triu()
-    return matmul(_permutation(ctx.output(1), n, LU), _right_solve(_solve(L.mH, inner), U.mH)), None
+    k = min(m, n)
+    L, U = unpack_lu(LU)
+    gL, gU = g_lu.narrow(-1, 0, k).tril(-1), g_lu.narrow(-2, 0, k).triu()
+    if m == n:
+        inner = matmul(L.mH, gL).tril(-1) + matmul(gU, U.mH).triu()
+        grad = _right_solve(_solve(L.mH, inner), U.mH)
+    elif m < n:
+        U1 = U.narrow(-1, 0, k)
+        inner = _right_solve((matmul(L.mH, gL) - matmul(gU, U.mH)).tril(-1), U1.mH)
+        grad = _solve(L.mH, cat([inner + gU.narrow(-1, 0, k), gU.narrow(-1, k, n - k)], -1))
+    else:
+        L1 = L.narrow(-2, 0, k)
+        inner = _solve(L1.mH, (matmul(gU, U.mH) - matmul(L.mH, gL)).triu())
+        grad = _right_solve(cat([inner + gL.narrow(-2, 0, k), gL.narrow(-2, k, m - k)], -2), U.mH)
+    return matmul(_permutation(ctx.output(1), m, LU), grad), None
 
 
 @derivative("linalg_qr")
