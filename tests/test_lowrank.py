@@ -167,4 +167,18 @@ def test_lobpcg_generalized_eigenvalue_gradient():
     v = vectors[:, 0]  # B-normalised
     assert_close(_np(At.grad), np.outer(v, v), atol=1e-6, rtol=1e-6)
     assert_close(_np(Bt.grad), -values[0] * np.outer(v, v), atol=1e-6, rtol=1e-6)
-    assert not X.requires_grad
+    assert X.requires_grad  # so that a gradient reaching it raises (next test) instead of vanishing
+
+
+def test_lobpcg_eigenvector_gradient_raises_instead_of_vanishing():
+    """X's derivative is not implemented: a gradient reaching it raises rather than being dropped from the sum."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((12, 12))
+    A = core.tensor(a @ a.T + np.eye(12), requires_grad=True)
+    values, vectors = core.lobpcg(A, k=2)
+    with pytest.raises(RuntimeError, match="derivative of the eigenvectors X is not implemented"):
+        (values.sum() + vectors.abs().sum()).backward()
+    values, vectors = core.lobpcg(A, k=2)
+    values.sum().backward()  # the eigenvalues alone still differentiate
+    assert A.grad is not None
+    assert not core.lobpcg(A.detach(), k=2)[1].requires_grad

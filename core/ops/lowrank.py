@@ -143,8 +143,8 @@ def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, lar
     """(E, X): the k largest (or smallest) eigenvalues and eigenvectors of A X = B X diag(E), A symmetric, B
     symmetric positive definite, by LOBPCG with the preconditioner iK; random start from core's generator when X is
     None; batches loop (``torch.lobpcg``; method 'basic' and 'ortho' run the same B-orthonormal Rayleigh-Ritz,
-    ``tracker`` is called each step with the iteration's state; E differentiates with respect to A and B, X does
-    not)."""
+    ``tracker`` is called each step with the iteration's state; E differentiates with respect to A and B; a
+    gradient reaching X raises, its derivative is not implemented)."""
     check_matrix_input("lobpcg", A, name="A")
     if method not in (None, "basic", "ortho"):
         raise ValueError(f"lobpcg: method must be 'basic' or 'ortho', got {method!r}")
@@ -177,4 +177,25 @@ def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, lar
     # E as the Rayleigh quotient of the converged vectors: equal to the Ritz values, and its derivative is the
     # eigenvalues' first-order one, x^H (dA - E dB) x (differentiating the iteration divides by vanishing residuals)
     numerator = (vectors * matmul(A, vectors)).sum(-2)
-    return numerator if B is None else numerator / (vectors * matmul(B, vectors)).sum(-2), vectors
+    values = numerator if B is None else numerator / (vectors * matmul(B, vectors)).sum(-2)
+    return values, _without_derivative(vectors, A, B)
+
+
+def _without_derivative(vectors, *operands):
+    """``vectors``, made to raise if a gradient reaches them while A or B requires grad: their derivative (PyTorch's
+    partial-eigenspace formula) is not implemented, and dropping it silently would give a wrong gradient."""
+    from ..autograd import Function, is_grad_enabled  # lazily: autograd is built over the ops
+
+    class _NoEigenvectorDerivative(Function):
+        @staticmethod
+        def forward(ctx, x, *inputs):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            raise RuntimeError("lobpcg: the derivative of the eigenvectors X is not implemented here (the eigenvalues "
+                               "E differentiate with respect to A and B); detach X, or use core.linalg.eigh for a "
+                               "fully differentiable eigendecomposition")
+
+    needing = [t for t in operands if isinstance(t, Tensor) and t.requires_grad]
+    return _NoEigenvectorDerivative.apply(vectors, *needing) if needing and is_grad_enabled() else vectors
