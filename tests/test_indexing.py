@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import core
+from core.autograd import gradcheck
 from core.testing import assert_close, sample_array, with_layout
 
 DTYPES = ["float32", "float64", "int64", "int32", "bool", "float16", "bfloat16", "uint8"]
@@ -739,3 +740,16 @@ def test_whole_tensor_indices_are_views_that_keep_autograd(device):
         assert view.requires_grad and view.grad_fn is not None and view is not x
     (x[:] * 2).sum().backward()
     assert_close(x.grad, core.full((3, 4), 2.0))
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_gradient_with_and_without_self(device, reduce, include_self):
+    """With include_self=False the positions an index lands on drop self's value: its gradient there is 0."""
+    rng = np.random.default_rng(0)
+    x = core.tensor(rng.standard_normal(5), device=device, requires_grad=True)
+    src = core.tensor(rng.standard_normal(4), device=device, requires_grad=True)
+    index = core.tensor([0, 2, 2, 4], device=device)
+    assert gradcheck(lambda a, b: core.scatter_reduce(a, 0, index, b, reduce, include_self=include_self), (x, src))
+    core.scatter_reduce(x, 0, index, src.detach(), "sum", include_self=include_self).sum().backward()
+    assert x.grad.tolist() == ([1.0] * 5 if include_self else [0.0, 1.0, 0.0, 1.0, 0.0])

@@ -432,6 +432,9 @@ def _scatter(ctx, g):
         zeros = creation.zeros(index._shape, dtype=g.dtype, device=g.device)
         return get_operator("scatter_")(g.clone(), dim, index, zeros, None, True), None, None, gather(g, dim, index)
     if reduce == "sum":
+        if ctx.arg(5) is False:  # include_self=False: where an index lands, self's value was replaced, not summed
+            zeros = creation.zeros(index._shape, dtype=g.dtype, device=g.device)
+            return get_operator("scatter_")(g.clone(), dim, index, zeros, None, True), None, None, gather(g, dim, index)
         return g, None, None, gather(g, dim, index)
     raise RuntimeError(f"the derivative of scatter with reduce='{reduce}' is not implemented")
 
