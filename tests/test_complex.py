@@ -323,3 +323,18 @@ def test_in_place_writes_through_real_and_imag_views_are_differentiable(device):
     expected = values.real * 2 + 1j * (values.imag + 2 * values.real)
     assert_close(scale_parts(z), np.exp(expected))
     assert gradcheck(scale_parts, (z,))
+
+
+def test_complex_randn_and_sigmoid(device):
+    """randn of a complex dtype draws the complex normal distribution (each part of variance 1/2, as PyTorch);
+    sigmoid of a complex tensor is 1 / (1 + exp(-z))."""
+    core.manual_seed(0)
+    z = core.randn(20000, dtype=core.complex64, device=device)
+    assert z.dtype == core.complex64
+    a = z.cpu().numpy()
+    assert abs(a.real.var() - 0.5) < 0.03 and abs(a.imag.var() - 0.5) < 0.03 and abs(a.mean()) < 0.03
+    shifted = core.empty(20000, dtype=core.complex128, device=device).normal_(2.0, 2.0).cpu().numpy()
+    assert abs(shifted.mean() - 2.0) < 0.05 and abs(shifted.real.var() - 2.0) < 0.1
+    w = np.array([1 + 2j, -0.5j, 3 - 1j])
+    np.testing.assert_allclose(core.sigmoid(core.tensor(w, device=device)).cpu().numpy(), 1 / (1 + np.exp(-w)),
+                               rtol=1e-12)

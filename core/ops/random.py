@@ -323,7 +323,15 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None):
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    """Fill with normal samples of ``mean`` and ``std`` (``Tensor.normal_``)."""
+    """Fill with normal samples of ``mean`` and ``std`` (``Tensor.normal_``); a complex tensor gets the complex normal
+    distribution: real and imaginary parts independent, each of standard deviation ``std / sqrt(2)``."""
+    if isinstance(self, Tensor) and self.dtype.category == dt._COMPLEX:
+        from .view import view_as_real  # the two parts as a float view of the same storage
+
+        _fill(_normal, "normal_", view_as_real(self), generator, 0.0, float(std) / math.sqrt(2))
+        if mean != 0:
+            self.add_(mean)
+        return self
     return _fill(_normal, "normal_", self, generator, float(mean), float(std))
 
 
