@@ -157,3 +157,26 @@ def test_sparse_mm_errors():
         op(rows, cols, values, dense, (2, 2), True, False)
     with pytest.raises(TypeError, match="sparse_mm\\(\\): argument 'dense' must be a dense Tensor"):
         op(rows, cols, values, [[1.0]], (2, 2), False, False)
+
+
+@pytest.mark.parametrize("dtype", [core.float16, core.bfloat16, core.complex64])
+def test_half_and_complex_products(dtype):
+    """Half types compute in float32 and round once (as PyTorch's opmath); complex multiplies as complex."""
+    rng = np.random.default_rng(6)
+    m = _matrix(rng)
+    b = rng.standard_normal((5, 3)) + (0.5j * rng.standard_normal((5, 3)) if dtype.is_complex else 0)
+    data = m.data + (1j * m.data[::-1] if dtype.is_complex else 0)
+    m = sp.coo_matrix((data, (m.row, m.col)), shape=m.shape)
+    out = core.sparse.mm(_sparse(m, "coo", "cpu", dtype), core.tensor(b, dtype=dtype))
+    assert out.dtype is dtype
+    assert_close(out, m @ b, check_dtype=False)
+
+
+def test_gradcheck_complex():
+    """Complex values and dense operand: the formula conjugates (PyTorch's convention for complex gradients)."""
+    rng = np.random.default_rng(7)
+    m = _matrix(rng)
+    pattern = _sparse(m, "csr", "cpu", core.complex128)
+    values = (_values(pattern) * (1 + 0.5j)).detach().requires_grad_()
+    dense = core.tensor(rng.standard_normal((5, 2)) + 1j * rng.standard_normal((5, 2)), requires_grad=True)
+    assert gradcheck(lambda v, d: core.sparse.mm(pattern.with_values(v), d), (values, dense))
