@@ -5,7 +5,8 @@ them (``index_add``, ``index_select``, ``unique``, ``searchsorted``), so sparse 
 autograd records through the components (sparse @ dense is the ``sparse_mm`` op: its kernels call ``scipy.sparse``
 on cpu and ``cupyx.scipy.sparse`` on cuda, its composite runs elsewhere). ``to_dense``, the products and the
 constructors are differentiable in the values. The ``Sparse`` dispatch key routes ops given a sparse operand to
-the kernels registered at the end of this file; every other op raises ``NotImplementedError`` naming the op and the layout.
+the kernels registered at the end of this file; every other op raises ``NotImplementedError`` naming the op and
+the layout.
 """
 
 from __future__ import annotations
