@@ -2,7 +2,8 @@
 
 Sparse tensors and their constructors are in ``core`` (``core.sparse_coo_tensor``...); this namespace holds the
 products and the reductions that keep sparsity. All are composites over the component tensors
-(``core/ops/sparse.py``), so they run on every device and are differentiable in the values and dense operands.
+(``core/ops/sparse.py``), so they run on every device and are differentiable in the values and dense operands;
+sparse @ dense is the ``sparse_mm`` op, on SciPy's (cpu) or cuSPARSE's (cuda) kernel where the backend has it.
 """
 
 from __future__ import annotations

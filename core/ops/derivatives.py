@@ -29,6 +29,7 @@ from .normalization import batch_norm_backward, layer_norm_backward
 from .pooling import avg_pool_backward, max_pool_backward
 from .ranges import eye
 from .shape import cat
+from .sparse import element_rows, sparse_mm
 from .spectral import fft_c2c, fft_r2c
 
 # the package namespace holds the star-imported functions `view`, ...: fetch the modules themselves
@@ -860,3 +861,21 @@ def _fft_c2r(ctx, g):
                       creation.ones(size - 1 - doubled, dtype=g.dtype, device=g.device)])
         grad = grad * weight.reshape((size,) + (1,) * (grad.ndim - 1 - last))
     return (grad,)
+
+
+# -- sparse @ dense ---------------------------------------------------------------------------------------------
+
+@derivative("sparse_mm")
+def _sparse_mm(ctx, g):
+    """d/d dense: the same product with the sparse operand transposed (conjugated); d/d values: the sampled product
+    ``(g[i] * conj(dense[j])).sum(-1)`` at each stored entry (i, j) (swapped when the forward was transposed)."""
+    rows, cols, values, dense = (ctx.input(i) for i in range(4))
+    size, compressed, transpose = ctx.arg(4), ctx.arg(5), ctx.arg(6)
+    grad_dense = sparse_mm(rows, cols, _conj(values), g, size, compressed, not transpose) \
+        if dense.requires_grad else None
+    grad_values = None
+    if values.requires_grad:
+        entry_rows = element_rows(rows, cols, compressed)
+        out_index, in_index = (cols, entry_rows) if transpose else (entry_rows, cols)
+        grad_values = R.sum(g.index_select(0, out_index) * _conj(dense.index_select(0, in_index)), -1)
+    return None, None, grad_values, grad_dense

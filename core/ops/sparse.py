@@ -2,9 +2,11 @@
 
 A sparse tensor (``core/sparse_tensor.py``) holds dense component tensors. Everything here is a composite over
 them (``index_add``, ``index_select``, ``unique``, ``searchsorted``), so sparse tensors work on every device and
-autograd records through the components: ``to_dense``, the products and the constructors are differentiable in
-the values. The ``Sparse`` dispatch key routes ops given a sparse operand to the kernels registered at the end
-of this file; every other op raises ``NotImplementedError`` naming the op and the layout.
+autograd records through the components (sparse @ dense is the ``sparse_mm`` op: its kernels call ``scipy.sparse``
+on cpu and ``cupyx.scipy.sparse`` on cuda, its composite runs elsewhere). ``to_dense``, the products and the
+constructors are differentiable in the values. The ``Sparse`` dispatch key routes ops given a sparse operand to
+the kernels registered at the end of this file; every other op raises ``NotImplementedError`` naming the op and
+the layout.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import numbers
 
 from .. import dtypes as dt
 from .. import layouts as L
+from ..dispatch import TensorSpec, define
 from ..dispatch.keys import Sparse
 from ..dispatch.operator import get_operator, set_functionality_fallback
 from ..sparse_tensor import COMPRESSED_LAYOUTS, SPARSE_LAYOUTS, SparseTensor, make_sparse
@@ -602,17 +605,71 @@ def _check_product(op: str, mat1, mat2) -> None:
                            f"{mat2.dtype!r}")
 
 
+def _sparse_mm_meta(rows, cols, values, dense, size, compressed, transpose):
+    """The (m, n) or, transposed, (k, n) dense result of the (m, k) sparse matrix given by its components times
+    ``dense``; checks the components' shapes, dtypes and the inner dimension."""
+    for name, t in (("rows", rows), ("cols", cols), ("values", values), ("dense", dense)):
+        if not isinstance(t, Tensor) or _is_sparse(t):
+            raise TypeError(f"sparse_mm(): argument '{name}' must be a dense Tensor, not {type(t).__name__}")
+    if rows.dtype is not dt.int64 or cols.dtype is not dt.int64:
+        raise RuntimeError(f"sparse_mm(): rows and cols must be int64 tensors, but got {rows.dtype!r} and "
+                           f"{cols.dtype!r}")
+    m, k = (builtins.int(s) for s in size)
+    nnz = values.shape[0] if values.ndim == 1 else -1
+    if cols.ndim != 1 or cols.shape[0] != nnz or rows.ndim != 1 \
+            or rows.shape[0] != (m + 1 if compressed else nnz):
+        raise RuntimeError(f"sparse_mm(): expected 1-D values and cols of one length (nnz) and rows of length "
+                           f"{'m + 1' if compressed else 'nnz'}, but got {list(values.shape)}, {list(cols.shape)} "
+                           f"and {list(rows.shape)}")
+    inner, outer = (m, k) if transpose else (k, m)
+    if dense.ndim != 2 or dense.shape[0] != inner:
+        raise RuntimeError(f"sparse_mm(): the sparse matrix ({m}x{k}{', transposed' if transpose else ''}) and "
+                           f"dense {list(dense.shape)} cannot be multiplied")
+    if values.dtype is not dense.dtype:
+        raise RuntimeError(f"sparse_mm(): expected values and dense to have the same dtype, but got: "
+                           f"{values.dtype!r} != {dense.dtype!r}")
+    return TensorSpec((outer, dense.shape[1]), dense.dtype, dense.device)
+
+
+def element_rows(rows: Tensor, cols: Tensor, compressed: bool) -> Tensor:
+    """The row of each stored entry: ``rows`` itself (COO) or its pointers expanded (CSR)."""
+    return _expand_compressed(rows, cols.shape[0]) if compressed else rows
+
+
+def _sparse_mm_composite(rows, cols, values, dense, size, compressed, transpose):
+    """sparse_mm on a device without the library kernel: each stored entry (i, j, v) adds ``v * dense[j]`` to
+    row i of the result (``index_select`` + ``index_add``)."""
+    spec = _sparse_mm_meta(rows, cols, values, dense, size, compressed, transpose)
+    rows = element_rows(rows, cols, compressed)
+    out_index, in_index = (cols, rows) if transpose else (rows, cols)
+    contributions = values.reshape(-1, 1) * index_select(dense, 0, in_index)
+    return index_add(zeros(spec.shape, dtype=dense.dtype, device=dense.device), 0, out_index, contributions)
+
+
+sparse_mm = define(
+    "sparse_mm", meta=_sparse_mm_meta, decomposition=_sparse_mm_composite,
+    doc="op(S) @ dense for the (m, k) sparse matrix S with entries values at (rows, cols) (compressed: rows are CSR "
+        "row pointers), op the transpose when transpose; the reference kernel calls scipy.sparse (NumPy) or "
+        "cupyx.scipy.sparse (CuPy), other devices run the index_select/index_add composite")
+
+
 def spmm(input, mat2) -> Tensor:
     """Sparse ``input`` times dense ``mat2``, a dense matrix (``torch.spmm``); differentiable in both.
 
-    Each stored entry (i, j, v) adds ``v * mat2[j]`` to row i: an ``index_select`` and an ``index_add``, so the
-    gradient of the values is ``(grad[i] * mat2[j]).sum()`` and that of ``mat2`` a scatter of ``v * grad[i]``.
+    COO, CSR and CSC run the ``sparse_mm`` op on their components (SciPy's or cuSPARSE's kernel where the
+    backend has one), BSR and BSC as their elementwise COO form. The gradient of the values is the sampled
+    product ``(grad[i] * mat2[j]).sum()``, that of ``mat2`` the transposed product ``input.T @ grad``.
     """
     _check_product("spmm", input, mat2)
+    shape = tuple(input.shape)
+    if input.layout is L.sparse_coo:
+        return sparse_mm(input._indices[0], input._indices[1], input._values, mat2, shape, False, False)
+    if input.layout is L.sparse_csr:
+        return sparse_mm(input._compressed, input._plain, input._values, mat2, shape, True, False)
+    if input.layout is L.sparse_csc:  # its pointers are those of the CSR transpose
+        return sparse_mm(input._compressed, input._plain, input._values, mat2, shape[::-1], True, True)
     index, vals = coo_parts(input)
-    contributions = vals.reshape(-1, 1) * index_select(mat2, 0, index[1])
-    out = zeros((input.shape[0], mat2.shape[1]), dtype=mat2.dtype, device=mat2.device)
-    return index_add(out, 0, index[0], contributions)
+    return sparse_mm(index[0], index[1], vals, mat2, shape, False, False)
 
 
 def sparse_sparse_mm(mat1, mat2) -> SparseTensor:

@@ -7,7 +7,8 @@ Each family module exposes ``kernels(ctx) -> dict`` like any backend's ``kernels
 - ``array(t)``: the array view of a tensor of the backend (cached on the tensor as ``t._np``);
 - ``wrap(a, like)``: a tensor of the backend owning the fresh array ``a``, of ``like.dtype`` on ``like.device``
   (``like`` is the meta function's spec, or the input tensor of a composite);
-- ``special``: ``scipy.special`` or ``cupyx.scipy.special``;
+- ``special``: ``scipy.special`` or ``cupyx.scipy.special`` (the sparse family picks ``scipy.sparse`` or
+  ``cupyx.scipy.sparse`` from ``xp`` itself);
 - ``errstate(all="ignore")``: a context silencing floating-point warnings (``numpy.errstate``; CuPy never warns);
 - ``reduce_sum``/``reduce_prod``: ``f(a, axis=, keepdims=, dtype=)`` (NumPy's ``np.add.reduce`` skips
   ``np.sum``'s Python-level dispatch, the hot path of ``x.sum()``; CuPy has ``cupy.sum``);
@@ -26,7 +27,7 @@ import numpy as np
 __all__ = ["ArrayContext", "FAMILIES", "compute_np", "operands", "HALF_NAMES"]
 
 FAMILIES = ("elementwise", "derivatives", "reduction", "shape", "indexing", "linalg", "decompositions", "creation",
-            "spectral")
+            "spectral", "sparse")
 
 HALF_NAMES = ("float16", "bfloat16")
 _F32 = np.dtype(np.float32)

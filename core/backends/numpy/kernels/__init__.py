@@ -9,11 +9,12 @@ sorting and ranges are written here over NumPy alone.
 from __future__ import annotations
 
 from ...kit import collect
-from ...kit.reference import creation, decompositions, derivatives, elementwise, linalg, reduction, shape, spectral
+from ...kit.reference import (creation, decompositions, derivatives, elementwise, linalg, reduction, shape, sparse,
+                              spectral)
 from . import indexing, random, ranges, sorting
 
 FAMILIES = (elementwise, derivatives, reduction, shape, indexing, linalg, decompositions, creation, random, sorting,
-            ranges, spectral)
+            ranges, spectral, sparse)
 
 
 def all_kernels(ctx=None) -> dict:

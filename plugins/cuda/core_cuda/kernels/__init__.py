@@ -3,8 +3,9 @@
 ``all_kernels(rt)`` binds every family to runtime ``rt`` (the kit's array context): the CUDA runtime (CuPy) in
 production, a host-memory runtime (NumPy) in the tests, which runs this same code on a machine without a GPU.
 elementwise and derivatives launch rendered CUDA C for float tensors (``_rendered``) before the reference
-code; reduction leaves out what CuPy has no twin of. decompositions (cuSOLVER through ``cupy.linalg``) and spectral
-(cuFFT through ``cupy.fft``) are the reference's; a routine CuPy lacks (``eig``) declines to the CPU fallback.
+code; reduction leaves out what CuPy has no twin of. decompositions (cuSOLVER through ``cupy.linalg``), spectral
+(cuFFT through ``cupy.fft``) and sparse (cuSPARSE through ``cupyx.scipy.sparse``) are the reference's; a routine
+CuPy lacks (``eig``) declines to the CPU fallback.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from core.backends.api import collect, reference
 from . import derivatives, elementwise, reduction
 
 FAMILIES = (elementwise, derivatives, reference.creation, reduction, reference.linalg, reference.shape,
-            reference.indexing, reference.decompositions, reference.spectral)
+            reference.indexing, reference.decompositions, reference.spectral, reference.sparse)
 
 
 def all_kernels(rt) -> dict:
