@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 from .. import ops
+from ..ops.decompositions import qr
 from ..autograd import no_grad
+from ..tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_", "dirac_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "trunc_normal_",
-           "orthogonal_", "sparse_"]
+           "orthogonal_", "sparse_", "uniform", "normal", "constant", "eye", "dirac", "xavier_uniform",
+           "xavier_normal", "kaiming_uniform", "kaiming_normal", "orthogonal", "sparse", "Tensor"]
 
 
 def calculate_gain(nonlinearity: str, param=None) -> float:
@@ -149,27 +153,24 @@ def trunc_normal_(tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, 
 
 
 def orthogonal_(tensor, gain: float = 1.0, generator=None):
-    """A (semi-)orthogonal matrix from the QR decomposition of a Gaussian one."""
-    import numpy as np
-
+    """A (semi-)orthogonal matrix from the QR decomposition of a Gaussian one, drawn on the tensor's device as
+    PyTorch does (``torch.nn.init.orthogonal_``)."""
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
         return tensor  # nothing to fill
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    from ..dtypes import float64
-
-    flat = ops.randn(rows, cols, generator=generator, dtype=float64)
-    a = flat.numpy()
-    if rows < cols:
-        a = a.T
-    q, r = np.linalg.qr(a)
-    q = q * np.sign(np.diag(r))
-    if rows < cols:
-        q = q.T
     with no_grad():
-        tensor.view(rows, cols).copy_(ops.tensor(q * gain, dtype=tensor.dtype))
+        flat = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
+        if rows < cols:
+            flat = flat.t()
+        q, r = qr(flat)
+        q = q * ops.diag(r, 0).sign()
+        if rows < cols:
+            q = q.t()
+        tensor.view(rows, cols).copy_(q)
+        tensor.mul_(gain)
     return tensor
 
 
@@ -185,3 +186,32 @@ def sparse_(tensor, sparsity: float, std: float = 0.01, generator=None):
             idx = ops.randperm(rows, generator=generator)[:zeros]
             tensor[idx, c] = 0
     return tensor
+
+
+def _make_deprecate(meth):
+    """The deprecated name without the trailing underscore: warns FutureWarning, then calls ``meth``."""
+    new_name = meth.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.", FutureWarning,
+                      stacklevel=2)
+        return meth(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old_name
+    deprecated_init.__doc__ = (f"Deprecated form of ``{new_name}``: warns FutureWarning, then fills in place like it "
+                               f"(``torch.nn.init.{old_name}``).")
+    return deprecated_init
+
+
+uniform = _make_deprecate(uniform_)
+normal = _make_deprecate(normal_)
+constant = _make_deprecate(constant_)
+eye = _make_deprecate(eye_)
+dirac = _make_deprecate(dirac_)
+xavier_uniform = _make_deprecate(xavier_uniform_)
+xavier_normal = _make_deprecate(xavier_normal_)
+kaiming_uniform = _make_deprecate(kaiming_uniform_)
+kaiming_normal = _make_deprecate(kaiming_normal_)
+orthogonal = _make_deprecate(orthogonal_)
+sparse = _make_deprecate(sparse_)
