@@ -66,3 +66,12 @@ def test_deprecated_names_keep_the_errors():
 
 def test_init_tensor_is_core_tensor():
     assert init.Tensor is core.Tensor
+
+
+def test_trunc_normal_warns_when_mean_is_far_from_the_interval():
+    with pytest.warns(UserWarning, match=r"mean is more than 2 std from \[a, b\] in nn.init.trunc_normal_"):
+        init.trunc_normal_(core.empty(10), mean=5.0, std=1.0, a=-1.0, b=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        values = to_numpy(init.trunc_normal_(core.empty(1000), mean=0.5, std=1.0, a=-1.0, b=1.0))
+    assert values.min() >= -1.0 and values.max() <= 1.0

@@ -23,24 +23,20 @@ __all__ = ["DFIterDataPipe", "DataChunk", "IterDataPipe", "MapDataPipe", "argume
 
 # -- element types ----------------------------------------------------------------------------------------------------
 
-def _args(hint) -> tuple:
-    return typing.get_args(hint)
-
-
 def _issubtype(left, right) -> bool:
     """Whether type hint ``left`` is a subtype of ``right`` (Any, Union, classes and generic containers)."""
     if right is Any or left == right:
         return True
     if typing.get_origin(left) is typing.Union:
-        return all(_issubtype(a, right) for a in _args(left))
+        return all(_issubtype(a, right) for a in typing.get_args(left))
     if typing.get_origin(right) is typing.Union:
-        return any(_issubtype(left, a) for a in _args(right))
+        return any(_issubtype(left, a) for a in typing.get_args(right))
     if left is Any:
         return False
     lo, ro = typing.get_origin(left) or left, typing.get_origin(right) or right
     if not (isinstance(lo, type) and isinstance(ro, type) and issubclass(lo, ro)):
         return False
-    largs, rargs = _args(left), _args(right)
+    largs, rargs = typing.get_args(left), typing.get_args(right)
     if not rargs:
         return True
     return len(largs) == len(rargs) and all(_issubtype(a, b) for a, b in zip(largs, rargs))
@@ -52,7 +48,7 @@ def _issubinstance(obj, hint) -> bool:
         return True
     if isinstance(hint, typing.TypeVar):
         return hint.__bound__ is None or _issubinstance(obj, hint.__bound__)
-    origin, args = typing.get_origin(hint), _args(hint)
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is typing.Union:
         return any(_issubinstance(obj, a) for a in args)
     if origin is None:
@@ -310,7 +306,8 @@ _runtime_validation_enabled = True
 
 
 class runtime_validation_disabled:
-    """Context manager: turns ``runtime_validation`` checks off inside (``torch.utils.data.runtime_validation_disabled``)."""
+    """Context manager: no ``runtime_validation`` checks inside it
+    (``torch.utils.data.runtime_validation_disabled``)."""
 
     def __init__(self) -> None:
         global _runtime_validation_enabled
