@@ -95,9 +95,9 @@ class _DataPipeType:
 # -- the DataPipe classes ----------------------------------------------------------------------------------------------
 
 class _FunctionalMixin:
-    """The functional-name registry and ``__getattr__`` lookup shared by ``IterDataPipe`` and ``MapDataPipe``."""
+    """The functional-name registry and ``__getattr__`` lookup shared by ``IterDataPipe`` and ``MapDataPipe``;
+    each of the two keeps its own ``functions`` dict, returned by its ``_registry()``."""
 
-    functions: dict = {}
     type = _DataPipeType(Any)
 
     def __class_getitem__(cls, param):
