@@ -19,6 +19,7 @@ __all__ = ["add_numpy_names", "documented", "exporter", "with_numpy_names", "wra
 
 
 _NUMPY_NAMES = (("axis", "dim"), ("keepdims", "keepdim"))  # NumPy's spelling -> PyTorch's parameter
+_WRAPPED: dict = {}  # function -> its wrapper
 
 
 def with_numpy_names(fn):
@@ -31,6 +32,8 @@ def with_numpy_names(fn):
     renames = tuple((alias, name) for alias, name in _NUMPY_NAMES if name in params and alias not in params)
     if not renames or getattr(fn, "numpy_names", False):  # nothing to rename, or wrapped already
         return fn
+    if fn in _WRAPPED:  # one wrapper per function: core.special.logsumexp stays core.logsumexp
+        return _WRAPPED[fn]
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
@@ -44,6 +47,7 @@ def with_numpy_names(fn):
         return fn(*args, **kwargs)
 
     call.numpy_names = True
+    _WRAPPED[fn] = call
     return call
 
 
