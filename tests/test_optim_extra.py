@@ -1,0 +1,326 @@
+"""core.optim's RAdam, ASGD, Rprop, Adafactor, SparseAdam and LBFGS against PyTorch's documented algorithms.
+
+Each optimizer replays hand-set gradients and is compared with a NumPy transcription of the algorithm box in
+PyTorch's docs (ASGD/Adafactor/SparseAdam: of PyTorch's single-tensor implementation, which the docs describe).
+LBFGS must minimize the Rosenbrock function; state dicts round trip with PyTorch's key names.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+import pytest
+
+import core
+from core import optim
+from core.nn import Parameter
+from core.testing import assert_close
+
+SHAPE = (3, 4)
+STEPS = 6
+
+
+def _data(seed: int = 0, shape=SHAPE):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal(shape), [rng.standard_normal(shape) for _ in range(STEPS)]
+
+
+def ref_radam(x, grads, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
+              maximize=False):
+    b1, b2 = betas
+    m = v = np.zeros_like(x)
+    rho_inf = 2 / (1 - b2) - 1
+    for t, g in enumerate(grads, 1):
+        g = -g if maximize else g
+        if weight_decay and decoupled_weight_decay:
+            x = x * (1 - lr * weight_decay)
+        elif weight_decay:
+            g = g + weight_decay * x
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+        m_hat = m / (1 - b1 ** t)
+        rho_t = rho_inf - 2 * t * b2 ** t / (1 - b2 ** t)
+        if rho_t > 5:
+            l_t = np.sqrt(1 - b2 ** t) / (np.sqrt(v) + eps)
+            r_t = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+            x = x - lr * m_hat * l_t * r_t
+        else:
+            x = x - lr * m_hat
+    return x
+
+
+def ref_asgd(x, grads, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, maximize=False):
+    eta, mu = np.float32(lr), np.float32(1.0)  # PyTorch keeps eta and mu as float32 scalar tensors
+    ax = np.zeros_like(x)
+    for t, g in enumerate(grads, 1):
+        g = -g if maximize else g
+        if weight_decay:
+            g = g + weight_decay * x
+        x = x * (1 - lambd * float(eta)) - float(eta) * g
+        ax = ax + (x - ax) * float(mu) if mu != 1 else x.copy()
+        eta = np.float32(lr / (1 + lambd * lr * t) ** alpha)
+        mu = np.float32(1 / max(1, t - t0))
+    return x, ax
+
+
+def ref_rprop(x, grads, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), maximize=False):
+    eta_minus, eta_plus = etas
+    prev = np.zeros_like(x)
+    size = np.full_like(x, lr)
+    for g in grads:
+        g = -g if maximize else g
+        prod = g * prev
+        size = np.clip(size * np.where(prod > 0, eta_plus, np.where(prod < 0, eta_minus, 1.0)), *step_sizes)
+        g = np.where(prod < 0, 0.0, g)
+        x = x - np.sign(g) * size
+        prev = g
+    return x
+
+
+def ref_adafactor(x, grads, lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3), d=1.0, weight_decay=0.0, maximize=False):
+    eps1 = np.finfo(np.float64).eps if eps[0] is None else eps[0]
+    r = c = v = None
+    for t, g in enumerate(grads, 1):
+        g = -g if maximize else g
+        w = t ** beta2_decay  # 1 - beta2_t
+        rho = min(lr, 1 / math.sqrt(t))
+        alpha = max(eps[1], np.sqrt(np.mean(x * x))) * rho
+        x = x * (1 - lr * weight_decay)
+        if g.ndim > 1:
+            r = (1 - w) * (0 if r is None else r) + w * np.mean(g * g, axis=-1, keepdims=True)
+            c = (1 - w) * (0 if c is None else c) + w * np.mean(g * g, axis=-2, keepdims=True)
+            var = r @ c / np.maximum(np.mean(r, axis=-2, keepdims=True), eps1)
+        else:
+            v = (1 - w) * (0 if v is None else v) + w * g * g
+            var = v
+        u = g / np.sqrt(np.maximum(var, eps1 * eps1))
+        u = u / max(1.0, np.sqrt(np.mean(u * u)) / d)
+        x = x - alpha * u
+    return x
+
+
+CASES = {
+    "RAdam": (ref_radam, [
+        dict(),
+        dict(lr=0.1, betas=(0.5, 0.6), eps=1e-6),  # rho_t > 5 from the 2nd step on: the rectified branch
+        dict(lr=0.1, betas=(0.5, 0.6), weight_decay=0.1),
+        dict(lr=0.1, betas=(0.5, 0.6), weight_decay=0.1, decoupled_weight_decay=True, maximize=True),
+    ]),
+    "ASGD": (lambda *a, **k: ref_asgd(*a, **k)[0], [
+        dict(),
+        dict(lr=0.1, lambd=0.01, alpha=0.5, t0=2, weight_decay=0.1),
+        dict(lr=0.05, t0=0, maximize=True),
+    ]),
+    "Rprop": (ref_rprop, [
+        dict(),
+        dict(lr=0.1, etas=(0.3, 1.5), step_sizes=(0.05, 0.2)),
+        dict(lr=0.1, maximize=True),
+    ]),
+    "Adafactor": (ref_adafactor, [
+        dict(),
+        dict(lr=0.5, beta2_decay=-0.5, eps=(1e-3, 1e-2), d=1.5, weight_decay=0.1),
+        dict(lr=0.2, maximize=True),
+    ]),
+}
+CASE_IDS = [(name, i) for name, (_, options) in CASES.items() for i in range(len(options))]
+
+
+def _replay(name, options, device, dtype, x0, grads):
+    p = Parameter(core.tensor(x0, dtype=dtype, device=device))
+    opt = getattr(optim, name)([p], **options)
+    for g in grads:
+        p.grad = core.tensor(g, dtype=dtype, device=device)
+        opt.step()
+    return p, opt
+
+
+@pytest.mark.parametrize("name,index", CASE_IDS, ids=[f"{n}-{i}" for n, i in CASE_IDS])
+def test_matches_documented_algorithm(name, index, device):
+    reference, cases = CASES[name]
+    options = cases[index]
+    x0, grads = _data(index)
+    p, _ = _replay(name, options, device, core.float64, x0, grads)
+    assert_close(p.detach(), reference(x0, grads, **options), rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("name", ["RAdam", "ASGD", "Rprop", "Adafactor"])
+def test_vector_and_float32_params(name, device):
+    reference, cases = CASES[name]
+    options = cases[1]
+    x0, grads = _data(7, shape=(5,))
+    p, _ = _replay(name, options, device, core.float32, x0, grads)
+    if name == "Adafactor":  # eps1 defaults to the parameter dtype's epsilon
+        options = dict(options, eps=(options["eps"][0] or float(np.finfo(np.float32).eps), options["eps"][1]))
+    assert_close(p.detach(), reference(x0, grads, **options), check_dtype=False, rtol=1e-5, atol=1e-5)
+
+
+def test_asgd_average_and_state(device):
+    x0, grads = _data(2)
+    options = dict(lr=0.1, t0=2)
+    p, opt = _replay("ASGD", options, device, core.float64, x0, grads)
+    x, ax = ref_asgd(x0, grads, **options)
+    state = opt.state[p]
+    assert set(state) == {"step", "eta", "mu", "ax"}
+    assert_close(state["ax"], ax, rtol=1e-9, atol=1e-11)
+    assert state["eta"].item() == pytest.approx(0.1 / (1 + 1e-4 * 0.1 * STEPS) ** 0.75, rel=1e-6)
+    assert state["mu"].item() == pytest.approx(1 / (STEPS - 2))
+
+
+STATE_KEYS = {
+    "RAdam": ({}, {"step", "exp_avg", "exp_avg_sq"}),
+    "ASGD": ({}, {"step", "eta", "mu", "ax"}),
+    "Rprop": ({}, {"step", "prev", "step_size"}),
+    "Adafactor": ({}, {"step", "row_var", "col_var"}),
+}
+
+
+@pytest.mark.parametrize("name", list(STATE_KEYS))
+def test_state_dict_round_trip(name, device):
+    options, keys = STATE_KEYS[name]
+    x0, grads = _data(3)
+    p, opt = _replay(name, options, device, core.float64, x0, grads[:3])
+    assert set(opt.state[p]) == keys
+    saved = copy.deepcopy(opt.state_dict())
+    assert set(saved["state"][0]) == keys
+    q = Parameter(p.detach().clone())
+    other = getattr(optim, name)([q], **options)
+    other.load_state_dict(saved)
+    for g in grads[3:]:
+        p.grad = core.tensor(g, dtype=core.float64, device=device)
+        q.grad = core.tensor(g, dtype=core.float64, device=device)
+        opt.step()
+        other.step()
+    # Loading casts floating state to the parameter's dtype (as PyTorch), so ASGD's float32 eta/mu become float64.
+    assert_close(q.detach(), p.detach(), rtol=1e-9, atol=1e-11)
+    whole, _ = _replay(name, options, device, core.float64, x0, grads)
+    assert_close(q.detach(), whole.detach(), rtol=1e-9, atol=1e-11)
+
+
+def test_constructor_defaults_and_errors():
+    p = Parameter(core.zeros(2))
+    assert optim.RAdam([p]).defaults["decoupled_weight_decay"] is False
+    assert optim.ASGD([p]).defaults["t0"] == 1e6
+    assert optim.Rprop([p]).defaults["etas"] == (0.5, 1.2)
+    assert optim.Adafactor([p]).defaults["eps"] == (None, 1e-3)
+    assert optim.LBFGS([p]).defaults["max_eval"] == 25
+    for flags in (dict(foreach=False, maximize=True, capturable=True), dict(foreach=None)):
+        optim.RAdam([p], **flags)
+        optim.Rprop([p], **flags)
+        optim.ASGD([p], **flags)
+    with pytest.raises(ValueError, match="Invalid eta values"):
+        optim.Rprop([p], etas=(1.5, 1.2))
+    with pytest.raises(ValueError, match="beta2_decay should be <= 0"):
+        optim.Adafactor([p], beta2_decay=0.5)
+    with pytest.raises(ValueError, match="Invalid beta parameter"):
+        optim.RAdam([p], betas=(1.0, 0.9))
+    with pytest.raises(RuntimeError, match="only 'strong_wolfe' is supported"):
+        optim.LBFGS([p], line_search_fn="armijo")
+    with pytest.raises(ValueError, match="per-parameter options"):
+        optim.LBFGS([{"params": [p]}, {"params": [Parameter(core.zeros(1))]}])
+    with pytest.raises(RuntimeError, match="LBFGS requires a closure"):
+        optim.LBFGS([p]).step(None)
+
+
+# -- SparseAdam ---------------------------------------------------------------------------------------------------
+
+def test_sparse_adam_updates_only_touched_entries(device):
+    rng = np.random.default_rng(4)
+    x0 = rng.standard_normal((5, 3))
+    p = Parameter(core.tensor(x0, device=device))
+    options = dict(lr=0.1, betas=(0.8, 0.9), eps=1e-6)
+    opt = optim.SparseAdam([p], **options)
+    x, m, v = x0.copy(), np.zeros_like(x0), np.zeros_like(x0)
+    rows_per_step = [[0, 2, 2], [1, 2], [4, 0]]
+    for t, rows in enumerate(rows_per_step, 1):
+        values = rng.standard_normal((len(rows), 3))
+        dense = np.zeros_like(x0)
+        np.add.at(dense, rows, values)  # duplicate indices add up when the gradient is coalesced
+        p.grad = core.sparse_coo_tensor(core.tensor([rows]), core.tensor(values), (5, 3)).to(device)
+        opt.step()
+        touched = np.zeros((5, 1), dtype=bool)
+        touched[rows] = True
+        m = np.where(touched, 0.8 * m + 0.2 * dense, m)
+        v = np.where(touched, 0.9 * v + 0.1 * dense * dense, v)
+        step = 0.1 * math.sqrt(1 - 0.9 ** t) / (1 - 0.8 ** t)
+        x = np.where(touched, x - step * m / (np.sqrt(v) + 1e-6), x)
+    assert_close(p.detach(), x, rtol=1e-9, atol=1e-11)
+    assert set(opt.state_dict()["state"][0]) == {"step", "exp_avg", "exp_avg_sq"}
+    assert_close(opt.state[p]["exp_avg"], m, rtol=1e-9, atol=1e-11)
+
+
+def test_sparse_adam_errors():
+    p = Parameter(core.zeros(3))
+    opt = optim.SparseAdam([p])
+    p.grad = core.ones(3)
+    with pytest.raises(RuntimeError, match="SparseAdam does not support dense gradients"):
+        opt.step()
+    with pytest.raises(ValueError, match="Invalid learning rate"):
+        optim.SparseAdam([p], lr=0.0)
+
+
+# -- LBFGS --------------------------------------------------------------------------------------------------------
+
+def _rosenbrock(xy):
+    return (1 - xy[0]) ** 2 + 100 * (xy[1] - xy[0] ** 2) ** 2
+
+
+@pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
+def test_lbfgs_minimizes_rosenbrock(line_search_fn, device):
+    xy = Parameter(core.tensor([-1.5, 2.0], dtype=core.float64, device=device))
+    lr = 1 if line_search_fn else 0.1
+    opt = optim.LBFGS([xy], lr=lr, max_iter=50, history_size=10, line_search_fn=line_search_fn)
+
+    def closure():
+        opt.zero_grad()
+        loss = _rosenbrock(xy)
+        loss.backward()
+        return loss
+
+    first = closure().item()
+    for _ in range(40 if line_search_fn else 100):
+        loss = opt.step(closure)
+    assert loss.item() < first
+    assert_close(xy.detach(), np.array([1.0, 1.0]), rtol=0, atol=1e-4)
+    state = opt.state_dict()["state"][0]
+    assert {"func_evals", "n_iter", "d", "t", "old_dirs", "old_stps", "ro", "H_diag", "prev_flat_grad",
+            "prev_loss"} <= set(state)
+
+
+def test_lbfgs_first_iteration_is_scaled_steepest_descent(device):
+    # One iteration: d = -g and t = min(1, 1/|g|_1) * lr, as PyTorch's LBFGS starts.
+    x0 = np.array([0.3, -0.7, 1.1])
+    p = Parameter(core.tensor(x0, device=device))
+    opt = optim.LBFGS([p], lr=0.5, max_iter=1)
+
+    def closure():
+        opt.zero_grad()
+        loss = (p * p * core.tensor([1.0, 2.0, 3.0], device=device)).sum()
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    g = 2 * np.array([1.0, 2.0, 3.0]) * x0
+    assert_close(p.detach(), x0 - min(1.0, 1 / np.abs(g).sum()) * 0.5 * g, rtol=1e-12, atol=1e-14)
+
+
+def test_lbfgs_exact_on_quadratic_with_line_search(device):
+    # On a convex quadratic, L-BFGS with a Wolfe line search reaches the minimizer A^-1 b.
+    rng = np.random.default_rng(5)
+    m = rng.standard_normal((4, 4))
+    a = m @ m.T + 4 * np.eye(4)
+    b = rng.standard_normal(4)
+    x = Parameter(core.zeros(4, dtype=core.float64, device=device))
+    at, bt = core.tensor(a, device=device), core.tensor(b, device=device)
+    opt = optim.LBFGS([x], max_iter=100, line_search_fn="strong_wolfe", tolerance_grad=1e-12,
+                      tolerance_change=1e-15)
+
+    def closure():
+        opt.zero_grad()
+        loss = 0.5 * (x @ (at @ x)) - bt @ x
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    assert_close(x.detach(), np.linalg.solve(a, b), rtol=1e-7, atol=1e-8)
