@@ -324,3 +324,109 @@ def test_lbfgs_exact_on_quadratic_with_line_search(device):
 
     opt.step(closure)
     assert_close(x.detach(), np.linalg.solve(a, b), rtol=1e-7, atol=1e-8)
+
+
+# -- swa_utils ----------------------------------------------------------------------------------------------------
+
+from core.optim import swa_utils  # noqa: E402
+
+
+def _snapshots(seed=6, count=4):
+    rng = np.random.default_rng(seed)
+    return [(rng.standard_normal((2, 3)), rng.standard_normal(2)) for _ in range(count)]
+
+
+def _averaged(snapshots, device, **kwargs):
+    model = core.nn.Linear(3, 2, dtype=core.float64).to(device)
+    swa = swa_utils.AveragedModel(model, **kwargs)
+    for weight, bias in snapshots:
+        with core.no_grad():
+            model.weight.copy_(core.tensor(weight, device=device))
+            model.bias.copy_(core.tensor(bias, device=device))
+        swa.update_parameters(model)
+    return swa
+
+
+def test_averaged_model_swa_mean(device):
+    snaps = _snapshots()
+    swa = _averaged(snaps, device)
+    assert swa.n_averaged.item() == len(snaps) and swa.n_averaged.dtype is core.int64
+    assert_close(swa.module.weight.detach(), np.mean([w for w, _ in snaps], axis=0), rtol=1e-12, atol=1e-14)
+    assert_close(swa.module.bias.detach(), np.mean([b for _, b in snaps], axis=0), rtol=1e-12, atol=1e-14)
+    x = np.random.default_rng(1).standard_normal((4, 3))
+    out = swa(core.tensor(x, device=device))
+    expected = x @ np.mean([w for w, _ in snaps], axis=0).T + np.mean([b for _, b in snaps], axis=0)
+    assert_close(out.detach(), expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["avg_fn", "multi_avg_fn"])
+def test_averaged_model_ema(kind, device):
+    snaps = _snapshots(7)
+    decay = 0.7
+    fn = swa_utils.get_ema_avg_fn(decay) if kind == "avg_fn" else swa_utils.get_ema_multi_avg_fn(decay)
+    swa = _averaged(snaps, device, **{kind: fn})
+    ema = snaps[0][0]
+    for weight, _ in snaps[1:]:
+        ema = decay * ema + (1 - decay) * weight
+    assert_close(swa.module.weight.detach(), ema, rtol=1e-12, atol=1e-14)
+
+
+def test_swa_avg_fn_matches_multi_avg_fn(device):
+    snaps = _snapshots(8)
+    a = _averaged(snaps, device, avg_fn=swa_utils.get_swa_avg_fn())
+    b = _averaged(snaps, device, multi_avg_fn=swa_utils.get_swa_multi_avg_fn())
+    assert_close(a.module.weight.detach(), b.module.weight.detach(), rtol=1e-12, atol=1e-14)
+    assert_close(a.module.weight.detach(), np.mean([w for w, _ in snaps], axis=0), rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match="only one of avg_fn and multi_avg_fn"):
+        swa_utils.AveragedModel(core.nn.Linear(1, 1), avg_fn=swa_utils.get_swa_avg_fn(),
+                                multi_avg_fn=swa_utils.get_swa_multi_avg_fn())
+
+
+def test_averaged_model_buffers(device):
+    rng = np.random.default_rng(9)
+    model = core.nn.BatchNorm1d(3, dtype=core.float64).to(device)
+    plain = swa_utils.AveragedModel(model)
+    averaged = swa_utils.AveragedModel(model, use_buffers=True)
+    means = []
+    for _ in range(3):
+        model(core.tensor(rng.standard_normal((8, 3)) + 2, device=device))
+        means.append(model.running_mean.detach().cpu().numpy().copy())
+        plain.update_parameters(model)
+        averaged.update_parameters(model)
+    assert_close(plain.module.running_mean.detach(), means[-1], rtol=1e-12, atol=1e-14)  # copied
+    assert_close(averaged.module.running_mean.detach(), np.mean(means, axis=0), rtol=1e-12, atol=1e-14)
+
+
+def test_update_bn_recomputes_statistics(device):
+    rng = np.random.default_rng(10)
+    batches = [rng.standard_normal((5, 3)) * 2 + 1 for _ in range(3)]
+    model = core.nn.Sequential(core.nn.BatchNorm1d(3, momentum=0.3, dtype=core.float64)).to(device)
+    model.eval()
+    loader = [(core.tensor(b, device=device), core.zeros(5)) for b in batches]
+    swa_utils.update_bn(loader, model)
+    bn = model[0]
+    # momentum=None: the cumulative average of the batch statistics (unbiased variance), as PyTorch
+    assert_close(bn.running_mean.detach(), np.mean([b.mean(0) for b in batches], axis=0), rtol=1e-12, atol=1e-14)
+    assert_close(bn.running_var.detach(), np.mean([b.var(0, ddof=1) for b in batches], axis=0), rtol=1e-12,
+                 atol=1e-14)
+    assert bn.momentum == 0.3 and not model.training and bn.num_batches_tracked.item() == 3
+
+
+@pytest.mark.parametrize("strategy", ["cos", "linear"])
+def test_swalr_anneals_to_swa_lr(strategy):
+    p = Parameter(core.zeros(2))
+    opt = optim.SGD([p], lr=1.0)
+    sched = swa_utils.SWALR(opt, swa_lr=0.1, anneal_epochs=4, anneal_strategy=strategy)
+    anneal = (lambda t: (1 - math.cos(math.pi * t)) / 2) if strategy == "cos" else (lambda t: t)
+    lrs = [opt.param_groups[0]["lr"]]
+    for _ in range(6):
+        opt.step()
+        sched.step()
+        lrs.append(opt.param_groups[0]["lr"])
+    expected = [0.1 * anneal(min(1, t / 4)) + 1.0 * (1 - anneal(min(1, t / 4))) for t in range(7)]
+    assert lrs == pytest.approx(expected, rel=1e-12)
+    assert sched.get_last_lr() == pytest.approx([0.1])
+    with pytest.raises(ValueError, match="anneal_strategy must by one of"):
+        swa_utils.SWALR(opt, swa_lr=0.1, anneal_strategy="exp")
+    with pytest.raises(ValueError, match="anneal_epochs must be equal or greater than 0"):
+        swa_utils.SWALR(opt, swa_lr=0.1, anneal_epochs=-1)

@@ -1,6 +1,6 @@
 """``core.optim``: optimizers and learning-rate schedulers (``torch.optim``)."""
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
 from .adafactor import Adafactor
 from .adagrad import Adagrad
@@ -18,4 +18,5 @@ from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "ASGD",
-           "Rprop", "LBFGS", "SparseAdam", "Adafactor", "lr_scheduler"]
+           "Rprop", "LBFGS", "SparseAdam", "Adafactor", "lr_scheduler",
+           "swa_utils"]
