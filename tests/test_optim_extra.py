@@ -430,3 +430,62 @@ def test_swalr_anneals_to_swa_lr(strategy):
         swa_utils.SWALR(opt, swa_lr=0.1, anneal_strategy="exp")
     with pytest.raises(ValueError, match="anneal_epochs must be equal or greater than 0"):
         swa_utils.SWALR(opt, swa_lr=0.1, anneal_epochs=-1)
+
+
+# -- Muon ---------------------------------------------------------------------------------------------------------
+
+def _bf16(a):
+    """Round to bfloat16 (round to nearest even on the float32 bits), as every bfloat16 op result is."""
+    bits = np.asarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
+    return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+def ref_newton_schulz(g, coefficients=(3.4445, -4.7750, 2.0315), steps=5, eps=1e-7):
+    a, b, c = coefficients
+    x = _bf16(g)
+    tall = x.shape[0] > x.shape[1]
+    x = x.T if tall else x
+    x = _bf16(x / max(_bf16(np.linalg.norm(x)), eps))
+    for _ in range(steps):
+        gram = _bf16(x @ x.T)
+        x = _bf16(_bf16(a * x) + _bf16(_bf16(_bf16(b * gram) + _bf16(c * _bf16(gram @ gram))) @ x))
+    return x.T if tall else x
+
+
+def ref_muon(x, grads, lr=1e-3, weight_decay=0.1, momentum=0.95, nesterov=True, adjust_lr_fn=None):
+    buf = np.zeros_like(x)
+    rows, cols = x.shape
+    scale = math.sqrt(max(1, rows / cols)) if adjust_lr_fn in (None, "original") else 0.2 * math.sqrt(max(rows, cols))
+    for g in grads:
+        buf = buf + (g - buf) * (1 - momentum)
+        update = g + (buf - g) * momentum if nesterov else buf
+        x = x * (1 - lr * weight_decay) - lr * scale * ref_newton_schulz(update)
+    return x
+
+
+@pytest.mark.parametrize("options", [
+    dict(), dict(lr=0.02, momentum=0.9, nesterov=False, adjust_lr_fn="match_rms_adamw"),
+    dict(lr=0.02, weight_decay=0.0, use_addmm=True)])
+@pytest.mark.parametrize("shape", [(3, 5), (6, 2)])
+def test_muon_matches_documented_algorithm(options, shape, device):
+    x0, grads = _data(11, shape=shape)
+    p, opt = _replay("Muon", options, device, core.float64, x0, grads[:3])
+    reference = {k: v for k, v in options.items() if k != "use_addmm"}
+    expected = ref_muon(x0, grads[:3], **reference)
+    # The Newton-Schulz iteration runs in bfloat16 (as PyTorch) and amplifies rounding differences: compare the
+    # total displacement (bfloat16 vs float64 alone differ by ~5% here; a wrong rule or scale by far more).
+    moved = p.detach().cpu().numpy() - x0
+    assert np.linalg.norm(moved - (expected - x0)) / np.linalg.norm(expected - x0) < 0.12
+    assert set(opt.state[p]) == {"momentum_buffer"}
+
+
+def test_muon_orthogonalizes_and_checks():
+    g = np.random.default_rng(12).standard_normal((4, 7))
+    out = core.optim.muon._zeropower_via_newtonschulz(core.tensor(g), (3.4445, -4.7750, 2.0315), 5, 1e-7, False)
+    singular = np.linalg.svd(out.double().numpy(), compute_uv=False)
+    assert out.dtype is core.bfloat16 and np.all((singular > 0.5) & (singular < 1.5))
+    with pytest.raises(ValueError, match="Muon only supports 2D parameters"):
+        optim.Muon([Parameter(core.zeros(3))])
+    with pytest.raises(ValueError, match="Adjust learning rate function"):
+        optim.Muon([Parameter(core.zeros(2, 2))], adjust_lr_fn="other")

@@ -9,6 +9,7 @@ from .adamax import Adamax
 from .adamw import AdamW
 from .asgd import ASGD
 from .lbfgs import LBFGS
+from .muon import Muon
 from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam
@@ -18,5 +19,5 @@ from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "ASGD",
-           "Rprop", "LBFGS", "SparseAdam", "Adafactor", "lr_scheduler",
+           "Rprop", "LBFGS", "SparseAdam", "Adafactor", "Muon", "lr_scheduler",
            "swa_utils"]
