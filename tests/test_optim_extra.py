@@ -173,6 +173,7 @@ STATE_KEYS = {
     "ASGD": ({}, {"step", "eta", "mu", "ax"}),
     "Rprop": ({}, {"step", "prev", "step_size"}),
     "Adafactor": ({}, {"step", "row_var", "col_var"}),
+    "Muon": ({"lr": 0.02}, {"momentum_buffer"}),
 }
 
 
@@ -489,3 +490,32 @@ def test_muon_orthogonalizes_and_checks():
         optim.Muon([Parameter(core.zeros(3))])
     with pytest.raises(ValueError, match="Adjust learning rate function"):
         optim.Muon([Parameter(core.zeros(2, 2))], adjust_lr_fn="other")
+
+
+def test_lbfgs_state_dict_round_trip(device):
+    a = core.tensor([[3.0, 1.0], [1.0, 2.0]], device=device, dtype=core.float64)
+
+    def run(param, opt, steps):
+        def closure():
+            opt.zero_grad()
+            loss = (param @ (a @ param)) + (param ** 4).sum() - param.sum()
+            loss.backward()
+            return loss
+        for _ in range(steps):
+            opt.step(closure)
+
+    p = Parameter(core.tensor([1.5, -2.0], dtype=core.float64, device=device))
+    opt = optim.LBFGS([p], max_iter=2, history_size=3)
+    run(p, opt, 2)
+    saved = copy.deepcopy(opt.state_dict())
+    # max_eval defaults to max_iter * 5 // 4 = 2 evaluations, so each step stops after one iteration (as PyTorch)
+    assert saved["state"][0]["n_iter"] == 2 and saved["state"][0]["func_evals"] == 4
+    q = Parameter(p.detach().clone())
+    other = optim.LBFGS([q], max_iter=2, history_size=3)
+    other.load_state_dict(saved)
+    run(p, opt, 2)
+    run(q, other, 2)
+    assert_close(q.detach(), p.detach(), rtol=1e-12, atol=1e-14)
+    whole = Parameter(core.tensor([1.5, -2.0], dtype=core.float64, device=device))
+    run(whole, optim.LBFGS([whole], max_iter=2, history_size=3), 4)
+    assert_close(q.detach(), whole.detach(), rtol=1e-12, atol=1e-14)
