@@ -519,3 +519,16 @@ def test_lbfgs_state_dict_round_trip(device):
     whole = Parameter(core.tensor([1.5, -2.0], dtype=core.float64, device=device))
     run(whole, optim.LBFGS([whole], max_iter=2, history_size=3), 4)
     assert_close(q.detach(), whole.detach(), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("name", ["RAdam", "ASGD", "Rprop"])
+def test_complex_params_update_as_real_pairs(name, device):
+    # PyTorch steps a complex parameter as its real view: real and imaginary parts are separate coordinates.
+    reference, cases = CASES[name]
+    options = cases[-1]
+    x0, grads = _data(13)
+    xc = x0[:, :2] + 1j * x0[:, 2:]
+    gc = [g[:, :2] + 1j * g[:, 2:] for g in grads]
+    p, _ = _replay(name, options, device, core.complex128, xc, gc)
+    expected = reference(np.stack([xc.real, xc.imag], -1), [np.stack([g.real, g.imag], -1) for g in gc], **options)
+    assert_close(p.detach(), expected[..., 0] + 1j * expected[..., 1], rtol=1e-9, atol=1e-11)

@@ -33,7 +33,9 @@ class Rprop(Optimizer):
         if len(state) == 0:
             state["step"] = _step_tensor()
             state["prev"] = ops.zeros_like(p)
-            state["step_size"] = ops.full_like(grad, _scalar(group["lr"]))
+            lr = _scalar(group["lr"])
+            # a complex entry is two independent reals: both parts start at lr (as PyTorch)
+            state["step_size"] = ops.full_like(grad, complex(lr, lr) if p.is_complex() else lr)
         (eta_minus, eta_plus), (step_min, step_max) = group["etas"], group["step_sizes"]
         state["step"] += 1
         param, grad, prev, step_size = _real_views(p, grad, state["prev"], state["step_size"])
