@@ -532,3 +532,39 @@ def test_complex_params_update_as_real_pairs(name, device):
     p, _ = _replay(name, options, device, core.complex128, xc, gc)
     expected = reference(np.stack([xc.real, xc.imag], -1), [np.stack([g.real, g.imag], -1) for g in gc], **options)
     assert_close(p.detach(), expected[..., 0] + 1j * expected[..., 1], rtol=1e-9, atol=1e-11)
+
+
+# -- swap_in_optimizer_params_and_state ---------------------------------------------------------------------------
+
+def test_swap_in_optimizer_params_and_state(device):
+    x0, grads = _data(14)
+    live, opt = _replay("Adam", dict(lr=0.1), device, core.float64, x0, grads[:2])
+    live_before = live.detach().clone()
+    live_state = {k: v.clone() for k, v in opt.state[live].items()}
+    saved = copy.deepcopy(opt.state_dict())
+    saved["param_groups"][0]["lr"] = 0.05  # the swapped-in group options are used inside the context
+    fake = Parameter(core.tensor(x0, device=device) + 1.0)
+    fake.grad = core.tensor(grads[2], device=device)
+    with optim.swap_in_optimizer_params_and_state(opt, {"w": fake}, saved):
+        assert opt.param_groups[0]["params"][0] is fake and opt.param_groups[0]["lr"] == 0.05
+        opt.step()
+    # the live optimizer is untouched and back in place
+    assert opt.param_groups[0]["params"][0] is live and opt.param_groups[0]["lr"] == 0.1
+    assert_close(live.detach(), live_before, rtol=0, atol=0)
+    assert_close(opt.state[live]["exp_avg"], live_state["exp_avg"], rtol=0, atol=0)
+    # the swapped-in parameter and state moved exactly as one more Adam step (lr 0.05) from the saved state would
+    ref = Parameter(core.tensor(x0, device=device) + 1.0)
+    ref_opt = optim.Adam([ref], lr=0.05)
+    ref_opt.load_state_dict(copy.deepcopy(opt.state_dict()) | {"param_groups": saved["param_groups"]})
+    ref.grad = core.tensor(grads[2], device=device)
+    ref_opt.step()
+    assert_close(fake.detach(), ref.detach(), rtol=1e-12, atol=1e-14)
+    assert_close(saved["state"][0]["exp_avg"], ref_opt.state[ref]["exp_avg"], rtol=1e-12, atol=1e-14)
+    with pytest.raises(RuntimeError, match="different number of params"):
+        bad = copy.deepcopy(saved)
+        bad["param_groups"][0]["params"] = []
+        with optim.swap_in_optimizer_params_and_state(opt, {"w": fake}, bad):
+            pass
+    with pytest.raises(RuntimeError, match="requires initialized optimizer state"):
+        with optim.swap_in_optimizer_params_and_state(optim.Adam([Parameter(core.zeros(1))]), {}, saved):
+            pass

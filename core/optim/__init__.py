@@ -17,7 +17,8 @@ from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
 from .sparse_adam import SparseAdam
+from .swap import swap_in_optimizer_params_and_state
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "ASGD",
            "Rprop", "LBFGS", "SparseAdam", "Adafactor", "Muon", "lr_scheduler",
-           "swa_utils"]
+           "swa_utils", "swap_in_optimizer_params_and_state"]
