@@ -1,4 +1,4 @@
-"""``SparseAdam``: Adam for sparse gradients, updating only the entries a gradient touches (``torch.optim.SparseAdam``)."""
+"""``SparseAdam``: Adam that updates only the entries a sparse gradient touches (``torch.optim.SparseAdam``)."""
 
 from __future__ import annotations
 

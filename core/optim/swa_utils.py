@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 from copy import deepcopy
-from typing import Any, Callable
+from typing import Callable
 
 from .. import dtypes as dt
 from ..autograd import no_grad
