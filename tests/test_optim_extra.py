@@ -568,3 +568,69 @@ def test_swap_in_optimizer_params_and_state(device):
     with pytest.raises(RuntimeError, match="requires initialized optimizer state"):
         with optim.swap_in_optimizer_params_and_state(optim.Adam([Parameter(core.zeros(1))]), {}, saved):
             pass
+
+
+# -- more behaviour -----------------------------------------------------------------------------------------------
+
+def test_lbfgs_least_squares_over_several_params(device):
+    # The flat view spans weight and bias: the result is the least-squares fit.
+    rng = np.random.default_rng(15)
+    x, y = rng.standard_normal((20, 3)), rng.standard_normal((20, 2))
+    model = core.nn.Linear(3, 2, dtype=core.float64).to(device)
+    xt, yt = core.tensor(x, device=device), core.tensor(y, device=device)
+    opt = optim.LBFGS(model.parameters(), max_iter=200, line_search_fn="strong_wolfe", tolerance_grad=1e-12,
+                      tolerance_change=1e-15)
+
+    def closure():
+        opt.zero_grad()
+        loss = ((model(xt) - yt) ** 2).mean()
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    coef, *_ = np.linalg.lstsq(np.hstack([x, np.ones((20, 1))]), y, rcond=None)
+    assert_close(model.weight.detach(), coef[:3].T, rtol=1e-6, atol=1e-8)
+    assert_close(model.bias.detach(), coef[3], rtol=1e-6, atol=1e-8)
+
+
+def test_sparse_adam_maximize_and_sparse_params():
+    p = Parameter(core.zeros(4, dtype=core.float64))
+    opt = optim.SparseAdam([p], lr=0.1, maximize=True)
+    p.grad = core.sparse_coo_tensor(core.tensor([[1, 3]]), core.tensor([2.0, -1.0], dtype=core.float64), (4,))
+    opt.step()
+    # first step: m_hat / sqrt(v_hat) = sign(g), so maximize moves each touched entry by +lr * sign(g)
+    assert_close(p.detach(), np.array([0.0, 0.1, 0.0, -0.1]), rtol=1e-6, atol=1e-8)
+    sparse = core.sparse_coo_tensor(core.tensor([[0]]), core.tensor([1.0]), (2,)).requires_grad_()
+    with pytest.raises(ValueError, match=r"Sparse params at indices \[\[0, 1\]\]: SparseAdam requires dense"):
+        optim.SparseAdam([Parameter(core.zeros(2)), sparse])
+    with pytest.raises(ValueError, match=r"Complex params at indices \[\[1, 0\]\]: SparseAdam does not support"):
+        optim.SparseAdam([{"params": [Parameter(core.zeros(2))]}, {"params": [Parameter(core.zeros(2) * 1j)]}])
+
+
+def test_adafactor_and_muon_refuse_complex():
+    p = Parameter(core.zeros(2, 2, dtype=core.complex64))
+    p.grad = core.ones(2, 2, dtype=core.complex64)
+    for name in ("Adafactor", "Muon"):
+        with pytest.raises(RuntimeError, match=f"{name} does not support complex parameters"):
+            getattr(optim, name)([p]).step()
+
+
+def test_swalr_state_dict_round_trip():
+    def make():
+        opt = optim.SGD([Parameter(core.zeros(1))], lr=1.0)
+        return opt, swa_utils.SWALR(opt, swa_lr=0.2, anneal_epochs=5, anneal_strategy="linear")
+
+    opt, sched = make()
+    for _ in range(2):
+        opt.step()
+        sched.step()
+    saved = copy.deepcopy(sched.state_dict())
+    other_opt, other = make()
+    other_opt.load_state_dict(opt.state_dict())
+    other.load_state_dict(saved)
+    for _ in range(2):
+        for o, s in ((opt, sched), (other_opt, other)):
+            o.step()
+            s.step()
+    assert other.get_last_lr() == pytest.approx(sched.get_last_lr(), rel=1e-15)
+    assert sched.get_last_lr() == pytest.approx([0.2 * 0.8 + 1.0 * 0.2])

@@ -27,9 +27,14 @@ class SparseAdam(Optimizer):
         betas = _check_betas(betas)
         defaults = dict(lr=lr, betas=betas, eps=eps, maximize=maximize)
         super().__init__(params, defaults)
-        sparse_params = [i for group in self.param_groups for i, p in enumerate(group["params"]) if p.is_sparse]
+        where = [[g, i, p] for g, group in enumerate(self.param_groups) for i, p in enumerate(group["params"])]
+        sparse_params = [[g, i] for g, i, p in where if p.is_sparse]
         if sparse_params:
             raise ValueError(f"Sparse params at indices {sparse_params}: SparseAdam requires dense parameter tensors")
+        complex_params = [[g, i] for g, i, p in where if p.is_complex()]
+        if complex_params:
+            raise ValueError(f"Complex params at indices {complex_params}: SparseAdam does not support complex "
+                             "parameters")
 
     def step(self, closure=None):
         """One step over the parameters whose gradients are sparse; a dense gradient raises RuntimeError."""
