@@ -1,5 +1,6 @@
 """Define-by-run autograd: the Autograd dispatch key's kernel records a graph the engine walks backwards."""
 
+from . import forward_ad, functional, graph
 from . import kernel as _kernel
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .function import Function, FunctionCtx
