@@ -9,7 +9,7 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inferen
                         set_grad_enabled)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import Node
-from .variable import Variable, is_tensor_like
+from ._variable import Variable, is_tensor_like
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "gradcheck", "gradgradcheck", "GradcheckError",
            "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
