@@ -117,3 +117,19 @@ def test_variable_and_is_tensor_like(device):
     with pytest.raises(TypeError, match="Variable data has to be a tensor"):
         Variable([1.0])
     assert is_tensor_like(t) and not is_tensor_like(np.ones(2)) and not is_tensor_like(3)
+
+
+def test_gradient_edge_and_increment_version(device):
+    from core.autograd.graph import get_gradient_edge, increment_version
+
+    x = _t([1.0, 2.0], device, requires_grad=True)
+    y = x * x
+    edge = get_gradient_edge(y)
+    assert edge.node is y.grad_fn and edge.output_nr == 0 and edge == (y.grad_fn, 0)
+    assert get_gradient_edge(x).node.name() == "AccumulateGrad"
+    with pytest.raises(RuntimeError, match="does not require gradients"):
+        get_gradient_edge(_t([1.0], device))
+    z = (x.sin() * 2).sum()
+    increment_version(x)  # as if x had been changed in place: sin saved it
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.backward()

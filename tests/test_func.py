@@ -159,3 +159,30 @@ def test_functional_call(device):
     tied.forward = lambda inp: tied.b(tied.a(inp))
     out = func.functional_call(tied, {"a.weight": w}, (_t(xn, device),))  # tie_weights: b.weight follows
     np.testing.assert_allclose(_np(out), xn @ _np(w).T @ _np(w).T)
+
+
+def test_linearize(device):
+    xn, vn = _rng().normal(size=3), np.array([0.5, -1.0, 2.0])
+    out, jvp_fn = func.linearize(lambda a: a.sin() * a, _t(xn, device))
+    np.testing.assert_allclose(_np(out), np.sin(xn) * xn)
+    for scale in (1.0, -3.0):  # one forward, any number of tangents
+        np.testing.assert_allclose(_np(jvp_fn(_t(scale * vn, device))), (np.cos(xn) * xn + np.sin(xn)) * scale * vn,
+                                   rtol=1e-12)
+    with pytest.raises(RuntimeError, match="Expected tangent of shape"):
+        jvp_fn(_t([1.0], device))
+
+
+def test_stack_module_state_ensemble(device):
+    rng = _rng()
+    models = [core.nn.Linear(3, 2).double().to(device) for _ in range(4)]
+    params, buffers = func.stack_module_state(models)
+    assert params["weight"].shape == (4, 2, 3) and params["weight"].requires_grad and buffers == {}
+    xn = rng.normal(size=(5, 3))
+    x = _t(xn, device)
+    base = models[0]
+    ensemble = func.vmap(lambda p, inp: func.functional_call(base, p, (inp,)), in_dims=(0, None))(params, x)
+    assert ensemble.shape == (4, 5, 2)
+    for i, m in enumerate(models):
+        np.testing.assert_allclose(_np(ensemble[i]), xn @ _np(m.weight).T + _np(m.bias), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="same class"):
+        func.stack_module_state([models[0], core.nn.Sequential(core.nn.Linear(3, 2))])

@@ -14,7 +14,8 @@ import weakref
 from ..tensor import RemovableHandle
 
 __all__ = ["Node", "AccumulateGrad", "SavedContext", "node_class", "edge_of", "saved_tensors_hooks", "save_on_cpu",
-           "disable_saved_tensors_hooks", "register_multi_grad_hook"]
+           "disable_saved_tensors_hooks", "register_multi_grad_hook", "GradientEdge", "get_gradient_edge",
+           "increment_version"]
 
 _SAVED_HOOKS: list = []  # the (pack, unpack) pairs of the open saved_tensors_hooks contexts, innermost last
 _HOOKS_DISABLED: list = []  # the messages of the open disable_saved_tensors_hooks contexts
@@ -330,3 +331,32 @@ def register_multi_grad_hook(tensors, fn, *, mode: str = "all"):
             fn(grads)
 
     return _MultiHandle([t.register_hook(make_hook(i)) for i, t in enumerate(tensors) if t.requires_grad])
+
+
+class GradientEdge(tuple):
+    """``(node, output_nr)``: where a tensor's gradient enters the graph (``torch.autograd.graph.GradientEdge``)."""
+
+    __slots__ = ()
+
+    def __new__(cls, node, output_nr: int):
+        return super().__new__(cls, (node, output_nr))
+
+    node = property(lambda self: self[0], doc="The graph node (grad_fn, or a leaf's AccumulateGrad).")
+    output_nr = property(lambda self: self[1], doc="Which output of ``node`` the tensor is.")
+
+    def __repr__(self) -> str:
+        return f"GradientEdge(node={self.node!r}, output_nr={self.output_nr})"
+
+
+def get_gradient_edge(tensor) -> GradientEdge:
+    """The :class:`GradientEdge` of ``tensor`` (``torch.autograd.graph.get_gradient_edge``)."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require gradients")
+    return GradientEdge(*edge_of(tensor))
+
+
+def increment_version(tensor) -> None:
+    """Bump ``tensor``'s version counter, as an in-place change would (``torch.autograd.graph.increment_version``):
+    backward then refuses to use it where it was saved."""
+    for t in tensor if isinstance(tensor, (list, tuple)) else (tensor,):
+        t._storage.version += 1

@@ -11,7 +11,8 @@ from __future__ import annotations
 from ..autograd.functional import _jvp_raw, _vjp_raw
 from ..autograd.grad_mode import enable_grad
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call"]
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian", "vmap",
+           "functional_call", "stack_module_state"]
 
 
 # -- pytrees: tensors inside (nested) tuples, lists and dicts --------------------------------------------------------
@@ -187,6 +188,28 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
     return answer + (_strip(aux, keep),) if has_aux else answer
 
 
+def linearize(func, *primals):
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the Jacobian-vector product at ``primals``
+    (``torch.func.linearize``); the graph of the one forward call is reused by every ``jvp_fn`` call."""
+    watched, out, _, keep = _call_watched(func, primals, tuple(range(len(primals))), False, "linearize")
+    in_leaves, _ = _flatten(tuple(watched))
+    out_leaves, rebuild = _flatten(out)
+
+    def jvp_fn(*tangents):
+        tan_leaves, _ = _flatten(tangents)
+        if len(tan_leaves) != len(in_leaves):
+            raise RuntimeError(f"linearize: Expected {len(in_leaves)} tangents (the structure of the primals), "
+                               f"got {len(tan_leaves)}")
+        for p, t in zip(in_leaves, tan_leaves):
+            if p.shape != t.shape:
+                raise RuntimeError(f"linearize: Expected tangent of shape {tuple(p.shape)}, got {tuple(t.shape)}")
+        track = keep or any(t.requires_grad for t in tan_leaves)
+        return _strip(rebuild(list(_jvp_raw(tuple(out_leaves), tuple(in_leaves), tuple(tan_leaves), track,
+                                            False))), track)
+
+    return _strip(out, keep), jvp_fn
+
+
 def _jacobian(func, argnums, has_aux: bool, fn_name: str, forward: bool):
     from ..autograd.functional import _jacobian_blocks
 
@@ -358,3 +381,28 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     finally:
         for registry, leaf, original in reversed(saved):
             registry[leaf] = original
+
+
+def stack_module_state(models) -> tuple:
+    """``(params, buffers)``: dicts of each parameter and buffer of ``models`` stacked along a new first
+    dimension, ready for ``vmap(functional_call...)`` over an ensemble (``torch.func.stack_module_state``)."""
+    from ..ops.shape import stack
+
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or all(not m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+    first = type(models[0])
+    if not all(type(m) is first for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(named) -> dict:
+        per_model = [dict(named(m)) for m in models]
+        return {k: stack([d[k].detach() for d in per_model]) for k in per_model[0]}
+
+    params = stacked(lambda m: m.named_parameters())
+    for k, p in params.items():
+        if any(dict(m.named_parameters())[k].requires_grad for m in models):
+            p.requires_grad_(True)  # a new leaf, as PyTorch's
+    return params, stacked(lambda m: m.named_buffers())
