@@ -13,7 +13,7 @@ from ._variable import Variable, is_tensor_like
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "gradcheck", "gradgradcheck", "GradcheckError",
            "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled", "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled", "Node", "Variable",
-           "is_tensor_like"]
+           "is_inference_mode_enabled", "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled", "Node",
+           "Variable", "is_tensor_like"]
 
 _kernel.install()

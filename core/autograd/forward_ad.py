@@ -15,7 +15,8 @@ from collections import namedtuple
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "UnpackedDualTensor"]
 
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
-UnpackedDualTensor.__doc__ = "``(primal, tangent)`` of a dual tensor (``torch.autograd.forward_ad.UnpackedDualTensor``)."
+UnpackedDualTensor.__doc__ = ("``(primal, tangent)`` of a dual tensor "
+                              "(``torch.autograd.forward_ad.UnpackedDualTensor``).")
 
 _levels: list = []  # the open levels: each a list of (dual tensor, tangent, primal had a graph of its own)
 

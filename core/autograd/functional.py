@@ -104,8 +104,8 @@ def _unpack(values: tuple, was_tuple: bool):
     return values if was_tuple else values[0]
 
 
-def _vjp_raw(outputs: tuple, inputs: tuple, cotangents: tuple, create_graph: bool, strict: bool, fn_name: str,
-             stage: str = "outputs") -> tuple:
+def _vjp_raw(outputs: tuple, inputs: tuple, cotangents: tuple, create_graph: bool, strict: bool,
+             subject: str = "The output") -> tuple:
     """``sum_k J_k^T c_k`` per input (zeros for inputs that do not reach ``outputs``, an error when strict)."""
     from ..ops.creation import zeros_like
 
@@ -119,7 +119,7 @@ def _vjp_raw(outputs: tuple, inputs: tuple, cotangents: tuple, create_graph: boo
     for i, (g, x) in enumerate(zip(grads, inputs)):
         if g is None:
             if strict:
-                raise RuntimeError(f"The {stage} of the user-provided function is independent of input {i}. This "
+                raise RuntimeError(f"{subject} of the user-provided function is independent of input {i}. This "
                                    f"is not allowed in strict mode.")
             g = zeros_like(x)
         result.append(g)
@@ -144,10 +144,9 @@ def _check_v(v, like: tuple, fn_name: str, what: str = "outputs") -> tuple:
 
     if v is None:
         if len(like) != 1 or like[0].numel() != 1:
-            raise RuntimeError(f"The vector v can only be None if the user-provided function returns a single "
-                               f"Tensor with a single element.") if what == "outputs" else RuntimeError(
-                f"The vector v can only be None if the input to the user-provided function is a single Tensor with "
-                f"a single element.")
+            which = ("the user-provided function returns a single Tensor" if what == "outputs" else
+                     "the input to the user-provided function is a single Tensor")
+            raise RuntimeError(f"The vector v can only be None if {which} with a single element.")
         return (ones_like(like[0]),)
     v = _check_tensors(v, "v", fn_name)
     if len(v) != len(like):
@@ -164,7 +163,7 @@ def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     inputs = _prepare_inputs(_check_tensors(inputs, "inputs", "vjp"), create_graph)
     outputs, out_tuple = _run(func, inputs, "vjp")
     v = _check_v(v, outputs, "vjp")
-    result = _vjp_raw(outputs, inputs, v, create_graph, strict, "vjp")
+    result = _vjp_raw(outputs, inputs, v, create_graph, strict)
     return _unpack(_finish(outputs, create_graph), out_tuple), _unpack(_finish(result, create_graph), was_tuple)
 
 
@@ -174,7 +173,7 @@ def _jvp_raw(outputs: tuple, inputs: tuple, tangents: tuple, create_graph: bool,
 
     dummies = tuple(zeros_like(o).requires_grad_(True) for o in outputs)
     with _grad_enabled():
-        g = _vjp_raw(outputs, inputs, dummies, True, strict, "jvp")
+        g = _vjp_raw(outputs, inputs, dummies, True, strict)
         pairs = [(gi, t) for gi, t in zip(g, tangents) if gi.requires_grad]
         if not pairs:
             back = (None,) * len(outputs)
@@ -185,8 +184,9 @@ def _jvp_raw(outputs: tuple, inputs: tuple, tangents: tuple, create_graph: bool,
     for i, (b, o) in enumerate(zip(back, outputs)):
         if b is None:
             if strict:
-                raise RuntimeError(f"The output of the user-provided function is independent of input {i}. This "
-                                   f"is not allowed in strict mode.")
+                raise RuntimeError(f"The gradient with respect to the input is independent of entry {i} in the "
+                                   f"grad_outputs when using the double backward trick to compute forward mode "
+                                   f"gradients. This is not allowed in strict mode.")
             b = zeros_like(o)
         result.append(b)
     return tuple(result)
@@ -195,7 +195,6 @@ def _jvp_raw(outputs: tuple, inputs: tuple, tangents: tuple, create_graph: bool,
 def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(inputs), J v)``: the Jacobian-vector product at ``inputs``, by the double-vjp trick
     (``torch.autograd.functional.jvp``)."""
-    was_tuple = isinstance(inputs, (list, tuple))
     inputs = _prepare_inputs(_check_tensors(inputs, "inputs", "jvp"), create_graph)
     v = _check_v(v, inputs, "jvp", "inputs")
     outputs, out_tuple = _run(func, inputs, "jvp")
@@ -222,7 +221,7 @@ def _jacobian_blocks(outputs: tuple, inputs: tuple, create_graph: bool, strict: 
         for i, o in enumerate(outputs):
             rows = [[] for _ in inputs]
             for k in range(o.numel()):
-                g = _vjp_raw((o,), inputs, (_one_hot(o, k),), create_graph, strict, "jacobian", f"output {i}")
+                g = _vjp_raw((o,), inputs, (_one_hot(o, k),), create_graph, strict, f"Output {i}")
                 for j, gj in enumerate(g):
                     rows[j].append(gj)
             for j, x in enumerate(inputs):
@@ -271,7 +270,7 @@ def hessian(func, inputs, create_graph: bool = False, strict: bool = False, vect
         out, _ = _run(func, xs, "hessian")
         if len(out) != 1 or out[0].numel() != 1:
             raise RuntimeError("The function given to hessian should return a single element Tensor")
-        return _vjp_raw(out, xs, (_ones(out[0]),), True, strict, "hessian")
+        return _vjp_raw(out, xs, (_ones(out[0]),), True, strict)
 
     result = jacobian(gradient, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
                       strategy=outer_jacobian_strategy)
@@ -289,16 +288,17 @@ def _scalar_gradient(func, inputs: tuple, strict: bool, fn_name: str):
     outputs, _ = _run(func, inputs, fn_name)
     if len(outputs) != 1 or outputs[0].numel() != 1:
         raise RuntimeError(f"The function given to {fn_name} should return a single element Tensor")
-    return outputs[0], _vjp_raw(outputs, inputs, (_ones(outputs[0]),), True, strict, fn_name)
+    return outputs[0], _vjp_raw(outputs, inputs, (_ones(outputs[0]),), True, strict)
 
 
 def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """``(func(inputs), v^T H)``: the vector-Hessian product of a scalar function (``torch.autograd.functional.vhp``)."""
+    """``(func(inputs), v^T H)``: the vector-Hessian product of a scalar function
+    (``torch.autograd.functional.vhp``)."""
     was_tuple = isinstance(inputs, (list, tuple))
     inputs = _prepare_inputs(_check_tensors(inputs, "inputs", "vhp"), create_graph)
     v = _check_v(v, inputs, "vhp", "inputs")
     out, jac = _scalar_gradient(func, inputs, strict, "vhp")
-    result = _vjp_raw(jac, inputs, v, create_graph, strict, "vhp", "jacobian")
+    result = _vjp_raw(jac, inputs, v, create_graph, strict, "The jacobian")
     return _finish((out,), create_graph)[0], _unpack(_finish(result, create_graph), was_tuple)
 
 

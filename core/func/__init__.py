@@ -28,11 +28,16 @@ def _flatten(tree) -> tuple:
         kind = type(tree)
     elif isinstance(tree, tuple):  # a named tuple
         parts = [_flatten(t) for t in tree]
-        kind = lambda items, cls=type(tree): cls(*items)  # noqa: E731
+        cls = type(tree)
+
+        def kind(items):
+            return cls(*items)
     elif isinstance(tree, dict):
-        keys = list(tree)
+        keys, cls = list(tree), type(tree)
         parts = [_flatten(tree[k]) for k in keys]
-        kind = lambda items, keys=keys, cls=type(tree): cls(zip(keys, items))  # noqa: E731
+
+        def kind(items):
+            return cls(zip(keys, items))
     else:
         return [tree], lambda leaves: leaves[0]
     leaves = [leaf for p in parts for leaf in p[0]]
@@ -113,7 +118,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
             raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor "
                                f"with {out.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
         leaves, rebuild = _flatten(_pick(watched, argnums))
-        grads = _vjp_raw((out,), tuple(leaves), (_ones(out),), keep, False, "grad")
+        grads = _vjp_raw((out,), tuple(leaves), (_ones(out),), keep, False)
         gradient = _strip(rebuild(list(grads)), keep)
         value = _strip(out, keep)
         return (gradient, (value, _strip(aux, keep))) if has_aux else (gradient, value)
@@ -158,7 +163,7 @@ def vjp(func, *primals, has_aux: bool = False):
                 raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {list(c.shape)} and output[0] "
                                    f"has a shape of {list(o.shape)}.")
         track = keep or any(c.requires_grad for c in cot_leaves)
-        grads = _vjp_raw(tuple(out_leaves), tuple(in_leaves), tuple(cot_leaves), track, False, "vjp")
+        grads = _vjp_raw(tuple(out_leaves), tuple(in_leaves), tuple(cot_leaves), track, False)
         return _strip(rebuild(list(grads)), track)
 
     result = (_strip(out, keep), vjp_fn)
