@@ -15,7 +15,16 @@ from ..dispatch.keys import Autograd, tls
 from .anomaly import check_nan, is_anomaly_enabled
 from .graph import AccumulateGrad, edge_of
 
-__all__ = ["run_backward"]
+__all__ = ["run_backward", "queue_callback"]
+
+_CALLBACKS: list = []  # one list per running backward pass, innermost last: run when that pass has finished
+
+
+def queue_callback(callback) -> None:
+    """Call ``callback()`` once the running backward pass has finished (PyTorch's engine ``queue_callback``)."""
+    if not _CALLBACKS:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    _CALLBACKS[-1].append(callback)
 
 
 def _reaching(roots, targets: set) -> set:
@@ -99,6 +108,7 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
     previous = tls.exclude
     tls.exclude = previous & ~Autograd.mask if create_graph else previous | Autograd.mask
     anomaly = is_anomaly_enabled()
+    _CALLBACKS.append([])
     try:
         while ready:
             node = ready.pop()
@@ -147,7 +157,10 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
                 if counts[child] == 0:
                     ready.append(child)
             input_grads = g = result = None  # no stale references: _accumulate counts them to steal a gradient
+        for callback in _CALLBACKS[-1]:
+            callback()
     finally:
+        _CALLBACKS.pop()
         tls.exclude = previous
     if inputs is not None and not accumulate:
         for g in captured:

@@ -14,6 +14,7 @@ class FunctionCtx:
     def __init__(self):
         self.saved_tensors_ = ()
         self._versions = ()
+        self._unpack = None
         self.needs_input_grad = ()
         self.dirty = ()
         self.non_differentiable = ()
@@ -21,9 +22,13 @@ class FunctionCtx:
         self._released = False
 
     def save_for_backward(self, *tensors) -> None:
-        """Keep tensors for backward (checked against in-place changes)."""
-        self.saved_tensors_ = tensors
+        """Keep tensors for backward (checked against in-place changes; through the pack hook of an open
+        ``saved_tensors_hooks``, unchecked, when there is one)."""
+        from .graph import _SAVED_HOOKS, _map_tensors
+
         self._versions = tuple(t._storage.version if t is not None else None for t in tensors)
+        self._unpack = _SAVED_HOOKS[-1][1] if _SAVED_HOOKS else None
+        self.saved_tensors_ = _map_tensors(_SAVED_HOOKS[-1][0], tensors) if _SAVED_HOOKS else tensors
 
     @property
     def saved_tensors(self) -> tuple:
@@ -31,6 +36,10 @@ class FunctionCtx:
 
         if self._released:
             raise RuntimeError(_RELEASED)
+        if self._unpack is not None:
+            from .graph import _map_tensors
+
+            return _map_tensors(self._unpack, self.saved_tensors_, packed=True)
         for t, v in zip(self.saved_tensors_, self._versions):
             if t is not None and t._storage.version != v:
                 raise _version_error(t, v, "a custom Function")

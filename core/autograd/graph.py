@@ -13,7 +13,94 @@ import weakref
 
 from ..tensor import RemovableHandle
 
-__all__ = ["Node", "AccumulateGrad", "SavedContext", "node_class", "edge_of"]
+__all__ = ["Node", "AccumulateGrad", "SavedContext", "node_class", "edge_of", "saved_tensors_hooks", "save_on_cpu",
+           "disable_saved_tensors_hooks", "register_multi_grad_hook", "GradientEdge", "get_gradient_edge",
+           "increment_version"]
+
+_SAVED_HOOKS: list = []  # the (pack, unpack) pairs of the open saved_tensors_hooks contexts, innermost last
+_HOOKS_DISABLED: list = []  # the messages of the open disable_saved_tensors_hooks contexts
+
+
+class _Packed:
+    """What a pack hook returned for one saved tensor (so that unpacking knows which values to pass back)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _map_tensors(fn, values, packed: bool = False):
+    """``values`` with ``fn`` applied to each saved tensor (inside lists and tuples too): packs, or unpacks.
+
+    The hooks run with saved_tensors_hooks suspended, so that ops inside a pack hook do not pack again."""
+    hooks = _SAVED_HOOKS[:]
+    _SAVED_HOOKS.clear()
+    try:
+        return _map_each(fn, values, packed)
+    finally:
+        _SAVED_HOOKS[:] = hooks
+
+
+def _map_each(fn, values, packed: bool):
+    out = []
+    for v in values:
+        if packed and isinstance(v, _Packed):
+            v = fn(v.value)
+        elif not packed and hasattr(v, "_storage"):
+            v = _Packed(fn(v))
+        elif v.__class__ is list or v.__class__ is tuple:
+            v = v.__class__(_map_each(fn, v, packed))
+        out.append(v)
+    return tuple(out) if values.__class__ is tuple else out
+
+
+class saved_tensors_hooks:
+    """Context manager: tensors saved for backward inside it go through ``pack_hook(tensor)`` when saved and
+    ``unpack_hook(packed)`` when backward needs them (``torch.autograd.graph.saved_tensors_hooks``)."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if _HOOKS_DISABLED:
+            raise RuntimeError(_HOOKS_DISABLED[-1])
+        _SAVED_HOOKS.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _SAVED_HOOKS.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Context manager: tensors saved for backward are kept on the CPU and copied back to their device when
+    backward needs them (``torch.autograd.graph.save_on_cpu``; ``pin_memory`` changes nothing here)."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda"):
+        def pack(tensor):
+            return tensor.device, tensor.cpu()
+
+        def unpack(packed):
+            device, tensor = packed
+            return tensor.to(device)
+
+        super().__init__(pack, unpack)
+
+
+class disable_saved_tensors_hooks:
+    """Context manager in which entering ``saved_tensors_hooks`` raises RuntimeError(``error_message``)
+    (``torch.autograd.graph.disable_saved_tensors_hooks``)."""
+
+    def __init__(self, error_message: str):
+        self.error_message = error_message
+
+    def __enter__(self):
+        _HOOKS_DISABLED.append(self.error_message)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _HOOKS_DISABLED.pop()
 
 _RELEASED = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
              "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
@@ -31,26 +118,44 @@ def _version_error(t, saved_version: int, node_name: str) -> RuntimeError:
 
 
 class SavedContext:
-    """The arguments and outputs of one op call, as its derivative formula sees them."""
+    """The arguments and outputs of one op call, as its derivative formula sees them.
 
-    __slots__ = ("args", "kwargs", "_versions", "_outputs", "_out_versions", "node", "released", "extra")
+    Under :class:`saved_tensors_hooks` each saved tensor is kept as what the pack hook returned and comes back
+    through the unpack hook when backward first needs it (no in-place check then: the unpacked tensor is new)."""
+
+    __slots__ = ("_args", "kwargs", "_versions", "_outputs", "_out_versions", "node", "released", "extra", "_unpack",
+                 "_unpacked")
 
     def __init__(self, args: tuple, kwargs: dict, outputs: tuple):
-        self.args = args
         self.kwargs = kwargs
         self._versions = [a._storage.version if hasattr(a, "_storage") else None for a in args]
-        self._outputs = [o._alias(o._shape, o._stride, o._offset) if hasattr(o, "_storage") else o for o in outputs]
+        outputs = [o._alias(o._shape, o._stride, o._offset) if hasattr(o, "_storage") else o for o in outputs]
         self._out_versions = [o._storage.version if hasattr(o, "_storage") else None for o in outputs]
+        hooks = _SAVED_HOOKS[-1] if _SAVED_HOOKS else None
+        self._unpack = hooks[1] if hooks else None
+        self._unpacked = None
+        self._args = _map_tensors(hooks[0], args) if hooks else args
+        self._outputs = _map_tensors(hooks[0], outputs) if hooks else outputs
         self.node = None
         self.released = False
         self.extra = None
+
+    @property
+    def args(self) -> tuple:
+        """The op's arguments (through the unpack hook, once, when saved under saved_tensors_hooks)."""
+        if self._unpack is None or self._args is None:
+            return self._args
+        if self._unpacked is None:
+            self._unpacked = (_map_tensors(self._unpack, self._args, packed=True),
+                              _map_tensors(self._unpack, self._outputs, packed=True))
+        return self._unpacked[0]
 
     def input(self, i: int):
         """Tensor argument ``i``, checked against in-place changes since the forward."""
         if self.released:
             raise RuntimeError(_RELEASED)
         t = self.args[i]
-        if hasattr(t, "_storage") and t._storage.version != self._versions[i]:
+        if self._unpack is None and hasattr(t, "_storage") and t._storage.version != self._versions[i]:
             raise _version_error(t, self._versions[i], self._node_name())
         return t
 
@@ -62,9 +167,13 @@ class SavedContext:
         """Output ``i`` of the forward, checked against in-place changes; part of the graph when recording."""
         if self.released:
             raise RuntimeError(_RELEASED)
-        o = self._outputs[i]
-        if o._storage.version != self._out_versions[i]:
-            raise _version_error(o, self._out_versions[i], self._node_name())
+        if self._unpack is None:
+            o = self._outputs[i]
+            if o._storage.version != self._out_versions[i]:
+                raise _version_error(o, self._out_versions[i], self._node_name())
+        else:
+            self.args  # noqa: B018 - unpacks the outputs along with the arguments
+            o = self._unpacked[1][i]
         from .grad_mode import is_grad_enabled
 
         node = self.node() if self.node is not None else None
@@ -80,7 +189,7 @@ class SavedContext:
         return node.name() if node is not None else "?"
 
     def release(self) -> None:
-        self.args = self.kwargs = self._outputs = None
+        self._args = self.kwargs = self._outputs = self._unpacked = None
         self.released = True
 
 
@@ -180,3 +289,74 @@ def edge_of(t):
         node = AccumulateGrad(t)
         t.__dict__["_accumulator"] = weakref.ref(node)
     return (node, 0)
+
+
+class _MultiHandle:
+    """The handle of :func:`register_multi_grad_hook`: ``remove()`` unregisters every per-tensor hook."""
+
+    def __init__(self, handles: list):
+        self._handles = handles
+
+    def remove(self) -> None:
+        for h in self._handles:
+            h.remove()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode: str = "all"):
+    """Call ``fn`` once per backward pass that computes gradients of ``tensors``
+    (``torch.autograd.graph.register_multi_grad_hook``): with ``mode="all"``, after the pass with the list of
+    their gradients (None for those it did not compute); with ``mode="any"``, with the first gradient computed."""
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    from .engine import queue_callback
+
+    tensors = tuple(tensors)
+    state = {"grads": None}
+
+    def make_hook(i: int):
+        def hook(grad):
+            first = state["grads"] is None
+            if first:
+                state["grads"] = [None] * len(tensors)
+                queue_callback(finish)
+                if mode == "any":
+                    fn(grad)
+            state["grads"][i] = grad
+
+        return hook
+
+    def finish():
+        grads, state["grads"] = state["grads"], None
+        if mode == "all":
+            fn(grads)
+
+    return _MultiHandle([t.register_hook(make_hook(i)) for i, t in enumerate(tensors) if t.requires_grad])
+
+
+class GradientEdge(tuple):
+    """``(node, output_nr)``: where a tensor's gradient enters the graph (``torch.autograd.graph.GradientEdge``)."""
+
+    __slots__ = ()
+
+    def __new__(cls, node, output_nr: int):
+        return super().__new__(cls, (node, output_nr))
+
+    node = property(lambda self: self[0], doc="The graph node (grad_fn, or a leaf's AccumulateGrad).")
+    output_nr = property(lambda self: self[1], doc="Which output of ``node`` the tensor is.")
+
+    def __repr__(self) -> str:
+        return f"GradientEdge(node={self.node!r}, output_nr={self.output_nr})"
+
+
+def get_gradient_edge(tensor) -> GradientEdge:
+    """The :class:`GradientEdge` of ``tensor`` (``torch.autograd.graph.get_gradient_edge``)."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require gradients")
+    return GradientEdge(*edge_of(tensor))
+
+
+def increment_version(tensor) -> None:
+    """Bump ``tensor``'s version counter, as an in-place change would (``torch.autograd.graph.increment_version``):
+    backward then refuses to use it where it was saved."""
+    for t in tensor if isinstance(tensor, (list, tuple)) else (tensor,):
+        t._storage.version += 1
