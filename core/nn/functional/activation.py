@@ -17,7 +17,7 @@ from ...ops.elementwise import gelu as gelu_op
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "elu", "elu_", "selu", "selu_", "celu",
            "celu_", "gelu", "silu", "mish", "sigmoid", "tanh", "hardtanh", "hardtanh_", "hardswish", "hardsigmoid",
            "softplus", "softsign", "tanhshrink", "threshold", "threshold_", "logsigmoid", "softmin", "softmax",
-           "log_softmax", "glu", "hardshrink", "rrelu", "rrelu_"]
+           "log_softmax", "glu", "hardshrink", "softshrink", "rrelu", "rrelu_"]
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -232,6 +232,14 @@ def glu(input, dim: int = -1):
 def hardshrink(input, lambd: float = 0.5):
     """x where ``|x| > lambd``, else 0 (``torch.nn.functional.hardshrink``)."""
     return nn_functions.hardshrink(input, lambd)
+
+
+def softshrink(input, lambd: float = 0.5):
+    """x - lambd above ``lambd``, x + lambd below ``-lambd``, else 0 (``torch.nn.functional.softshrink``)."""
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    zero = ops.zeros((), dtype=input.dtype, device=input.device)
+    return ops.where(input > lambd, input - lambd, ops.where(input < -lambd, input + lambd, zero))
 
 
 def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, inplace: bool = False):

@@ -1,0 +1,289 @@
+"""The rest of core.nn's layers against NumPy on every device: shrink activations, RReLU, Softmax2d, the padding
+layers, the margin/likelihood losses (modules and functionals, gradients in float64), the distance layers,
+ChannelShuffle and EmbeddingBag; constructor defaults, reprs and PyTorch's errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import core
+from core import nn
+from core.autograd import gradcheck
+from core.nn import functional as F
+from core.testing import assert_close
+
+
+def _rng():
+    return np.random.default_rng(0)
+
+
+def _t(a, device, requires_grad=False):
+    return core.tensor(a, device=device, requires_grad=requires_grad)
+
+
+def _np(t):
+    return t.detach().cpu().numpy()
+
+
+def _reduce(loss, reduction):
+    return {"none": loss, "mean": loss.mean(), "sum": loss.sum()}[reduction]
+
+
+# -- activations ----------------------------------------------------------------------------------------------------
+
+def test_shrinks_and_softmax2d(device):
+    a = _rng().standard_normal((2, 3, 4, 5)).astype(np.float32)
+    x = _t(a, device)
+    assert_close(_np(nn.Softshrink(0.3)(x)), np.where(a > 0.3, a - 0.3, np.where(a < -0.3, a + 0.3, 0)))
+    assert_close(_np(nn.Hardshrink(0.3)(x)), np.where(np.abs(a) > 0.3, a, 0))
+    assert_close(_np(nn.Hardshrink()(x)), np.where(np.abs(a) > 0.5, a, 0))
+    e = np.exp(a - a.max(axis=1, keepdims=True))
+    assert_close(_np(nn.Softmax2d()(x)), e / e.sum(axis=1, keepdims=True))
+    assert_close(_np(nn.Softmax2d()(x[0])), (e / e.sum(axis=1, keepdims=True))[0])
+    assert repr(nn.Softshrink(0.3)) == "Softshrink(0.3)" and repr(nn.Hardshrink()) == "Hardshrink(0.5)"
+    with pytest.raises(ValueError, match="Softmax2d: expected input to be 3D or 4D, got 2D instead"):
+        nn.Softmax2d()(x[0, 0])
+    with pytest.raises(RuntimeError, match="lambda must be greater or equal to 0"):
+        F.softshrink(x, -1.0)
+
+
+def test_softshrink_gradient(device):
+    a = _rng().standard_normal(7) * 2
+    a[np.abs(np.abs(a) - 0.5) < 0.05] += 0.2  # keep away from the kinks
+    assert gradcheck(F.softshrink, (_t(a, device, True),))
+
+
+def test_rrelu_module(device):
+    a = _rng().standard_normal((4, 6)).astype(np.float32)
+    layer = nn.RReLU(0.1, 0.3)
+    assert repr(layer) == "RReLU(lower=0.1, upper=0.3)" and repr(nn.RReLU(inplace=True)).endswith("inplace=True)")
+    layer.eval()
+    assert_close(_np(layer(_t(a, device))), np.where(a >= 0, a, a * 0.2))
+    layer.train()
+    out = _np(layer(_t(a, device)))
+    slope = out[a < 0] / a[a < 0]
+    assert np.all(out[a >= 0] == a[a >= 0]) and np.all((slope >= 0.1 - 1e-6) & (slope <= 0.3 + 1e-6))
+    assert len(np.unique(np.round(slope, 5))) > 1  # a slope per element while training
+
+
+# -- padding --------------------------------------------------------------------------------------------------------
+
+_NP_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("kind", ["Zero", "Constant", "Reflection", "Replication", "Circular"])
+def test_padding_layers(device, nd, kind):
+    a = _rng().standard_normal((2, 3) + (4,) * nd).astype(np.float32)
+    padding = (1, 2, 2, 0, 0, 3)[: 2 * nd]
+    pairs = [(0, 0), (0, 0)] + [(padding[2 * i], padding[2 * i + 1]) for i in reversed(range(nd))]
+    cls = getattr(nn, f"{kind}Pad{nd}d")
+    if kind == "Constant":
+        layer, expected = cls(padding, 1.5), np.pad(a, pairs, constant_values=1.5)
+        assert repr(layer) == f"ConstantPad{nd}d(padding={padding}, value=1.5)"
+    elif kind == "Zero":
+        layer, expected = cls(padding), np.pad(a, pairs)
+        assert repr(layer) == f"ZeroPad{nd}d({padding})"
+    else:
+        mode = {"Reflection": "reflect", "Replication": "replicate", "Circular": "circular"}[kind]
+        layer, expected = cls(padding), np.pad(a, pairs, mode=_NP_MODES[mode])
+        assert repr(layer) == f"{kind}Pad{nd}d({padding})"
+    assert_close(_np(layer(_t(a, device))), expected)
+    two = cls(2, 0.0) if kind == "Constant" else cls(2)
+    assert layer.state_dict() == {} and layer.padding == padding and two.padding == (2,) * (2 * nd)
+
+
+# -- losses ---------------------------------------------------------------------------------------------------------
+
+def _log_sigmoid(x):
+    return -np.logaddexp(0, -x)
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_soft_margin_losses(device, reduction):
+    rng = _rng()
+    x, y = rng.standard_normal((4, 5)), rng.choice([-1.0, 1.0], (4, 5))
+    out = nn.SoftMarginLoss(reduction=reduction)(_t(x, device), _t(y, device))
+    assert_close(_np(out), _reduce(np.log1p(np.exp(-y * x)), reduction))
+    labels, w = (rng.random((4, 5)) > 0.5).astype(np.float64), rng.random(5)
+    loss = -(labels * _log_sigmoid(x) + (1 - labels) * _log_sigmoid(-x)) * w
+    out = nn.MultiLabelSoftMarginLoss(_t(w, device), reduction=reduction)(_t(x, device), _t(labels, device))
+    assert_close(_np(out), _reduce(loss.mean(axis=1), reduction))
+    assert "weight" in nn.MultiLabelSoftMarginLoss(_t(w, device)).state_dict()
+
+
+def _multi_margin(x, y, p, margin, w):
+    loss = np.zeros(len(x))
+    for n in range(len(x)):
+        for i in range(x.shape[1]):
+            if i != y[n]:
+                loss[n] += max(0.0, margin - x[n, y[n]] + x[n, i]) ** p * (w[y[n]] if w is not None else 1)
+    return loss / x.shape[1]
+
+
+@pytest.mark.parametrize("p,margin,weighted", [(1, 1.0, False), (2, 0.5, True)])
+def test_multi_margin_loss(device, p, margin, weighted):
+    rng = _rng()
+    x, y = rng.standard_normal((6, 4)), rng.integers(0, 4, 6)
+    w = rng.random(4) if weighted else None
+    layer = nn.MultiMarginLoss(p, margin, None if w is None else _t(w, device), reduction="none")
+    assert_close(_np(layer(_t(x, device), _t(y, device))), _multi_margin(x, y, p, margin, w))
+    out = F.multi_margin_loss(_t(x[0], device), _t(y[:1], device), p, margin)
+    assert_close(_np(out), _multi_margin(x[:1], y[:1], p, margin, None)[0])
+    with pytest.raises(ValueError, match="only p == 1 and p == 2 supported"):
+        nn.MultiMarginLoss(p=3)
+
+
+def _multilabel_margin(x, y):
+    loss = np.zeros(len(x))
+    for n in range(len(x)):
+        listed = []
+        for j in y[n]:
+            if j < 0:
+                break
+            listed.append(j)
+        for j in listed:
+            for i in range(x.shape[1]):
+                if i not in listed:
+                    loss[n] += max(0.0, 1 - (x[n, j] - x[n, i]))
+    return loss / x.shape[1]
+
+
+def test_multilabel_margin_loss(device):
+    x = _rng().standard_normal((3, 4))
+    y = np.array([[3, 0, -1, 1], [1, 2, 3, -1], [-1, 0, 0, 0]])
+    out = nn.MultiLabelMarginLoss(reduction="none")(_t(x, device), _t(y, device))
+    assert_close(_np(out), _multilabel_margin(x, y))
+    assert_close(_np(F.multilabel_margin_loss(_t(x, device), _t(y, device))), _multilabel_margin(x, y).mean())
+    assert_close(_np(F.multilabel_margin_loss(_t(x[0], device), _t(y[0], device))), _multilabel_margin(x, y)[0])
+    with pytest.raises(RuntimeError, match="inconsistent target size"):
+        F.multilabel_margin_loss(_t(x, device), _t(y[:, :2], device))
+
+
+@pytest.mark.parametrize("full", [False, True])
+def test_gaussian_nll_loss(device, full):
+    rng = _rng()
+    x, y, var = rng.standard_normal((5, 3)), rng.standard_normal((5, 3)), rng.random((5, 3)) + 0.1
+    expected = 0.5 * (np.log(var) + (x - y) ** 2 / var) + (0.5 * math.log(2 * math.pi) if full else 0)
+    layer = nn.GaussianNLLLoss(full=full, reduction="none")
+    assert_close(_np(layer(_t(x, device), _t(y, device), _t(var, device))), expected)
+    one_var = var[:, :1]  # one variance per sample, as (N,) and as (N, 1)
+    expected = 0.5 * (np.log(one_var) + (x - y) ** 2 / one_var) + (0.5 * math.log(2 * math.pi) if full else 0)
+    assert_close(_np(layer(_t(x, device), _t(y, device), _t(one_var[:, 0], device))), expected)
+    assert_close(_np(nn.GaussianNLLLoss(full=full)(_t(x, device), _t(y, device), _t(one_var, device))),
+                 expected.mean())
+    small = np.full((5, 3), 1e-9)
+    assert_close(_np(F.gaussian_nll_loss(_t(x, device), _t(y, device), _t(small, device), eps=1e-3)),
+                 (0.5 * (np.log(1e-3) + (x - y) ** 2 / 1e-3)).mean())
+    with pytest.raises(ValueError, match="var is of incorrect size"):
+        layer(_t(x, device), _t(y, device), _t(var[:2], device))
+    with pytest.raises(ValueError, match="var has negative entry"):
+        layer(_t(x, device), _t(y, device), _t(-var, device))
+
+
+def _distance(a, b, p=2.0, eps=1e-6):
+    return (np.abs(a - b + eps) ** p).sum(-1) ** (1 / p)
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_triplet_losses(device, swap):
+    rng = _rng()
+    a, p, n = (rng.standard_normal((4, 3)) for _ in range(3))
+    d_neg = _distance(a, n)
+    if swap:
+        d_neg = np.minimum(d_neg, _distance(p, n))
+    expected = np.maximum(_distance(a, p) - d_neg + 0.7, 0)
+    args = (_t(a, device), _t(p, device), _t(n, device))
+    assert_close(_np(nn.TripletMarginLoss(margin=0.7, swap=swap, reduction="none")(*args)), expected)
+    assert_close(_np(nn.TripletMarginWithDistanceLoss(margin=0.7, swap=swap)(*args)), expected.mean())
+
+    def cosine_distance(x1, x2):
+        return 1 - F.cosine_similarity(x1, x2)
+
+    def np_cosine(x1, x2):
+        return 1 - (x1 * x2).sum(-1) / np.linalg.norm(x1, axis=-1) / np.linalg.norm(x2, axis=-1)
+
+    d_neg = np_cosine(a, n)
+    if swap:
+        d_neg = np.minimum(d_neg, np_cosine(p, n))
+    layer = nn.TripletMarginWithDistanceLoss(distance_function=cosine_distance, margin=0.7, swap=swap,
+                                             reduction="sum")
+    assert_close(_np(layer(*args)), np.maximum(np_cosine(a, p) - d_neg + 0.7, 0).sum())
+    with pytest.raises(ValueError, match="expected margin to be greater than 0, got 0 instead"):
+        nn.TripletMarginWithDistanceLoss(margin=0)
+
+
+def test_hinge_and_poisson_modules(device):
+    rng = _rng()
+    x, y = rng.standard_normal(6), rng.choice([-1.0, 1.0], 6)
+    out = nn.HingeEmbeddingLoss(margin=0.5)(_t(x, device), _t(y, device))
+    assert_close(_np(out), np.where(y == 1, x, np.maximum(0, 0.5 - x)).mean())
+    rate, counts = rng.standard_normal(6), rng.integers(0, 5, 6).astype(np.float64)
+    out = nn.PoissonNLLLoss(reduction="sum")(_t(rate, device), _t(counts, device))
+    assert_close(_np(out), (np.exp(rate) - counts * rate).sum())
+    out = nn.PoissonNLLLoss(log_input=False, eps=1e-3)(_t(np.abs(rate), device), _t(counts, device))
+    assert_close(_np(out), (np.abs(rate) - counts * np.log(np.abs(rate) + 1e-3)).mean())
+
+
+def test_new_loss_gradients(device):
+    rng = _rng()
+    x = _t(rng.standard_normal((3, 4)), device, True)
+    signs, labels = _t(rng.choice([-1.0, 1.0], (3, 4)), device), _t((rng.random((3, 4)) > 0.5) * 1.0, device)
+    assert gradcheck(lambda v: F.soft_margin_loss(v, signs), (x,))
+    assert gradcheck(lambda v: F.multilabel_soft_margin_loss(v, labels), (x,))
+    classes = _t(np.array([0, 2, 3]), device)
+    assert gradcheck(lambda v: F.multi_margin_loss(v, classes, p=2, margin=3.0), (x,))
+    listed = _t(np.array([[1, -1, 0, 0], [2, 0, -1, 0], [3, 1, 0, 2]]), device)
+    assert gradcheck(lambda v: F.multilabel_margin_loss(v, listed, reduction="sum"), (x,))
+    target, var = _t(rng.standard_normal((3, 4)), device), _t(rng.random((3, 4)) + 0.5, device, True)
+    assert gradcheck(lambda v, s: F.gaussian_nll_loss(v, target, s, full=True), (x, var))
+    p, n = _t(rng.standard_normal((3, 4)), device, True), _t(rng.standard_normal((3, 4)), device, True)
+    assert gradcheck(lambda a, b, c: F.triplet_margin_with_distance_loss(a, b, c, margin=5.0, swap=True), (x, p, n))
+
+
+# -- distances, channel shuffle, embedding bag ------------------------------------------------------------------------
+
+def test_distance_layers(device):
+    rng = _rng()
+    a, b = rng.standard_normal((4, 5)), rng.standard_normal((4, 5))
+    assert_close(_np(nn.PairwiseDistance()(_t(a, device), _t(b, device))), _distance(a, b))
+    out = nn.PairwiseDistance(p=1.0, eps=0.0, keepdim=True)(_t(a, device), _t(b, device))
+    assert_close(_np(out), np.abs(a - b).sum(-1, keepdims=True))
+    cos = (a * b).sum(0) / np.linalg.norm(a, axis=0) / np.linalg.norm(b, axis=0)
+    assert_close(_np(nn.CosineSimilarity(dim=0)(_t(a, device), _t(b, device))), cos)
+    layer = nn.PairwiseDistance()
+    assert (layer.norm, layer.eps, layer.keepdim) == (2.0, 1e-6, False)
+
+
+def test_channel_shuffle(device):
+    a = _rng().standard_normal((2, 6, 3, 3)).astype(np.float32)
+    expected = a.reshape(2, 2, 3, 3, 3).transpose(0, 2, 1, 3, 4).reshape(2, 6, 3, 3)
+    layer = nn.ChannelShuffle(2)
+    assert_close(_np(layer(_t(a, device))), expected)
+    assert repr(layer) == "ChannelShuffle(groups=2)"
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_module(device, mode):
+    bag = nn.EmbeddingBag(10, 3, mode=mode).to(device)
+    assert tuple(bag.weight.shape) == (10, 3) and list(bag.state_dict()) == ["weight"]
+    assert repr(bag) == f"EmbeddingBag(10, 3, mode={mode})"
+    w = _np(bag.weight)
+    reduce = {"sum": np.sum, "mean": np.mean, "max": np.max}[mode]
+    indices, offsets = np.array([1, 2, 4, 5, 4, 3, 2, 9]), np.array([0, 4])
+    out = bag(_t(indices, device), _t(offsets, device))
+    assert_close(_np(out), np.stack([reduce(w[indices[:4]], 0), reduce(w[indices[4:]], 0)]))
+    out = bag(_t(indices.reshape(2, 4), device))
+    assert_close(_np(out), np.stack([reduce(w[indices[:4]], 0), reduce(w[indices[4:]], 0)]))
+    pretrained = nn.EmbeddingBag.from_pretrained(_t(w, device), mode=mode)
+    assert not pretrained.weight.requires_grad
+    assert_close(_np(pretrained(_t(indices.reshape(2, 4), device))), _np(out))
+
+
+def test_embedding_bag_padding_idx(device):
+    bag = nn.EmbeddingBag(5, 2, mode="sum", padding_idx=-1)
+    assert bag.padding_idx == 4 and np.all(_np(bag.weight)[4] == 0)
+    assert repr(bag) == "EmbeddingBag(5, 2, mode=sum, padding_idx=4)"
