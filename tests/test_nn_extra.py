@@ -287,3 +287,80 @@ def test_embedding_bag_padding_idx(device):
     bag = nn.EmbeddingBag(5, 2, mode="sum", padding_idx=-1)
     assert bag.padding_idx == 4 and np.all(_np(bag.weight)[4] == 0)
     assert repr(bag) == "EmbeddingBag(5, 2, mode=sum, padding_idx=4)"
+
+
+# -- Transformer decoder and the full Transformer, against a NumPy transcription of the formulas ---------------------
+
+def _np_attention(q_in, kv_in, attn, mask=None):
+    """Multi-head attention of (T, N, E) queries over (S, N, E) keys/values with ``attn``'s weights."""
+    w, b = _np(attn.in_proj_weight), _np(attn.in_proj_bias)
+    e, heads = q_in.shape[-1], attn.num_heads
+    q, k, v = q_in @ w[:e].T + b[:e], kv_in @ w[e:2 * e].T + b[e:2 * e], kv_in @ w[2 * e:].T + b[2 * e:]
+
+    def split(x):  # (L, N, E) -> (N, heads, L, E / heads)
+        return x.reshape(x.shape[0], x.shape[1], heads, e // heads).transpose(1, 2, 0, 3)
+
+    scores = split(q) @ split(k).transpose(0, 1, 3, 2) / np.sqrt(e // heads)
+    if mask is not None:
+        scores = scores + mask
+    scores = np.exp(scores - scores.max(-1, keepdims=True))
+    out = (scores / scores.sum(-1, keepdims=True)) @ split(v)  # (N, heads, T, d)
+    out = out.transpose(2, 0, 1, 3).reshape(q_in.shape[0], q_in.shape[1], e)
+    return out @ _np(attn.out_proj.weight).T + _np(attn.out_proj.bias)
+
+
+def _np_norm(x, norm):
+    mean, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + norm.eps) * _np(norm.weight) + _np(norm.bias)
+
+
+def _np_feed_forward(x, layer):
+    hidden = np.maximum(x @ _np(layer.linear1.weight).T + _np(layer.linear1.bias), 0)
+    return hidden @ _np(layer.linear2.weight).T + _np(layer.linear2.bias)
+
+
+def _np_decoder_layer(x, memory, layer, mask=None):
+    if layer.norm_first:
+        x = x + _np_attention(_np_norm(x, layer.norm1), _np_norm(x, layer.norm1), layer.self_attn, mask)
+        x = x + _np_attention(_np_norm(x, layer.norm2), memory, layer.multihead_attn)
+        return x + _np_feed_forward(_np_norm(x, layer.norm3), layer)
+    x = _np_norm(x + _np_attention(x, x, layer.self_attn, mask), layer.norm1)
+    x = _np_norm(x + _np_attention(x, memory, layer.multihead_attn), layer.norm2)
+    return _np_norm(x + _np_feed_forward(x, layer), layer.norm3)
+
+
+def _np_encoder_layer(x, layer):
+    x = _np_norm(x + _np_attention(x, x, layer.self_attn), layer.norm1)
+    return _np_norm(x + _np_feed_forward(x, layer), layer.norm2)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_transformer_decoder_layer(device, norm_first):
+    rng = _rng()
+    layer = nn.TransformerDecoderLayer(8, 2, 16, norm_first=norm_first).to(device).double().eval()
+    tgt, memory = rng.standard_normal((4, 3, 8)), rng.standard_normal((5, 3, 8))
+    mask = nn.Transformer.generate_square_subsequent_mask(4, device=device, dtype=core.float64)
+    out = layer(_t(tgt, device), _t(memory, device), tgt_mask=mask)
+    assert_close(_np(out), _np_decoder_layer(tgt, memory, layer, _np(mask)), rtol=1e-6, atol=1e-8)
+    stack = nn.TransformerDecoder(layer, 2, norm=nn.LayerNorm(8).to(device).double())
+    first, second = stack.layers
+    expected = _np_norm(_np_decoder_layer(_np_decoder_layer(tgt, memory, first), memory, second), stack.norm)
+    assert_close(_np(stack(_t(tgt, device), _t(memory, device))), expected, rtol=1e-6, atol=1e-8)
+    assert "multihead_attn.in_proj_weight" in layer.state_dict() and "norm3.weight" in layer.state_dict()
+
+
+def test_transformer(device):
+    rng = _rng()
+    model = nn.Transformer(8, 2, 1, 1, 16, batch_first=True).to(device).double().eval()
+    src, tgt = rng.standard_normal((3, 5, 8)), rng.standard_normal((3, 4, 8))
+    out = model(_t(src, device), _t(tgt, device))
+    src_t, tgt_t = src.transpose(1, 0, 2), tgt.transpose(1, 0, 2)  # the NumPy helpers are time-major
+    memory = _np_norm(_np_encoder_layer(src_t, model.encoder.layers[0]), model.encoder.norm)
+    expected = _np_norm(_np_decoder_layer(tgt_t, memory, model.decoder.layers[0]), model.decoder.norm)
+    assert_close(_np(out), expected.transpose(1, 0, 2), rtol=1e-6, atol=1e-8)
+    mask = _np(nn.Transformer.generate_square_subsequent_mask(3))
+    assert np.array_equal(mask, np.triu(np.full((3, 3), -np.inf), 1))
+    with pytest.raises(RuntimeError, match="the batch number of src and tgt must be equal"):
+        model(_t(src, device), _t(tgt[:2], device))
+    with pytest.raises(RuntimeError, match="the feature number of src and tgt must be equal to d_model"):
+        model(_t(src[..., :4], device), _t(tgt[..., :4], device))
