@@ -364,3 +364,38 @@ def test_transformer(device):
         model(_t(src, device), _t(tgt[:2], device))
     with pytest.raises(RuntimeError, match="the feature number of src and tgt must be equal to d_model"):
         model(_t(src[..., :4], device), _t(tgt[..., :4], device))
+
+
+# -- power-average pooling and max unpooling --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_lp_pool(device, nd):
+    a = np.abs(_rng().standard_normal((2, 3) + (6,) * nd)) + 0.1
+    layer = getattr(nn, f"LPPool{nd}d")(3, 2)
+    assert repr(layer) == f"LPPool{nd}d(norm_type=3, kernel_size=2, stride=None, ceil_mode=False)"
+    blocks = a.reshape((2, 3) + (3, 2) * nd)  # 2-wide non-overlapping windows
+    axes = tuple(range(3, 3 + 2 * nd, 2))
+    assert_close(_np(layer(_t(a, device))), (blocks ** 3).sum(axis=axes) ** (1 / 3))
+    x = _t(a[:1, :1], device, True)
+    assert gradcheck(lambda v: getattr(F, f"lp_pool{nd}d")(v, 2.0, 2, 2), (x,))
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_max_unpool(device, nd):
+    a = _rng().standard_normal((2, 3) + (4,) * nd)
+    pool = getattr(nn, f"MaxPool{nd}d")(2, return_indices=True)
+    unpool = getattr(nn, f"MaxUnpool{nd}d")(2)
+    assert repr(unpool) == f"MaxUnpool{nd}d(kernel_size={(2,) * nd}, stride={(2,) * nd}, padding={(0,) * nd})"
+    pooled, indices = pool(_t(a, device))
+    out = _np(unpool(pooled, indices))
+    blocks = a.reshape((2, 3) + (2, 2) * nd)
+    axes = tuple(range(3, 3 + 2 * nd, 2))
+    window_max = blocks.max(axis=axes, keepdims=True)
+    expected = np.where(blocks == window_max, blocks, 0).reshape(a.shape)  # each window keeps only its max
+    assert_close(out, expected)
+    bigger = _np(unpool(pooled, indices, output_size=(5,) * nd))
+    assert bigger.shape == (2, 3) + (5,) * nd and np.isclose(bigger.sum(), expected.sum())
+    with pytest.raises(ValueError, match="invalid output_size"):
+        unpool(pooled, indices, output_size=(9,) * nd)
+    x = _t(_np(pooled[:1]), device, True)
+    assert gradcheck(lambda v: getattr(F, f"max_unpool{nd}d")(v, indices[:1], 2), (x,))

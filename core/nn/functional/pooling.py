@@ -22,7 +22,8 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", 
            "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
            "adaptive_max_pool3d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
-           "adaptive_max_pool3d_with_indices"]
+           "adaptive_max_pool3d_with_indices", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d",
+           "max_unpool3d"]
 
 _WORDS = {1: "one", 2: "two", 3: "three"}
 
@@ -273,3 +274,81 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
     """:func:`adaptive_max_pool3d` returning ``(values, indices)``."""
     return adaptive_max_pool3d(input, output_size, True)
+
+
+# -- power-average and unpooling (Tensor ops over the pooling functionals) --------------------------------------------
+
+def _lp_pool(nd: int, average, input, norm_type: float, kernel_size, stride, ceil_mode: bool):
+    """(sum over each window of x^p)^(1/p), as PyTorch: average pooling of x^p times the window size."""
+    kernel = ntuple(kernel_size, nd)
+    out = average(input.pow(norm_type), kernel, stride, 0, ceil_mode)
+    return (ops.sign(out) * ops.relu(ops.abs(out))).mul(prod(kernel)).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
+    """The p-norm of sliding windows of ``(N, C, L)`` (``torch.nn.functional.lp_pool1d``)."""
+    return _lp_pool(1, avg_pool1d, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
+    """The p-norm of sliding windows of ``(N, C, H, W)`` (``torch.nn.functional.lp_pool2d``)."""
+    return _lp_pool(2, avg_pool2d, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
+    """The p-norm of sliding windows of ``(N, C, D, H, W)`` (``torch.nn.functional.lp_pool3d``)."""
+    return _lp_pool(3, avg_pool3d, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def _unpool_output_size(nd: int, spatial, kernel, stride, padding, output_size) -> list:
+    """The default (in - 1) * stride - 2 * padding + kernel per dim, or ``output_size`` checked against it."""
+    default = [(n - 1) * s - 2 * p + k for n, s, p, k in zip(spatial, stride, padding, kernel)]
+    if output_size is None:
+        return default
+    output_size = [int(n) for n in output_size]
+    if len(output_size) == nd + 2:
+        output_size = output_size[2:]
+    if len(output_size) != nd:
+        raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it has a "
+                         f"length of '{len(output_size)}'")
+    for d in range(nd):
+        low, high = default[d] - stride[d], default[d] + stride[d]
+        if not low < output_size[d] < high:
+            raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between {low} and {high})')
+    return output_size
+
+
+def _max_unpool(nd: int, input, indices, kernel_size, stride, padding, output_size):
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"max_unpool{nd}d: Expected input to be {nd + 1}D or {nd + 2}D, but got "
+                           f"{input.dim()}D")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
+                           f"but got indices tensor with shape: {list(indices.shape)}")
+    x, batched = batch(input, nd, lambda: "")
+    index = indices if batched else indices.unsqueeze(0)
+    kernel = ntuple(kernel_size, nd)
+    stride = ntuple(stride if stride is not None else kernel_size, nd)
+    size = _unpool_output_size(nd, x.shape[2:], kernel, stride, ntuple(padding, nd), output_size)
+    n, c = x.shape[:2]
+    flat = ops.zeros(n, c, prod(size), dtype=x.dtype, device=x.device)
+    out = flat.scatter(2, index.reshape(n, c, -1), x.reshape(n, c, -1)).reshape(n, c, *size)
+    return unbatch(out, batched)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Each value put back at the position ``max_pool1d``'s ``indices`` name, zeros elsewhere
+    (``torch.nn.functional.max_unpool1d``)."""
+    return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Each value put back at the position ``max_pool2d``'s ``indices`` name, zeros elsewhere
+    (``torch.nn.functional.max_unpool2d``)."""
+    return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Each value put back at the position ``max_pool3d``'s ``indices`` name, zeros elsewhere
+    (``torch.nn.functional.max_unpool3d``)."""
+    return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
