@@ -399,3 +399,15 @@ def test_max_unpool(device, nd):
         unpool(pooled, indices, output_size=(9,) * nd)
     x = _t(_np(pooled[:1]), device, True)
     assert gradcheck(lambda v: getattr(F, f"max_unpool{nd}d")(v, indices[:1], 2), (x,))
+
+
+def test_deprecated_container_and_nllloss2d(device):
+    with pytest.warns(UserWarning, match="nn.Container is deprecated"):
+        box = nn.Container(first=nn.Linear(2, 3), second=nn.ReLU())
+    assert list(dict(box.named_children())) == ["first", "second"] and "first.weight" in box.state_dict()
+    rng = _rng()
+    logits, target = rng.standard_normal((2, 3, 4, 5)), rng.integers(0, 3, (2, 4, 5))
+    with pytest.warns(UserWarning, match="NLLLoss2d has been deprecated"):
+        loss = nn.NLLLoss2d(reduction="sum")
+    picked = np.take_along_axis(logits, target[:, None], axis=1)[:, 0]
+    assert_close(_np(loss(_t(logits, device), _t(target, device))), -picked.sum())

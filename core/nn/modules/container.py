@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _index(length: int, idx: int, kind: str) -> int:
@@ -16,6 +17,18 @@ def _index(length: int, idx: int, kind: str) -> int:
     if not -length <= idx < length:
         raise IndexError(f"index {idx} is out of range")
     return idx % length
+
+
+class Container(Module):
+    """A module holding the child modules given as keyword arguments; deprecated in PyTorch in favour of
+    subclassing ``Module`` (``torch.nn.Container``)."""
+
+    def __init__(self, **kwargs):
+        super().__init__()
+        warnings.warn("nn.Container is deprecated. All of it's functionality is now implemented in nn.Module. "
+                      "Subclass that instead.", stacklevel=2)
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):

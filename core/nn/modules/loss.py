@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
+
 from .. import functional as F
 from ..functional.loss import _reduction
 from .module import Module
 
 __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
-           "BCEWithLogitsLoss", "KLDivLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "CTCLoss", "HingeEmbeddingLoss", "PoissonNLLLoss",
+           "BCEWithLogitsLoss", "KLDivLoss", "NLLLoss2d", "CosineEmbeddingLoss", "MarginRankingLoss", "CTCLoss", "HingeEmbeddingLoss", "PoissonNLLLoss",
            "GaussianNLLLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss",
            "TripletMarginLoss", "TripletMarginWithDistanceLoss"]
 
@@ -77,6 +79,16 @@ class NLLLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """The deprecated name of :class:`NLLLoss` for (N, C, H, W) inputs (``torch.nn.NLLLoss2d``)."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean"):
+        warnings.warn("NLLLoss2d has been deprecated. Please use NLLLoss instead as a drop-in replacement and see "
+                      "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.", stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class CrossEntropyLoss(_WeightedLoss):
