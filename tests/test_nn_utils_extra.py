@@ -112,3 +112,32 @@ def test_spectral_norm(device):
         nn.utils.remove_spectral_norm(layer)
     conv_t = nn.utils.spectral_norm(nn.ConvTranspose1d(2, 3, 2).to(device))
     assert tuple(conv_t.weight_u.shape) == (3,)  # dim 1 (out channels) for ConvTranspose
+
+
+def test_convert_conv_weight_memory_format(device):
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.Sequential(nn.ConvTranspose2d(4, 2, 2)),
+                          nn.Conv3d(2, 2, 1)).to(device)
+    before = [_np(p).copy() for p in model.parameters()]
+    x = core.tensor(np.random.default_rng(1).standard_normal((1, 3, 5, 5)).astype(np.float32), device=device)
+    expected = _np(model[2](model[0](x)))
+    assert nn.utils.convert_conv2d_weight_memory_format(model, core.channels_last) is model
+    assert model[0].weight.is_contiguous(memory_format=core.channels_last)
+    assert model[2][0].weight.is_contiguous(memory_format=core.channels_last)
+    assert model[3].weight.is_contiguous()  # a Conv3d is not a 2-D convolution
+    nn.utils.convert_conv3d_weight_memory_format(model, core.channels_last_3d)
+    assert model[3].weight.is_contiguous(memory_format=core.channels_last_3d)
+    assert all(np.array_equal(_np(p), b) for p, b in zip(model.parameters(), before))
+    assert_close(_np(model[2](model[0](x))), expected)
+
+
+def test_skip_init(device):
+    layer = nn.utils.skip_init(nn.Linear, 3, 4, device=device)
+    assert isinstance(layer, nn.Linear) and tuple(layer.weight.shape) == (4, 3)
+    assert layer.weight.device.type == core.device(device).type and isinstance(layer.weight, nn.Parameter)
+    assert tuple(layer(core.ones(2, 3, device=device)).shape) == (2, 4)
+    norm = nn.utils.skip_init(nn.BatchNorm1d, 5)
+    assert list(norm.state_dict()) == ["weight", "bias", "running_mean", "running_var", "num_batches_tracked"]
+    with pytest.raises(RuntimeError, match="Expected a Module"):
+        nn.utils.skip_init(nn.Linear(2, 2))
+    with pytest.raises(RuntimeError, match="Module must support a 'device' arg"):
+        nn.utils.skip_init(nn.ReLU)
