@@ -411,3 +411,24 @@ def test_deprecated_container_and_nllloss2d(device):
         loss = nn.NLLLoss2d(reduction="sum")
     picked = np.take_along_axis(logits, target[:, None], axis=1)[:, 0]
     assert_close(_np(loss(_t(logits, device), _t(target, device))), -picked.sum())
+
+
+def test_gumbel_softmax(device):
+    logits = np.log(np.array([0.1, 0.2, 0.7]))
+    x = _t(np.tile(logits, (4000, 1)), device)
+    hard = _np(F.gumbel_softmax(x, tau=0.5, hard=True))
+    assert set(np.unique(hard)) == {0.0, 1.0} and np.all(hard.sum(1) == 1)
+    assert np.allclose(hard.mean(0), [0.1, 0.2, 0.7], atol=0.03)  # the Gumbel-max trick samples softmax(logits)
+    soft = _np(F.gumbel_softmax(x, tau=2.0))
+    assert np.allclose(soft.sum(1), 1) and np.all(soft > 0) and np.all(soft < 1)
+    core.manual_seed(3)
+    first = _np(F.gumbel_softmax(x[:5], dim=0))
+    core.manual_seed(3)
+    assert np.array_equal(first, _np(F.gumbel_softmax(x[:5], dim=0))) and np.allclose(first.sum(0), 1)
+    wide = _t(np.array([[0.0, 50.0, 0.0]]), device, True)
+    out = F.gumbel_softmax(wide, hard=True)
+    assert np.array_equal(_np(out), [[0.0, 1.0, 0.0]])
+    (out * _t(np.array([[1.0, 2.0, 3.0]]), device)).sum().backward()
+    assert np.all(np.isfinite(_np(wide.grad))) and wide.grad is not None  # straight-through: the soft gradient
+    with pytest.warns(UserWarning, match="`eps` parameter is deprecated"):
+        F.gumbel_softmax(x[:2], eps=1e-3)
