@@ -432,3 +432,57 @@ def test_gumbel_softmax(device):
     assert np.all(np.isfinite(_np(wide.grad))) and wide.grad is not None  # straight-through: the soft gradient
     with pytest.warns(UserWarning, match="`eps` parameter is deprecated"):
         F.gumbel_softmax(x[:2], eps=1e-3)
+
+
+# -- lazy layers ----------------------------------------------------------------------------------------------------
+
+def test_lazy_linear(device):
+    layer = nn.LazyLinear(4, device=device)
+    assert isinstance(layer.weight, nn.UninitializedParameter) and layer.has_uninitialized_params()
+    assert repr(layer) == "LazyLinear(in_features=0, out_features=4, bias=True)"
+    a = _rng().standard_normal((2, 3)).astype(np.float32)
+    out = layer(_t(a, device))
+    assert type(layer) is nn.Linear and layer.in_features == 3 and type(layer.weight) is nn.Parameter
+    assert tuple(layer.weight.shape) == (4, 3) and list(layer.state_dict()) == ["weight", "bias"]
+    assert np.all(np.abs(_np(layer.weight)) <= 1 / np.sqrt(3))  # kaiming_uniform_(a=√5) bound
+    assert_close(_np(out), a @ _np(layer.weight).T + _np(layer.bias))
+    out.sum().backward()
+    assert layer.weight.grad is not None and not layer._forward_pre_hooks
+    with pytest.raises(RuntimeError, match="Can't access the shape of an uninitialized parameter"):
+        nn.LazyLinear(2).weight.shape
+
+
+@pytest.mark.parametrize("name,base,groups,shape,weight_shape", [
+    ("LazyConv1d", "Conv1d", 1, (2, 4, 7), (6, 4, 3)),
+    ("LazyConv2d", "Conv2d", 2, (4, 5, 5), (6, 2, 3, 3)),  # unbatched: channels first
+    ("LazyConvTranspose2d", "ConvTranspose2d", 2, (1, 4, 5, 5), (4, 3, 3, 3)),
+    ("LazyConv3d", "Conv3d", 2, (1, 2, 4, 4, 4), (6, 1, 3, 3, 3))])
+def test_lazy_convolutions(device, name, base, groups, shape, weight_shape):
+    layer = getattr(nn, name)(6, 3, groups=groups).to(device)
+    x = _t(_rng().standard_normal(shape).astype(np.float32), device)
+    out = layer(x)
+    assert type(layer) is getattr(nn, base) and tuple(layer.weight.shape) == weight_shape
+    assert layer.in_channels == (shape[0] if len(shape) == len(weight_shape) - 1 else shape[1])
+    reference = getattr(nn, base)(layer.in_channels, 6, 3, groups=groups).to(device)
+    reference.load_state_dict(layer.state_dict())
+    assert_close(_np(out), _np(reference(x)))
+    with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+        getattr(nn, name)(6, 3, groups=3)(x)
+
+
+def test_lazy_norms(device):
+    a = _rng().standard_normal((4, 3, 5)).astype(np.float32)
+    bn = nn.LazyBatchNorm1d(momentum=0.5).to(device)
+    assert isinstance(bn.running_mean, nn.UninitializedBuffer)
+    out = bn(_t(a, device))
+    assert type(bn) is nn.BatchNorm1d and bn.num_features == 3
+    assert list(bn.state_dict()) == ["weight", "bias", "running_mean", "running_var", "num_batches_tracked"]
+    mean, var = a.mean(axis=(0, 2)), a.var(axis=(0, 2))
+    assert_close(_np(out), (a - mean[:, None]) / np.sqrt(var[:, None] + 1e-5), rtol=1e-4, atol=1e-5)
+    assert_close(_np(bn.running_mean), 0.5 * mean) and int(bn.num_batches_tracked) == 1
+    inorm = nn.LazyInstanceNorm1d(affine=True).to(device)
+    out = inorm(_t(a[0], device))  # unbatched (C, L): channels first
+    assert type(inorm) is nn.InstanceNorm1d and inorm.num_features == 3 and tuple(inorm.weight.shape) == (3,)
+    m, v = a[0].mean(axis=1, keepdims=True), a[0].var(axis=1, keepdims=True)
+    assert_close(_np(out), (a[0] - m) / np.sqrt(v + 1e-5), rtol=1e-4, atol=1e-5)
+    assert list(nn.LazyInstanceNorm2d().state_dict()) == []

@@ -9,7 +9,7 @@ from ... import ops
 from ...autograd import Function, no_grad
 from ...tensor import Tensor
 from ...utils.hooks import RemovableHandle
-from ..parameter import Buffer, Parameter
+from ..parameter import Buffer, Parameter, is_lazy
 
 __all__ = ["Module"]
 
@@ -286,7 +286,9 @@ class Module:
                     if param.grad is not None:
                         param.grad = fn(param.grad)
                 for name, buffer in module._buffers.items():
-                    if buffer is not None:
+                    if is_lazy(buffer):  # a lazy module's placeholder stays one, on the new device / dtype
+                        buffer.data = fn(buffer)
+                    elif buffer is not None:
                         module._buffers[name] = fn(buffer)
         return self
 
