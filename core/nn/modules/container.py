@@ -138,7 +138,7 @@ class ModuleList(Module):
         """Like PyTorch's: runs of children with the same repr collapse to ``(i-j): n x Child(...)``."""
         children = [repr(m) for m in self._modules.values()]
         if not children:
-            return "ModuleList()"
+            return f"{self._get_name()}()"
         lines, start = [], 0
         for end in range(1, len(children) + 1):
             if end == len(children) or children[end] != children[start]:
@@ -146,7 +146,7 @@ class ModuleList(Module):
                 label = f"({start})" if end - start == 1 else f"({start}-{end - 1}): {end - start} x"
                 lines.append(f"{label}: {text}" if end - start == 1 else f"{label} {text}")
                 start = end
-        return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
+        return f"{self._get_name()}(\n  " + "\n  ".join(lines) + "\n)"
 
     def __iadd__(self, modules) -> "ModuleList":
         return self.extend(modules)
