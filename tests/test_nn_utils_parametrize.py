@@ -111,3 +111,50 @@ def test_parametrizations_weight_norm(device, dim):
     assert layer.parametrizations.weight.original0.grad is not None
     parametrize.remove_parametrizations(layer, "weight")
     assert_close(_np(layer.weight), 3 * w)
+
+
+# -- stateless.functional_call --------------------------------------------------------------------------------------
+
+def test_functional_call(device):
+    from core.nn.utils.stateless import functional_call
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.BatchNorm1d(4)).to(device).double().eval()
+    before = {k: _np(v).copy() for k, v in model.state_dict().items()}
+    rng = np.random.default_rng(3)
+    w, mean = rng.standard_normal((4, 3)), rng.standard_normal(4)
+    x = rng.standard_normal((5, 3))
+    given = {"0.weight": core.tensor(w, device=device, requires_grad=True)}
+    out = functional_call(model, (given, {"2.running_mean": core.tensor(mean, device=device)}),
+                          core.tensor(x, device=device))
+    hidden = np.maximum(x @ w.T + before["0.bias"], 0)
+    expected = (hidden - mean) / np.sqrt(before["2.running_var"] + 1e-5) * before["2.weight"] + before["2.bias"]
+    assert_close(_np(out), expected)
+    assert all(np.array_equal(_np(v), before[k]) for k, v in model.state_dict().items())  # the module is untouched
+    out.sum().backward()
+    assert given["0.weight"].grad is not None and model[0].weight.grad is None
+    weight = core.tensor(w, device=device, requires_grad=True)
+    assert gradcheck(lambda t: functional_call(model, {"0.weight": t}, (core.tensor(x, device=device),)), (weight,))
+    with pytest.raises(ValueError, match="appeared in multiple dictionaries"):
+        functional_call(model, (given, given), core.tensor(x, device=device))
+    with pytest.raises(RuntimeError, match="Missing key\\(s\\)"):
+        functional_call(model, given, core.tensor(x, device=device), strict=True)
+
+
+def test_functional_call_tied_weights(device):
+    from core.nn.utils.stateless import functional_call
+
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encode, self.decode = nn.Linear(2, 2, bias=False), nn.Linear(2, 2, bias=False)
+            self.decode.weight = self.encode.weight
+
+        def forward(self, x):
+            return self.decode(self.encode(x))
+
+    model = Tied().to(device).double()
+    w = np.array([[1.0, 2.0], [0.5, -1.0]])
+    x = core.tensor(np.eye(2), device=device)
+    out = functional_call(model, {"encode.weight": core.tensor(w, device=device)}, (x,))
+    assert_close(_np(out), (w @ w).T)  # both uses see the new value
+    out = functional_call(model, {"encode.weight": core.tensor(w, device=device)}, (x,), tie_weights=False)
+    assert_close(_np(out), (w.T @ _np(model.encode.weight).T))

@@ -1,7 +1,7 @@
 """``core.nn.utils``: gradient clipping, parameter/vector conversion, batch-norm fusion and the weight/spectral norm
 reparametrisations, weight memory formats and ``skip_init``."""
 
-from . import parametrizations, parametrize, rnn  # noqa: F401
+from . import parametrizations, parametrize, rnn, stateless  # noqa: F401
 from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 from .fusion import fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights
