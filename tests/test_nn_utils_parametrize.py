@@ -158,3 +158,32 @@ def test_functional_call_tied_weights(device):
     assert_close(_np(out), (w @ w).T)  # both uses see the new value
     out = functional_call(model, {"encode.weight": core.tensor(w, device=device)}, (x,), tie_weights=False)
     assert_close(_np(out), (w.T @ _np(model.encode.weight).T))
+
+
+def test_parametrizations_spectral_norm(device):
+    layer = nn.utils.parametrizations.spectral_norm(nn.Linear(5, 4).to(device).double())
+    assert list(layer.state_dict()) == ["bias", "parametrizations.weight.original",
+                                        "parametrizations.weight.0._u", "parametrizations.weight.0._v"]
+    norm = layer.parametrizations.weight[0]
+    w, v = _np(layer.parametrizations.weight.original).copy(), _np(norm._v).copy()
+    x = core.tensor(np.random.default_rng(1).standard_normal((2, 5)), device=device)
+    out = layer(x)  # training: one power-iteration step (u from v, then v from u) before sigma
+    u = w @ v
+    u /= np.linalg.norm(u)
+    v = w.T @ u
+    v /= np.linalg.norm(v)
+    assert_close(_np(norm._u), u) and assert_close(_np(norm._v), v)
+    assert_close(_np(out), _np(x) @ (w / (u @ w @ v)).T + _np(layer.bias))
+    out.sum().backward()
+    assert layer.parametrizations.weight.original.grad is not None
+    for _ in range(30):
+        layer(x)
+    assert_close(np.linalg.norm(_np(layer.weight), 2), 1.0, rtol=1e-6, atol=1e-8)
+    layer.eval()
+    before = _np(norm._u).copy()
+    layer(x)
+    assert np.array_equal(_np(norm._u), before)
+    vector = nn.utils.parametrizations.spectral_norm(nn.BatchNorm1d(3).to(device).double())
+    assert_close(np.linalg.norm(_np(vector.weight)), 1.0)  # a 1-D weight is normalised
+    with pytest.raises(ValueError, match="has no parameter or buffer with name 'nothing'"):
+        nn.utils.parametrizations.spectral_norm(layer, "nothing")
