@@ -486,3 +486,16 @@ def test_lazy_norms(device):
     m, v = a[0].mean(axis=1, keepdims=True), a[0].var(axis=1, keepdims=True)
     assert_close(_np(out), (a[0] - m) / np.sqrt(v + 1e-5), rtol=1e-4, atol=1e-5)
     assert list(nn.LazyInstanceNorm2d().state_dict()) == []
+
+
+@pytest.mark.parametrize("size", [1, 3, 4, 5])
+def test_cross_map_lrn2d(device, size):
+    a = _rng().standard_normal((2, 6, 3, 3))
+    layer = nn.CrossMapLRN2d(size, alpha=0.5, beta=0.75, k=2.0)
+    assert repr(layer) == f"CrossMapLRN2d({size}, alpha=0.5, beta=0.75, k=2.0)"
+    half = int((size - 1) / 2 + 1) - 1  # PyTorch's pre_pad - 1
+    scale = np.stack([(a[:, max(c - half, 0):c + half + 1] ** 2).sum(1) for c in range(6)], 1) * 0.5 / size + 2.0
+    assert_close(_np(layer(_t(a, device))), a * scale ** -0.75)
+    assert gradcheck(layer, (_t(a[:1, :, :2, :2], device, True),))
+    with pytest.raises(ValueError, match="CrossMapLRN2d: Expected input to be 4D, got 3D instead."):
+        layer(_t(a[0], device))

@@ -11,7 +11,7 @@ from ..parameter import Parameter
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
-           "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
+           "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "CrossMapLRN2d"]
 
 
 class _NormBase(Module):
@@ -268,6 +268,29 @@ class LocalResponseNorm(Module):
 
     def forward(self, input):
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """x / (k + alpha / size * sum of x² over the channels within (size - 1) // 2 of each one)^beta, on
+    (N, C, H, W) input: Lua Torch's cross-channel LRN (``torch.nn.CrossMapLRN2d``)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+        half = (self.size - 1) // 2  # PyTorch's pre_pad - 1: the window reaches this far on both sides
+        channels = input.shape[1]
+        squares = F.pad(input * input, (0, 0, 0, 0, half, half))
+        sums = squares[:, :channels]
+        for offset in range(1, 2 * half + 1):
+            sums = sums + squares[:, offset:offset + channels]
+        return input * (sums * (self.alpha / self.size) + self.k) ** (-self.beta)
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
