@@ -449,7 +449,7 @@ def test_lazy_linear(device):
     out.sum().backward()
     assert layer.weight.grad is not None and not layer._forward_pre_hooks
     with pytest.raises(RuntimeError, match="Can't access the shape of an uninitialized parameter"):
-        nn.LazyLinear(2).weight.shape
+        _ = nn.LazyLinear(2).weight.shape
 
 
 @pytest.mark.parametrize("name,base,groups,shape,weight_shape", [
@@ -499,3 +499,36 @@ def test_cross_map_lrn2d(device, size):
     assert gradcheck(layer, (_t(a[:1, :, :2, :2], device, True),))
     with pytest.raises(ValueError, match="CrossMapLRN2d: Expected input to be 4D, got 3D instead."):
         layer(_t(a[0], device))
+
+
+def _np_log_softmax(z):
+    z = z - z.max(1, keepdims=True)
+    return z - np.log(np.exp(z).sum(1, keepdims=True))
+
+
+def test_adaptive_log_softmax_with_loss(device):
+    model = nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], div_value=2.0).to(device).double()
+    assert model.head_size == 5 and [tuple(p.shape) for p in model.tail[0].parameters()] == [(4, 8), (3, 4)]
+    assert [tuple(p.shape) for p in model.tail[1].parameters()] == [(2, 8), (4, 2)]
+    rng = _rng()
+    x, target = rng.standard_normal((6, 8)), np.array([0, 2, 3, 5, 6, 9])
+    head = _np_log_softmax(x @ _np(model.head.weight).T)
+    full = [head[:, :3]]
+    for i, (to_hidden, to_output) in enumerate(model.tail):
+        cluster = _np_log_softmax(x @ _np(to_hidden.weight).T @ _np(to_output.weight).T)
+        full.append(cluster + head[:, 3 + i:4 + i])
+    full = np.concatenate(full, 1)
+    assert np.allclose(np.exp(full).sum(1), 1)
+    output, loss = model(_t(x, device), _t(target, device))
+    assert_close(_np(output), full[np.arange(6), target])
+    assert_close(_np(loss), -full[np.arange(6), target].mean())
+    assert_close(_np(model.log_prob(_t(x, device))), full)
+    assert np.array_equal(_np(model.predict(_t(x, device))), full.argmax(1))
+    single = model(_t(x[0], device), _t(target[0], device))
+    assert_close(_np(single.output), full[0, target[0]])
+    xs = _t(x[:3], device, True)
+    assert gradcheck(lambda v: model(v, _t(target[:3] + 3, device)).loss, (xs,))
+    with pytest.raises(RuntimeError, match=r"Target values should be in \[0, 9\]"):
+        model(_t(x[:1], device), _t(np.array([10]), device))
+    with pytest.raises(ValueError, match="cutoffs should be a sequence of unique, positive integers"):
+        nn.AdaptiveLogSoftmaxWithLoss(8, 10, [6, 3])

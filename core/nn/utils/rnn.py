@@ -41,7 +41,9 @@ class PackedSequence(namedtuple("PackedSequence", ["data", "batch_sizes", "sorte
         data = self.data.to(*args, **kwargs)
         if data is self.data:
             return self
-        move = (lambda t: None if t is None else t.to(data.device))
+        def move(t):
+            return None if t is None else t.to(data.device)
+
         return type(self)(data, self.batch_sizes, move(self.sorted_indices), move(self.unsorted_indices))
 
     @property
