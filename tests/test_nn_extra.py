@@ -532,3 +532,46 @@ def test_adaptive_log_softmax_with_loss(device):
         model(_t(x[:1], device), _t(np.array([10]), device))
     with pytest.raises(ValueError, match="cutoffs should be a sequence of unique, positive integers"):
         nn.AdaptiveLogSoftmaxWithLoss(8, 10, [6, 3])
+
+
+# -- fractional max pooling -------------------------------------------------------------------------------------------
+
+def _np_starts(sample, size, out, kernel):
+    """ATen's generate_intervals, in float32."""
+    alpha = np.float32(size - kernel) / np.float32(out - 1)
+    starts = [int(np.float32(i + sample) * alpha) - int(np.float32(sample) * alpha) for i in range(out - 1)]
+    return starts + [size - kernel]
+
+
+@pytest.mark.parametrize("nd", [2, 3])
+def test_fractional_max_pool(device, nd):
+    rng = _rng()
+    size, out, kernel = 7, 4, 2
+    a = rng.standard_normal((2, 3) + (size,) * nd).astype(np.float32)
+    samples = rng.random((2, 3, nd)).astype(np.float32)
+    layer = getattr(nn, f"FractionalMaxPool{nd}d")(kernel, output_size=out, return_indices=True,
+                                                  _random_samples=_t(samples, device))
+    values, indices = layer(_t(a, device))
+    expected = np.zeros((2, 3) + (out,) * nd, dtype=np.float32)
+    for b in range(2):
+        for c in range(3):
+            dims = samples[b, c][::-1] if nd == 2 else samples[b, c]  # 2-d samples are (width, height)
+            starts = [_np_starts(s, size, out, kernel) for s in dims]
+            for where in np.ndindex(*(out,) * nd):
+                window = tuple(slice(starts[d][where[d]], starts[d][where[d]] + kernel) for d in range(nd))
+                expected[(b, c) + where] = a[b, c][window].max()
+    assert_close(_np(values), expected)
+    flat = a.reshape(2, 3, -1)
+    assert_close(np.take_along_axis(flat, _np(indices).reshape(2, 3, -1), 2).reshape(expected.shape), expected)
+    ratio = getattr(F, f"fractional_max_pool{nd}d")(_t(a, device), kernel, output_ratio=0.5)
+    assert tuple(ratio.shape) == (2, 3) + (3,) * nd
+    assert np.all(np.isin(_np(ratio), a))  # every output is one of the inputs
+    x = _t(a[:1, :1].astype(np.float64), device, True)
+    fixed = _t(samples[:1, :1].astype(np.float64), device)
+    assert gradcheck(lambda v: getattr(F, f"fractional_max_pool{nd}d")(v, kernel, out, _random_samples=fixed), (x,))
+    with pytest.raises(ValueError, match="requires specifying either an output size, or a pooling ratio"):
+        getattr(nn, f"FractionalMaxPool{nd}d")(2)
+    with pytest.raises(ValueError, match="output_ratio must be between 0 and 1"):
+        getattr(nn, f"FractionalMaxPool{nd}d")(2, output_ratio=1.5)
+    with pytest.raises(RuntimeError, match="too large relative to input"):
+        getattr(F, f"fractional_max_pool{nd}d")(_t(a, device), 5, output_size=5)

@@ -8,7 +8,8 @@ from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
-           "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
+           "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "FractionalMaxPool2d",
+           "FractionalMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -244,3 +245,45 @@ class MaxUnpool3d(_MaxUnpoolNd):
     """Inverse of ``MaxPool3d`` given its indices (``torch.nn.MaxUnpool3d``)."""
 
     nd, _functional = 3, staticmethod(F.max_unpool3d)
+
+
+class _FractionalMaxPoolNd(Module):
+    """Fractional max pooling with a fixed ``output_size`` or ``output_ratio``; ``_random_samples`` (N, C, nd), when
+    given, fixes the window placement."""
+
+    nd, _functional = 2, None
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices: bool = False,
+                 _random_samples=None):
+        super().__init__()
+        name = type(self).__name__
+        self.kernel_size = ntuple(kernel_size, self.nd)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = ntuple(output_size, self.nd) if output_size is not None else None
+        self.output_ratio = None
+        if output_ratio is not None:
+            ratio = tuple(output_ratio) if isinstance(output_ratio, (list, tuple)) else (output_ratio,) * self.nd
+            self.output_ratio = ratio * self.nd if len(ratio) == 1 else ratio
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        return type(self)._functional(input, self.kernel_size, self.output_size, self.output_ratio,
+                                      self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """2-D fractional max pooling (``torch.nn.FractionalMaxPool2d``)."""
+
+    nd, _functional = 2, staticmethod(F.fractional_max_pool2d)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """3-D fractional max pooling (``torch.nn.FractionalMaxPool3d``)."""
+
+    nd, _functional = 3, staticmethod(F.fractional_max_pool3d)
