@@ -575,3 +575,40 @@ def test_fractional_max_pool(device, nd):
         getattr(nn, f"FractionalMaxPool{nd}d")(2, output_ratio=1.5)
     with pytest.raises(RuntimeError, match="too large relative to input"):
         getattr(F, f"fractional_max_pool{nd}d")(_t(a, device), 5, output_size=5)
+
+
+# -- single-process SyncBatchNorm and DataParallel, factory_kwargs ----------------------------------------------------
+
+def test_sync_batch_norm_single_process(device):
+    a = _rng().standard_normal((4, 3, 2, 5)).astype(np.float32)
+    layer = nn.SyncBatchNorm(3, momentum=0.5).to(device)
+    out = layer(_t(a, device))
+    mean, var = a.mean(axis=(0, 2, 3)), a.var(axis=(0, 2, 3))
+    assert_close(_np(out), (a - mean[:, None, None]) / np.sqrt(var[:, None, None] + 1e-5), rtol=1e-4, atol=1e-5)
+    assert_close(_np(layer.running_mean), 0.5 * mean, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="expected at least 2D input \\(got 1D input\\)"):
+        layer(_t(a[0, 0, 0], device))
+    model = nn.Sequential(nn.Conv2d(3, 3, 1), nn.BatchNorm2d(3), nn.Sequential(nn.BatchNorm1d(3))).to(device)
+    bn = model[1]
+    converted = nn.SyncBatchNorm.convert_sync_batchnorm(model)
+    assert type(converted[1]) is nn.SyncBatchNorm and type(converted[2][0]) is nn.SyncBatchNorm
+    assert converted[1].weight is bn.weight and converted[1].running_mean is bn.running_mean
+    assert list(converted.state_dict()) == list(model.state_dict())
+
+
+def test_data_parallel_runs_the_module(device):
+    inner = nn.Linear(3, 2).to(device)
+    wrapped = nn.DataParallel(inner)
+    x = _t(_rng().standard_normal((4, 3)).astype(np.float32), device)
+    assert_close(_np(wrapped(x)), _np(x) @ _np(inner.weight).T + _np(inner.bias))
+    assert list(wrapped.state_dict()) == ["module.weight", "module.bias"] and wrapped.module is inner
+
+
+def test_factory_kwargs():
+    assert nn.factory_kwargs(None) == {}
+    assert nn.factory_kwargs({"device": "cpu", "factory_kwargs": {"dtype": core.float64}}) == {
+        "device": "cpu", "dtype": core.float64}
+    with pytest.raises(TypeError, match="dtype specified twice"):
+        nn.factory_kwargs({"dtype": core.float32, "factory_kwargs": {"dtype": core.float64}})
+    with pytest.raises(TypeError, match="unexpected kwargs"):
+        nn.factory_kwargs({"shape": 3})
