@@ -17,7 +17,7 @@ from ...ops.elementwise import gelu as gelu_op
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "elu", "elu_", "selu", "selu_", "celu",
            "celu_", "gelu", "silu", "mish", "sigmoid", "tanh", "hardtanh", "hardtanh_", "hardswish", "hardsigmoid",
            "softplus", "softsign", "tanhshrink", "threshold", "threshold_", "logsigmoid", "softmin", "softmax",
-           "log_softmax", "glu", "hardshrink", "rrelu", "rrelu_"]
+           "log_softmax", "glu", "hardshrink", "softshrink", "rrelu", "rrelu_", "gumbel_softmax"]
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -234,6 +234,14 @@ def hardshrink(input, lambd: float = 0.5):
     return nn_functions.hardshrink(input, lambd)
 
 
+def softshrink(input, lambd: float = 0.5):
+    """x - lambd above ``lambd``, x + lambd below ``-lambd``, else 0 (``torch.nn.functional.softshrink``)."""
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    zero = ops.zeros((), dtype=input.dtype, device=input.device)
+    return ops.where(input > lambd, input - lambd, ops.where(input < -lambd, input + lambd, zero))
+
+
 def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, inplace: bool = False):
     """Leaky ReLU with a random negative slope from U(lower, upper) while training, their mean otherwise
     (``torch.nn.functional.rrelu``)."""
@@ -243,3 +251,17 @@ def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool 
 def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False):
     """In-place :func:`rrelu`."""
     return nn_functions.rrelu_(input, lower, upper, training)
+
+
+def gumbel_softmax(logits, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1):
+    """A sample of the Gumbel-softmax (concrete) distribution: softmax((logits + Gumbel noise) / tau); with ``hard``
+    the one-hot of its argmax, with the soft sample's gradient (``torch.nn.functional.gumbel_softmax``)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -ops.empty_like(logits).exponential_().log()
+    soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return soft
+    index = soft.max(dim, keepdim=True)[1]
+    one_hot = ops.zeros_like(logits).scatter_(dim, index, 1.0)
+    return one_hot - soft.detach() + soft

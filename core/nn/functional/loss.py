@@ -7,6 +7,7 @@ is in ``core/ops/derivatives.py``).
 
 from __future__ import annotations
 
+import math
 import warnings
 
 from ... import dtypes as dt, ops
@@ -16,7 +17,9 @@ from .activation import log_softmax, logsigmoid
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss", "margin_ranking_loss", "ctc_loss",
-           "hinge_embedding_loss", "poisson_nll_loss", "triplet_margin_loss"]
+           "hinge_embedding_loss", "poisson_nll_loss", "triplet_margin_loss", "soft_margin_loss",
+           "multilabel_soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss", "gaussian_nll_loss",
+           "triplet_margin_with_distance_loss"]
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -479,3 +482,123 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
     reduction = _reduction(size_average, reduce, reduction)
     return nn_functions.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
                                             _REDUCTIONS.index(reduction))
+
+
+# -- margin and likelihood losses written in Tensor ops ---------------------------------------------------------------
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
+    """log(1 + exp(-y x)), the two-class logistic loss (``torch.nn.functional.soft_margin_loss``)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    return _reduce(ops.logaddexp(ops.zeros_like(input), -target * input), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
+    """The class-averaged binary cross entropy of logits against 0/1 multi-label targets
+    (``torch.nn.functional.multilabel_soft_margin_loss``)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    return _reduce(loss.sum(dim=class_dim) / input.shape[class_dim], reduction)
+
+
+def _class_scores(name: str, input, target):
+    """``input`` as (N, C) and ``target`` as (N, ...) for the margin losses, which take 1-D or 2-D input."""
+    if input.dim() not in (1, 2) or input.numel() == 0 and input.dim() != 2:
+        raise RuntimeError(f"{name}: Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
+    if input.dim() == 1:
+        return input.unsqueeze(0), target.reshape(1, -1), True
+    return input, target.reshape(input.shape[0], -1), False
+
+
+def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=None, size_average=None, reduce=None,
+                      reduction: str = "mean"):
+    """sum over i != y of max(0, margin - x[y] + x[i])^p / C, the multi-class hinge loss
+    (``torch.nn.functional.multi_margin_loss``)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    scores, target, unbatched = _class_scores("multi_margin_loss", input, target)
+    n, classes = scores.shape
+    if target.shape[1] != 1:
+        raise RuntimeError(f"multi_margin_loss: inconsistent target size, expected {n} but got "
+                           f"{list(target.shape)}")
+    target = target.to(dt.int64)
+    if target.numel() and (int(target.min()) < 0 or int(target.max()) >= classes):
+        raise IndexError(f"multi_margin_loss: target out of range for {classes} classes")
+    correct = ops.gather(scores, 1, target)  # (N, 1)
+    hinge = ops.clamp(margin - correct + scores, min=0) ** p
+    if weight is not None:
+        hinge = hinge * ops.index_select(weight, 0, target.reshape(-1)).unsqueeze(1)
+    others = ops.arange(classes, device=scores.device).unsqueeze(0) != target
+    loss = ops.where(others, hinge, ops.zeros_like(hinge)).sum(dim=1) / classes
+    return _reduce(loss.squeeze(0) if unbatched else loss, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
+    """sum over target classes j and non-target classes i of max(0, 1 - (x[j] - x[i])) / C; each row of ``target``
+    lists class indices up to its first -1 (``torch.nn.functional.multilabel_margin_loss``)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    scores, target, unbatched = _class_scores("multilabel_margin_loss", input, target)
+    classes = scores.shape[1]
+    if tuple(target.shape) != tuple(scores.shape):
+        raise RuntimeError(f"multilabel_margin_loss: inconsistent target size: {list(target.shape)} for input of "
+                           f"size: {list(scores.shape)}")
+    target = target.to(dt.int64)
+    listed = ops.cumprod((target >= 0).to(dt.int64), dim=1) > 0  # entries before the first -1
+    index = ops.where(listed, target, ops.zeros_like(target))
+    if index.numel() and int(index.max()) >= classes:
+        raise IndexError(f"multilabel_margin_loss: target out of range for {classes} classes")
+    hits = (index.unsqueeze(2) == ops.arange(classes, device=scores.device)) & listed.unsqueeze(2)
+    is_target = hits.any(dim=1)  # (N, C)
+    gap = 1 - ops.gather(scores, 1, index).unsqueeze(2) + scores.unsqueeze(1)  # (N, listed j, class i)
+    pairs = listed.unsqueeze(2) & ~is_target.unsqueeze(1)
+    loss = ops.where(pairs, ops.clamp(gap, min=0), ops.zeros_like(gap)).sum(dim=(1, 2)) / classes
+    return _reduce(loss.squeeze(0) if unbatched else loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
+    """0.5 (log(var) + (input - target)^2 / var), the Gaussian negative log likelihood with ``var`` clamped to
+    ``eps`` (``torch.nn.functional.gaussian_nll_loss``)."""
+    if isinstance(var, (int, float)):
+        var = ops.full(tuple(input.shape), float(var), dtype=input.dtype, device=input.device)
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)  # one variance per sample, homoscedastic over the last dim
+        elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    if bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    var = var + (ops.clamp(var, min=eps) - var).detach()  # clamped value, gradient as if unclamped (PyTorch's rule)
+    loss = 0.5 * (ops.log(var) + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin: float = 1.0,
+                                      swap: bool = False, reduction: str = "mean"):
+    """max(d(a, p) - d(a, n) + margin, 0) with any distance ``d`` (pairwise_distance by default)
+    (``torch.nn.functional.triplet_margin_with_distance_loss``)."""
+    if margin <= 0:
+        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if not anchor.dim() == positive.dim() == negative.dim():
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.dim()}D, positive {positive.dim()}D, and negative "
+                           f"{negative.dim()}D inputs")
+    if distance_function is None:
+        from .norm import pairwise_distance
+        distance_function = pairwise_distance
+    positive_distance = distance_function(anchor, positive)
+    negative_distance = distance_function(anchor, negative)
+    if swap:
+        negative_distance = ops.minimum(negative_distance, distance_function(positive, negative))
+    return _reduce(ops.clamp(positive_distance - negative_distance + margin, min=0), reduction)

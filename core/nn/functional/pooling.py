@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import functools
 
-from ... import ops
+import numpy as np
+
+from ... import dtypes as dt, ops
 from ...autograd import no_grad
 from ...ops._windows import prod, table_from, windows
 from ...ops.pooling import avg_pool as avg_pool_op, gather_max, max_pool as max_pool_op, max_pool_with_indices, \
@@ -22,7 +24,9 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", 
            "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
            "adaptive_max_pool3d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
-           "adaptive_max_pool3d_with_indices"]
+           "adaptive_max_pool3d_with_indices", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d",
+           "max_unpool3d", "fractional_max_pool2d", "fractional_max_pool3d", "fractional_max_pool2d_with_indices",
+           "fractional_max_pool3d_with_indices"]
 
 _WORDS = {1: "one", 2: "two", 3: "three"}
 
@@ -273,3 +277,158 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
     """:func:`adaptive_max_pool3d` returning ``(values, indices)``."""
     return adaptive_max_pool3d(input, output_size, True)
+
+
+# -- power-average and unpooling (Tensor ops over the pooling functionals) --------------------------------------------
+
+def _lp_pool(nd: int, average, input, norm_type: float, kernel_size, stride, ceil_mode: bool):
+    """(sum over each window of x^p)^(1/p), as PyTorch: average pooling of x^p times the window size."""
+    kernel = ntuple(kernel_size, nd)
+    out = average(input.pow(norm_type), kernel, stride, 0, ceil_mode)
+    return (ops.sign(out) * ops.relu(ops.abs(out))).mul(prod(kernel)).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
+    """The p-norm of sliding windows of ``(N, C, L)`` (``torch.nn.functional.lp_pool1d``)."""
+    return _lp_pool(1, avg_pool1d, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
+    """The p-norm of sliding windows of ``(N, C, H, W)`` (``torch.nn.functional.lp_pool2d``)."""
+    return _lp_pool(2, avg_pool2d, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
+    """The p-norm of sliding windows of ``(N, C, D, H, W)`` (``torch.nn.functional.lp_pool3d``)."""
+    return _lp_pool(3, avg_pool3d, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def _unpool_output_size(nd: int, spatial, kernel, stride, padding, output_size) -> list:
+    """The default (in - 1) * stride - 2 * padding + kernel per dim, or ``output_size`` checked against it."""
+    default = [(n - 1) * s - 2 * p + k for n, s, p, k in zip(spatial, stride, padding, kernel)]
+    if output_size is None:
+        return default
+    output_size = [int(n) for n in output_size]
+    if len(output_size) == nd + 2:
+        output_size = output_size[2:]
+    if len(output_size) != nd:
+        raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it has a "
+                         f"length of '{len(output_size)}'")
+    for d in range(nd):
+        low, high = default[d] - stride[d], default[d] + stride[d]
+        if not low < output_size[d] < high:
+            raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between {low} and {high})')
+    return output_size
+
+
+def _max_unpool(nd: int, input, indices, kernel_size, stride, padding, output_size):
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"max_unpool{nd}d: Expected input to be {nd + 1}D or {nd + 2}D, but got "
+                           f"{input.dim()}D")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
+                           f"but got indices tensor with shape: {list(indices.shape)}")
+    x, batched = batch(input, nd, lambda: "")
+    index = indices if batched else indices.unsqueeze(0)
+    kernel = ntuple(kernel_size, nd)
+    stride = ntuple(stride if stride is not None else kernel_size, nd)
+    size = _unpool_output_size(nd, x.shape[2:], kernel, stride, ntuple(padding, nd), output_size)
+    n, c = x.shape[:2]
+    flat = ops.zeros(n, c, prod(size), dtype=x.dtype, device=x.device)
+    out = flat.scatter(2, index.reshape(n, c, -1), x.reshape(n, c, -1)).reshape(n, c, *size)
+    return unbatch(out, batched)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Each value put back at the position ``max_pool1d``'s ``indices`` name, zeros elsewhere
+    (``torch.nn.functional.max_unpool1d``)."""
+    return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Each value put back at the position ``max_pool2d``'s ``indices`` name, zeros elsewhere
+    (``torch.nn.functional.max_unpool2d``)."""
+    return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Each value put back at the position ``max_pool3d``'s ``indices`` name, zeros elsewhere
+    (``torch.nn.functional.max_unpool3d``)."""
+    return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
+
+
+# -- fractional max pooling (Graham): pseudo-random window starts from one uniform sample per plane and dim ----------
+
+def _fractional_starts(sample, size: int, out: int, kernel: int, dtype) -> list:
+    """ATen's generate_intervals: window starts from ``sample`` in [0, 1), computed in the input's float type."""
+    if out <= 0:
+        return []
+    starts = []
+    if out > 1:
+        alpha = dtype(size - kernel) / dtype(out - 1)
+        starts = [int(dtype(i + sample) * alpha) - int(dtype(sample) * alpha) for i in range(out - 1)]
+    return starts + [size - kernel]
+
+
+def _fractional_max_pool(nd: int, input, kernel_size, output_size, output_ratio, return_indices, _random_samples):
+    op = f"fractional_max_pool{nd}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{op} requires specifying either an output_size or an output_ratio")
+    x, batched = batch(input, nd, lambda: f"{op}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: "
+                                          f"{list(input.shape)}")
+    n, c, spatial = x.shape[0], x.shape[1], list(x.shape[2:])
+    kernel = ntuple(kernel_size, nd)
+    if output_size is None:
+        ratio = output_ratio if isinstance(output_ratio, (list, tuple)) else (output_ratio,) * nd
+        output_size = [int(s * r) for s, r in zip(spatial, ratio)]
+    out = ntuple(output_size, nd)
+    for name, size, o, k in zip(("time", "height", "width")[3 - nd:], spatial, out, kernel):
+        if o + k - 1 > size:
+            raise RuntimeError(f"{op}_out(): pool {name} {k} too large relative to input {name} {size}")
+    samples = ops.rand(n, c, nd, dtype=x.dtype, device=x.device) if _random_samples is None else _random_samples
+    float_type = np.float32 if x.dtype.itemsize <= 4 else np.float64
+    order = [1, 0] if nd == 2 else [0, 1, 2]  # ATen: the 2-d samples are (width, height), the 3-d (time, h, w)
+    strides = [int(np.prod(spatial[d + 1:])) for d in range(nd)]
+    offsets = np.zeros(tuple(kernel), dtype=np.int64)
+    for d in range(nd):
+        offsets = offsets + (np.arange(kernel[d]) * strides[d]).reshape([-1 if e == d else 1 for e in range(nd)])
+    positions = np.zeros((n, c) + tuple(out) + (offsets.size,), dtype=np.int64)
+    for b, planes in enumerate(samples.detach().cpu().tolist()):
+        for ch, plane in enumerate(planes):
+            grid = np.zeros(tuple(out), dtype=np.int64)
+            for d in range(nd):
+                starts = np.array(_fractional_starts(plane[order[d]], spatial[d], out[d], kernel[d], float_type))
+                grid = grid + (starts * strides[d]).reshape([-1 if e == d else 1 for e in range(nd)])
+            positions[b, ch] = grid[..., None] + offsets.reshape(-1)
+    index = ops.tensor(positions, dtype=dt.int64, device=x.device)
+    windows = ops.gather(x.reshape(n, c, -1), 2, index.reshape(n, c, -1)).reshape(tuple(positions.shape))
+    values, which = windows.max(dim=-1)
+    indices = ops.gather(index, -1, which.unsqueeze(-1)).squeeze(-1)
+    values, indices = unbatch(values, batched), unbatch(indices, batched)
+    return (values, indices) if return_indices else values
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices: bool = False,
+                          _random_samples=None):
+    """Max over pseudo-randomly placed ``kernel_size`` windows giving ``output_size`` (or ``output_ratio`` of the
+    input size) over (N, C, H, W) (``torch.nn.functional.fractional_max_pool2d``)."""
+    return _fractional_max_pool(2, input, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices: bool = False,
+                          _random_samples=None):
+    """Max over pseudo-randomly placed ``kernel_size`` windows giving ``output_size`` (or ``output_ratio`` of the
+    input size) over (N, C, T, H, W) (``torch.nn.functional.fractional_max_pool3d``)."""
+    return _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices: bool = False, _random_samples=None):
+    """(values, indices) of :func:`fractional_max_pool2d`."""
+    return _fractional_max_pool(2, input, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices: bool = False, _random_samples=None):
+    """(values, indices) of :func:`fractional_max_pool3d`."""
+    return _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, True, _random_samples)

@@ -11,7 +11,7 @@ from .module import Module
 
 __all__ = ["Threshold", "ReLU", "Hardtanh", "ReLU6", "Sigmoid", "Hardsigmoid", "Tanh", "SiLU", "Mish", "Hardswish",
            "ELU", "CELU", "SELU", "GLU", "GELU", "LeakyReLU", "LogSigmoid", "Softplus", "PReLU", "Softsign",
-           "Tanhshrink", "Softmin", "Softmax", "LogSoftmax"]
+           "Tanhshrink", "Softmin", "Softmax", "LogSoftmax", "Hardshrink", "Softshrink", "RReLU", "Softmax2d"]
 
 
 def _inplace_repr(inplace: bool, leading: str = "") -> str:
@@ -294,3 +294,56 @@ class LogSoftmax(_SoftmaxFamily):
     """log(softmax(x)) along ``dim`` (``torch.nn.LogSoftmax``)."""
 
     function = staticmethod(F.log_softmax)
+
+
+class _Shrink(Module):
+    """A shrinkage activation with threshold ``lambd``."""
+
+    function = staticmethod(F.hardshrink)
+
+    def __init__(self, lambd: float = 0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return self.function(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return f"{self.lambd}"
+
+
+class Hardshrink(_Shrink):
+    """x where ``|x| > lambd``, else 0 (``torch.nn.Hardshrink``)."""
+
+    function = staticmethod(F.hardshrink)
+
+
+class Softshrink(_Shrink):
+    """x - lambd above ``lambd``, x + lambd below ``-lambd``, else 0 (``torch.nn.Softshrink``)."""
+
+    function = staticmethod(F.softshrink)
+
+
+class RReLU(Module):
+    """Leaky ReLU with a random slope from U(lower, upper) in training, (lower + upper) / 2 in eval
+    (``torch.nn.RReLU``)."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}{_inplace_repr(self.inplace, ', ')}"
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of every spatial position of a (N, C, H, W) or (C, H, W) input
+    (``torch.nn.Softmax2d``)."""
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3, _stacklevel=5)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _index(length: int, idx: int, kind: str) -> int:
@@ -16,6 +17,18 @@ def _index(length: int, idx: int, kind: str) -> int:
     if not -length <= idx < length:
         raise IndexError(f"index {idx} is out of range")
     return idx % length
+
+
+class Container(Module):
+    """A module holding the child modules given as keyword arguments; deprecated in PyTorch in favour of
+    subclassing ``Module`` (``torch.nn.Container``)."""
+
+    def __init__(self, **kwargs):
+        super().__init__()
+        warnings.warn("nn.Container is deprecated. All of it's functionality is now implemented in nn.Module. "
+                      "Subclass that instead.", stacklevel=2)
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):
@@ -125,7 +138,7 @@ class ModuleList(Module):
         """Like PyTorch's: runs of children with the same repr collapse to ``(i-j): n x Child(...)``."""
         children = [repr(m) for m in self._modules.values()]
         if not children:
-            return "ModuleList()"
+            return f"{self._get_name()}()"
         lines, start = [], 0
         for end in range(1, len(children) + 1):
             if end == len(children) or children[end] != children[start]:
@@ -133,7 +146,7 @@ class ModuleList(Module):
                 label = f"({start})" if end - start == 1 else f"({start}-{end - 1}): {end - start} x"
                 lines.append(f"{label}: {text}" if end - start == 1 else f"{label} {text}")
                 start = end
-        return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
+        return f"{self._get_name()}(\n  " + "\n  ".join(lines) + "\n)"
 
     def __iadd__(self, modules) -> "ModuleList":
         return self.extend(modules)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections import OrderedDict, namedtuple
 from typing import Callable, Iterator
 
+from ... import ops
 from ...autograd import Function, no_grad
 from ...tensor import Tensor
 from ...utils.hooks import RemovableHandle
-from ..parameter import Buffer, Parameter
+from ..parameter import Buffer, Parameter, is_lazy
 
 __all__ = ["Module"]
 
@@ -285,8 +286,24 @@ class Module:
                     if param.grad is not None:
                         param.grad = fn(param.grad)
                 for name, buffer in module._buffers.items():
-                    if buffer is not None:
+                    if is_lazy(buffer):  # a lazy module's placeholder stays one, on the new device / dtype
+                        buffer.data = fn(buffer)
+                    elif buffer is not None:
                         module._buffers[name] = fn(buffer)
+        return self
+
+    def to_empty(self, *, device, recurse: bool = True) -> "Module":
+        """Every parameter and buffer replaced by an uninitialised tensor of its shape on ``device``, e.g. to
+        materialise a module built on the meta device (``torch.nn.Module.to_empty``)."""
+        modules = self.modules() if recurse else [self]
+        for module in modules:
+            with no_grad():
+                for param in module._parameters.values():
+                    if param is not None:
+                        param.data = ops.empty_like(param, device=device)
+                for name, buffer in module._buffers.items():
+                    if buffer is not None:
+                        module._buffers[name] = ops.empty_like(buffer, device=device)
         return self
 
     def to(self, *args, **kwargs) -> "Module":

@@ -11,7 +11,8 @@ from ..parameter import Parameter
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
-           "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
+           "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "CrossMapLRN2d",
+           "SyncBatchNorm"]
 
 
 class _NormBase(Module):
@@ -271,3 +272,58 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """x / (k + alpha / size * sum of x² over the channels within (size - 1) // 2 of each one)^beta, on
+    (N, C, H, W) input: Lua Torch's cross-channel LRN (``torch.nn.CrossMapLRN2d``)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+        half = (self.size - 1) // 2  # PyTorch's pre_pad - 1: the window reaches this far on both sides
+        channels = input.shape[1]
+        squares = F.pad(input * input, (0, 0, 0, 0, half, half))
+        sums = squares[:, :channels]
+        for offset in range(1, 2 * half + 1):
+            sums = sums + squares[:, offset:offset + channels]
+        return input * (sums * (self.alpha / self.size) + self.k) ** (-self.beta)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalisation over the channel dim (1) of an input of rank >= 2, meant to share batch statistics
+    across the processes of ``process_group`` (``torch.nn.SyncBatchNorm``). core runs one process, so the statistics
+    are the local batch's: what PyTorch computes with a world size of 1."""
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, process_group=None, device=None, dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input) -> None:
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """``module`` with every BatchNorm1d/2d/3d in it replaced by a SyncBatchNorm holding the same parameters
+        and running statistics (``torch.nn.SyncBatchNorm.convert_sync_batchnorm``)."""
+        output = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
+            output = SyncBatchNorm(module.num_features, module.eps, module.momentum, module.affine,
+                                   module.track_running_stats, process_group)
+            if module.affine:
+                output.weight, output.bias = module.weight, module.bias
+            output.running_mean, output.running_var = module.running_mean, module.running_var
+            output.num_batches_tracked = module.num_batches_tracked
+            output.training = module.training
+        for name, child in module.named_children():
+            output.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return output

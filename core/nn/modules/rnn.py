@@ -10,6 +10,7 @@ from ... import ops
 from ...ops.nn_functions import _recurrent, gru_step, lstm_step, rnn_step
 from .. import functional as F, init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence, _pack_time_major, pad_packed_sequence, pad_sequence
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -163,8 +164,38 @@ class RNNBase(Module):
                                      self.num_layers, self.dropout, self.training, self.bidirectional, False)
         return output, finals[0], finals[1] if c0 is not None else None
 
+    def _forward_packed(self, packed, states: list, sizes: list):
+        """A PackedSequence input: each sequence run alone to its own length from its own initial states (zeros
+        when ``states`` is None; else in the batch's original order, like the returned final states); the output
+        is packed like the input."""
+        data = packed.data
+        if data.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
+                               f"got {data.shape[-1]}")
+        batch = int(packed.batch_sizes[0])
+        expected = [(self.num_layers * (2 if self.bidirectional else 1), batch, size) for size in sizes]
+        if states is None:
+            states = [ops.zeros(*shape, dtype=data.dtype, device=data.device) for shape in expected]
+        for state, shape in zip(states, expected):
+            self.check_hidden_size(state, shape)
+        padded, lengths = pad_packed_sequence(packed)
+        outputs, finals = [], []
+        for i, length in enumerate(lengths.tolist()):
+            output, *last = self._run(padded[:length, i:i + 1], *(state[:, i:i + 1] for state in states))
+            outputs.append(output[:, 0])
+            finals.append(last[:len(states)])
+        out = pad_sequence(outputs)
+        if packed.sorted_indices is not None:
+            out = ops.index_select(out, 1, packed.sorted_indices)
+        out = PackedSequence(_pack_time_major(out, packed.batch_sizes.tolist()), packed.batch_sizes,
+                             packed.sorted_indices, packed.unsorted_indices)
+        return out, [ops.cat([last[k] for last in finals], 1) for k in range(len(states))]
+
     def _forward(self, input, hx, name: str):
         """RNN / GRU forward: (output, h_n)."""
+        if isinstance(input, PackedSequence):
+            output, (h_n,) = self._forward_packed(input, None if hx is None else [hx], [self.hidden_size])
+            return output, h_n
         input, is_batched = self._batched(input, name)
         if hx is not None:
             if is_batched and hx.dim() != 3:
@@ -239,6 +270,10 @@ class LSTM(RNNBase):
 
     def forward(self, input, hx=None):
         """(output, (h_n, c_n)); h_n has proj_size features when set, c_n hidden_size."""
+        if isinstance(input, PackedSequence):
+            sizes = [self.proj_size if self.proj_size > 0 else self.hidden_size, self.hidden_size]
+            output, (h_n, c_n) = self._forward_packed(input, None if hx is None else list(hx), sizes)
+            return output, (h_n, c_n)
         input, is_batched = self._batched(input, "LSTM")
         if hx is None:
             real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
