@@ -13,7 +13,7 @@ import sys
 import pytest
 
 # torch's names, then core's own public packages (the backend kit, `python -m core info`, configuration).
-PUBLIC_SUBPACKAGES = ("autograd", "backends", "jit", "library", "linalg", "nn", "onnx", "optim", "serialization",
+PUBLIC_SUBPACKAGES = ("autograd", "backends", "distributions", "jit", "library", "linalg", "nn", "onnx", "optim", "serialization",
                       "sparse", "special", "testing", "utils", "utils.data", "utils.checkpoint", "utils.hooks",
                       "utils.safetensors", "codegen", "config", "dispatch", "info", "plugins", "backends.api")
 
