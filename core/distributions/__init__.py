@@ -7,3 +7,6 @@ from . import constraints  # noqa: F401
 from .continuous import *  # noqa: F401,F403
 from .discrete import *  # noqa: F401,F403
 from .distribution import *  # noqa: F401,F403
+from .multivariate import *  # noqa: F401,F403
+from .transformed import *  # noqa: F401,F403
+from .transforms import *  # noqa: F401,F403
