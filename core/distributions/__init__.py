@@ -10,3 +10,4 @@ from .distribution import *  # noqa: F401,F403
 from .multivariate import *  # noqa: F401,F403
 from .transformed import *  # noqa: F401,F403
 from .transforms import *  # noqa: F401,F403
+from .kl import *  # noqa: F401,F403
