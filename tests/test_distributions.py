@@ -253,7 +253,7 @@ def test_sample_moments(case, device):
     flat = draws.reshape(n, -1)
     np.testing.assert_allclose(flat.mean(0), mean, atol=6 * np.sqrt(var / n).max() + 1e-12)
     np.testing.assert_allclose(flat.var(0), var, rtol=0.1)
-    assert bool(dist.support.check(core.tensor(draws[:100])).all())
+    assert bool(dist.support.check(core.tensor(draws[:100], device=device)).all())
 
 
 def test_multivariate_normal_sample_covariance(device):
