@@ -1,5 +1,6 @@
 """Continuous univariate families: Normal, Uniform, Exponential, Laplace, Gamma, Chi2, Beta, StudentT, Cauchy,
-Gumbel, HalfNormal, HalfCauchy and the multivariate Dirichlet (``torch.distributions``)."""
+Gumbel, HalfNormal, HalfCauchy, FisherSnedecor, GeneralizedPareto, ContinuousBernoulli and the multivariate
+Dirichlet (``torch.distributions``)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ import core
 from . import constraints
 from ._sampling import EULER_GAMMA, LOG_SQRT_2PI, standard_gamma, standard_normal, standard_uniform
 from .distribution import Distribution, ExponentialFamily
-from .utils import broadcast_all
+from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Normal", "Uniform", "Exponential", "Laplace", "Gamma", "Chi2", "Beta", "Dirichlet", "StudentT", "Cauchy",
-           "Gumbel", "HalfNormal", "HalfCauchy"]
+           "Gumbel", "HalfNormal", "HalfCauchy", "FisherSnedecor", "GeneralizedPareto", "ContinuousBernoulli"]
 
 
 def _nan(like):
@@ -52,7 +53,7 @@ class Normal(ExponentialFamily):
     def variance(self):
         return self.scale.pow(2)
 
-    def rsample(self, sample_shape=core.Size()):
+    def rsample(self, sample_shape=()):
         return self.loc + standard_normal(self._extended_shape(sample_shape), self.loc) * self.scale
 
     def log_prob(self, value):
@@ -115,7 +116,7 @@ class Uniform(Distribution):
     def variance(self):
         return (self.high - self.low).pow(2) / 12
 
-    def rsample(self, sample_shape=core.Size()):
+    def rsample(self, sample_shape=()):
         return self.low + standard_uniform(self._extended_shape(sample_shape), self.low) * (self.high - self.low)
 
     def log_prob(self, value):
@@ -167,7 +168,7 @@ class Exponential(ExponentialFamily):
     def variance(self):
         return self.rate.pow(-2)
 
-    def rsample(self, sample_shape=core.Size()):
+    def rsample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))
         return core.empty(shape, dtype=self.rate.dtype, device=self.rate.device).exponential_() / self.rate
 
@@ -225,7 +226,7 @@ class Laplace(Distribution):
     def stddev(self):
         return math.sqrt(2) * self.scale
 
-    def rsample(self, sample_shape=core.Size()):
+    def rsample(self, sample_shape=()):
         eps = core.finfo(self.loc.dtype).eps
         u = standard_uniform(self._extended_shape(sample_shape), self.loc, low=eps - 1)
         return self.loc - self.scale * u.sign() * core.log1p(-u.abs())
@@ -276,7 +277,7 @@ class Gamma(ExponentialFamily):
     def variance(self):
         return self.concentration / self.rate.pow(2)
 
-    def rsample(self, sample_shape=core.Size()):
+    def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         value = standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
         return value.clamp(min=core.finfo(value.dtype).tiny)
@@ -340,7 +341,7 @@ class Dirichlet(ExponentialFamily):
     def expand(self, batch_shape, _instance=None):
         return self._expanded(Dirichlet, batch_shape, _instance, ("concentration",))
 
-    def rsample(self, sample_shape=core.Size()):
+    def rsample(self, sample_shape=()):
         gammas = standard_gamma(self.concentration.expand(self._extended_shape(sample_shape)))
         return (gammas / gammas.sum(-1, keepdim=True)).clamp(min=core.finfo(gammas.dtype).tiny)
 
@@ -467,7 +468,7 @@ class StudentT(Distribution):
         finite = self.scale.pow(2) * df / (df - 2).clamp(min=1e-30)
         return core.where(df > 2, finite, core.where(df > 1, core.full_like(df, math.inf), _nan(df)))
 
-    def rsample(self, sample_shape=core.Size()):
+    def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         x = standard_normal(shape, self.df)
         z = self._chi2.rsample(sample_shape)
@@ -515,7 +516,7 @@ class Cauchy(Distribution):
     def variance(self):
         return core.full_like(self.loc, math.inf)
 
-    def rsample(self, sample_shape=core.Size()):
+    def rsample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))
         eps = core.empty(shape, dtype=self.loc.dtype, device=self.loc.device).cauchy_()
         return self.loc + eps * self.scale
@@ -568,7 +569,7 @@ class Gumbel(Distribution):
     def variance(self):
         return self.stddev.pow(2)
 
-    def rsample(self, sample_shape=core.Size()):
+    def rsample(self, sample_shape=()):
         finfo = core.finfo(self.loc.dtype)
         u = standard_uniform(self._extended_shape(sample_shape), self.loc, low=finfo.tiny).clamp(max=1 - finfo.eps)
         return self.loc - self.scale * core.log(-core.log(u))
@@ -612,7 +613,7 @@ class _Folded(Distribution):
     def mode(self):
         return core.zeros_like(self.scale)
 
-    def rsample(self, sample_shape=core.Size()):
+    def rsample(self, sample_shape=()):
         return self.base_dist.rsample(sample_shape).abs()
 
     def log_prob(self, value):
@@ -665,3 +666,237 @@ class HalfCauchy(_Folded):
     @property
     def variance(self):
         return core.full_like(self.scale, math.inf)
+
+
+class FisherSnedecor(Distribution):
+    """The F-distribution of ``df1`` and ``df2`` degrees of freedom (``torch.distributions.FisherSnedecor``)."""
+
+    arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, df1, df2, validate_args=None):
+        self.df1, self.df2 = broadcast_all(df1, df2)
+        self._gamma1 = Gamma(self.df1 * 0.5, self.df1)
+        self._gamma2 = Gamma(self.df2 * 0.5, self.df2)
+        super().__init__(self.df1.shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._expanded(FisherSnedecor, batch_shape, _instance, ("df1", "df2"))
+        new._gamma1, new._gamma2 = self._gamma1.expand(batch_shape), self._gamma2.expand(batch_shape)
+        return new
+
+    @property
+    def mean(self):
+        df2 = self.df2.clamp(min=2.5)
+        return core.where(self.df2 > 2, df2 / (df2 - 2), _nan(df2))
+
+    @property
+    def mode(self):
+        df1 = self.df1.clamp(min=2.5)
+        return core.where(self.df1 > 2, (df1 - 2) / df1 * self.df2 / (self.df2 + 2), _nan(df1))
+
+    @property
+    def variance(self):
+        df1, df2 = self.df1, self.df2.clamp(min=4.5)
+        finite = 2 * df2.pow(2) * (df1 + df2 - 2) / (df1 * (df2 - 2).pow(2) * (df2 - 4))
+        return core.where(self.df2 > 4, finite, _nan(df2))
+
+    def rsample(self, sample_shape=()):
+        tiny = core.finfo(self.df1.dtype).tiny
+        x1 = self._gamma1.rsample(sample_shape)
+        x2 = self._gamma2.rsample(sample_shape).clamp(min=tiny)
+        return (x1 / x2).clamp(min=tiny)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        ct1, ct2 = self.df1 * 0.5, self.df2 * 0.5
+        ct3 = self.df1 / self.df2
+        t1 = (ct1 + ct2).lgamma() - ct1.lgamma() - ct2.lgamma()
+        t2 = ct1 * ct3.log() + (ct1 - 1) * core.log(value)
+        t3 = (ct1 + ct2) * core.log1p(ct3 * value)
+        return t1 + t2 - t3
+
+
+class GeneralizedPareto(Distribution):
+    """The generalized Pareto distribution of ``loc``, ``scale`` and shape ``concentration``
+    (``torch.distributions.GeneralizedPareto``); the exponential distribution at ``concentration == 0``."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive, "concentration": constraints.real}
+    has_rsample = True
+
+    def __init__(self, loc, scale, concentration, validate_args=None):
+        self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
+        super().__init__(self.loc.shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expanded(GeneralizedPareto, batch_shape, _instance, ("loc", "scale", "concentration"))
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        upper = core.where(self.concentration < 0, self.loc - self.scale / self.concentration.clamp(max=-1e-300),
+                           core.full_like(self.loc, math.inf))
+        return constraints.interval(self.loc, upper)
+
+    def _nonzero(self):
+        c = self.concentration
+        return core.where(c == 0, core.ones_like(c), c)
+
+    def rsample(self, sample_shape=()):
+        u = standard_uniform(self._extended_shape(sample_shape), self.loc)
+        return self.icdf(u)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        z = (value - self.loc) / self.scale
+        c = self._nonzero()
+        inside = (z >= 0) & ((self.concentration >= 0) | (c * z > -1))
+        general = -(1 / c + 1) * core.log1p(c * z.clamp(min=0))
+        log_prob = core.where(self.concentration == 0, -z, general) - core.log(self.scale)
+        return core.where(inside, log_prob, core.full_like(log_prob, -math.inf))
+
+    def cdf(self, value):
+        z = ((value - self.loc) / self.scale).clamp(min=0)
+        c = self._nonzero()
+        general = 1 - core.exp(-core.log1p((c * z).clamp(min=-1)) / c)
+        return core.where(self.concentration == 0, -core.expm1(-z), general).clamp(min=0, max=1)
+
+    def icdf(self, value):
+        c = self._nonzero()
+        log1m = core.log1p(-value)
+        general = core.expm1(-c * log1m) / c
+        return self.loc + self.scale * core.where(self.concentration == 0, -log1m, general)
+
+    @property
+    def mean(self):
+        finite = self.concentration < 1
+        c = core.where(finite, self.concentration, core.zeros_like(self.concentration))
+        return core.where(finite, self.loc + self.scale / (1 - c), core.full_like(c, math.inf))
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        finite = self.concentration < 0.5
+        c = core.where(finite, self.concentration, core.zeros_like(self.concentration))
+        return core.where(finite, self.scale.pow(2) / ((1 - c).pow(2) * (1 - 2 * c)), core.full_like(c, math.inf))
+
+    def entropy(self):
+        return core.log(self.scale) + self.concentration + 1
+
+
+class ContinuousBernoulli(ExponentialFamily):
+    """The continuous Bernoulli distribution on ``[0, 1]`` of density ``C(p) p^x (1 - p)^(1 - x)``
+    (``torch.distributions.ContinuousBernoulli``); near ``p = 0.5`` (inside ``lims``) Taylor expansions keep it
+    stable."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+    _mean_carrier_measure = 0
+
+    def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
+        from .discrete import _set_probs_or_logits
+
+        self._param = _set_probs_or_logits(self, probs, logits, normalize=False)
+        if probs is not None:
+            self.probs = clamp_probs(self.probs)
+        self._lims = lims
+        super().__init__(self._param.shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        names = ("probs",) if "probs" in self.__dict__ else ("logits",)
+        new = self._expanded(ContinuousBernoulli, batch_shape, _instance, names)
+        new._param, new._lims = getattr(new, names[0]), self._lims
+        return new
+
+    @lazy_property
+    def logits(self):
+        """The log-odds of the parameter."""
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        """The parameter ``p`` in ``(0, 1)``."""
+        return clamp_probs(logits_to_probs(self.logits, is_binary=True))
+
+    def _outside_unstable_region(self):
+        return (self.probs <= self._lims[0]) | (self.probs > self._lims[1])
+
+    def _cut_probs(self):
+        return core.where(self._outside_unstable_region(), self.probs, core.full_like(self.probs, self._lims[0]))
+
+    def _cont_bern_log_norm(self):
+        cut = self._cut_probs()
+        below = core.where(cut <= 0.5, cut, core.zeros_like(cut))
+        above = core.where(cut >= 0.5, cut, core.ones_like(cut))
+        log_norm = (core.log((core.log1p(-cut) - core.log(cut)).abs())
+                    - core.where(cut <= 0.5, core.log1p(-2.0 * below), core.log(2.0 * above - 1.0)))
+        x = (self.probs - 0.5).pow(2)
+        taylor = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x
+        return core.where(self._outside_unstable_region(), log_norm, taylor)
+
+    @property
+    def mean(self):
+        cut = self._cut_probs()
+        mus = cut / (2.0 * cut - 1.0) + 1.0 / (core.log1p(-cut) - core.log(cut))
+        x = self.probs - 0.5
+        taylor = 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * x.pow(2)) * x
+        return core.where(self._outside_unstable_region(), mus, taylor)
+
+    @property
+    def stddev(self):
+        return self.variance.sqrt()
+
+    @property
+    def variance(self):
+        cut = self._cut_probs()
+        variances = cut * (cut - 1.0) / (1.0 - 2.0 * cut).pow(2) + 1.0 / (core.log1p(-cut) - core.log(cut)).pow(2)
+        x = (self.probs - 0.5).pow(2)
+        taylor = 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x) * x
+        return core.where(self._outside_unstable_region(), variances, taylor)
+
+    def rsample(self, sample_shape=()):
+        return self.icdf(standard_uniform(self._extended_shape(sample_shape), self.probs))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        bce = core.nn.functional.binary_cross_entropy_with_logits(logits, value, reduction="none")
+        return -bce + self._cont_bern_log_norm()
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        cut = self._cut_probs()
+        cdfs = (cut.pow(value) * (1.0 - cut).pow(1.0 - value) + cut - 1.0) / (2.0 * cut - 1.0)
+        unbounded = core.where(self._outside_unstable_region(), cdfs, value)
+        return core.where(value <= 0.0, core.zeros_like(unbounded),
+                          core.where(value >= 1.0, core.ones_like(unbounded), unbounded))
+
+    def icdf(self, value):
+        cut = self._cut_probs()
+        general = ((core.log1p(-cut + value * (2.0 * cut - 1.0)) - core.log1p(-cut))
+                   / (core.log(cut) - core.log1p(-cut)))
+        return core.where(self._outside_unstable_region(), general, value)
+
+    def entropy(self):
+        log_probs0 = core.log1p(-self.probs)
+        log_probs1 = core.log(self.probs)
+        return self.mean * (log_probs0 - log_probs1) - self._cont_bern_log_norm() - log_probs0
+
+    @property
+    def _natural_params(self):
+        return (self.logits,)
+
+    def _log_normalizer(self, x):
+        out_unst_reg = (x <= self._lims[0] - 0.5) | (x > self._lims[1] - 0.5)
+        cut = core.where(out_unst_reg, x, core.full_like(x, self._lims[0] - 0.5))
+        log_norm = core.log(core.expm1(cut).abs()) - core.log(cut.abs())
+        taylor = 0.5 * x + x.pow(2) / 24.0 - x.pow(4) / 2880.0
+        return core.where(out_unst_reg, log_norm, taylor)

@@ -1,5 +1,5 @@
-"""Discrete families: Bernoulli, Categorical, OneHotCategorical, Poisson, Binomial, Geometric, Multinomial
-(``torch.distributions``)."""
+"""Discrete families: Bernoulli, Categorical, OneHotCategorical(StraightThrough), Poisson, Binomial, Geometric,
+Multinomial, NegativeBinomial (``torch.distributions``)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ import core
 from . import constraints
 from ._sampling import standard_uniform
 from .distribution import Distribution, ExponentialFamily
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
-__all__ = ["Bernoulli", "Categorical", "OneHotCategorical", "Poisson", "Binomial", "Geometric", "Multinomial"]
+__all__ = ["Bernoulli", "Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson", "Binomial",
+           "Geometric", "Multinomial", "NegativeBinomial"]
 
 
 def _set_probs_or_logits(dist, probs, logits, normalize: bool) -> core.Tensor:
@@ -89,7 +90,7 @@ class Bernoulli(_BinaryParams, ExponentialFamily):
     def variance(self):
         return self.probs * (1 - self.probs)
 
-    def sample(self, sample_shape=core.Size()):
+    def sample(self, sample_shape=()):
         with core.no_grad():
             return core.bernoulli(self.probs.expand(self._extended_shape(sample_shape)))
 
@@ -163,7 +164,7 @@ class Categorical(Distribution):
     def variance(self):
         return self.mean
 
-    def sample(self, sample_shape=core.Size()):
+    def sample(self, sample_shape=()):
         sample_shape = core.Size(tuple(sample_shape) if not isinstance(sample_shape, int) else (sample_shape,))
         with core.no_grad():
             probs_2d = self.probs.reshape(-1, self._num_events)
@@ -233,7 +234,7 @@ class OneHotCategorical(Distribution):
     def variance(self):
         return self.probs * (1 - self.probs)
 
-    def sample(self, sample_shape=core.Size()):
+    def sample(self, sample_shape=()):
         indices = self._categorical.sample(sample_shape)
         return core.nn.functional.one_hot(indices, self._event_shape[0]).to(self.probs.dtype)
 
@@ -277,7 +278,7 @@ class Poisson(ExponentialFamily):
     def variance(self):
         return self.rate
 
-    def sample(self, sample_shape=core.Size()):
+    def sample(self, sample_shape=()):
         with core.no_grad():
             return core.poisson(self.rate.expand(self._extended_shape(sample_shape)))
 
@@ -341,7 +342,7 @@ class Binomial(_BinaryParams, Distribution):
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
 
-    def sample(self, sample_shape=core.Size()):
+    def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         with core.no_grad():
             return core.binomial(self.total_count.expand(shape), self.probs.expand(shape))
@@ -406,7 +407,7 @@ class Geometric(_BinaryParams, Distribution):
     def variance(self):
         return (1.0 / self.probs - 1.0) / self.probs
 
-    def sample(self, sample_shape=core.Size()):
+    def sample(self, sample_shape=()):
         with core.no_grad():
             u = standard_uniform(self._extended_shape(sample_shape), self.probs, low=core.finfo(self.probs.dtype).tiny)
             return (core.log(u) / core.log1p(-self.probs)).floor()
@@ -470,7 +471,7 @@ class Multinomial(Distribution):
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
 
-    def sample(self, sample_shape=core.Size()):
+    def sample(self, sample_shape=()):
         sample_shape = core.Size(tuple(sample_shape) if not isinstance(sample_shape, int) else (sample_shape,))
         draws = self._categorical.sample(core.Size((self.total_count,)) + sample_shape)
         counts = core.nn.functional.one_hot(draws, self._event_shape[0]).to(self.probs.dtype).sum(0)
@@ -491,3 +492,72 @@ class Multinomial(Distribution):
         binomial_probs = core.exp(self._binomial.log_prob(support))
         return (-core.lgamma(n + 1) - (self.logits * self.probs).sum(-1) * n
                 + (binomial_probs * core.lgamma(support + 1)).sum([0, -1]))
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical whose ``rsample`` passes gradients to ``probs`` straight through the one-hot sample
+    (``torch.distributions.OneHotCategoricalStraightThrough``)."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())
+
+
+class NegativeBinomial(_BinaryParams, Distribution):
+    """The negative binomial distribution: the number of successes of probability ``probs`` before
+    ``total_count`` failures (``torch.distributions.NegativeBinomial``)."""
+
+    arg_constraints = {"total_count": constraints.greater_than_eq(0), "probs": constraints.half_open_interval(0.0, 1.0),
+                       "logits": constraints.real}
+    support = constraints.nonnegative_integer
+
+    def __init__(self, total_count, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            self.total_count, self.probs = broadcast_all(total_count, probs)
+            self.total_count = self.total_count.type_as(self.probs)
+        else:
+            self.total_count, self.logits = broadcast_all(total_count, logits)
+            self.total_count = self.total_count.type_as(self.logits)
+        self._param = self.probs if probs is not None else self.logits
+        super().__init__(self._param.shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        names = ("total_count", "probs" if "probs" in self.__dict__ else "logits")
+        new = self._expanded(NegativeBinomial, batch_shape, _instance, names)
+        new._param = getattr(new, names[1])
+        return new
+
+    @property
+    def mean(self):
+        return self.total_count * core.exp(self.logits)
+
+    @property
+    def mode(self):
+        return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0.0)
+
+    @property
+    def variance(self):
+        return self.mean / core.sigmoid(-self.logits)
+
+    def sample(self, sample_shape=()):
+        from .continuous import Gamma
+
+        with core.no_grad():
+            rate = Gamma(self.total_count, core.exp(-self.logits), validate_args=False).sample(sample_shape)
+            return core.poisson(rate)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        logsigmoid = core.nn.functional.logsigmoid
+        log_unnormalized = self.total_count * logsigmoid(-self.logits) + value * logsigmoid(self.logits)
+        log_normalization = (-core.lgamma(self.total_count + value) + core.lgamma(1.0 + value)
+                             + core.lgamma(self.total_count))
+        log_normalization = core.where(self.total_count + value == 0.0, core.zeros_like(log_normalization),
+                                       log_normalization)
+        return log_unnormalized - log_normalization

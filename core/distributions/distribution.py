@@ -32,7 +32,7 @@ class Distribution:
             raise ValueError
         Distribution._validate_args = value
 
-    def __init__(self, batch_shape=core.Size(), event_shape=core.Size(), validate_args=None):
+    def __init__(self, batch_shape=(), event_shape=(), validate_args=None):
         self._batch_shape, self._event_shape = _size(batch_shape), _size(event_shape)
         if validate_args is not None:
             self._validate_args = validate_args
@@ -42,7 +42,8 @@ class Distribution:
             except NotImplementedError:
                 arg_constraints = {}
                 warnings.warn(f"{self.__class__} does not define `arg_constraints`. Please set `arg_constraints = {{}}`"
-                              " or initialize the distribution with `validate_args=False` to turn off validation.")
+                              " or initialize the distribution with `validate_args=False` to turn off validation.",
+                              stacklevel=2)
             for param, constraint in arg_constraints.items():
                 if constraints.is_dependent(constraint):
                     continue
@@ -98,18 +99,18 @@ class Distribution:
         """The standard deviation of the distribution."""
         return self.variance.sqrt()
 
-    def sample(self, sample_shape=core.Size()):
+    def sample(self, sample_shape=()):
         """A sample (or a batch of ``sample_shape`` samples) drawn without gradients (``Distribution.sample``)."""
         with core.no_grad():
             return self.rsample(sample_shape)
 
-    def rsample(self, sample_shape=core.Size()):
+    def rsample(self, sample_shape=()):
         """A reparameterized sample: gradients flow to the parameters (``Distribution.rsample``)."""
         raise NotImplementedError(f"{self.__class__.__name__} does not support rsample (has_rsample is False)")
 
     def sample_n(self, n: int):
         """``n`` samples (``Distribution.sample_n``, deprecated in favour of ``sample((n,))``)."""
-        warnings.warn("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning)
+        warnings.warn("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning, stacklevel=2)
         return self.sample(core.Size((n,)))
 
     def log_prob(self, value):
@@ -136,7 +137,7 @@ class Distribution:
         """``exp(entropy)``, batched over ``batch_shape``."""
         return core.exp(self.entropy())
 
-    def _extended_shape(self, sample_shape=core.Size()) -> core.Size:
+    def _extended_shape(self, sample_shape=()) -> core.Size:
         return core.Size(tuple(_size(sample_shape)) + tuple(self._batch_shape) + tuple(self._event_shape))
 
     def _validate_sample(self, value) -> None:

@@ -69,10 +69,10 @@ class Independent(Distribution):
     def variance(self):
         return self.base_dist.variance
 
-    def sample(self, sample_shape=core.Size()):
+    def sample(self, sample_shape=()):
         return self.base_dist.sample(sample_shape)
 
-    def rsample(self, sample_shape=core.Size()):
+    def rsample(self, sample_shape=()):
         return self.base_dist.rsample(sample_shape)
 
     def log_prob(self, value):
@@ -176,7 +176,7 @@ class MultivariateNormal(Distribution):
     def variance(self):
         return self._unbroadcasted_scale_tril.pow(2).sum(-1).expand(self._batch_shape + self._event_shape)
 
-    def rsample(self, sample_shape=core.Size()):
+    def rsample(self, sample_shape=()):
         eps = standard_normal(self._extended_shape(sample_shape), self.loc)
         return self.loc + _batch_mv(self._unbroadcasted_scale_tril, eps)
 
@@ -309,7 +309,7 @@ class MixtureSameFamily(Distribution):
         log_mix_prob = core.log_softmax(self.mixture_distribution.logits, dim=-1)
         return (log_prob_x + log_mix_prob).logsumexp(-1)
 
-    def sample(self, sample_shape=core.Size()):
+    def sample(self, sample_shape=()):
         with core.no_grad():
             sample_len, batch_len = len(tuple(sample_shape)), len(self._batch_shape)
             mix_sample = self.mixture_distribution.sample(sample_shape)

@@ -1,18 +1,23 @@
 """Distributions defined by transforming another: TransformedDistribution, LogNormal, RelaxedBernoulli,
-RelaxedOneHotCategorical (``torch.distributions``)."""
+RelaxedOneHotCategorical, Pareto, Weibull, InverseGamma, Kumaraswamy, LogisticNormal (``torch.distributions``)."""
 
 from __future__ import annotations
+
+import math
 
 import core
 
 from . import constraints
-from ._sampling import standard_uniform
-from .continuous import Normal
+from ._sampling import EULER_GAMMA, standard_uniform
+from .continuous import Exponential, Gamma, Normal, Uniform
 from .distribution import Distribution
-from .transforms import ComposeTransform, ExpTransform, SigmoidTransform, Transform, _sum_rightmost
+from .multivariate import Independent
+from .transforms import (AffineTransform, ComposeTransform, ExpTransform, PowerTransform, SigmoidTransform,
+                         StickBreakingTransform, Transform, _sum_rightmost)
 from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
 
-__all__ = ["TransformedDistribution", "LogNormal", "RelaxedBernoulli", "RelaxedOneHotCategorical"]
+__all__ = ["TransformedDistribution", "LogNormal", "RelaxedBernoulli", "RelaxedOneHotCategorical", "Pareto", "Weibull",
+           "InverseGamma", "Kumaraswamy", "LogisticNormal"]
 
 
 class TransformedDistribution(Distribution):
@@ -68,14 +73,14 @@ class TransformedDistribution(Distribution):
     def has_rsample(self):
         return self.base_dist.has_rsample
 
-    def sample(self, sample_shape=core.Size()):
+    def sample(self, sample_shape=()):
         with core.no_grad():
             x = self.base_dist.sample(sample_shape)
             for transform in self.transforms:
                 x = transform(x)
             return x
 
-    def rsample(self, sample_shape=core.Size()):
+    def rsample(self, sample_shape=()):
         x = self.base_dist.rsample(sample_shape)
         for transform in self.transforms:
             x = transform(x)
@@ -194,7 +199,7 @@ class LogitRelaxedBernoulli(_RelaxedBase):
             probs = broadcast_all(probs)[0]
         super().__init__(temperature, probs, logits, lambda p: p.shape, lambda p: (), validate_args, False)
 
-    def rsample(self, sample_shape=core.Size()):
+    def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         probs = clamp_probs(self.probs.expand(shape))
         uniforms = clamp_probs(standard_uniform(shape, probs))
@@ -248,7 +253,7 @@ class ExpRelaxedCategorical(_RelaxedBase):
         super().__init__(temperature, probs, logits, lambda p: p.shape[:-1], lambda p: p.shape[-1:], validate_args,
                          True)
 
-    def rsample(self, sample_shape=core.Size()):
+    def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         uniforms = clamp_probs(standard_uniform(shape, self.logits))
         gumbels = -((-(uniforms.log())).log())
@@ -294,3 +299,200 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     @property
     def probs(self):
         return self.base_dist.probs
+
+
+def _where_finite(condition, value):
+    """``value`` where ``condition`` holds, infinity elsewhere."""
+    return core.where(condition, value, core.full_like(value, math.inf))
+
+
+class Pareto(TransformedDistribution):
+    """The Pareto type I distribution of ``scale`` and shape ``alpha``: ``scale * exp(Exponential(alpha))``
+    (``torch.distributions.Pareto``)."""
+
+    arg_constraints = {"alpha": constraints.positive, "scale": constraints.positive}
+
+    def __init__(self, scale, alpha, validate_args=None):
+        self.scale, self.alpha = broadcast_all(scale, alpha)
+        base = Exponential(self.alpha, validate_args=validate_args)
+        super().__init__(base, [ExpTransform(), AffineTransform(loc=0, scale=self.scale)], validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = super().expand(batch_shape, self._get_checked_instance(Pareto, _instance))
+        new.scale, new.alpha = self.scale.expand(batch_shape), self.alpha.expand(batch_shape)
+        new.transforms = [ExpTransform(), AffineTransform(loc=0, scale=new.scale)]
+        return new
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        return constraints.greater_than_eq(self.scale)
+
+    @property
+    def mean(self):
+        a = self.alpha.clamp(min=1)
+        return _where_finite(self.alpha > 1, a * self.scale / (a - 1).clamp(min=1e-30))
+
+    @property
+    def mode(self):
+        return self.scale
+
+    @property
+    def variance(self):
+        a = self.alpha.clamp(min=2)
+        return _where_finite(self.alpha > 2, self.scale.pow(2) * a / ((a - 1).pow(2) * (a - 2).clamp(min=1e-30)))
+
+    def entropy(self):
+        return (self.scale / self.alpha).log() + (1 + self.alpha.reciprocal())
+
+
+class Weibull(TransformedDistribution):
+    """The two-parameter Weibull distribution of ``scale`` and ``concentration``
+    (``torch.distributions.Weibull``)."""
+
+    arg_constraints = {"scale": constraints.positive, "concentration": constraints.positive}
+    support = constraints.positive
+
+    def __init__(self, scale, concentration, validate_args=None):
+        self.scale, self.concentration = broadcast_all(scale, concentration)
+        self.concentration_reciprocal = self.concentration.reciprocal()
+        base = Exponential(core.ones_like(self.scale), validate_args=validate_args)
+        transforms = [PowerTransform(exponent=self.concentration_reciprocal), AffineTransform(loc=0, scale=self.scale)]
+        super().__init__(base, transforms, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Weibull, _instance)
+        return Weibull.__init__(new, self.scale.expand(batch_shape), self.concentration.expand(batch_shape),
+                                validate_args=False) or new
+
+    @property
+    def mean(self):
+        return self.scale * core.exp(core.lgamma(1 + self.concentration_reciprocal))
+
+    @property
+    def mode(self):
+        k = self.concentration
+        return self.scale * ((k - 1) / k).clamp(min=0) ** k.reciprocal()
+
+    @property
+    def variance(self):
+        return self.scale.pow(2) * (core.exp(core.lgamma(1 + 2 * self.concentration_reciprocal))
+                                    - core.exp(2 * core.lgamma(1 + self.concentration_reciprocal)))
+
+    def entropy(self):
+        return (EULER_GAMMA * (1 - self.concentration_reciprocal) + core.log(self.scale * self.concentration_reciprocal)
+                + 1)
+
+
+class InverseGamma(TransformedDistribution):
+    """The inverse gamma distribution: ``1 / Gamma(concentration, rate)`` (``torch.distributions.InverseGamma``)."""
+
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, concentration, rate, validate_args=None):
+        base = Gamma(concentration, rate, validate_args=validate_args)
+        super().__init__(base, PowerTransform(-1.0), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return super().expand(batch_shape, self._get_checked_instance(InverseGamma, _instance))
+
+    @property
+    def concentration(self):
+        return self.base_dist.concentration
+
+    @property
+    def rate(self):
+        return self.base_dist.rate
+
+    @property
+    def mean(self):
+        c = self.concentration
+        return _where_finite(c > 1, self.rate / (c - 1).clamp(min=1e-30))
+
+    @property
+    def mode(self):
+        return self.rate / (self.concentration + 1)
+
+    @property
+    def variance(self):
+        c = self.concentration
+        return _where_finite(c > 2, self.rate.pow(2) / ((c - 1).pow(2) * (c - 2).clamp(min=1e-30)))
+
+    def entropy(self):
+        c = self.concentration
+        return c + self.rate.log() + c.lgamma() - (1 + c) * c.digamma()
+
+
+def _kumaraswamy_moment(a, b, n):
+    arg1 = 1 + n / a
+    return b * core.exp(core.lgamma(arg1) + core.lgamma(b) - core.lgamma(arg1 + b))
+
+
+class Kumaraswamy(TransformedDistribution):
+    """The Kumaraswamy distribution on ``(0, 1)`` of density ``a b x^(a-1) (1 - x^a)^(b-1)``, ``a`` =
+    ``concentration1``, ``b`` = ``concentration0`` (``torch.distributions.Kumaraswamy``)."""
+
+    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, concentration1, concentration0, validate_args=None):
+        self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
+        base = Uniform(core.zeros_like(self.concentration1), core.ones_like(self.concentration1),
+                       validate_args=validate_args)
+        transforms = [PowerTransform(exponent=self.concentration0.reciprocal()), AffineTransform(loc=1.0, scale=-1.0),
+                      PowerTransform(exponent=self.concentration1.reciprocal())]
+        super().__init__(base, transforms, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Kumaraswamy, _instance)
+        return Kumaraswamy.__init__(new, self.concentration1.expand(batch_shape),
+                                    self.concentration0.expand(batch_shape), validate_args=False) or new
+
+    @property
+    def mean(self):
+        return _kumaraswamy_moment(self.concentration1, self.concentration0, 1)
+
+    @property
+    def mode(self):
+        a, b = self.concentration1, self.concentration0
+        log_mode = a.reciprocal() * ((a - 1).log() - (a * b - 1).log())
+        return core.where((a < 1) | (b < 1), core.full_like(a, math.nan), log_mode.exp())
+
+    @property
+    def variance(self):
+        a, b = self.concentration1, self.concentration0
+        return _kumaraswamy_moment(a, b, 2) - _kumaraswamy_moment(a, b, 1).pow(2)
+
+    def entropy(self):
+        t1 = 1 - self.concentration1.reciprocal()
+        t0 = 1 - self.concentration0.reciprocal()
+        h0 = core.digamma(self.concentration0 + 1) + EULER_GAMMA
+        return t0 + t1 * h0 - core.log(self.concentration1) - core.log(self.concentration0)
+
+
+class LogisticNormal(TransformedDistribution):
+    """The logistic-normal distribution on the simplex: ``StickBreakingTransform`` of ``Normal(loc, scale)``
+    (``torch.distributions.LogisticNormal``)."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        base = Normal(loc, scale, validate_args=validate_args)
+        if not base.batch_shape:
+            base = base.expand([1])
+        super().__init__(Independent(base, 1), StickBreakingTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return super().expand(batch_shape, self._get_checked_instance(LogisticNormal, _instance))
+
+    @property
+    def loc(self):
+        return self.base_dist.base_dist.loc
+
+    @property
+    def scale(self):
+        return self.base_dist.base_dist.scale

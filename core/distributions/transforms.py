@@ -200,6 +200,16 @@ class ComposeTransform(Transform):
             x = part(x)
         return x
 
+    def forward_shape(self, shape):
+        for part in self.parts:
+            shape = part.forward_shape(shape)
+        return shape
+
+    def inverse_shape(self, shape):
+        for part in reversed(self.parts):
+            shape = part.inverse_shape(shape)
+        return shape
+
     def log_abs_det_jacobian(self, x, y):
         if not self.parts:
             return core.zeros_like(x)
@@ -255,15 +265,17 @@ class PowerTransform(Transform):
 
     def __init__(self, exponent, cache_size: int = 0):
         super().__init__(cache_size=cache_size)
-        (self.exponent,) = _as_tensors(exponent)
+        self.exponent = exponent
 
     def __eq__(self, other):
-        return isinstance(other, PowerTransform) and bool(self.exponent.eq(other.exponent).all())
+        return isinstance(other, PowerTransform) and bool(core.as_tensor(self.exponent == other.exponent).all())
 
     __hash__ = object.__hash__
 
     @property
     def sign(self):
+        if isinstance(self.exponent, numbers.Real):
+            return 1 if self.exponent > 0 else -1 if self.exponent < 0 else 0
         return self.exponent.sign()
 
     def _call(self, x):
@@ -365,10 +377,6 @@ class AbsTransform(Transform):
 
     def _inverse(self, y):
         return y
-
-
-def _as_tensors(*values):
-    return tuple(v if isinstance(v, core.Tensor) else core.tensor(float(v)) for v in values)
 
 
 class AffineTransform(Transform):
