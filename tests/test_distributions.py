@@ -67,6 +67,19 @@ CASES = {
                  [2.0, 6.0], "log_prob entropy mean variance mode"),
     "Geometric": (lambda p: D.Geometric(p[0]), lambda p: stats.geom(p[0], loc=-1), (np.array([0.3, 0.8]),),
                   [2.0, 0.0], "log_prob entropy mean variance"),
+    "Pareto": (lambda p: D.Pareto(p[0], p[1]), lambda p: stats.pareto(p[1], scale=p[0]), (B, np.array([3.0, 1.5])),
+               [2.5, 3.0], "log_prob cdf icdf entropy mean variance"),
+    "Weibull": (lambda p: D.Weibull(p[0], p[1]), lambda p: stats.weibull_min(p[1], scale=p[0]), (B, A),
+                [0.3, 2.5], "log_prob cdf icdf entropy mean variance"),
+    "InverseGamma": (lambda p: D.InverseGamma(p[0], p[1]), lambda p: stats.invgamma(p[0], scale=p[1]),
+                     (np.array([3.0, 2.5]), B), [0.3, 2.5], "log_prob cdf entropy mean variance"),
+    "FisherSnedecor": (lambda p: D.FisherSnedecor(p[0], p[1]), lambda p: stats.f(p[0], p[1]),
+                       (np.array([3.0, 6.0]), np.array([5.0, 10.0])), [0.7, 1.8], "log_prob mean variance"),
+    "GeneralizedPareto": (lambda p: D.GeneralizedPareto(p[0], p[1], p[2]), lambda p: stats.genpareto(p[2], p[0], p[1]),
+                          (np.array([0.0, 1.0]), B, np.array([0.3, -0.2])), [0.7, 1.8],
+                          "log_prob cdf icdf entropy mean variance"),
+    "NegativeBinomial": (lambda p: D.NegativeBinomial(p[0], probs=p[1]), lambda p: stats.nbinom(p[0], 1 - p[1]),
+                         (np.array([3.0, 5.5]), np.array([0.3, 0.6])), [2.0, 4.0], "log_prob mean variance"),
 }
 
 
@@ -192,6 +205,66 @@ def test_independent_and_mixture(device):
     assert draws.shape == (20000,) and abs(draws.mean() - mean) < 0.05
 
 
+def _quad(f, lo=0.0, hi=1.0):
+    return integrate.quad(f, lo, hi, limit=200)[0]
+
+
+def test_kumaraswamy_against_its_density(device):
+    a, b = np.array([3.0, 1.5, 0.7]), np.array([2.0, 0.7, 0.5])
+    dist = D.Kumaraswamy(_t(a, device), _t(b, device))
+    x = np.array([0.3, 0.6, 0.9])
+    pdf = [lambda v, i=i: a[i] * b[i] * v ** (a[i] - 1) * (1 - v ** a[i]) ** (b[i] - 1) for i in range(3)]
+    _close(dist.log_prob(_t(x, device)), np.log([pdf[i](x[i]) for i in range(3)]))
+    _close(dist.cdf(_t(x, device)), 1 - (1 - x ** a) ** b)
+    _close(dist.icdf(dist.cdf(_t(x, device))), x)
+    mean = np.array([_quad(lambda v, i=i: v * pdf[i](v)) for i in range(3)])
+    _close(dist.mean, mean, rtol=1e-6)
+    _close(dist.variance, [_quad(lambda v, i=i: (v - mean[i]) ** 2 * pdf[i](v)) for i in range(3)], rtol=1e-5)
+    _close(dist.entropy(), [_quad(lambda v, i=i: -pdf[i](v) * np.log(pdf[i](v))) for i in range(3)], rtol=1e-5)
+    assert np.isnan(_np(dist.mode)[2]) and _np(dist.mode)[0] == pytest.approx((2 / 5) ** (1 / 3))
+
+
+def test_continuous_bernoulli_against_its_density(device):
+    p = np.array([0.2, 0.4999, 0.9])
+    dist = D.ContinuousBernoulli(_t(p, device))
+    norm = 2 * np.arctanh(1 - 2 * p) / (1 - 2 * p)  # p = 0.4999 is inside the Taylor-expanded region
+    pdf = [lambda v, i=i: norm[i] * p[i] ** v * (1 - p[i]) ** (1 - v) for i in range(3)]
+    x = np.array([0.3, 0.7, 0.8])
+    _close(dist.log_prob(_t(x, device)), np.log([pdf[i](x[i]) for i in range(3)]), rtol=1e-5)
+    # inside the unstable region PyTorch's cdf is the uniform one (off by 4e-5 at p = 0.4999)
+    _close(dist.cdf(_t(x, device)), [_quad(pdf[i], 0, x[i]) for i in range(3)], rtol=1e-4)
+    _close(dist.icdf(dist.cdf(_t(x, device))), x, rtol=1e-6)
+    mean = np.array([_quad(lambda v, i=i: v * pdf[i](v)) for i in range(3)])
+    _close(dist.mean, mean, rtol=1e-5)
+    _close(dist.variance, [_quad(lambda v, i=i: (v - mean[i]) ** 2 * pdf[i](v)) for i in range(3)], rtol=1e-4)
+    _close(dist.entropy(), [_quad(lambda v, i=i: -pdf[i](v) * np.log(pdf[i](v))) for i in range(3)], rtol=1e-4,
+           atol=1e-6)
+    _close(D.ExponentialFamily.entropy(dist), _np(dist.entropy()), rtol=1e-4, atol=1e-6)
+
+
+def test_logistic_normal_and_straight_through(device):
+    loc, scale = np.array([0.3, -0.5]), np.array([1.0, 0.7])
+    dist = D.LogisticNormal(_t(loc, device), _t(scale, device))
+    assert dist.event_shape == (3,) and dist.batch_shape == ()
+    x = _np(dist.sample((4,)))
+    np.testing.assert_allclose(x.sum(-1), 1.0, rtol=1e-12)
+    # the density of y = stick_breaking(z), z ~ Normal: p(y) = p(z) / |det dy[:-1]/dz|, the Jacobian by differences
+    stick = D.StickBreakingTransform()
+    z = _np(stick.inv(_t(x[0], device)))
+    h = 1e-6
+    jac = np.stack([(_np(stick(_t(z + h * e, device))) - _np(stick(_t(z - h * e, device))))[:-1] / (2 * h)
+                    for e in np.eye(2)], axis=1)
+    expected = stats.norm(loc, scale).logpdf(z).sum() - np.log(abs(np.linalg.det(jac)))
+    _close(dist.log_prob(_t(x[0], device)), expected, rtol=1e-6)
+
+    probs = _t([0.2, 0.3, 0.5], device, requires_grad=True)
+    st = D.OneHotCategoricalStraightThrough(probs=probs)
+    sample = st.rsample((5,))
+    assert st.has_rsample and bool(st.support.check(sample.detach()).all())
+    (sample * _t([1.0, 2.0, 3.0], device)).sum().backward()
+    _close(probs.grad, 5 * np.array([1.0, 2.0, 3.0]) - 5 * np.dot([0.2, 0.3, 0.5], [1.0, 2.0, 3.0]), atol=1e-12)
+
+
 def test_relaxed_densities(device):
     temperature, p = 0.7, np.array([0.3, 0.8])
     y = np.array([0.2, 0.9])
@@ -222,8 +295,8 @@ MOMENT_CASES = [
     (lambda d: D.Laplace(_t([0.0, 1.0], d), _t([1.0, 0.5], d)), [0.0, 1.0], [2.0, 0.5]),
     (lambda d: D.Gamma(_t([0.5, 3.0], d), _t([2.0, 0.75], d)), [0.25, 4.0], [0.125, 3 / 0.5625]),
     (lambda d: D.Beta(_t([0.5, 3.0], d), _t([2.0, 0.75], d)), stats.beta(A, B).mean(), stats.beta(A, B).var()),
-    (lambda d: D.LogNormal(_t([0.0, np.log(1.5)], d), _t([0.5, 0.25], d)), stats.lognorm([0.5, 0.25], scale=[1, 1.5]).mean(),
-     stats.lognorm([0.5, 0.25], scale=[1, 1.5]).var()),
+    (lambda d: D.LogNormal(_t([0.0, np.log(1.5)], d), _t([0.5, 0.25], d)),
+     stats.lognorm([0.5, 0.25], scale=[1, 1.5]).mean(), stats.lognorm([0.5, 0.25], scale=[1, 1.5]).var()),
     (lambda d: D.Gumbel(_t([0.0, 1.0], d), _t([1.0, 0.5], d)), stats.gumbel_r([0, 1], [1, 0.5]).mean(),
      stats.gumbel_r([0, 1], [1, 0.5]).var()),
     (lambda d: D.StudentT(_t([5.0, 8.0], d)), [0.0, 0.0], [5 / 3, 8 / 6]),
@@ -238,6 +311,20 @@ MOMENT_CASES = [
     (lambda d: D.Dirichlet(_t([0.5, 2.0, 3.0], d)), stats.dirichlet([0.5, 2, 3]).mean(),
      stats.dirichlet([0.5, 2, 3]).var()),
     (lambda d: D.Multinomial(5, _t([0.2, 0.3, 0.5], d)), [1.0, 1.5, 2.5], [0.8, 1.05, 1.25]),
+    (lambda d: D.Pareto(_t([1.0, 2.0], d), _t([6.0, 8.0], d)), stats.pareto([6, 8], scale=[1, 2]).mean(),
+     stats.pareto([6, 8], scale=[1, 2]).var()),
+    (lambda d: D.Weibull(_t([1.0, 2.0], d), _t([0.8, 3.0], d)), stats.weibull_min([0.8, 3], scale=[1, 2]).mean(),
+     stats.weibull_min([0.8, 3], scale=[1, 2]).var()),
+    (lambda d: D.InverseGamma(_t([8.0, 10.0], d), _t([1.0, 2.0], d)), stats.invgamma([8, 10], scale=[1, 2]).mean(),
+     stats.invgamma([8, 10], scale=[1, 2]).var()),
+    (lambda d: D.FisherSnedecor(_t([6.0, 10.0], d), _t([20.0, 30.0], d)), stats.f([6, 10], [20, 30]).mean(),
+     stats.f([6, 10], [20, 30]).var()),
+    (lambda d: D.GeneralizedPareto(_t([0.0, 1.0], d), _t([1.0, 2.0], d), _t([0.1, -0.2], d)),
+     stats.genpareto([0.1, -0.2], [0, 1], [1, 2]).mean(), stats.genpareto([0.1, -0.2], [0, 1], [1, 2]).var()),
+    (lambda d: D.NegativeBinomial(_t([3.0, 5.5], d), _t([0.3, 0.6], d)), stats.nbinom([3, 5.5], [0.7, 0.4]).mean(),
+     stats.nbinom([3, 5.5], [0.7, 0.4]).var()),
+    (lambda d: D.Kumaraswamy(_t([3.0, 1.5], d), _t([2.0, 0.7], d)), None, None),
+    (lambda d: D.ContinuousBernoulli(_t([0.2, 0.5, 0.9], d)), None, None),
 ]
 
 
@@ -245,6 +332,8 @@ MOMENT_CASES = [
 def test_sample_moments(case, device):
     make, mean, var = MOMENT_CASES[case]
     dist = make(device)
+    if mean is None:
+        mean, var = _np(dist.mean), _np(dist.variance)  # checked against quadrature in their own tests
     n = 40000
     draws = _np(dist.sample((n,)))
     assert draws.shape == (n,) + tuple(dist.batch_shape) + tuple(dist.event_shape)
