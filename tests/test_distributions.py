@@ -682,3 +682,55 @@ def test_namespace():
         obj = getattr(D, name)
         if callable(obj):
             assert obj.__doc__ and obj.__doc__.strip()
+
+
+def test_structured_transforms(device):
+    x = np.array([[0.5, 1.0], [2.0, -1.0]])
+    xt = _t(x, device)
+    lower = D.LowerCholeskyTransform()
+    expected = np.tril(x, -1) + np.diag(np.exp(np.diag(x)))
+    _close(lower(xt), expected)
+    _close(lower.inv(lower(xt)), np.tril(x))
+    positive = D.PositiveDefiniteTransform()
+    _close(positive(xt), expected @ expected.T)
+    _close(positive.inv(positive(xt)), np.tril(x))
+    cat = D.CatTransform([D.ExpTransform(), D.AffineTransform(0.0, 2.0)], dim=0, lengths=[1, 1])
+    _close(cat(xt), np.stack([np.exp(x[0]), 2 * x[1]]))
+    _close(cat.inv(cat(xt)), x)
+    _close(cat.log_abs_det_jacobian(xt, cat(xt)), np.stack([x[0], np.full(2, np.log(2))]))
+    stack = D.StackTransform([D.ExpTransform(), D.AffineTransform(0.0, 2.0)], dim=1)
+    _close(stack(xt), np.stack([np.exp(x[:, 0]), 2 * x[:, 1]], 1))
+    _close(stack.inv(stack(xt)), x)
+    reshape = D.ReshapeTransform((2, 2), (4,))
+    assert reshape(xt).shape == (4,) and reshape.inv(reshape(xt)).shape == (2, 2)
+    assert reshape.forward_shape((3, 2, 2)) == (3, 4) and reshape.inverse_shape((3, 4)) == (3, 2, 2)
+    with pytest.raises(ValueError):
+        D.ReshapeTransform((2, 2), (3,))
+    independent = D.IndependentTransform(D.ExpTransform(), 1)
+    _close(independent.log_abs_det_jacobian(xt, independent(xt)), x.sum(-1))
+    assert independent.domain.event_dim == 1
+    cdf = D.CumulativeDistributionTransform(D.Normal(_t(0.0, device), _t(1.0, device)))
+    v = _t([0.0, 1.0], device)
+    _close(cdf(v), stats.norm.cdf([0.0, 1.0]))
+    _close(cdf.inv(cdf(v)), [0.0, 1.0], atol=1e-7)
+    _close(cdf.log_abs_det_jacobian(v, cdf(v)), stats.norm.logpdf([0.0, 1.0]))
+
+
+def test_biject_to_and_transform_to(device):
+    c = D.constraints
+    x = _t(np.random.default_rng(0).normal(size=(3, 3)), device)
+    for constraint in (c.real, c.positive, c.nonnegative, c.greater_than(2.0), c.less_than(1.0), c.unit_interval,
+                       c.interval(-1.0, 3.0), c.simplex, c.lower_cholesky, c.positive_definite,
+                       c.independent(c.positive, 1)):
+        for registry in (D.biject_to, D.transform_to):
+            transform = registry(constraint)
+            y = transform(x)
+            assert bool(constraint.check(y).all()), (constraint, registry)
+            if registry is D.biject_to and transform.bijective:
+                _close(transform.inv(y), _np(x), rtol=1e-6, atol=1e-9)
+    assert isinstance(D.biject_to(c.simplex), D.StickBreakingTransform)
+    assert isinstance(D.transform_to(c.simplex), D.SoftmaxTransform)
+    with pytest.raises(NotImplementedError):
+        D.biject_to(c.boolean)
+    with pytest.raises(TypeError):
+        D.biject_to.register(int, lambda constraint: D.ExpTransform())

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from . import constraints  # noqa: F401
+from .constraint_registry import *  # noqa: F401,F403
 from .continuous import *  # noqa: F401,F403
 from .discrete import *  # noqa: F401,F403
 from .distribution import *  # noqa: F401,F403

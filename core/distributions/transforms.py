@@ -12,7 +12,8 @@ from . import constraints
 
 __all__ = ["Transform", "ComposeTransform", "ExpTransform", "AffineTransform", "SigmoidTransform", "TanhTransform",
            "AbsTransform", "PowerTransform", "SoftplusTransform", "SoftmaxTransform", "StickBreakingTransform",
-           "identity_transform"]
+           "identity_transform", "IndependentTransform", "ReshapeTransform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "CumulativeDistributionTransform", "CatTransform", "StackTransform"]
 
 
 def _sum_rightmost(value, dim: int):
@@ -493,3 +494,217 @@ class StickBreakingTransform(Transform):
 
     def inverse_shape(self, shape):
         return shape[:-1] + (shape[-1] - 1,)
+
+
+class IndependentTransform(Transform):
+    """``base_transform`` with its ``reinterpreted_batch_ndims`` rightmost dims made event dims: the
+    log-abs-det-Jacobian sums over them (``torch.distributions.transforms.IndependentTransform``)."""
+
+    def __init__(self, base_transform, reinterpreted_batch_ndims: int, cache_size: int = 0):
+        super().__init__(cache_size=cache_size)
+        self.base_transform, self.reinterpreted_batch_ndims = base_transform, reinterpreted_batch_ndims
+
+    @property
+    def domain(self):
+        return constraints.independent(self.base_transform.domain, self.reinterpreted_batch_ndims)
+
+    @property
+    def codomain(self):
+        return constraints.independent(self.base_transform.codomain, self.reinterpreted_batch_ndims)
+
+    @property
+    def bijective(self):
+        return self.base_transform.bijective
+
+    @property
+    def sign(self):
+        return self.base_transform.sign
+
+    def _call(self, x):
+        return self.base_transform(x)
+
+    def _inverse(self, y):
+        return self.base_transform.inv(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return _sum_rightmost(self.base_transform.log_abs_det_jacobian(x, y), self.reinterpreted_batch_ndims)
+
+    def forward_shape(self, shape):
+        return self.base_transform.forward_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self.base_transform.inverse_shape(shape)
+
+    def __repr__(self) -> str:
+        return f"IndependentTransform({self.base_transform!r}, {self.reinterpreted_batch_ndims})"
+
+
+class ReshapeTransform(Transform):
+    """Reshapes the rightmost ``in_shape`` dims to ``out_shape`` (same number of elements)
+    (``torch.distributions.transforms.ReshapeTransform``)."""
+
+    bijective = True
+
+    def __init__(self, in_shape, out_shape, cache_size: int = 0):
+        self.in_shape, self.out_shape = core.Size(tuple(in_shape)), core.Size(tuple(out_shape))
+        if self.in_shape.numel() != self.out_shape.numel():
+            raise ValueError("in_shape, out_shape have different numbers of elements")
+        super().__init__(cache_size=cache_size)
+
+    @property
+    def domain(self):
+        return constraints.independent(constraints.real, len(self.in_shape))
+
+    @property
+    def codomain(self):
+        return constraints.independent(constraints.real, len(self.out_shape))
+
+    def _call(self, x):
+        return x.reshape(x.shape[:x.dim() - len(self.in_shape)] + self.out_shape)
+
+    def _inverse(self, y):
+        return y.reshape(y.shape[:y.dim() - len(self.out_shape)] + self.in_shape)
+
+    def forward_shape(self, shape):
+        cut = len(shape) - len(self.in_shape)
+        if cut < 0 or tuple(shape[cut:]) != tuple(self.in_shape):
+            raise ValueError(f"Shape mismatch: expected {tuple(shape[cut:])} but got {tuple(self.in_shape)}")
+        return core.Size(tuple(shape[:cut]) + tuple(self.out_shape))
+
+    def inverse_shape(self, shape):
+        cut = len(shape) - len(self.out_shape)
+        if cut < 0 or tuple(shape[cut:]) != tuple(self.out_shape):
+            raise ValueError(f"Shape mismatch: expected {tuple(shape[cut:])} but got {tuple(self.out_shape)}")
+        return core.Size(tuple(shape[:cut]) + tuple(self.in_shape))
+
+    def log_abs_det_jacobian(self, x, y):
+        return core.zeros(x.shape[:x.dim() - len(self.in_shape)], dtype=x.dtype, device=x.device)
+
+
+class LowerCholeskyTransform(Transform):
+    """An unconstrained square matrix to a lower-triangular one with a positive diagonal: the strictly lower part
+    kept and the diagonal exponentiated (``torch.distributions.transforms.LowerCholeskyTransform``)."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def __eq__(self, other):
+        return isinstance(other, LowerCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
+
+    def _inverse(self, y):
+        return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class PositiveDefiniteTransform(Transform):
+    """An unconstrained square matrix to a positive-definite one, ``L L^T`` of its ``LowerCholeskyTransform``
+    (``torch.distributions.transforms.PositiveDefiniteTransform``)."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other):
+        return isinstance(other, PositiveDefiniteTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        x = LowerCholeskyTransform()(x)
+        return x @ x.mT
+
+    def _inverse(self, y):
+        return LowerCholeskyTransform().inv(core.linalg.cholesky(y))
+
+
+class CumulativeDistributionTransform(Transform):
+    """``y = distribution.cdf(x)``, onto the unit interval (``CumulativeDistributionTransform``)."""
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = +1
+
+    def __init__(self, distribution, cache_size: int = 0):
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self):
+        return self.distribution.support
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)
+
+
+class _Concatenated(Transform):
+    """The transforms of ``tseq`` applied to slices of one tensor along ``dim``."""
+
+    def __init__(self, tseq, dim: int, cache_size: int = 0):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise TypeError(f"{type(self).__name__}: every element of tseq must be a Transform")
+        super().__init__(cache_size=cache_size)
+        self.transforms, self.dim = list(tseq), dim
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self):
+        return constraints.real
+
+    codomain = domain
+
+    def _map(self, x, method):
+        parts = self._split(x)
+        return self._join([method(t)(part) for t, part in zip(self.transforms, parts)])
+
+    def _call(self, x):
+        return self._map(x, lambda t: t)
+
+    def _inverse(self, y):
+        return self._map(y, lambda t: t.inv)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self._join([t.log_abs_det_jacobian(a, b)
+                           for t, a, b in zip(self.transforms, self._split(x), self._split(y))])
+
+
+class CatTransform(_Concatenated):
+    """The transforms of ``tseq`` applied to consecutive slices of ``lengths`` along ``dim``, concatenated
+    (``torch.distributions.transforms.CatTransform``)."""
+
+    def __init__(self, tseq, dim: int = 0, lengths=None, cache_size: int = 0):
+        super().__init__(tseq, dim, cache_size)
+        self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.transforms):
+            raise ValueError("CatTransform: lengths must have one entry per transform")
+
+    def _split(self, x):
+        return core.split(x, self.lengths, dim=self.dim)
+
+    def _join(self, parts):
+        return core.cat(parts, dim=self.dim)
+
+
+class StackTransform(_Concatenated):
+    """The transforms of ``tseq`` applied to the slices of ``dim`` (one each), stacked back
+    (``torch.distributions.transforms.StackTransform``)."""
+
+    def __init__(self, tseq, dim: int = 0, cache_size: int = 0):
+        super().__init__(tseq, dim, cache_size)
+
+    def _split(self, x):
+        return core.unbind(x, self.dim)
+
+    def _join(self, parts):
+        return core.stack(parts, dim=self.dim)
