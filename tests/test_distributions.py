@@ -734,3 +734,22 @@ def test_biject_to_and_transform_to(device):
         D.biject_to(c.boolean)
     with pytest.raises(TypeError):
         D.biject_to.register(int, lambda constraint: D.ExpTransform())
+
+
+def test_von_mises(device):
+    loc, kappa = np.array([0.5, -2.0]), np.array([2.0, 0.3])
+    dist = D.VonMises(_t(loc, device), _t(kappa, device))
+    ref = stats.vonmises(kappa, loc=loc)
+    x = np.array([1.0, 3.0])
+    _close(dist.log_prob(_t(x, device)), ref.logpdf(x))
+    _close(dist.entropy(), ref.entropy())
+    _close(dist.mean, loc)
+    _close(dist.variance, 1 - special.i1(kappa) / special.i0(kappa))
+    assert not dist.has_rsample
+    draws = _np(dist.sample((40000,)))
+    assert draws.shape == (40000, 2) and draws.min() >= -np.pi and draws.max() < np.pi
+    resultant = np.exp(1j * draws).mean(0)
+    np.testing.assert_allclose(np.angle(resultant), loc, atol=0.05)
+    np.testing.assert_allclose(1 - np.abs(resultant), _np(dist.variance), atol=0.02)
+    inputs = (_t(loc, device, requires_grad=True), _t(kappa, device, requires_grad=True))
+    assert gradcheck(lambda a, b: D.VonMises(a, b).log_prob(_t(x, device)), inputs)

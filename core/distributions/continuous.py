@@ -1,6 +1,6 @@
 """Continuous univariate families: Normal, Uniform, Exponential, Laplace, Gamma, Chi2, Beta, StudentT, Cauchy,
 Gumbel, HalfNormal, HalfCauchy, FisherSnedecor, GeneralizedPareto, ContinuousBernoulli and the multivariate
-Dirichlet (``torch.distributions``)."""
+Dirichlet, and the circular VonMises (``torch.distributions``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from .distribution import Distribution, ExponentialFamily
 from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Normal", "Uniform", "Exponential", "Laplace", "Gamma", "Chi2", "Beta", "Dirichlet", "StudentT", "Cauchy",
-           "Gumbel", "HalfNormal", "HalfCauchy", "FisherSnedecor", "GeneralizedPareto", "ContinuousBernoulli"]
+           "Gumbel", "HalfNormal", "HalfCauchy", "FisherSnedecor", "GeneralizedPareto", "ContinuousBernoulli",
+           "VonMises"]
 
 
 def _nan(like):
@@ -900,3 +901,69 @@ class ContinuousBernoulli(ExponentialFamily):
         log_norm = core.log(core.expm1(cut).abs()) - core.log(cut.abs())
         taylor = 0.5 * x + x.pow(2) / 24.0 - x.pow(4) / 2880.0
         return core.where(out_unst_reg, log_norm, taylor)
+
+
+def _von_mises_draw(loc, concentration, shape):
+    """Best and Fisher's rejection sampler of the von Mises distribution, all elements at once in float64."""
+    k = concentration.detach().to(core.float64).expand(shape).clamp(min=1e-8)
+    tau = 1 + core.sqrt(1 + 4 * k * k)
+    rho = (tau - core.sqrt(2 * tau)) / (2 * k)
+    r = (1 + rho * rho) / (2 * rho)
+    result = core.zeros(tuple(shape), dtype=core.float64, device=k.device)
+    pending = core.ones(tuple(shape), dtype=core.bool, device=k.device)
+    while bool(pending.any()):
+        u1, u2, u3 = (standard_uniform(shape, k, low=1e-300) for _ in range(3))
+        z = core.cos(math.pi * u1)
+        f = (1 + r * z) / (r + z)
+        c = k * (r - f)
+        accept = ((c * (2 - c) - u2) > 0) | ((c / u2).log() + 1 - c >= 0)
+        angle = (u3 - 0.5).sign() * core.acos(f.clamp(min=-1, max=1))
+        result = core.where(pending & accept, angle, result)
+        pending = pending & ~accept
+    centred = result + loc.detach().to(core.float64) + math.pi
+    return (centred - 2 * math.pi * (centred / (2 * math.pi)).floor() - math.pi).to(loc.dtype)
+
+
+class VonMises(Distribution):
+    """The von Mises (circular normal) distribution of mean angle ``loc`` and ``concentration`` on
+    ``[-pi, pi)`` (``torch.distributions.VonMises``)."""
+
+    arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}
+    support = constraints.real
+    has_rsample = False
+
+    def __init__(self, loc, concentration, validate_args=None):
+        self.loc, self.concentration = broadcast_all(loc, concentration)
+        super().__init__(self.loc.shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expanded(VonMises, batch_shape, _instance, ("loc", "concentration"))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        k = self.concentration
+        log_i0 = core.log(core.special.i0e(k)) + k
+        return k * core.cos(value - self.loc) - math.log(2 * math.pi) - log_i0
+
+    def sample(self, sample_shape=()):
+        with core.no_grad():
+            return _von_mises_draw(self.loc, self.concentration, self._extended_shape(sample_shape))
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        k = self.concentration
+        return 1 - core.special.i1e(k) / core.special.i0e(k)
+
+    def entropy(self):
+        k = self.concentration
+        i0e, i1e = core.special.i0e(k), core.special.i1e(k)
+        return -k * i1e / i0e + core.log(2 * math.pi * i0e) + k
