@@ -753,3 +753,24 @@ def test_von_mises(device):
     np.testing.assert_allclose(1 - np.abs(resultant), _np(dist.variance), atol=0.02)
     inputs = (_t(loc, device, requires_grad=True), _t(kappa, device, requires_grad=True))
     assert gradcheck(lambda a, b: D.VonMises(a, b).log_prob(_t(x, device)), inputs)
+
+
+def test_corr_cholesky_transform(device):
+    x = np.random.default_rng(0).normal(size=6)
+    t = D.CorrCholeskyTransform()
+    y = t(_t(x, device))
+    assert y.shape == (4, 4) and bool(D.constraints.corr_cholesky.check(y))
+    corr = _np(y) @ _np(y).T
+    np.testing.assert_allclose(np.diag(corr), 1.0, rtol=1e-12)
+    assert np.all(np.linalg.eigvalsh(corr) > 0)
+    _close(t.inv(y), x, rtol=1e-9)
+    rows, cols = np.tril_indices(4, -1)
+
+    def free(v):  # the strictly lower entries of y, the coordinates its log-det-Jacobian is taken in
+        return _np(t(_t(v, device)))[rows, cols]
+
+    h = 1e-6
+    jac = np.stack([(free(x + h * e) - free(x - h * e)) / (2 * h) for e in np.eye(6)], axis=1)
+    _close(t.log_abs_det_jacobian(_t(x, device), y), np.log(abs(np.linalg.det(jac))), rtol=1e-6)
+    assert t.forward_shape((3, 6)) == (3, 4, 4) and t.inverse_shape((3, 4, 4)) == (3, 6)
+    assert isinstance(D.biject_to(D.constraints.corr_cholesky), D.CorrCholeskyTransform)

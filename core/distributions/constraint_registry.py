@@ -104,3 +104,8 @@ def _to_lower_cholesky(constraint):
 @_both(constraints.positive_definite, constraints.positive_semidefinite)
 def _to_positive_definite(constraint):
     return transforms.PositiveDefiniteTransform()
+
+
+@_both(constraints.corr_cholesky)
+def _to_corr_cholesky(constraint):
+    return transforms.CorrCholeskyTransform()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import core
 
-__all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq",
-           "half_open_interval", "independent", "integer_interval", "interval", "is_dependent", "less_than",
+__all__ = ["Constraint", "boolean", "corr_cholesky", "dependent", "dependent_property", "greater_than",
+           "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval", "is_dependent", "less_than",
            "lower_cholesky", "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer", "one_hot",
            "positive", "positive_definite", "positive_integer", "positive_semidefinite", "real", "real_vector",
            "simplex", "square", "symmetric", "unit_interval"]
@@ -238,6 +238,17 @@ class _LowerCholesky(Constraint):
         return lower & (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
 
 
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: lower triangular, positive diagonal, unit-norm rows."""
+
+    event_dim = 2
+
+    def check(self, value):
+        tol = core.finfo(value.dtype).eps * value.shape[-1] * 10
+        row_norm = value.detach().pow(2).sum(-1).sqrt()
+        return _LowerCholesky().check(value) & ((row_norm - 1).abs() <= tol).all(-1)
+
+
 class _PositiveSemidefinite(_Symmetric):
     def check(self, value):
         symmetric = super().check(value)
@@ -276,6 +287,7 @@ half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
 square = _Square()
 symmetric = _Symmetric()
 positive_semidefinite = _PositiveSemidefinite()

@@ -13,7 +13,8 @@ from . import constraints
 __all__ = ["Transform", "ComposeTransform", "ExpTransform", "AffineTransform", "SigmoidTransform", "TanhTransform",
            "AbsTransform", "PowerTransform", "SoftplusTransform", "SoftmaxTransform", "StickBreakingTransform",
            "identity_transform", "IndependentTransform", "ReshapeTransform", "LowerCholeskyTransform",
-           "PositiveDefiniteTransform", "CumulativeDistributionTransform", "CatTransform", "StackTransform"]
+           "PositiveDefiniteTransform", "CumulativeDistributionTransform", "CatTransform", "StackTransform",
+           "CorrCholeskyTransform"]
 
 
 def _sum_rightmost(value, dim: int):
@@ -708,3 +709,73 @@ class StackTransform(_Concatenated):
 
     def _join(self, parts):
         return core.stack(parts, dim=self.dim)
+
+
+def _tril_flat_index(n: int, diag: int, device):
+    """Row-major flat positions of the entries of an ``n x n`` matrix on or below diagonal ``diag``."""
+    rows, cols = core.tril_indices(n, n, offset=diag, device=device)
+    return rows * n + cols
+
+
+def _vec_to_tril(vec, diag: int = 0):
+    """A lower-triangular matrix filled row by row from the last dim of ``vec`` (below diagonal ``diag``)."""
+    count = vec.shape[-1]
+    n = round((-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * count) ** 0.5) / 2)
+    index = _tril_flat_index(n, diag, vec.device).expand(vec.shape)
+    flat = core.zeros(vec.shape[:-1] + (n * n,), dtype=vec.dtype, device=vec.device).scatter(-1, index, vec)
+    return flat.reshape(vec.shape[:-1] + (n, n))
+
+
+def _tril_to_vec(mat, diag: int = 0):
+    """The entries of ``mat`` on or below diagonal ``diag``, row by row, along a last dim."""
+    n = mat.shape[-1]
+    return mat.flatten(-2).index_select(-1, _tril_flat_index(n, diag, mat.device))
+
+
+class CorrCholeskyTransform(Transform):
+    """An unconstrained vector of ``D (D - 1) / 2`` reals to the lower Cholesky factor of a ``D x D`` correlation
+    matrix: tanh into ``(-1, 1)``, then stick-breaking along each row
+    (``torch.distributions.transforms.CorrCholeskyTransform``)."""
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def __eq__(self, other):
+        return isinstance(other, CorrCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        eps = core.finfo(x.dtype).eps
+        r = _vec_to_tril(x.tanh().clamp(min=-1 + eps, max=1 - eps), diag=-1)
+        z1m_cumprod_sqrt = (1 - r.pow(2)).sqrt().cumprod(-1)
+        n = r.shape[-1]
+        eye = core.eye(n, dtype=x.dtype, device=x.device)
+        ones = core.ones(r.shape[:-1] + (1,), dtype=x.dtype, device=x.device)
+        return (r + eye) * core.cat([ones, z1m_cumprod_sqrt[..., :-1]], -1)
+
+    def _inverse(self, y):
+        y_cumsum = 1 - (y * y).cumsum(-1)
+        ones = core.ones(y.shape[:-1] + (1,), dtype=y.dtype, device=y.device)
+        shifted = core.cat([ones, y_cumsum[..., :-1]], -1)
+        t = _tril_to_vec(y, diag=-1) / _tril_to_vec(shifted, diag=-1).sqrt()
+        return (core.log1p(t) - core.log1p(-t)) / 2
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        y1m_cumsum = 1 - (y * y).cumsum(-1)
+        stick_breaking_logdet = 0.5 * _tril_to_vec(y1m_cumsum, diag=-2).log().sum(-1)
+        tanh_logdet = -2 * (x + core.nn.functional.softplus(-2 * x) - math.log(2.0)).sum(-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape):
+        n = round((0.25 + 2 * shape[-1]) ** 0.5 + 0.5)
+        if n * (n - 1) // 2 != shape[-1]:
+            raise ValueError("Input is not a flattend lower-diagonal number")
+        return core.Size(tuple(shape[:-1]) + (n, n))
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2 or shape[-2] != shape[-1]:
+            raise ValueError("Input must be a square matrix")
+        n = shape[-1]
+        return core.Size(tuple(shape[:-2]) + (n * (n - 1) // 2,))
