@@ -5,10 +5,10 @@ from __future__ import annotations
 import core
 
 __all__ = ["Constraint", "boolean", "corr_cholesky", "dependent", "dependent_property", "greater_than",
-           "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval", "is_dependent", "less_than",
-           "lower_cholesky", "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer", "one_hot",
-           "positive", "positive_definite", "positive_integer", "positive_semidefinite", "real", "real_vector",
-           "simplex", "square", "symmetric", "unit_interval"]
+           "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval", "is_dependent",
+           "less_than", "lower_cholesky", "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer",
+           "one_hot", "positive", "positive_definite", "positive_integer", "positive_semidefinite", "real",
+           "real_vector", "simplex", "square", "symmetric", "unit_interval"]
 
 
 class Constraint:
