@@ -774,3 +774,26 @@ def test_corr_cholesky_transform(device):
     _close(t.log_abs_det_jacobian(_t(x, device), y), np.log(abs(np.linalg.det(jac))), rtol=1e-6)
     assert t.forward_shape((3, 6)) == (3, 4, 4) and t.inverse_shape((3, 4, 4)) == (3, 6)
     assert isinstance(D.biject_to(D.constraints.corr_cholesky), D.CorrCholeskyTransform)
+
+
+def test_lkj_cholesky(device):
+    eta = np.array([0.7, 2.5])
+    dist = D.LKJCholesky(2, _t(eta, device))
+    r = np.array([0.3, -0.6])
+    factors = np.stack([[[1.0, 0.0], [ri, np.sqrt(1 - ri ** 2)]] for ri in r])
+    # for dim 2 the correlation r is 2 * Beta(eta, eta) - 1
+    _close(dist.log_prob(_t(factors, device)), stats.beta(eta, eta).logpdf((r + 1) / 2) - np.log(2))
+    for dim, concentration in ((3, 1.5), (4, 0.8)):
+        draws = _np(D.LKJCholesky(dim, _t(concentration, device)).sample((20000,)))
+        assert bool(D.constraints.corr_cholesky.check(core.tensor(draws[:50], device=device)).all())
+        corr = draws @ np.swapaxes(draws, -1, -2)
+        rows, cols = np.tril_indices(dim, -1)
+        # every correlation's marginal is 2 * Beta(a, a) - 1, a = eta - 1 + dim / 2: mean 0, variance 1 / (2a + 1)
+        a = concentration - 1 + dim / 2
+        np.testing.assert_allclose(corr[:, rows, cols].var(0), 1 / (2 * a + 1), rtol=0.06)
+        np.testing.assert_allclose(corr[:, rows, cols].mean(0), 0.0, atol=0.02)
+    with pytest.raises(ValueError, match="Expected dim to be an integer greater than or equal to 2"):
+        D.LKJCholesky(1)
+    inputs = (_t([1.5], device, requires_grad=True),)
+    value = _t(factors[:1], device)
+    assert gradcheck(lambda c: D.LKJCholesky(2, c).log_prob(value), inputs)

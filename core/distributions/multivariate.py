@@ -1,5 +1,5 @@
 """Distributions over vectors and batches reinterpreted as events: Independent, MultivariateNormal,
-LowRankMultivariateNormal, MixtureSameFamily (``torch.distributions``)."""
+LowRankMultivariateNormal, MixtureSameFamily, LKJCholesky (``torch.distributions``)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ import core
 
 from . import constraints
 from ._sampling import standard_normal
+from .continuous import Beta
 from .discrete import Categorical
 from .distribution import Distribution
 from .transforms import _sum_rightmost
-from .utils import lazy_property
+from .utils import broadcast_all, lazy_property
 
-__all__ = ["Independent", "MultivariateNormal", "LowRankMultivariateNormal", "MixtureSameFamily"]
+__all__ = ["Independent", "MultivariateNormal", "LowRankMultivariateNormal", "MixtureSameFamily", "LKJCholesky"]
 
 
 class Independent(Distribution):
@@ -321,3 +322,58 @@ class MixtureSameFamily(Distribution):
 
     def __repr__(self) -> str:
         return (f"MixtureSameFamily(\n  {self.mixture_distribution},\n  {self.component_distribution})")
+
+
+class LKJCholesky(Distribution):
+    """The LKJ distribution over lower Cholesky factors of ``dim x dim`` correlation matrices, of density
+    proportional to ``det(L L^T)^(concentration - 1)`` (``torch.distributions.LKJCholesky``); sampled by the
+    onion method."""
+
+    arg_constraints = {"concentration": constraints.positive}
+    support = constraints.corr_cholesky
+
+    def __init__(self, dim: int, concentration=1.0, validate_args=None):
+        if dim < 2:
+            raise ValueError(f"Expected dim to be an integer greater than or equal to 2. Found dim={dim}.")
+        self.dim = dim
+        (self.concentration,) = broadcast_all(concentration)
+        marginal_conc = self.concentration + 0.5 * (self.dim - 2)
+        offset = core.arange(self.dim - 1, dtype=self.concentration.dtype, device=self.concentration.device)
+        offset = core.cat([core.zeros_like(offset[:1]), offset])
+        # row i of the onion method scales a point of the i-sphere by sqrt(y), y ~ Beta(i / 2, eta + (dim - 1 - i) / 2)
+        # (Lewandowski et al. 2009, 3.2); PyTorch's first shape is offset + 0.5 (i - 1/2), which gives rows from the
+        # third on marginals wider than the density's: here the samples follow log_prob.
+        self._beta = Beta(0.5 * offset + 0.5, marginal_conc.unsqueeze(-1) - 0.5 * offset)
+        super().__init__(self.concentration.shape, (dim, dim), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(LKJCholesky, _instance)
+        batch_shape = core.Size(tuple(batch_shape))
+        new.dim, new.concentration = self.dim, self.concentration.expand(batch_shape)
+        new._beta = self._beta.expand(batch_shape + (self.dim,))
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def sample(self, sample_shape=()):
+        with core.no_grad():
+            y = self._beta.sample(sample_shape).unsqueeze(-1)
+            u_normal = standard_normal(self._extended_shape(sample_shape), y).tril(-1)
+            norm = u_normal.pow(2).sum(-1, keepdim=True).sqrt()
+            u_hypersphere = core.where(norm > 0, u_normal / core.where(norm > 0, norm, core.ones_like(norm)),
+                                       core.zeros_like(u_normal))  # the first row is all zeros
+            w = core.sqrt(y) * u_hypersphere
+            diag_elems = (1 - w.pow(2).sum(-1)).clamp(min=core.finfo(w.dtype).tiny).sqrt()
+            return w + core.diag_embed(diag_elems)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        diag_elems = value.diagonal(dim1=-1, dim2=-2)[..., 1:]
+        order = core.arange(2, self.dim + 1, dtype=value.dtype, device=value.device)
+        order = 2 * (self.concentration - 1).unsqueeze(-1) + self.dim - order
+        unnormalized_log_pdf = (order * diag_elems.log()).sum(-1)
+        dm1 = self.dim - 1
+        alpha = self.concentration + 0.5 * dm1
+        normalize_term = 0.5 * dm1 * math.log(math.pi) + core.mvlgamma(alpha - 0.5, dm1) - core.lgamma(alpha) * dm1
+        return unnormalized_log_pdf - normalize_term
