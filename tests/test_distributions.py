@@ -797,3 +797,29 @@ def test_lkj_cholesky(device):
     inputs = (_t([1.5], device, requires_grad=True),)
     value = _t(factors[:1], device)
     assert gradcheck(lambda c: D.LKJCholesky(2, c).log_prob(value), inputs)
+
+
+def test_wishart(device):
+    scale = np.array([[2.0, 0.5], [0.5, 1.0]])
+    x = np.array([[3.0, 1.0], [1.0, 2.0]])
+    ref = stats.wishart(4.5, scale)
+    for kwargs in ({"covariance_matrix": _t(scale, device)}, {"scale_tril": _t(np.linalg.cholesky(scale), device)},
+                   {"precision_matrix": _t(np.linalg.inv(scale), device)}):
+        dist = D.Wishart(_t(4.5, device), **kwargs)
+        assert dist.event_shape == (2, 2) and dist.batch_shape == ()
+        _close(dist.log_prob(_t(x, device)), ref.logpdf(x))
+        _close(dist.entropy(), ref.entropy())
+        _close(dist.mean, ref.mean())
+        _close(dist.variance, ref.var())
+        _close(dist.mode, ref.mode())
+    draws = _np(dist.sample((40000,)))
+    np.testing.assert_allclose(draws.mean(0), ref.mean(), rtol=0.03)
+    np.testing.assert_allclose(draws.var(0), ref.var(), rtol=0.1)
+    assert bool(dist.support.check(core.tensor(draws[:20], device=device)).all())
+    with pytest.raises(ValueError, match="expected to be greater than ndim - 1 = 1"):
+        D.Wishart(_t(0.5, device), covariance_matrix=_t(scale, device))
+    assert D.Wishart(_t([3.0, 4.0], device), scale_tril=_t(np.eye(2), device)).expand((3, 2)).sample().shape \
+        == (3, 2, 2, 2)
+    inputs = (_t(4.5, device, requires_grad=True), _t(np.linalg.cholesky(scale), device, requires_grad=True))
+    assert gradcheck(lambda df, tril: D.Wishart(df, scale_tril=tril.tril(), validate_args=False).log_prob(
+        _t(x, device)), inputs)

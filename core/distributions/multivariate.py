@@ -1,5 +1,5 @@
 """Distributions over vectors and batches reinterpreted as events: Independent, MultivariateNormal,
-LowRankMultivariateNormal, MixtureSameFamily, LKJCholesky (``torch.distributions``)."""
+LowRankMultivariateNormal, MixtureSameFamily, LKJCholesky, Wishart (``torch.distributions``)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,14 @@ import core
 
 from . import constraints
 from ._sampling import standard_normal
-from .continuous import Beta
+from .continuous import Beta, Chi2
 from .discrete import Categorical
 from .distribution import Distribution
 from .transforms import _sum_rightmost
 from .utils import broadcast_all, lazy_property
 
-__all__ = ["Independent", "MultivariateNormal", "LowRankMultivariateNormal", "MixtureSameFamily", "LKJCholesky"]
+__all__ = ["Independent", "MultivariateNormal", "LowRankMultivariateNormal", "MixtureSameFamily", "LKJCholesky",
+           "Wishart"]
 
 
 class Independent(Distribution):
@@ -377,3 +378,120 @@ class LKJCholesky(Distribution):
         alpha = self.concentration + 0.5 * dm1
         normalize_term = 0.5 * dm1 * math.log(math.pi) + core.mvlgamma(alpha - 0.5, dm1) - core.lgamma(alpha) * dm1
         return unnormalized_log_pdf - normalize_term
+
+
+def _mvdigamma(x, p: int):
+    """The multivariate digamma function: ``sum_i digamma(x - i / 2)`` over ``i < p``."""
+    halves = core.arange(p, dtype=x.dtype, device=x.device) / 2
+    return core.digamma(x.unsqueeze(-1) - halves).sum(-1)
+
+
+class Wishart(Distribution):
+    """The Wishart distribution of ``df`` degrees of freedom over ``p x p`` positive-definite matrices, scaled by
+    one of ``covariance_matrix``, ``precision_matrix`` or ``scale_tril`` (``torch.distributions.Wishart``);
+    ``rsample`` uses the Bartlett decomposition."""
+
+    arg_constraints = {"covariance_matrix": constraints.positive_definite,
+                       "precision_matrix": constraints.positive_definite, "scale_tril": constraints.lower_cholesky,
+                       "df": constraints.greater_than(0)}
+    support = constraints.positive_definite
+    has_rsample = True
+
+    def __init__(self, df, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
+        if (covariance_matrix is not None) + (scale_tril is not None) + (precision_matrix is not None) != 1:
+            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
+        param = next(m for m in (scale_tril, covariance_matrix, precision_matrix) if m is not None)
+        if param.dim() < 2:
+            raise ValueError("scale_tril must be at least two-dimensional, with optional leading batch dimensions")
+        p = param.shape[-1]
+        if not isinstance(df, core.Tensor):
+            df = core.tensor(float(df), dtype=param.dtype, device=param.device)
+        batch_shape = core.broadcast_shapes(param.shape[:-2], df.shape)
+        self.df = df.expand(batch_shape)
+        if bool((self.df <= p - 1).any()):
+            raise ValueError(f"Value of df={df} expected to be greater than ndim - 1 = {p - 1}.")
+        if scale_tril is not None:
+            self.scale_tril = param.expand(batch_shape + (-1, -1))
+            self._unbroadcasted_scale_tril = scale_tril
+        elif covariance_matrix is not None:
+            self.covariance_matrix = param.expand(batch_shape + (-1, -1))
+            self._unbroadcasted_scale_tril = core.linalg.cholesky(covariance_matrix)
+        else:
+            self.precision_matrix = param.expand(batch_shape + (-1, -1))
+            self._unbroadcasted_scale_tril = core.linalg.cholesky(core.linalg.inv(precision_matrix))
+        self.arg_constraints = dict(self.arg_constraints, df=constraints.greater_than(p - 1))
+        super().__init__(batch_shape, (p, p), validate_args=validate_args)
+        self._dist_chi2 = Chi2(self.df.unsqueeze(-1) - core.arange(p, dtype=param.dtype, device=param.device))
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Wishart, _instance)
+        batch_shape = core.Size(tuple(batch_shape))
+        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
+        new.df = self.df.expand(batch_shape)
+        new.arg_constraints = self.arg_constraints
+        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
+            if name in self.__dict__:
+                setattr(new, name, self.__dict__[name].expand(batch_shape + self._event_shape))
+        new._dist_chi2 = self._dist_chi2.expand(batch_shape + self._event_shape[-1:])
+        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def _full(self, matrix):
+        return matrix.expand(self._batch_shape + self._event_shape)
+
+    @lazy_property
+    def scale_tril(self):
+        """The lower Cholesky factor of the scale matrix."""
+        return self._full(self._unbroadcasted_scale_tril)
+
+    @lazy_property
+    def covariance_matrix(self):
+        """The scale matrix ``L L^T``."""
+        return self._full(core.matmul(self._unbroadcasted_scale_tril, self._unbroadcasted_scale_tril.mT))
+
+    @lazy_property
+    def precision_matrix(self):
+        """The inverse of the scale matrix."""
+        return self._full(core.cholesky_inverse(self._unbroadcasted_scale_tril))
+
+    def _df_matrix(self):
+        return self.df.reshape(self.df.shape + (1, 1))
+
+    @property
+    def mean(self):
+        return self._df_matrix() * self.covariance_matrix
+
+    @property
+    def mode(self):
+        p = self._event_shape[-1]
+        factor = self._df_matrix() - p - 1
+        mode = factor * self.covariance_matrix
+        return core.where(factor > 0, mode, core.full_like(mode, math.nan))
+
+    @property
+    def variance(self):
+        v = self.covariance_matrix
+        diag_v = v.diagonal(dim1=-2, dim2=-1)
+        return self._df_matrix() * (v.pow(2) + diag_v.unsqueeze(-1) * diag_v.unsqueeze(-2))
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        noise = standard_normal(shape, self.df).tril(-1)
+        bartlett = noise + core.diag_embed(self._dist_chi2.rsample(sample_shape).sqrt())
+        chol = core.matmul(self._unbroadcasted_scale_tril, bartlett)
+        return core.matmul(chol, chol.mT)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        nu, p = self.df, self._event_shape[-1]
+        log_det_value = 2 * core.linalg.cholesky(value).diagonal(dim1=-2, dim2=-1).log().sum(-1)
+        trace = core.cholesky_solve(value, self._unbroadcasted_scale_tril).diagonal(dim1=-2, dim2=-1).sum(-1)
+        return (-nu * (p * math.log(2) / 2 + _half_log_det(self._unbroadcasted_scale_tril))
+                - core.mvlgamma(nu / 2, p) + (nu - p - 1) / 2 * log_det_value - trace / 2)
+
+    def entropy(self):
+        nu, p = self.df, self._event_shape[-1]
+        return ((p + 1) * (p * math.log(2) / 2 + _half_log_det(self._unbroadcasted_scale_tril))
+                + core.mvlgamma(nu / 2, p) - (nu - p - 1) / 2 * _mvdigamma(nu / 2, p) + nu * p / 2)
