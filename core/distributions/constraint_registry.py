@@ -9,7 +9,8 @@ __all__ = ["ConstraintRegistry", "biject_to", "transform_to"]
 
 
 class ConstraintRegistry:
-    """A registry mapping constraint types to factories of transforms (``ConstraintRegistry``)."""
+    """A registry mapping constraint types to factories of transforms
+    (``torch.distributions.constraint_registry.ConstraintRegistry``): ``biject_to`` and ``transform_to``."""
 
     def __init__(self):
         self._registry = {}

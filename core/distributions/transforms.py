@@ -622,7 +622,8 @@ class PositiveDefiniteTransform(Transform):
 
 
 class CumulativeDistributionTransform(Transform):
-    """``y = distribution.cdf(x)``, onto the unit interval (``CumulativeDistributionTransform``)."""
+    """``y = distribution.cdf(x)``, onto the unit interval
+    (``torch.distributions.transforms.CumulativeDistributionTransform``)."""
 
     bijective = True
     codomain = constraints.unit_interval
