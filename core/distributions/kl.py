@@ -6,7 +6,8 @@ import math
 
 import core
 
-from .continuous import Beta, Dirichlet, Exponential, Gamma, Gumbel, HalfNormal, Laplace, Normal, Uniform
+from ._sampling import EULER_GAMMA
+from .continuous import Beta, Cauchy, Dirichlet, Exponential, Gamma, Gumbel, HalfNormal, Laplace, Normal, Uniform
 from .discrete import Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical, Poisson
 from .distribution import Distribution
 from .multivariate import Independent, MultivariateNormal, _batch_mahalanobis, _half_log_det
@@ -230,3 +231,33 @@ def _kl_transformed_transformed(p, q):
     if p.event_shape != q.event_shape:
         raise NotImplementedError
     return kl_divergence(p.base_dist, q.base_dist)
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    return (((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)) / (4 * p.scale * q.scale)).log()
+
+
+@register_kl(Exponential, Normal)
+@register_kl(Gamma, Normal)
+@register_kl(Laplace, Normal)
+@register_kl(Gumbel, Normal)
+@register_kl(Beta, Normal)
+def _kl_to_normal(p, q):
+    """``-H(p) - E_p[log q]``: a normal's log density needs only the mean and variance of ``p``."""
+    cross_entropy = (q.scale.log() + 0.5 * math.log(2 * math.pi)
+                     + (p.variance + (p.mean - q.loc).pow(2)) / (2 * q.scale.pow(2)))
+    return cross_entropy - p.entropy()
+
+
+@register_kl(Gamma, Exponential)
+def _kl_gamma_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+@register_kl(Exponential, Gamma)
+def _kl_exponential_gamma(p, q):
+    mean_log_x = -EULER_GAMMA - p.rate.log()  # E[log x] of an exponential
+    log_q = (core.xlogy(q.concentration, q.rate) + (q.concentration - 1) * mean_log_x - q.rate / p.rate
+             - core.lgamma(q.concentration))
+    return -p.entropy() - log_q
