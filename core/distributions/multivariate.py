@@ -104,7 +104,48 @@ def _half_log_det(scale_tril):
     return scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
 
 
-class MultivariateNormal(Distribution):
+class _ScaleMatrixParams:
+    """One of ``scale_tril``, ``covariance_matrix`` or ``precision_matrix`` stored (expanded to the batch shape);
+    the other two, and the unbroadcasted Cholesky factor, follow from it."""
+
+    def _set_scale_matrix(self, batch_shape, scale_tril, covariance_matrix, precision_matrix) -> None:
+        if scale_tril is not None:
+            self.scale_tril = scale_tril.expand(batch_shape + (-1, -1))
+            self._unbroadcasted_scale_tril = scale_tril
+        elif covariance_matrix is not None:
+            self.covariance_matrix = covariance_matrix.expand(batch_shape + (-1, -1))
+            self._unbroadcasted_scale_tril = core.linalg.cholesky(covariance_matrix)
+        else:
+            self.precision_matrix = precision_matrix.expand(batch_shape + (-1, -1))
+            self._unbroadcasted_scale_tril = core.linalg.cholesky(core.linalg.inv(precision_matrix))
+
+    def _expand_scale_matrix(self, new, batch_shape) -> None:
+        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
+        shape = core.Size(tuple(batch_shape)) + self._unbroadcasted_scale_tril.shape[-2:]
+        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
+            if name in self.__dict__:
+                setattr(new, name, self.__dict__[name].expand(shape))
+
+    def _full(self, matrix):
+        return matrix.expand(self._batch_shape + matrix.shape[-2:])
+
+    @lazy_property
+    def scale_tril(self):
+        """The lower Cholesky factor of the covariance (scale) matrix."""
+        return self._full(self._unbroadcasted_scale_tril)
+
+    @lazy_property
+    def covariance_matrix(self):
+        """The covariance (scale) matrix ``L L^T``."""
+        return self._full(core.matmul(self._unbroadcasted_scale_tril, self._unbroadcasted_scale_tril.mT))
+
+    @lazy_property
+    def precision_matrix(self):
+        """The inverse of the covariance (scale) matrix."""
+        return self._full(core.cholesky_inverse(self._unbroadcasted_scale_tril))
+
+
+class MultivariateNormal(_ScaleMatrixParams, Distribution):
     """The multivariate normal distribution of mean ``loc`` and one of ``covariance_matrix``,
     ``precision_matrix`` or ``scale_tril`` (``torch.distributions.MultivariateNormal``)."""
 
@@ -123,16 +164,7 @@ class MultivariateNormal(Distribution):
             raise ValueError("scale_tril, covariance_matrix or precision_matrix matrix must be at least "
                              "two-dimensional, with optional leading batch dimensions")
         batch_shape = core.broadcast_shapes(matrix.shape[:-2], loc.shape[:-1])
-        matrix = matrix.expand(batch_shape + (-1, -1))
-        if scale_tril is not None:
-            self.scale_tril = matrix
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self.covariance_matrix = matrix
-            self._unbroadcasted_scale_tril = core.linalg.cholesky(covariance_matrix)
-        else:
-            self.precision_matrix = matrix
-            self._unbroadcasted_scale_tril = core.linalg.cholesky(core.linalg.inv(precision_matrix))
+        self._set_scale_matrix(batch_shape, scale_tril, covariance_matrix, precision_matrix)
         self.loc = loc.expand(batch_shape + (-1,))
         super().__init__(batch_shape, self.loc.shape[-1:], validate_args=validate_args)
 
@@ -140,31 +172,10 @@ class MultivariateNormal(Distribution):
         new = self._get_checked_instance(MultivariateNormal, _instance)
         batch_shape = core.Size(tuple(batch_shape))
         new.loc = self.loc.expand(batch_shape + self.event_shape)
-        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
-        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
-            if name in self.__dict__:
-                setattr(new, name, self.__dict__[name].expand(batch_shape + self.event_shape + self.event_shape))
+        self._expand_scale_matrix(new, batch_shape)
         Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    def _full(self, matrix):
-        return matrix.expand(self._batch_shape + self._event_shape + self._event_shape)
-
-    @lazy_property
-    def scale_tril(self):
-        """The lower Cholesky factor of the covariance."""
-        return self._full(self._unbroadcasted_scale_tril)
-
-    @lazy_property
-    def covariance_matrix(self):
-        """The covariance matrix ``L L^T``."""
-        return self._full(core.matmul(self._unbroadcasted_scale_tril, self._unbroadcasted_scale_tril.mT))
-
-    @lazy_property
-    def precision_matrix(self):
-        """The inverse of the covariance matrix."""
-        return self._full(core.cholesky_inverse(self._unbroadcasted_scale_tril))
 
     @property
     def mean(self):
@@ -386,7 +397,7 @@ def _mvdigamma(x, p: int):
     return core.digamma(x.unsqueeze(-1) - halves).sum(-1)
 
 
-class Wishart(Distribution):
+class Wishart(_ScaleMatrixParams, Distribution):
     """The Wishart distribution of ``df`` degrees of freedom over ``p x p`` positive-definite matrices, scaled by
     one of ``covariance_matrix``, ``precision_matrix`` or ``scale_tril`` (``torch.distributions.Wishart``);
     ``rsample`` uses the Bartlett decomposition."""
@@ -410,15 +421,7 @@ class Wishart(Distribution):
         self.df = df.expand(batch_shape)
         if bool((self.df <= p - 1).any()):
             raise ValueError(f"Value of df={df} expected to be greater than ndim - 1 = {p - 1}.")
-        if scale_tril is not None:
-            self.scale_tril = param.expand(batch_shape + (-1, -1))
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self.covariance_matrix = param.expand(batch_shape + (-1, -1))
-            self._unbroadcasted_scale_tril = core.linalg.cholesky(covariance_matrix)
-        else:
-            self.precision_matrix = param.expand(batch_shape + (-1, -1))
-            self._unbroadcasted_scale_tril = core.linalg.cholesky(core.linalg.inv(precision_matrix))
+        self._set_scale_matrix(batch_shape, scale_tril, covariance_matrix, precision_matrix)
         self.arg_constraints = dict(self.arg_constraints, df=constraints.greater_than(p - 1))
         super().__init__(batch_shape, (p, p), validate_args=validate_args)
         self._dist_chi2 = Chi2(self.df.unsqueeze(-1) - core.arange(p, dtype=param.dtype, device=param.device))
@@ -426,34 +429,13 @@ class Wishart(Distribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Wishart, _instance)
         batch_shape = core.Size(tuple(batch_shape))
-        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
+        self._expand_scale_matrix(new, batch_shape)
         new.df = self.df.expand(batch_shape)
         new.arg_constraints = self.arg_constraints
-        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
-            if name in self.__dict__:
-                setattr(new, name, self.__dict__[name].expand(batch_shape + self._event_shape))
         new._dist_chi2 = self._dist_chi2.expand(batch_shape + self._event_shape[-1:])
         Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    def _full(self, matrix):
-        return matrix.expand(self._batch_shape + self._event_shape)
-
-    @lazy_property
-    def scale_tril(self):
-        """The lower Cholesky factor of the scale matrix."""
-        return self._full(self._unbroadcasted_scale_tril)
-
-    @lazy_property
-    def covariance_matrix(self):
-        """The scale matrix ``L L^T``."""
-        return self._full(core.matmul(self._unbroadcasted_scale_tril, self._unbroadcasted_scale_tril.mT))
-
-    @lazy_property
-    def precision_matrix(self):
-        """The inverse of the scale matrix."""
-        return self._full(core.cholesky_inverse(self._unbroadcasted_scale_tril))
 
     def _df_matrix(self):
         return self.df.reshape(self.df.shape + (1, 1))
