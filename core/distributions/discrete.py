@@ -296,6 +296,18 @@ class Poisson(ExponentialFamily):
         return core.exp(x)
 
 
+def _set_count_and_param(dist, total_count, probs, logits) -> core.Tensor:
+    """Store ``total_count`` and exactly one of ``probs`` / ``logits``, broadcast together, on ``dist``; returns the
+    stored parameter."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    name = "probs" if probs is not None else "logits"
+    count, param = broadcast_all(total_count, probs if probs is not None else logits)
+    dist.total_count = count.type_as(param)
+    setattr(dist, name, param)
+    return param
+
+
 def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
@@ -309,15 +321,7 @@ class Binomial(_BinaryParams, Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
+        self._param = _set_count_and_param(self, total_count, probs, logits)
         super().__init__(self._param.shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -515,15 +519,7 @@ class NegativeBinomial(_BinaryParams, Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
+        self._param = _set_count_and_param(self, total_count, probs, logits)
         super().__init__(self._param.shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
