@@ -68,7 +68,8 @@ _DEVICE_MODULES: dict = {}
 # Public subpackages not imported by ``import core`` (kept fast), loaded on first attribute access as in
 # PyTorch (``import torch; torch.jit.trace``). autograd, fft, library, nn, optim, special and utils are
 # imported above.
-_LAZY_SUBMODULES = frozenset({"accelerator", "backends", "codegen", "func", "info", "jit", "onnx", "testing"})
+_LAZY_SUBMODULES = frozenset({"accelerator", "backends", "codegen", "distributions", "func", "info", "jit", "onnx",
+                              "testing"})
 
 
 def __getattr__(name: str):

@@ -13,10 +13,10 @@ import sys
 import pytest
 
 # torch's names, then core's own public packages (the backend kit, `python -m core info`, configuration).
-PUBLIC_SUBPACKAGES = ("autograd", "backends", "func", "jit", "library", "linalg", "nn", "onnx", "optim",
-                      "optim.swa_utils", "serialization", "sparse", "special", "testing", "utils", "utils.data",
-                      "utils.checkpoint", "utils.hooks", "utils.safetensors", "codegen", "config", "dispatch", "info",
-                      "plugins", "backends.api")
+PUBLIC_SUBPACKAGES = ("autograd", "backends", "distributions", "func", "jit", "library", "linalg", "nn", "onnx",
+                      "optim", "optim.swa_utils", "serialization", "sparse", "special", "testing", "utils",
+                      "utils.data", "utils.checkpoint", "utils.hooks", "utils.safetensors", "codegen", "config",
+                      "dispatch", "info", "plugins", "backends.api")
 
 
 def _fresh(code: str):

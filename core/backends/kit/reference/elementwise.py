@@ -26,7 +26,8 @@ def unary_table(xp, special) -> dict:
         "log1p": xp.log1p, "sqrt": xp.sqrt, "rsqrt": lambda a: 1 / xp.sqrt(a), "sin": xp.sin, "cos": xp.cos,
         "tan": xp.tan, "asin": xp.arcsin, "acos": xp.arccos, "atan": xp.arctan, "sinh": xp.sinh,
         "cosh": xp.cosh, "tanh": xp.tanh, "asinh": xp.arcsinh, "acosh": xp.arccosh, "atanh": xp.arctanh,
-        "sigmoid": lambda a: 1 / (1 + xp.exp(-a)) if a.dtype.kind == "c" else special.expit(a), "erf": special.erf, "erfc": special.erfc, "erfinv": special.erfinv,
+        "sigmoid": lambda a: 1 / (1 + xp.exp(-a)) if a.dtype.kind == "c" else special.expit(a),  # expit is real
+        "erf": special.erf, "erfc": special.erfc, "erfinv": special.erfinv,
         "reciprocal": lambda a: 1 / a, "lgamma": special.gammaln, "digamma": special.digamma, "i0": special.i0,
         "sinc": xp.sinc, "deg2rad": xp.deg2rad, "rad2deg": xp.rad2deg,
         "abs": xp.abs, "sign": sign, "floor": keep_ints(xp.floor), "ceil": keep_ints(xp.ceil),
