@@ -65,6 +65,13 @@ newaxis = None
 
 _DEVICE_MODULES: dict = {}
 
+
+def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=None):
+    """``func`` mapped over a dimension of its inputs (``torch.vmap``, which is ``torch.func.vmap``: see there)."""
+    from .func import vmap as func_vmap  # core.func loads on first use
+
+    return func_vmap(func, in_dims, out_dims, randomness, chunk_size=chunk_size)
+
 # Public subpackages not imported by ``import core`` (kept fast), loaded on first attribute access as in
 # PyTorch (``import torch; torch.jit.trace``). autograd, fft, library, nn, optim, special and utils are
 # imported above.

@@ -165,3 +165,24 @@ def test_sparse_bsc_tensor_matches_its_dense_form(device):
     dense[2:4, 0:2] = np.arange(4.0).reshape(2, 2)
     dense[0:2, 2:4] = np.arange(4.0, 8.0).reshape(2, 2)
     np.testing.assert_array_equal(s.to_dense().cpu().numpy(), dense)
+
+
+def test_torch_vmap_is_func_vmap(device):
+    x = core.tensor(np.arange(6.0).reshape(3, 2), device=device)
+    y = core.tensor([1.0, -1.0], device=device)
+    mapped = core.vmap(lambda row, w: (row * w).sum(), in_dims=(0, None))(x, y)
+    np.testing.assert_allclose(mapped.cpu().numpy(), [-1.0, -1.0, -1.0])
+    np.testing.assert_allclose(mapped.cpu().numpy(), core.func.vmap(lambda row, w: (row * w).sum(),
+                                                                     in_dims=(0, None))(x, y).cpu().numpy())
+
+
+def test_functional_tables_and_argument_helper():
+    import core.nn.functional as F
+
+    assert F.Tensor is core.Tensor
+    assert F.GRID_SAMPLE_INTERPOLATION_MODES == {"bilinear": 0, "nearest": 1, "bicubic": 2}
+    assert F.GRID_SAMPLE_PADDING_MODES == {"zeros": 0, "border": 1, "reflection": 2}
+    F.assert_int_or_pair(3, "kernel_size", "{} must be int or 2-tuple")
+    F.assert_int_or_pair((3, 2), "kernel_size", "{} must be int or 2-tuple")
+    with pytest.raises(AssertionError, match="kernel_size must be int or 2-tuple"):
+        F.assert_int_or_pair((1, 2, 3), "kernel_size", "{} must be int or 2-tuple")

@@ -1,5 +1,7 @@
 """``core.nn.functional``: the stateless form of every layer and loss."""
 
+from ...tensor import Tensor  # noqa: F401 - torch.nn.functional.Tensor is torch.Tensor
+from ._utils import assert_int_or_pair  # noqa: F401
 from .activation import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403

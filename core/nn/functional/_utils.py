@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 
+def assert_int_or_pair(arg, arg_name: str, message: str) -> None:
+    """Assert that ``arg`` is an int or a pair, else AssertionError(``message.format(arg_name)``)
+    (``torch.nn.functional.assert_int_or_pair``, which ``fold``/``unfold`` use)."""
+    if not (isinstance(arg, int) or len(arg) == 2):
+        raise AssertionError(message.format(arg_name))
+
+
 def ntuple(value, n: int):
     """``value`` as an n-tuple of ints (an int or a 1-sequence repeats), or None when its length is wrong."""
     if isinstance(value, int):

@@ -11,10 +11,11 @@ import warnings
 
 from ...ops.nn_functions import affine_grid_generator, grid_sampler
 
-__all__ = ["affine_grid", "grid_sample"]
+__all__ = ["affine_grid", "grid_sample", "GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES"]
 
-_MODES = ("bilinear", "nearest", "bicubic")
-_PADDING_MODES = ("zeros", "border", "reflection")
+# grid_sample's mode names and the integers grid_sampler takes for them (torch.nn.functional's tables)
+GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
 
 
 def _align_corners(align_corners) -> bool:
@@ -48,11 +49,11 @@ def affine_grid(theta, size, align_corners=None):
 def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros", align_corners=None):
     """Sample ``input`` at the normalised [-1, 1] points of ``grid`` (x first) by bilinear, nearest or (2-D) bicubic
     interpolation (``torch.nn.functional.grid_sample``)."""
-    if mode not in _MODES:
+    if mode not in GRID_SAMPLE_INTERPOLATION_MODES:
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
                          f"got: '{mode}'")
-    if padding_mode not in _PADDING_MODES:
+    if padding_mode not in GRID_SAMPLE_PADDING_MODES:
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
-    return grid_sampler(input, grid, _MODES.index(mode), _PADDING_MODES.index(padding_mode),
-                        _align_corners(align_corners))
+    return grid_sampler(input, grid, GRID_SAMPLE_INTERPOLATION_MODES[mode],
+                        GRID_SAMPLE_PADDING_MODES[padding_mode], _align_corners(align_corners))
