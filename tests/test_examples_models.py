@@ -1,0 +1,35 @@
+"""The model examples train on the digits that ship in examples/data and reach the quality the README states."""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+
+import numpy as np
+import pytest
+
+EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+
+
+def _load_example(name: str):
+    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_packed_sequence_trains(device, capsys):
+    if device != "cpu":
+        pytest.skip("the packed LSTM runs each sequence alone: trained on the default device only")
+    example = _load_example("packed_sequence")
+    _, len_train, _, _, len_test, _ = example.load_sequences(device)
+    lengths = np.concatenate([len_train, len_test])
+    assert len(lengths) == 1797 and lengths.min() >= 1 and lengths.max() <= 8
+    assert len(np.unique(lengths)) >= 5  # really variable: 2 to 8 columns with ink
+    image = np.zeros((8, 8), np.float32)
+    image[3, 2:5] = 1.0
+    assert example.image_to_sequence(image).shape == (3, 8)  # leading and trailing empty columns dropped
+    accuracy = example.main(["--device", device, "--epochs", "1"])
+    assert accuracy >= 0.7  # measured 85.8% after one epoch with the default seed
+    out = capsys.readouterr().out
+    assert "epoch  1:" in out and f"done: test accuracy {accuracy:.1%}" in out
