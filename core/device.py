@@ -117,7 +117,7 @@ def _check_type(name: str) -> None:
     extra = sorted({info.device_type for info in manager.backends.values()} - set(TORCH_DEVICE_TYPES))
     if name in extra:
         return
-    raise BackendUnavailableError(f"{manager.missing_message(name)}\nExpected one of "
+    raise BackendUnavailableError(f"{manager.unserved_message(name)}\nExpected one of "
                                   f"{', '.join(TORCH_DEVICE_TYPES + tuple(extra))} device type at start of device "
                                   f"string: {name}")
 

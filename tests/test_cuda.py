@@ -227,7 +227,7 @@ class SimRuntime(DeviceArrays, Runtime):
         return np.ascontiguousarray(array).reshape(-1).view(np.uint8).copy()
 
     def to_host(self, tensor):
-        return self.array(tensor).copy()
+        return self.host_array(tensor, self.array(tensor).copy())
 
 
 @pytest.fixture(scope="module")
@@ -318,7 +318,7 @@ def test_cuda_memory_pool_and_devices():
     core.cuda.empty_cache()
     base = core.cuda.memory_allocated()
     x = core.empty(1 << 20, device="cuda")
-    assert core.cuda.memory_allocated() >= base + 4 << 20
+    assert core.cuda.memory_allocated() >= base + (4 << 20)
     assert core.cuda.max_memory_allocated() >= core.cuda.memory_allocated()
     assert core.cuda.memory_reserved() >= core.cuda.memory_allocated()
     del x

@@ -177,7 +177,7 @@ def test_printing_like_pytorch():
 
 def test_ordinary_ops_on_a_quantized_tensor_raise(device):
     q = core.quantize_per_tensor(core.tensor([1.0, 2.0], device=device), 0.1, 0, core.qint8)
-    backend = "QuantizedCPU" if device == "cpu" else "Quantized" + device.capitalize()
+    backend = "Quantized" + (device.upper() if device in ("cpu", "cuda") else device.capitalize())  # QuantizedCUDA
     for fn in (lambda: q + 1, lambda: q.sum(), lambda: core.exp(q), lambda: core.stack([q, q]), lambda: q * q):
         with pytest.raises(NotImplementedError, match=f"could not run with arguments from the '{backend}' backend"):
             fn()

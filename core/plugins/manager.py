@@ -217,6 +217,12 @@ class PluginManager:
             raise BackendUnavailableError(self.missing_message(device_type))
 
     # -- why a device type or backend cannot be used ---------------------------------------------------------
+    def unserved_message(self, device_type: str) -> str:
+        """Why nothing serves ``device_type``: the 'backends' setting's choice for it when there is one (it names
+        the plugin that did not load), else :meth:`missing_message`."""
+        chosen = config.get("backends").get(device_type)
+        return str(self._chosen_missing(device_type, chosen)) if chosen else self.missing_message(device_type)
+
     def missing_message(self, device_type: str) -> str:
         """Why no backend serves ``device_type``: its plugin failed, is blocked or left out, or is not installed."""
         subject = f"no backend for device type '{device_type}'"

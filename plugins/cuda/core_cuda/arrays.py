@@ -16,7 +16,14 @@ import numpy as np
 
 from core.backends.api import Storage, Tensor, contiguous_strides
 
-__all__ = ["DeviceArrays"]
+__all__ = ["DeviceArrays", "storage_only"]
+
+
+def storage_only(d) -> bool:
+    """Whether tensors of core dtype ``d`` are held but not computed on: NumPy's extension types from ml_dtypes
+    (bfloat16, the float8s), which CuPy has no arrays of (CuPy 14's bfloat16 is experimental and partial).
+    Their kernels decline, so ops on them run through the counted CPU fallback, as on opencl."""
+    return d.numpy.isbuiltin == 2  # a user-defined NumPy type
 
 
 class DeviceArrays:
@@ -51,10 +58,13 @@ class DeviceArrays:
         return contextlib.nullcontext()
 
     def array(self, t: Tensor):
-        """The array-module view of a tensor of this backend (shares memory; cached on the tensor)."""
+        """The array-module view of a tensor of this backend (shares memory; cached on the tensor).
+
+        A tensor of a storage-only dtype (:func:`storage_only`) is viewed as unsigned integers of its width: only
+        copies touch it (kernels decline it), and :meth:`host_array` gives the host copy its dtype back."""
         a = t._np
         if a is None:
-            np_dtype = t.dtype.numpy
+            np_dtype = t.dtype.numpy if not storage_only(t.dtype) else np.dtype(f"u{t.dtype.itemsize}")
             if 0 in t._shape:  # zero-element views may sit at offsets past the buffer's end
                 a = t._np = self.xp.empty(t._shape, np_dtype)
                 return a
@@ -62,6 +72,10 @@ class DeviceArrays:
             a = t._np = self._view(t._storage.data, t._shape, np_dtype, t._offset * isz,
                                    tuple(s * isz for s in t._stride))
         return a
+
+    def host_array(self, t: Tensor, host) -> np.ndarray:
+        """``host``, a host copy of :meth:`array` of ``t``, in ``t``'s dtype (storage-only dtypes travel as bits)."""
+        return host.view(t.dtype.numpy) if storage_only(t.dtype) else host
 
     def wrap(self, a, spec) -> Tensor:
         """A tensor on ``spec.device`` owning the freshly computed array ``a`` (cast to ``spec.dtype`` if needed).

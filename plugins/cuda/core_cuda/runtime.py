@@ -79,9 +79,6 @@ class CudaRuntime(DeviceArrays, Runtime):
     def scope(self, dev):
         return self.cupy.cuda.Device(dev.index or 0)
 
-    def supports_dtype(self, d) -> bool:
-        return d.numpy.kind != "V"  # CuPy has no arrays of ml_dtypes' types (bfloat16, float8)
-
     # -- memory ------------------------------------------------------------------------------------------
     def _view(self, flat, shape, np_dtype, offset, strides):
         return self.cupy.ndarray(shape, np_dtype, flat.data + offset, strides)
@@ -111,7 +108,7 @@ class CudaRuntime(DeviceArrays, Runtime):
     def to_host(self, tensor: Tensor) -> np.ndarray:
         # always blocking: the caller reads the host array as soon as we return it
         with self.cupy.cuda.Device(tensor.device.index or 0):
-            return self.cupy.asnumpy(self.array(tensor))
+            return self.host_array(tensor, self.cupy.asnumpy(self.array(tensor)))
 
     def data_ptr(self, storage: Storage) -> int:
         return storage.data.data.ptr

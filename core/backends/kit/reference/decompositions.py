@@ -80,12 +80,14 @@ def kernels(ctx) -> dict:
         return operand(a, a.dtype.numpy)
 
     def converged(op: str, compute, a, **kwargs):
-        """``compute(a, **kwargs)``; LAPACK's failure to converge as PyTorch's LinAlgError."""
+        """``compute(a, **kwargs)``; LAPACK's failure to converge as PyTorch's LinAlgError. Non-finite input is
+        refused first: LAPACK raises for it, but cuSOLVER returns NaNs silently."""
+        if not bool(xp.isfinite(a).all()):
+            raise LinAlgError(f"{op}: {_NON_FINITE}")
         try:
             return compute(a, **kwargs)
         except failure:
-            reason = _NON_FINITE if not bool(xp.isfinite(a).all()) else _ILL_CONDITIONED
-            raise LinAlgError(f"{op}: {reason}") from None
+            raise LinAlgError(f"{op}: {_ILL_CONDITIONED}") from None
 
     def with_info(compute, a, info_of):
         """``compute(a)`` and LAPACK's info; failing matrices are replaced by the identity to compute the rest."""

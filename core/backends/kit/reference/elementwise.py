@@ -222,8 +222,9 @@ def kernels(ctx) -> dict:
         return kernel
 
     def polygamma(spec, n, input):
-        with errstate(all="ignore"):
-            return wrap(ctx.special.polygamma(n, operand(input, compute_np(spec.compute_dtype))), spec)
+        x = operand(input, compute_np(spec.compute_dtype))
+        with errstate(all="ignore"):  # n as an array: CuPy's polygamma takes where(n == 0, ...) of its arguments
+            return wrap(ctx.special.polygamma(xp.asarray(n, dtype=x.dtype), x), spec)
 
     def relu(x):  # composite: no spec
         return wrap(xp.maximum(operand(x, x.dtype.numpy), 0), x)
