@@ -317,6 +317,8 @@ def test_ldexp(device):
 def test_frexp(device, dtype):
     a = np.concatenate([_rng().standard_normal(20) * 10.0 ** _rng().integers(-30, 30, 20),
                         [0.0, -0.0, 1.0, 0.5, -2.0, 1024.0, np.inf, -np.inf, np.nan, 1e-40]]).astype(dtype)
+    if device.startswith("cuda") and dtype == "float32":
+        a = a[:-1]  # cuda flushes float32 subnormals to zero (docs/backends/cuda.md, "On a GPU")
     mantissa, exponent = core.frexp(core.tensor(a, device=device))
     want_m, want_e = np.frexp(a)
     np.testing.assert_array_equal(_np(mantissa), want_m)
