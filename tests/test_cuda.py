@@ -274,6 +274,26 @@ def test_cudasim_passes_op_conformance(cudasim):
     assert cudasim.raw.launches > 0  # the rendered-kernel path (plan + strides) ran, not only the ufuncs
 
 
+@pytest.mark.filterwarnings("ignore:.*running on the CPU with copies:RuntimeWarning")
+@pytest.mark.parametrize("dtype", [core.bfloat16, core.float8_e5m2])
+def test_cudasim_holds_extension_dtypes_as_bits(cudasim, dtype):
+    """bfloat16/float8 (CuPy has no arrays of them): held as bits, same-dtype copies on the device, math declined
+    to the counted CPU fallback with the CPU's results."""
+    from core.dispatch.operator import fallback_counts
+
+    host = core.tensor([[0.5, -1.5, 2.0], [3.0, 0.25, -4.0]]).to(dtype)
+    x = host.to("cudasim")
+    assert x.dtype is dtype and core.equal(x.cpu(), host)
+    before = dict(fallback_counts)
+    y = x.T.contiguous()  # copy_ of one dtype: the bits, on the device
+    assert fallback_counts == before and core.equal(y.cpu(), host.T)
+    core.testing.assert_close(x.float().cpu(), host.float())  # a cast: declined
+    assert fallback_counts[("copy_", "cudasim")] == before.get(("copy_", "cudasim"), 0) + 1
+    if dtype is core.bfloat16:  # (PyTorch has no float8 arithmetic)
+        core.testing.assert_close((x * 2).cpu(), host * 2)
+        assert fallback_counts[("mul", "cudasim")] == before.get(("mul", "cudasim"), 0) + 1
+
+
 @pytest.mark.parametrize("dtype", [core.float16, core.float32, core.float64])
 def test_cudasim_rendered_path_over_broadcast_and_transposed(cudasim, dtype):
     rng = np.random.default_rng(0)
