@@ -6,6 +6,7 @@ examples:
   python examples/train_digits.py --resume --epochs 25  # 5 more epochs from the saved checkpoint
   python examples/train_digits.py --out /tmp/digits     # checkpoint and log go to /tmp/digits
   python examples/train_digits.py --device meta         # shapes only: meta tensors hold no data
+  python examples/train_digits.py --tensorboard runs/digits   # then: tensorboard --logdir runs
   bash scripts/train.sh --device cpu                    # the main job: installs core, then runs this
 
 output:
@@ -134,7 +135,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--resume", action="store_true",
                         help="continue from the checkpoint (model, optimizer, epoch) up to --epochs "
                              "(default: off, start over and replace it)")
+    parser.add_argument("--tensorboard", type=pathlib.Path, default=None, metavar="DIR",
+                        help="also log the loss and accuracy curves and the model's graph for TensorBoard in DIR "
+                             "(default: off; needs the tensorboard extra: CORE_EXTRAS=tensorboard bash "
+                             "scripts/train.sh ...)")
     return parser
+
+
+def open_tensorboard(log_dir: pathlib.Path | None):
+    """A SummaryWriter for ``log_dir``, or None when not asked for; SystemExit(2) when tensorboard is missing."""
+    if log_dir is None:
+        return None
+    try:
+        from core.utils.tensorboard import SummaryWriter
+
+        return SummaryWriter(str(log_dir))
+    except ImportError as exc:
+        raise SystemExit(f"error: --tensorboard: {exc}") from None
 
 
 def resolve_device(name: str | None) -> tuple:
@@ -196,6 +213,9 @@ def train(args, device, backend: str, checkpoint: pathlib.Path) -> float:
                         generator=generator)
     log_path = log_path_for(checkpoint)
     kept_rows = log_rows_to_keep(log_path, start_epoch)
+    writer = open_tensorboard(args.tensorboard)
+    if writer is not None:
+        writer.add_graph(model, x_train[:1])
     started = time.perf_counter()
     with open(log_path, "w", newline="") as log_file:
         log = csv.DictWriter(log_file, LOG_FIELDS, restval="", extrasaction="ignore")
@@ -225,6 +245,13 @@ def train(args, device, backend: str, checkpoint: pathlib.Path) -> float:
                           "train_accuracy": f"{correct / seen:.6f}", "test_accuracy": f"{test_accuracy:.6f}",
                           "seconds": f"{time.perf_counter() - epoch_started:.3f}"})
             log_file.flush()
+            if writer is not None:
+                writer.add_scalar("loss/train", total_loss / seen, epoch + 1)
+                writer.add_scalar("accuracy/train", correct / seen, epoch + 1)
+                writer.add_scalar("accuracy/test", test_accuracy, epoch + 1)
+                writer.flush()
+    if writer is not None:
+        writer.close()
     seconds = time.perf_counter() - started
     accuracy = evaluate(model, x_test, y_test)
     print(f"done: test accuracy {accuracy:.1%} in {seconds:.1f} s on {device} (backend {backend}), "

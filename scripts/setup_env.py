@@ -9,7 +9,7 @@ build script and C sources) and the checkout it came from; a component whose has
 distribution is still installed is skipped, so a second run costs well under a second. Python sources need no
 reinstall: editable installs import them from the checkout.
 
-CORE_EXTRAS=opencl,cuda,onnx,mpi (or all) adds optional stacks to any job; by default the train job adds a stack only
+CORE_EXTRAS=opencl,cuda,onnx,mpi,tensorboard (or all) adds optional stacks to any job; by default the train job adds a stack only
 when this machine can use it (an NVIDIA driver for cuda, an installed OpenCL driver for opencl).
 """
 
@@ -28,11 +28,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 LOCK = ROOT / "scripts" / "constraints.txt"
 # extra of core -> the plugin folder that provides the device (None: a library stack with no plugin)
-STACKS = {"opencl": "opencl", "cuda": "cuda", "onnx": None, "mpi": None}
+STACKS = {"opencl": "opencl", "cuda": "cuda", "onnx": None, "mpi": None, "tensorboard": None}
 JOBS = {
     # job -> (core extras, stacks always added)
     "train": (["examples"], []),
-    "test": (["dev", "examples"], ["opencl", "cuda", "onnx"]),  # cuda: its kernels compile through NVRTC without a GPU
+    # cuda: its kernels compile through NVRTC without a GPU
+    "test": (["dev", "examples"], ["opencl", "cuda", "onnx", "tensorboard"]),
 }
 
 

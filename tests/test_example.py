@@ -163,3 +163,18 @@ def test_a_run_that_fails_on_its_device_ends_with_one_clear_line(tmp_path, monke
     last = capsys.readouterr().err.splitlines()[-1]
     assert last.startswith("train_digits.py: error: the run on cpu (backend ")
     assert "failed: RuntimeError: kernel build failed (traceback above" in last
+
+
+def test_tensorboard_flag_logs_every_epoch_and_the_graph(tmp_path, capsys):
+    pytest.importorskip("tensorboard", reason="the tensorboard extra is not installed")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    _load_example().main(["--device", "cpu", "--out", str(tmp_path), "--epochs", "2",
+                          "--tensorboard", str(tmp_path / "runs")])
+    events = EventAccumulator(str(tmp_path / "runs"))
+    events.Reload()
+    assert set(events.Tags()["scalars"]) == {"loss/train", "accuracy/train", "accuracy/test"}
+    log = _log_rows(tmp_path / "digits-log.csv")
+    assert [round(e.value, 6) for e in events.Scalars("accuracy/test")] == [float(r["test_accuracy"]) for r in log]
+    assert [e.step for e in events.Scalars("loss/train")] == [1, 2]
+    assert any(n.op == "convolution" for n in events.Graph().node)

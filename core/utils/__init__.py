@@ -1,9 +1,9 @@
 """Utilities: ``checkpoint`` (activation checkpointing), ``data`` (datasets, DataLoader), ``dlpack``,
-``safetensors``."""
+``safetensors``, ``tensorboard`` (SummaryWriter)."""
 
 from . import data  # noqa: E402,F401 - `core.utils.data` after a plain `import core`, as in PyTorch
 
-_SUBMODULES = frozenset({"checkpoint", "dlpack", "hooks", "safetensors"})
+_SUBMODULES = frozenset({"checkpoint", "dlpack", "hooks", "safetensors", "tensorboard"})
 
 
 def __getattr__(name: str):
