@@ -9,8 +9,8 @@ build script and C sources) and the checkout it came from; a component whose has
 distribution is still installed is skipped, so a second run costs well under a second. Python sources need no
 reinstall: editable installs import them from the checkout.
 
-CORE_EXTRAS=opencl,cuda,onnx,mpi,tensorboard (or all) adds optional stacks to any job; by default the train job adds a stack only
-when this machine can use it (an NVIDIA driver for cuda, an installed OpenCL driver for opencl).
+CORE_EXTRAS=opencl,cuda,onnx,mpi,tensorboard (or all) adds optional stacks to any job; by default the train job adds
+a stack only when this machine can use it (an NVIDIA driver for cuda, an installed OpenCL driver for opencl).
 """
 
 from __future__ import annotations
