@@ -289,7 +289,26 @@ def test_profiles_do_not_nest_and_results_need_a_finished_profile():
         profile(activities=["cpu"])
 
 
+def test_kineto_step_tracker_counts_the_largest_requester():
+    from core.profiler import KinetoStepTracker
+
+    base = KinetoStepTracker.current_step()
+    KinetoStepTracker.init_step_count("test_a")
+    assert KinetoStepTracker.increment_step("test_a") == base + 1
+    assert KinetoStepTracker.increment_step("test_b") == base + 2  # b starts at the global step, then counts
+    assert KinetoStepTracker.increment_step("test_a") == base + 2 == KinetoStepTracker.current_step()
+    assert KinetoStepTracker.erase_step_count("test_a") and KinetoStepTracker.erase_step_count("test_b")
+    assert not KinetoStepTracker.erase_step_count("test_a")
+    with profile() as prof:
+        for _ in range(3):
+            prof.step()
+    assert KinetoStepTracker.current_step() == base + 2 + 3  # profile.step() counts as the "ProfilerStep" requester
+
+
 def test_activities_and_kineto():
+    from core.profiler import is_fbcode
+
+    assert is_fbcode() is False
     assert ProfilerActivity.CPU in supported_activities()
     assert kineto_available() is False and core.autograd.kineto_available() is False
     assert core.autograd.ProfilerActivity is ProfilerActivity and core.autograd.DeviceType is DeviceType

@@ -7,8 +7,9 @@ thread's included key set, so every op call is timed; outside a block nothing on
 from ._events import EventList, FunctionEvent, FunctionEventAvg
 from ._recorder import record_function
 from ._types import DeviceType, ProfilerAction, ProfilerActivity, RecordScope
-from .profiler import kineto_available, profile, schedule, supported_activities, tensorboard_trace_handler
+from .profiler import (KinetoStepTracker, is_fbcode, kineto_available, profile, schedule, supported_activities,
+                       tensorboard_trace_handler)
 
 __all__ = ["profile", "schedule", "record_function", "tensorboard_trace_handler", "supported_activities",
            "kineto_available", "ProfilerActivity", "ProfilerAction", "DeviceType", "RecordScope", "EventList",
-           "FunctionEvent", "FunctionEventAvg"]
+           "FunctionEvent", "FunctionEventAvg", "KinetoStepTracker", "is_fbcode"]

@@ -11,13 +11,53 @@ from ..utils.atomic import atomic_write
 from ._legacy import profile as _legacy_profile
 from ._types import ProfilerAction, ProfilerActivity, activity_of
 
-__all__ = ["profile", "schedule", "tensorboard_trace_handler", "supported_activities", "kineto_available"]
+__all__ = ["profile", "schedule", "tensorboard_trace_handler", "supported_activities", "kineto_available",
+           "is_fbcode", "KinetoStepTracker"]
+
+_PROFILER_STEP = "ProfilerStep"
 
 
 def kineto_available() -> bool:
     """Whether the Kineto profiling library is there (``torch.profiler.kineto_available``): always False in core,
     whose profiler is its own dispatch-key recorder."""
     return False
+
+
+def is_fbcode() -> bool:
+    """Whether this is Meta's internal build (``torch.profiler.is_fbcode``): never, for core."""
+    return False
+
+
+class KinetoStepTracker:
+    """The global step count that several step sources share (``torch.profiler.KinetoStepTracker``): each
+    requester (``profile.step``, an optimizer) counts its own steps, and the global step is the largest count."""
+
+    _current_step = 0
+    _step_dict: dict = {}
+
+    @classmethod
+    def init_step_count(cls, requester: str) -> None:
+        """Start counting ``requester``'s steps at the current global step."""
+        cls._step_dict[requester] = cls._current_step
+
+    @classmethod
+    def erase_step_count(cls, requester: str) -> bool:
+        """Stop counting ``requester``; whether it was counted."""
+        return cls._step_dict.pop(requester, None) is not None
+
+    @classmethod
+    def increment_step(cls, requester: str) -> int:
+        """Count one step of ``requester``; the global step after it."""
+        if requester not in cls._step_dict:
+            cls.init_step_count(requester)
+        cls._step_dict[requester] += 1
+        cls._current_step = max(cls._current_step, max(cls._step_dict.values()))
+        return cls._current_step
+
+    @classmethod
+    def current_step(cls) -> int:
+        """The global step."""
+        return cls._current_step
 
 
 def supported_activities() -> set:
@@ -119,12 +159,14 @@ class profile:
     # -- the step machine (torch.profiler.profile's transitions) ---------------------------------------------
     def start(self) -> None:
         """Begin: act on step 0's action."""
+        KinetoStepTracker.init_step_count(_PROFILER_STEP)
         self._transit(ProfilerAction.NONE, self.current_action)
         self._enter_step()
 
     def stop(self) -> None:
         """End: finish a recording in progress (and hand it to ``on_trace_ready``)."""
         self._leave_step()
+        KinetoStepTracker.erase_step_count(_PROFILER_STEP)
         self._transit(self.current_action, None)
 
     def step(self) -> None:
@@ -134,6 +176,7 @@ class profile:
         self.step_num += 1
         self.current_action = self.schedule(self.step_num)
         self._transit(previous, self.current_action)
+        KinetoStepTracker.increment_step(_PROFILER_STEP)
         self._enter_step()
 
     def _enter_step(self) -> None:
