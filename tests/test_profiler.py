@@ -252,6 +252,12 @@ def test_flops_of_matmul(device):
     (mm,) = [e for e in prof.events() if e.name == "aten::batched_matmul"]
     assert mm.flops == 2 * 3 * 4 * 5
     assert "Total FLOPs" in prof.key_averages().table()
+    weight = core.ones(4, 3, 3, 3, device=device)
+    with profile(with_flops=True) as prof:
+        core.nn.functional.conv2d(core.ones(2, 3, 8, 8, device=device), weight)
+    (conv,) = [e for e in prof.events() if e.name == "aten::convolution"]
+    assert conv.flops == 2 * (2 * 4 * 6 * 6) * (3 * 3 * 3)  # two per multiply-add: each output sums C*kh*kw
+    assert sum(e.flops for e in prof.events()) == conv.flops  # its matmul is not counted twice
 
 
 def test_with_stack_records_the_callers_frames(tmp_path):
@@ -405,7 +411,10 @@ def test_backend_reports_device_time_through_its_runtime(profiling_device, tmp_p
     assert "Self PRIVATEUSE1" in header and "PRIVATEUSE1 total" in header
     prof.export_chrome_trace(str(tmp_path / "t.json"))
     spans = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
-    assert [e["dur"] for e in spans if e["name"] == "kernel_a"] == [250.0, 50.0]
+    assert [(e["dur"], e["pid"], e["cat"]) for e in spans if e["name"] == "kernel_a"] == [(250.0, 1, "kernel"),
+                                                                                        (50.0, 0, "kernel")]
+    assert {(e["pid"], e["args"]["name"]) for e in spans if e["ph"] == "M"} == {(1, "PrivateUse1 1"),
+                                                                                (0, "PrivateUse1 0")}
     with profile(activities=[ProfilerActivity.CPU]) as cpu_only:  # the device activity not asked: not started
         core.ones(2).exp()
     assert profiling_device.started == 1 and not [e for e in cpu_only.events() if e.name == "kernel_a"]

@@ -234,6 +234,7 @@ def chrome_events(events) -> list:
     """Trace-event dicts for ``events`` and their memory events."""
     pid = os.getpid()
     out = []
+    devices = set()
     for e in events:
         on_device = e.is_device_event
         args = {}
@@ -245,9 +246,13 @@ def chrome_events(events) -> list:
             args["Call stack"] = ";".join(e.stack)
         if on_device:
             args["device"] = e.device_index
+        if on_device and (e.device_type, e.device_index) not in devices:  # Kineto's layout: pid = device index
+            devices.add((e.device_type, e.device_index))
+            out.append({"ph": "M", "name": "process_name", "pid": e.device_index, "tid": 0,
+                        "args": {"name": f"{e.device_type.name} {e.device_index}"}})
         out.append({"ph": "X", "cat": _CATEGORY.get(e.scope, "cpu_op"), "name": e.name,
-                    "pid": f"{e.device_type.name.lower()}:{e.device_index}" if on_device else pid,
-                    "tid": "device" if on_device else e.thread, "ts": e.time_range.start,
+                    "pid": e.device_index if on_device else pid,
+                    "tid": 0 if on_device else e.thread, "ts": e.time_range.start,
                     "dur": e.time_range.elapsed_us(), "args": args})
     for time_ns, nbytes, total, device_type, device_index in getattr(events, "memory_events", ()):
         out.append({"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": pid, "tid": 0,

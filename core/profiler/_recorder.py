@@ -123,9 +123,14 @@ def _storages(obj, out: list) -> list:
     return out
 
 
-def _flops(name: str, args: tuple, result) -> int:
-    """Multiply-adds counted as two FLOPs, for the ops PyTorch counts (matmul and convolution)."""
+def _flops(name: str, args: tuple, result, parent) -> int:
+    """Multiply-adds counted as two FLOPs, for the ops PyTorch counts (matmul and convolution); a matmul inside a
+    convolution's decomposition counts nothing (the convolution counted it)."""
     if name == "batched_matmul" and hasattr(result, "_shape"):
+        while parent is not None:
+            if parent._name == "aten::convolution":
+                return 0
+            parent = parent.parent
         k = args[0]._shape[-1] if args[0]._shape else 1
         return 2 * _numel(result._shape) * k
     if name == "convolution" and hasattr(result, "_shape"):
@@ -277,7 +282,7 @@ def _profiler_kernel(op, below: int, *args, **kwargs):
         if session.config.profile_memory:
             session.count_outputs(rec, args, kwargs, result)
         if session.config.with_flops:
-            rec._flops = _flops(op.name, args, result)
+            rec._flops = _flops(op.name, args, result, rec.parent)
     finally:
         session.close(rec)
     return result
