@@ -226,6 +226,7 @@ def test_memory_columns_count_new_storages(device):
             b = a + 1  # another 4000
             view = b[:10]  # a view: no new storage
             del a  # released inside the block: counted against "alloc"
+        del b, view  # released outside any span: a top-level [memory] event
     events = {e.name: e for e in prof.events()}
     on_host = core.device(device).type == "cpu"
     usage = (lambda e: e.cpu_memory_usage) if on_host else (lambda e: e.device_memory_usage)
@@ -234,6 +235,9 @@ def test_memory_columns_count_new_storages(device):
     assert usage(events["alloc"]) == 4000 + 4000 - 4000  # both allocations, less the released one
     assert self_usage(events["alloc"]) == -4000
     assert all(usage(e) == 0 for e in prof.events() if e.name in ("aten::slice", "aten::select", "aten::view"))
+    assert usage(events["[memory]"]) == -4000 and events["[memory]"].cpu_parent is None
+    memory = prof.events().memory_events  # (time ns, bytes, running total, device type, device index)
+    assert [m[1] for m in memory] == [4000, 4000, -4000, -4000] and [m[2] for m in memory] == [4000, 8000, 4000, 0]
     table = prof.key_averages().table()
     header = table.splitlines()[1]
     if on_host:
@@ -241,7 +245,6 @@ def test_memory_columns_count_new_storages(device):
         assert re.search(r"aten::add .* 3\.91 Kb +3\.91 Kb", table)
     else:
         assert "Device Mem" in header
-    del view
 
 
 def test_flops_of_matmul(device):
@@ -423,3 +426,6 @@ def test_backend_reports_device_time_through_its_runtime(profiling_device, tmp_p
         with core.autograd.profiler.profile(use_device="profdev", use_cpu=False) as legacy:
             core.ones(2).exp()
     assert [e.name for e in legacy.function_events] == ["kernel_a", "kernel_a"]
+    with core.autograd.profiler.profile(use_device="otherdev") as other:  # only the named device type is asked
+        core.ones(2).exp()
+    assert profiling_device.started == 2 and not [e for e in other.function_events if e.name == "kernel_a"]

@@ -39,7 +39,7 @@ class profile:
         if self.entered:
             raise RuntimeError("Profiler context manager is not reentrant")
         self.entered = True
-        self._session = Session(self.config, self.activities)
+        self._session = Session(self.config, self.activities, {self.use_device} if self.use_device else None)
         self._session.start()
         return self
 

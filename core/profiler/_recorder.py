@@ -155,11 +155,12 @@ def _user_stack() -> list:
 class Session:
     """One recording in the current thread: spans, memory events and the device events of the backends asked."""
 
-    def __init__(self, config: ProfilerConfig, activities=None):
+    def __init__(self, config: ProfilerConfig, activities=None, device_types=None):
         if config.state is ProfilerState.Disabled:
             raise RuntimeError("profiler: cannot start a session whose ProfilerConfig state is Disabled")
         self.config = config
         self.activities = set(activities) if activities is not None else None
+        self.device_types = set(device_types) if device_types is not None else None  # None: every device type
         self.records: list = []
         self.memory_events: list = []  # (time_ns, bytes, total allocated, device_type, device_index)
         self.device_records: list = []
@@ -197,7 +198,8 @@ class Session:
         self._live.clear()  # the weak references die with it: later releases are not reported
 
     def _wants(self, runtime) -> bool:
-        return self.activities is None or activity_of(runtime.device_type) in self.activities
+        return (self.activities is None or activity_of(runtime.device_type) in self.activities) and \
+            (self.device_types is None or runtime.device_type in self.device_types)
 
     def _add_device_events(self, runtime, events) -> None:
         kind = device_type_of(runtime.device_type)
