@@ -337,6 +337,12 @@ def test_autograd_profiler_is_the_legacy_api(device):
     assert isinstance(averages["loss"], core.autograd.profiler.FunctionEventAvg)
     assert "aten::mul" in prof.table() and prof.self_cpu_time_total > 0
     assert prof.total_average().count == len(prof.function_events)
+    outer = core.autograd.profiler.profile()
+    with outer:
+        with pytest.raises(RuntimeError, match="already enabled"):
+            core.autograd.profiler.profile().__enter__()
+        with pytest.raises(RuntimeError, match="not reentrant"):
+            outer.__enter__()
     with core.autograd.profiler.profile(enabled=False) as off:
         x.exp()
     assert off.function_events is None and not tls.include & Profiler.mask

@@ -38,9 +38,9 @@ class profile:
             return self
         if self.entered:
             raise RuntimeError("Profiler context manager is not reentrant")
-        self.entered = True
-        self._session = Session(self.config, self.activities, {self.use_device} if self.use_device else None)
-        self._session.start()
+        session = Session(self.config, self.activities, {self.use_device} if self.use_device else None)
+        session.start()
+        self._session, self.entered = session, True
         return self
 
     def __exit__(self, *exc):
