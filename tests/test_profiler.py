@@ -187,6 +187,9 @@ def test_table_is_sorted_and_row_limited(device):
     assert counts["aten::tanh"] == 3 and counts["aten::sum"] == 1 and len(counts) == len(averages)
     with pytest.raises(AttributeError, match="unknown sort_by"):
         averages.table(sort_by="nonsense")
+    assert averages.table(sort_by="cuda_time_total") == averages.table(sort_by="device_time_total")
+    top = prof.events().table(top_level_events_only=True, row_limit=0).splitlines()[3:-2]
+    assert [row.split()[0] for row in top] == [e.name for e in prof.events() if e.cpu_parent is None]
 
 
 def test_input_shapes_column_when_grouped_by_shape(device):
