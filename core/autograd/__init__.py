@@ -10,10 +10,18 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inferen
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import Node
 from ._variable import Variable, is_tensor_like
+# the profiler's names (core.profiler's recorder serves torch.autograd.profiler)
+from ..profiler._types import DeviceType, ProfilerActivity, ProfilerConfig, ProfilerState
+from ..profiler._recorder import ProfilerEvent
+from ..profiler.profiler import kineto_available
+from . import profiler
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "gradcheck", "gradgradcheck", "GradcheckError",
            "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled", "Node",
-           "Variable", "is_tensor_like"]
+           "Variable", "is_tensor_like",
+           # the profiler's names
+           "DeviceType", "ProfilerActivity", "ProfilerConfig", "ProfilerState", "ProfilerEvent", "kineto_available",
+           "profiler"]
 
 _kernel.install()

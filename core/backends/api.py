@@ -7,6 +7,8 @@ and ``docs/hooks.md`` for the hooks.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..device import device
@@ -23,7 +25,17 @@ __all__ = ["hookimpl", "PLUGIN_API_VERSION", "Runtime", "Storage", "Tensor", "Te
            "device", "from_numpy_dtype", "contiguous_strides", "make_tensor", "get_operator", "backend_key",
            # the kit (core/backends/kit): layout arithmetic, fresh outputs, kernel tables
            "broadcast_strides", "coalesce", "is_contiguous", "new_tensor", "new_output", "Kernel", "collect",
-           "register_all", "reference"]
+           "register_all", "reference", "DeviceEvent"]
+
+
+class DeviceEvent(NamedTuple):
+    """One span of device time a runtime reports to ``core.profiler`` (see :meth:`Runtime.stop_profiling`):
+    ``start_us`` on the clock of ``time.perf_counter_ns() / 1000``, ``duration_us`` its length."""
+
+    name: str
+    start_us: float
+    duration_us: float
+    device_index: int = 0
 
 
 class Runtime:
@@ -102,6 +114,19 @@ class Runtime:
         JIT warn and run that node unfused.
         """
         raise NotImplementedError(f"backend '{self.name}' does not compile fused kernels")
+
+
+    # -- optional: device time for core.profiler (see docs/writing-a-backend.md, "Reporting device time") --
+    def start_profiling(self) -> bool:
+        """Begin recording device-time events (a ``core.profiler`` block starts); ``True`` if it will.
+
+        The default, ``False``, means this backend reports none: its ops still show their host time.
+        """
+        return False
+
+    def stop_profiling(self) -> list:
+        """The :class:`DeviceEvent` s recorded since :meth:`start_profiling` returned ``True`` (the block ends)."""
+        return []
 
 
 def make_tensor(runtime: Runtime, data, nbytes: int, shape: tuple, d: dtype, dev: device) -> Tensor:
