@@ -757,3 +757,30 @@ def test_embedding_loads_torch_state_dict(device):
     ours.load_state_dict({k: core.tensor(v.numpy(), device=device) for k, v in theirs.state_dict().items()})
     idx = np.array([[2, 6], [0, 1]])
     assert_close(ours(t(idx, device)), theirs(torch.tensor(idx)).detach().numpy())
+
+
+@pytest.mark.parametrize("make, shape, expected_repr", [
+    (lambda: nn.BatchNorm1d(3, bias=False), (4, 3),
+     "BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=True, bias=False, track_running_stats=True)"),
+    (lambda: nn.BatchNorm2d(3, bias=False), (2, 3, 2, 2),
+     "BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, bias=False, track_running_stats=True)"),
+    (lambda: nn.InstanceNorm1d(3, affine=True, bias=False), (2, 3, 5),
+     "InstanceNorm1d(3, eps=1e-05, momentum=0.1, affine=True, bias=False, track_running_stats=False)"),
+    (lambda: nn.GroupNorm(3, 3, bias=False), (2, 3, 4), "GroupNorm(3, 3, eps=1e-05, affine=True, bias=False)"),
+], ids=["batchnorm1d", "batchnorm2d", "instancenorm1d", "groupnorm"])
+def test_affine_norm_without_bias_learns_only_the_weight(device, make, shape, expected_repr):
+    """``bias=False`` with an affine norm (PyTorch's ``bias`` argument): a weight, no bias parameter, y = x̂ · w."""
+    module = make().to(device).double()
+    assert repr(module) == expected_repr
+    assert [n for n, _ in module.named_parameters()] == ["weight"] and module.bias is None
+    assert "bias" not in module.state_dict()
+    w = randn(3, seed=1)
+    with core.no_grad():
+        module.weight.copy_(t(w, device))
+    x = randn(*shape)
+    # every case here normalises each channel over the batch (batch norm) or over its own positions (one channel
+    # per group / instance norm): the reference is the per-channel normalisation scaled by w
+    axes = (0,) + tuple(range(2, len(shape))) if "BatchNorm" in expected_repr else tuple(range(2, len(shape)))
+    mean, var = x.mean(axis=axes, keepdims=True), x.var(axis=axes, keepdims=True)
+    expected = (x - mean) / np.sqrt(var + 1e-5) * channel_shape(len(shape))(w)
+    assert_close(module(t(x, device)), expected)

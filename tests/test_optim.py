@@ -601,10 +601,6 @@ def test_repr_and_pickle_round_trip(device):
     assert clone.param_groups[0]["lr"] == 0.1 and len(clone.state) == 1
 
 
-def test_differentiable_is_rejected():
-    with pytest.raises(NotImplementedError, match="differentiable"):
-        optim.SGD([Parameter(core.ones(1))], lr=0.1, differentiable=True)
-
 
 def test_tensor_lr(device):
     p = Parameter(core.tensor([1.0], dtype=core.float64, device=device))

@@ -980,9 +980,13 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 
 
 def _recurrent(kind: str, input, states: list, params, has_biases, num_layers, dropout, train, bidirectional,
-               batch_first):
+               batch_first, batch_sizes=None):
     """Every layer and direction of a stacked RNN over flat ``params`` (per layer and direction: w_ih, w_hh, then
-    b_ih, b_hh when ``has_biases``, then LSTM's w_hr when projecting): (output, *final states)."""
+    b_ih, b_hh when ``has_biases``, then LSTM's w_hr when projecting): (output, *final states).
+
+    With ``batch_sizes`` (a list of ints) the input is a packed sequence's data, (sum of lengths, F) in time-major
+    order with the sequences sorted longest first, and so is the output (PyTorch's ``lstm(data, batch_sizes, ...)``).
+    """
     directions = 2 if bidirectional else 1
     groups = num_layers * directions
     params = list(params)
@@ -1000,19 +1004,20 @@ def _recurrent(kind: str, input, states: list, params, has_biases, num_layers, d
         for direction in range(directions):
             index = layer * directions + direction
             out, last = _run_direction(kind, x, tuple(s[index] for s in states), params[index * per:(index + 1) * per],
-                                       has_biases, reverse=direction == 1)
+                                       has_biases, direction == 1, batch_sizes)
             outputs.append(out)
             for final, s in zip(finals, last):
                 final.append(s)
         x = outputs[0] if directions == 1 else cat(outputs, -1)
         if dropout and train and layer < num_layers - 1:
             x = native_dropout(x, dropout, True)[0]
-    output = x.transpose(0, 1) if batch_first else x
+    output = x.transpose(0, 1) if batch_first and batch_sizes is None else x
     return (output,) + tuple(stack(final) for final in finals)
 
 
-def _run_direction(kind: str, x, states: tuple, weights: list, has_biases, reverse: bool):
-    """One layer in one direction over a (T, N, F) input: (output (T, N, H_out), last states)."""
+def _run_direction(kind: str, x, states: tuple, weights: list, has_biases, reverse: bool, batch_sizes=None):
+    """One layer in one direction over a (T, N, F) input, or packed data with ``batch_sizes``: (output (T, N, H_out)
+    or packed (sum, H_out), last states)."""
     w_ih, w_hh = weights[0], weights[1]
     b_ih, b_hh = (weights[2], weights[3]) if has_biases else (None, None)
     w_hr = weights[-1] if len(weights) > 2 + 2 * bool(has_biases) else None
@@ -1021,6 +1026,9 @@ def _run_direction(kind: str, x, states: tuple, weights: list, has_biases, rever
         b_ih, b_hh = b_ih + b_hh, None
     # the input's share of every gate for every step in one matmul; each step then adds h W_hhᵀ
     x_gates = _input_gates(x, w_ih, b_ih)
+    if batch_sizes is not None:
+        run = _run_packed_reverse if reverse else _run_packed
+        return run(kind, x_gates, states, batch_sizes, w_hh, b_hh, w_hr)
     outputs = []
     for t in (range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])):
         states = _step(kind, x_gates[t], states, w_hh, b_hh, w_hr)
@@ -1028,6 +1036,37 @@ def _run_direction(kind: str, x, states: tuple, weights: list, has_biases, rever
     if reverse:
         outputs.reverse()
     return stack(outputs), states
+
+
+def _run_packed(kind: str, x_gates, states: tuple, batch_sizes: list, w_hh, b_hh, w_hr):
+    """Forward in time over packed gates: step t advances the first ``batch_sizes[t]`` sequences only, so a batch
+    costs one step per time step; a sequence's final states are set aside when it ends (PyTorch's packed loop)."""
+    outputs, ended, offset = [], [], 0
+    for size in batch_sizes:
+        if size < states[0].shape[0]:  # the sequences past ``size`` have ended: keep their last states
+            ended.append(tuple(s[size:] for s in states))
+            states = tuple(s[:size] for s in states)
+        states = _step(kind, x_gates[offset:offset + size], states, w_hh, b_hh, w_hr)
+        outputs.append(states[0])
+        offset += size
+    ended.append(states)
+    ended.reverse()  # the longest sequences come first, as in the initial states
+    return cat(outputs), tuple(cat([part[k] for part in ended]) for k in range(len(states)))
+
+
+def _run_packed_reverse(kind: str, x_gates, initial: tuple, batch_sizes: list, w_hh, b_hh, w_hr):
+    """Backward in time over packed gates: each sequence starts from its initial states at its own last step, as
+    the batch grows back from ``batch_sizes[-1]`` to ``batch_sizes[0]``."""
+    outputs, end = [], x_gates.shape[0]
+    states = tuple(s[:0] for s in initial)
+    for size in reversed(batch_sizes):
+        if size > states[0].shape[0]:  # sequences whose last step this is join with their initial states
+            states = tuple(cat([s, s0[s.shape[0]:size]]) for s, s0 in zip(states, initial))
+        states = _step(kind, x_gates[end - size:end], states, w_hh, b_hh, w_hr)
+        outputs.append(states[0])
+        end -= size
+    outputs.reverse()
+    return cat(outputs), states
 
 
 def rnn_tanh(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):

@@ -5,15 +5,30 @@ with in-place tensor ops (PyTorch's documented single-tensor algorithm, step for
 step), and a backend may register a fused kernel for it that keeps those
 numerics (cpu_c does). They mutate ``param`` and the state tensors they are
 given, and are called under ``no_grad`` by the optimizers in ``core/optim/`` (``SGD``, ``Adam``, ``AdamW``)
-with real (not complex) tensors.
+with real (not complex) tensors. A ``differentiable=True`` optimizer calls the decompositions directly, with grad
+mode on, so autograd records every part; its ``lr`` may then be a tensor that requires grad.
 """
 
 from __future__ import annotations
 
 from ..dispatch import define
+from ..tensor import Tensor
 
 __all__: list = []
 METHODS: dict = {}
+
+
+def add_scaled_(param, update, scale, divisor=None):
+    """``param += scale * update`` (``/ divisor``), in place; ``scale`` is a number or a tensor autograd reaches.
+
+    A number takes the one-pass ``add_``/``addcdiv_``; a tensor learning rate (PyTorch's differentiable
+    optimizers) multiplies instead, as ``torch.optim``'s ``param.addcmul_(grad, lr, value=-1)``.
+    """
+    if isinstance(scale, Tensor):
+        return param.add_((update if divisor is None else update.div(divisor)).mul(scale))
+    if divisor is None:
+        return param.add_(update, alpha=scale)
+    return param.addcdiv_(update, divisor, value=scale)
 
 
 def _sgd_parts(param, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov):
@@ -22,7 +37,7 @@ def _sgd_parts(param, grad, momentum_buffer, lr, momentum, dampening, weight_dec
     if momentum != 0:
         momentum_buffer.mul_(momentum).add_(grad, alpha=1 - dampening)
         grad = grad.add(momentum_buffer, alpha=momentum) if nesterov else momentum_buffer
-    param.add_(grad, alpha=-lr)
+    add_scaled_(param, grad, -lr)
     return param
 
 
@@ -41,7 +56,7 @@ def _adam_parts(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta
         max_exp_avg_sq.maximum_(exp_avg_sq)
         exp_avg_sq = max_exp_avg_sq
     denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add(eps)
-    param.addcdiv_(exp_avg, denom, value=-step_size)
+    add_scaled_(param, exp_avg, -step_size, denom)
     return param
 
 

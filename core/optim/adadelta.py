@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .. import ops
-from .optimizer import Optimizer, _check_hyper, _check_unsupported, _real_views, _scalar, _step_tensor
+from ..ops.optimizers import add_scaled_
+from .optimizer import Optimizer, _check_hyper, _lr, _real_views, _scalar, _step_tensor
 
 __all__ = ["Adadelta"]
 
@@ -18,7 +19,6 @@ class Adadelta(Optimizer):
         _check_hyper(0.0 <= rho <= 1.0, f"Invalid rho value: {rho}")
         _check_hyper(0.0 <= eps, f"Invalid epsilon value: {eps}")
         _check_hyper(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
-        _check_unsupported(differentiable)
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize, capturable=capturable,
                         foreach=foreach, differentiable=differentiable)
         super().__init__(params, defaults)
@@ -40,4 +40,4 @@ class Adadelta(Optimizer):
         std = square_avg.add(eps).sqrt()
         delta = acc_delta.add(eps).sqrt().div(std).mul(grad)
         acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
-        param.add_(delta, alpha=-_scalar(group["lr"]))
+        add_scaled_(param, delta, -_lr(group))

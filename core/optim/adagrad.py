@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .. import ops
-from .optimizer import Optimizer, _check_hyper, _check_unsupported, _real_views, _scalar, _step_tensor
+from ..ops.optimizers import add_scaled_
+from .optimizer import Optimizer, _check_fused, _check_hyper, _lr, _real_views, _scalar, _step_tensor
 
 __all__ = ["Adagrad"]
 
@@ -20,7 +21,7 @@ class Adagrad(Optimizer):
         _check_hyper(0.0 <= initial_accumulator_value,
                      f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
         _check_hyper(0.0 <= eps, f"Invalid epsilon value: {eps}")
-        _check_unsupported(differentiable)
+        _check_fused(differentiable, fused)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
                         differentiable=differentiable, fused=fused)
@@ -47,8 +48,8 @@ class Adagrad(Optimizer):
         step = state["step"].item()
         if group["weight_decay"] != 0:
             grad = grad.add(p, alpha=group["weight_decay"])
-        clr = _scalar(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
+        clr = _lr(group) / (1 + (step - 1) * group["lr_decay"])
         param, grad, state_sum = _real_views(p, grad, state["sum"])
         state_sum.addcmul_(grad, grad, value=1)
         std = state_sum.sqrt().add(group["eps"])
-        param.addcdiv_(grad, std, value=-clr)
+        add_scaled_(param, grad, -clr, std)

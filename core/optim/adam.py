@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import ops
 from ..ops.optimizers import adam_update_
-from .optimizer import Optimizer, _check_hyper, _check_unsupported, _real_views, _scalar, _step_tensor
+from .optimizer import Optimizer, _check_fused, _check_hyper, _lr, _real_views, _scalar, _step_tensor
 
 __all__ = ["Adam"]
 
@@ -26,7 +26,7 @@ class Adam(Optimizer):
         _check_hyper(0.0 <= eps, f"Invalid epsilon value: {eps}")
         betas = _check_betas(betas)
         _check_hyper(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
-        _check_unsupported(differentiable)
+        _check_fused(differentiable, fused)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
                         foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
@@ -42,11 +42,12 @@ class Adam(Optimizer):
             state["exp_avg_sq"] = ops.zeros_like(p)
             if group["amsgrad"]:
                 state["max_exp_avg_sq"] = ops.zeros_like(p)
-        lr, (beta1, beta2) = _scalar(group["lr"]), group["betas"]
+        lr, (beta1, beta2) = _lr(group), group["betas"]
         weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
         state["step"] += 1
         step = state["step"].item()
         param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq = _real_views(
             p, grad, state["exp_avg"], state["exp_avg_sq"], state.get("max_exp_avg_sq"))
-        adam_update_(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq if amsgrad else None, step, lr, beta1, beta2,
+        update = adam_update_.decomposition if group.get("differentiable") else adam_update_  # as SGD's
+        update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq if amsgrad else None, step, lr, beta1, beta2,
                      group["eps"], weight_decay, group["decoupled_weight_decay"])

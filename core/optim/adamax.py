@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from .. import ops
 from .adam import _check_betas
-from .optimizer import Optimizer, _check_hyper, _check_unsupported, _real_views, _scalar, _step_tensor
+from ..ops.optimizers import add_scaled_
+from .optimizer import Optimizer, _check_hyper, _lr, _real_views, _scalar, _step_tensor
 
 __all__ = ["Adamax"]
 
@@ -19,7 +20,6 @@ class Adamax(Optimizer):
         _check_hyper(0.0 <= eps, f"Invalid epsilon value: {eps}")
         betas = _check_betas(betas)
         _check_hyper(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
-        _check_unsupported(differentiable)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach, maximize=maximize,
                         differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
@@ -40,5 +40,5 @@ class Adamax(Optimizer):
         param, grad, exp_avg, exp_inf = _real_views(p, grad, state["exp_avg"], state["exp_inf"])
         exp_avg.lerp_(grad, 1 - beta1)
         exp_inf.mul_(beta2).maximum_(grad.abs().add(group["eps"]))
-        clr = _scalar(group["lr"]) / (1 - beta1 ** step)
-        param.addcdiv_(exp_avg, exp_inf, value=-clr)
+        clr = _lr(group) / (1 - beta1 ** step)
+        add_scaled_(param, exp_avg, -clr, exp_inf)

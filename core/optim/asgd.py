@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import ops
-from .optimizer import Optimizer, _check_hyper, _check_unsupported, _real_views, _scalar, _step_tensor
+from .optimizer import Optimizer, _check_hyper, _real_views, _scalar, _step_tensor
 
 __all__ = ["ASGD"]
 
@@ -20,7 +20,6 @@ class ASGD(Optimizer):
                  differentiable: bool = False, capturable: bool = False) -> None:
         _check_hyper(0.0 <= _scalar(lr), f"Invalid learning rate: {lr}")
         _check_hyper(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
-        _check_unsupported(differentiable)
         defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)

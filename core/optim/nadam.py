@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from .. import ops
 from .adam import _check_betas
-from .optimizer import Optimizer, _check_hyper, _check_unsupported, _real_views, _scalar, _step_tensor
+from ..ops.optimizers import add_scaled_
+from .optimizer import Optimizer, _check_hyper, _lr, _real_views, _scalar, _step_tensor
 
 __all__ = ["NAdam"]
 
@@ -21,7 +22,6 @@ class NAdam(Optimizer):
         betas = _check_betas(betas)
         _check_hyper(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
         _check_hyper(0.0 <= momentum_decay, f"Invalid momentum_decay value: {momentum_decay}")
-        _check_unsupported(differentiable)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay,
                         decoupled_weight_decay=decoupled_weight_decay, maximize=maximize, foreach=foreach,
                         capturable=capturable, differentiable=differentiable)
@@ -37,7 +37,7 @@ class NAdam(Optimizer):
             state["mu_product"] = _step_tensor(1.0)
             state["exp_avg"] = ops.zeros_like(p)
             state["exp_avg_sq"] = ops.zeros_like(p)
-        lr, (beta1, beta2) = _scalar(group["lr"]), group["betas"]
+        lr, (beta1, beta2) = _lr(group), group["betas"]
         weight_decay, momentum_decay = group["weight_decay"], group["momentum_decay"]
         state["step"] += 1
         step = state["step"].item()
@@ -56,5 +56,5 @@ class NAdam(Optimizer):
         exp_avg.lerp_(grad, 1 - beta1)
         exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
         denom = exp_avg_sq.div(bias_correction2).sqrt().add(group["eps"])
-        param.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - mu_product))
-        param.addcdiv_(exp_avg, denom, value=-lr * mu_next / (1.0 - mu_product_next))
+        add_scaled_(param, grad, -lr * (1.0 - mu) / (1.0 - mu_product), denom)
+        add_scaled_(param, exp_avg, -lr * mu_next / (1.0 - mu_product_next), denom)

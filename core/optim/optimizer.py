@@ -11,7 +11,7 @@ from itertools import chain
 from typing import Any, Callable
 
 from .. import dtypes as dt
-from ..autograd import enable_grad, no_grad
+from ..autograd import enable_grad, set_grad_enabled
 from ..utils.hooks import RemovableHandle
 from ..ops.creation import tensor as _tensor
 from ..ops.view import view_as_real
@@ -52,10 +52,16 @@ def _check_hyper(ok: bool, message: str) -> None:
         raise ValueError(message)
 
 
-def _check_unsupported(differentiable: bool) -> None:
-    # Differentiating through the update needs out-of-place state updates; no caller needs it yet.
-    if differentiable:
-        raise NotImplementedError("differentiable=True is not supported by core.optim")
+def _check_fused(differentiable: bool, fused: bool | None) -> None:
+    """PyTorch's fused kernels are not differentiable: asking for both is an error."""
+    if fused and differentiable:
+        raise RuntimeError("`fused` does not support `differentiable`")
+
+
+def _lr(group: dict[str, Any]):
+    """The group's learning rate: a tensor stays one in a differentiable step (autograd reaches it), else a number."""
+    lr = group["lr"]
+    return lr if isinstance(lr, Tensor) and group.get("differentiable", False) else _scalar(lr)
 
 
 def _with_step_hooks(step: Callable) -> Callable:
@@ -87,6 +93,10 @@ class Optimizer:
 
     Subclasses either implement ``_update(p, grad, group)`` (one parameter with a gradient; the base ``step``
     calls it under ``no_grad`` after negating the gradient for ``maximize``) or override ``step``.
+
+    With ``differentiable=True`` the base ``step`` runs with grad mode on instead (PyTorch's
+    ``_use_grad_for_differentiable``): the in-place updates are recorded, so the new parameters are functions of the
+    old ones, their gradients, the state and a tensor ``lr``; the parameters are then non-leaf tensors (e.g. clones).
     """
 
     def __init_subclass__(cls, **kwargs):
@@ -266,15 +276,29 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        with no_grad():
+        differentiable = bool(self.defaults.get("differentiable", False))
+        with set_grad_enabled(differentiable):
             for group in self.param_groups:
                 maximize = group.get("maximize", False)
                 for p in group["params"]:
                     if p.grad is not None:
+                        if differentiable:
+                            self._copy_state(p)
                         self._update(p, -p.grad if maximize else p.grad, group)
         return loss
 
     step = _with_step_hooks(step)
+
+    def _copy_state(self, p: Tensor) -> None:
+        """Give ``p``'s state fresh tensors before a differentiable step updates them in place.
+
+        Earlier steps' graphs saved the old state tensors (``exp_avg * adaptive_lr`` saves ``exp_avg``); writing
+        into those would invalidate them. The step counter never enters a graph and is kept.
+        """
+        state = self.state[p]
+        for key, value in state.items():
+            if isinstance(value, Tensor) and key != "step":
+                state[key] = value.clone()
 
     def _update(self, p: Tensor, grad: Tensor, group: dict[str, Any]) -> None:
         """Update one parameter in place from its (already ``maximize``-negated) gradient."""

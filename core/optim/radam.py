@@ -6,7 +6,8 @@ import math
 
 from .. import ops
 from .adam import _check_betas
-from .optimizer import Optimizer, _check_hyper, _check_unsupported, _real_views, _scalar, _step_tensor
+from ..ops.optimizers import add_scaled_
+from .optimizer import Optimizer, _check_hyper, _lr, _real_views, _scalar, _step_tensor
 
 __all__ = ["RAdam"]
 
@@ -21,7 +22,6 @@ class RAdam(Optimizer):
         _check_hyper(0.0 <= eps, f"Invalid epsilon value: {eps}")
         betas = _check_betas(betas)
         _check_hyper(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
-        _check_unsupported(differentiable)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize, foreach=foreach,
                         capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,
                         differentiable=differentiable)
@@ -35,7 +35,7 @@ class RAdam(Optimizer):
             state["step"] = _step_tensor()
             state["exp_avg"] = ops.zeros_like(p)
             state["exp_avg_sq"] = ops.zeros_like(p)
-        lr, (beta1, beta2), weight_decay = _scalar(group["lr"]), group["betas"], group["weight_decay"]
+        lr, (beta1, beta2), weight_decay = _lr(group), group["betas"], group["weight_decay"]
         state["step"] += 1
         step = state["step"].item()
         if weight_decay != 0:
@@ -53,6 +53,6 @@ class RAdam(Optimizer):
         if rho_t > 5.0:  # the variance is tractable: rectify the adaptive learning rate
             rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
             adaptive_lr = exp_avg_sq.sqrt().add(group["eps"]).reciprocal().mul(math.sqrt(bias_correction2))
-            param.add_(exp_avg.mul(adaptive_lr), alpha=-lr / bias_correction1 * rect)
+            add_scaled_(param, exp_avg.mul(adaptive_lr), -lr / bias_correction1 * rect)
         else:  # early steps: un-adapted momentum SGD
-            param.add_(exp_avg, alpha=-lr / bias_correction1)
+            add_scaled_(param, exp_avg, -lr / bias_correction1)

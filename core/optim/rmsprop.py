@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .. import ops
-from .optimizer import Optimizer, _check_hyper, _check_unsupported, _real_views, _scalar, _step_tensor
+from ..ops.optimizers import add_scaled_
+from .optimizer import Optimizer, _check_hyper, _lr, _real_views, _scalar, _step_tensor
 
 __all__ = ["RMSprop"]
 
@@ -19,7 +20,6 @@ class RMSprop(Optimizer):
         _check_hyper(0.0 <= momentum, f"Invalid momentum value: {momentum}")
         _check_hyper(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
         _check_hyper(0.0 <= alpha, f"Invalid alpha value: {alpha}")
-        _check_unsupported(differentiable)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
                         weight_decay=weight_decay, capturable=capturable, foreach=foreach, maximize=maximize,
                         differentiable=differentiable)
@@ -36,7 +36,7 @@ class RMSprop(Optimizer):
                 state["momentum_buffer"] = ops.zeros_like(p)
             if group["centered"]:
                 state["grad_avg"] = ops.zeros_like(p)
-        lr, alpha, momentum = _scalar(group["lr"]), group["alpha"], group["momentum"]
+        lr, alpha, momentum = _lr(group), group["alpha"], group["momentum"]
         state["step"] += 1
         if group["weight_decay"] != 0:
             grad = grad.add(p, alpha=group["weight_decay"])
@@ -51,6 +51,6 @@ class RMSprop(Optimizer):
         avg = avg.add(group["eps"])
         if momentum > 0:
             buf.mul_(momentum).addcdiv_(grad, avg)
-            param.add_(buf, alpha=-lr)
+            add_scaled_(param, buf, -lr)
         else:
-            param.addcdiv_(grad, avg, value=-lr)
+            add_scaled_(param, grad, -lr, avg)

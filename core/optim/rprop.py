@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import ops
-from .optimizer import Optimizer, _check_hyper, _check_unsupported, _real_views, _scalar, _step_tensor
+from .optimizer import Optimizer, _check_hyper, _real_views, _scalar, _step_tensor
 
 __all__ = ["Rprop"]
 
@@ -21,7 +21,6 @@ class Rprop(Optimizer):
                  foreach: bool | None = None, maximize: bool = False, differentiable: bool = False) -> None:
         _check_hyper(0.0 <= _scalar(lr), f"Invalid learning rate: {lr}")
         _check_hyper(0.0 < etas[0] < 1.0 < etas[1], f"Invalid eta values: {etas[0]}, {etas[1]}")
-        _check_unsupported(differentiable)
         defaults = dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes), foreach=foreach, maximize=maximize,
                         differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)

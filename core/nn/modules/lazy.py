@@ -35,6 +35,24 @@ class LazyModuleMixin:
         """Materialise the parameters from the first input (each lazy layer defines it)."""
         raise NotImplementedError(f"initialize_parameters is not implemented for {type(self).__name__}")
 
+    def _lazy_load_hook(self, state_dict, prefix: str) -> None:
+        """Materialise the uninitialised tensors that ``state_dict`` holds, with its shapes (PyTorch's
+        ``_lazy_load_hook``), so ``load_state_dict`` can fill them before the first forward."""
+        from ...tensor import Tensor
+
+        loaded = False
+        for name, tensor in itertools.chain(self._parameters.items(), self._buffers.items()):
+            value = state_dict[prefix + name] if prefix + name in state_dict else None
+            if is_lazy(tensor) and isinstance(value, Tensor) and not is_lazy(value):
+                with no_grad():
+                    tensor.materialize(value.shape)
+                loaded = True
+        if loaded and not self.has_uninitialized_params():
+            self._sizes_from_parameters()
+
+    def _sizes_from_parameters(self) -> None:
+        """Set the inferred size attribute (``in_features`` …) from the materialised parameters."""
+
     @staticmethod
     def _infer_parameters(module, args, kwargs=None):
         module.initialize_parameters(*args, **(kwargs or {}))
@@ -62,6 +80,9 @@ class LazyLinear(LazyModuleMixin, Linear):
         if not self.has_uninitialized_params() and self.in_features != 0:
             super().reset_parameters()
 
+    def _sizes_from_parameters(self) -> None:
+        self.in_features = self.weight.shape[1]
+
     def initialize_parameters(self, input) -> None:
         if self.has_uninitialized_params():
             with no_grad():
@@ -84,6 +105,9 @@ class _LazyConvMixin(LazyModuleMixin):
     def reset_parameters(self) -> None:
         if not self.has_uninitialized_params() and self.in_channels != 0:
             super().reset_parameters()
+
+    def _sizes_from_parameters(self) -> None:
+        self.in_channels = self.weight.shape[0] if self.transposed else self.weight.shape[1] * self.groups
 
     def initialize_parameters(self, input, *args, **kwargs) -> None:
         if self.has_uninitialized_params():
@@ -150,6 +174,10 @@ class _LazyNormMixin(LazyModuleMixin):
     def reset_parameters(self) -> None:
         if not self.has_uninitialized_params() and self.num_features != 0:
             super().reset_parameters()
+
+    def _sizes_from_parameters(self) -> None:
+        tensors = (self.weight, self.bias, self.running_mean, self.running_var)
+        self.num_features = next(t.shape[0] for t in tensors if t is not None)
 
     def initialize_parameters(self, input) -> None:
         if self.has_uninitialized_params():

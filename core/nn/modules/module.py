@@ -390,6 +390,10 @@ class Module:
         """Copy tensors from ``state_dict`` into parameters and buffers; returns (missing_keys, unexpected_keys)."""
         if not hasattr(state_dict, "keys"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        for module_prefix, module in self.named_modules():  # lazy modules take their shapes from the dict first
+            lazy_load_hook = getattr(module, "_lazy_load_hook", None)
+            if lazy_load_hook is not None:
+                lazy_load_hook(state_dict, module_prefix + "." if module_prefix else "")
         expected = {}
         for module_prefix, module in self.named_modules():
             base = module_prefix + "." if module_prefix else ""

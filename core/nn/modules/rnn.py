@@ -10,7 +10,7 @@ from ... import ops
 from ...ops.nn_functions import _recurrent, gru_step, lstm_step, rnn_step
 from .. import functional as F, init
 from ..parameter import Parameter
-from ..utils.rnn import PackedSequence, _pack_time_major, pad_packed_sequence, pad_sequence
+from ..utils.rnn import PackedSequence
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -165,9 +165,9 @@ class RNNBase(Module):
         return output, finals[0], finals[1] if c0 is not None else None
 
     def _forward_packed(self, packed, states: list, sizes: list):
-        """A PackedSequence input: each sequence run alone to its own length from its own initial states (zeros
-        when ``states`` is None; else in the batch's original order, like the returned final states); the output
-        is packed like the input."""
+        """A PackedSequence input, run as one batch time step by time step over ``batch_sizes`` (at step t the first
+        ``batch_sizes[t]`` sequences advance), from initial states in the batch's original order (zeros when
+        ``states`` is None), like the returned final states; the output is packed like the input."""
         data = packed.data
         if data.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
@@ -178,18 +178,15 @@ class RNNBase(Module):
             states = [ops.zeros(*shape, dtype=data.dtype, device=data.device) for shape in expected]
         for state, shape in zip(states, expected):
             self.check_hidden_size(state, shape)
-        padded, lengths = pad_packed_sequence(packed)
-        outputs, finals = [], []
-        for i, length in enumerate(lengths.tolist()):
-            output, *last = self._run(padded[:length, i:i + 1], *(state[:, i:i + 1] for state in states))
-            outputs.append(output[:, 0])
-            finals.append(last[:len(states)])
-        out = pad_sequence(outputs)
-        if packed.sorted_indices is not None:
-            out = ops.index_select(out, 1, packed.sorted_indices)
-        out = PackedSequence(_pack_time_major(out, packed.batch_sizes.tolist()), packed.batch_sizes,
-                             packed.sorted_indices, packed.unsorted_indices)
-        return out, [ops.cat([last[k] for last in finals], 1) for k in range(len(states))]
+        if packed.sorted_indices is not None:  # the packed batch runs longest first
+            states = [ops.index_select(state, 1, packed.sorted_indices) for state in states]
+        output, *finals = _recurrent(self.mode.lower(), data, states, self._flat_weights, self.bias, self.num_layers,
+                                     self.dropout, self.training, self.bidirectional, False,
+                                     packed.batch_sizes.tolist())
+        if packed.unsorted_indices is not None:
+            finals = [ops.index_select(final, 1, packed.unsorted_indices) for final in finals]
+        out = PackedSequence(output, packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices)
+        return out, finals
 
     def _forward(self, input, hx, name: str):
         """RNN / GRU forward: (output, h_n)."""
