@@ -15,6 +15,7 @@ import numbers
 import warnings
 
 from .. import dtypes as dt
+from ..amp.autocast_mode import autocast_inputs
 from ..dispatch import TensorSpec, define
 from ..errors import op_error
 from ..tensor import Tensor
@@ -88,6 +89,8 @@ def _mismatch(op: str, a_shape, b_shape) -> Exception:
 def matmul(input, other, *, out=None):
     """Matrix product with NumPy's dim rules: dot, matrix-vector, batched with broadcasting (``torch.matmul``)."""
     _check_tensors("matmul", input=input, other=other)
+    if out is None:  # autocast casts both operands (torch lists matmul); out= calls are not eligible
+        input, other = autocast_inputs("matmul", input, other)
     da, db = input.ndim, other.ndim
     if da == 0 or db == 0:
         raise op_error(RuntimeError, "matmul", f"both arguments to matmul need to be at least 1D, but they are "
@@ -127,6 +130,8 @@ def matmul(input, other, *, out=None):
 def mm(input, mat2, *, out=None):
     """Product of two matrices (``torch.mm``)."""
     _check_tensors("mm", input=input, mat2=mat2)
+    if out is None:  # autocast casts both operands (torch lists mm); out= calls are not eligible
+        input, mat2 = autocast_inputs("mm", input, mat2)
     if input.ndim != 2:
         raise op_error(RuntimeError, "mm", "self must be a matrix")
     if mat2.ndim != 2:
@@ -153,6 +158,8 @@ def _check_batches(op: str, batch1: Tensor, batch2: Tensor) -> None:
 def bmm(input, mat2, *, out=None):
     """Batched product of two 3-D tensors with the same batch size (``torch.bmm``)."""
     _check_tensors("bmm", input=input, mat2=mat2)
+    if out is None:  # autocast casts both operands (torch lists bmm); out= calls are not eligible
+        input, mat2 = autocast_inputs("bmm", input, mat2)
     _check_batches("bmm", input, mat2)
     _check_same_dtype("bmm", input, mat2)
     return finish_out("bmm", batched_matmul(input, mat2), out)
