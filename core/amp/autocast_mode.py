@@ -179,7 +179,7 @@ class autocast:
     def __enter__(self):
         self.prev_cache_enabled = _state.is_autocast_cache_enabled()
         self.prev = _state.is_autocast_enabled(self.device)
-        self.prev_fastdtype = _state.get_autocast_dtype(self.device)
+        self.prev_fastdtype = STATE.dtype.get(self.device)  # None: the backend's default, followed if it changes
         _state.set_autocast_enabled(self.device, self._enabled)
         _state.set_autocast_dtype(self.device, self.fast_dtype)
         _state.autocast_increment_nesting()
@@ -189,7 +189,10 @@ class autocast:
         if _state.autocast_decrement_nesting() == 0:  # left the outermost region: drop the weight casts
             _state.clear_autocast_cache()
         _state.set_autocast_enabled(self.device, self.prev)
-        _state.set_autocast_dtype(self.device, self.prev_fastdtype)
+        if self.prev_fastdtype is None:
+            STATE.dtype.pop(self.device, None)
+        else:
+            _state.set_autocast_dtype(self.device, self.prev_fastdtype)
         _state.set_autocast_cache_enabled(self.prev_cache_enabled)
         return False
 
