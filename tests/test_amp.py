@@ -167,6 +167,9 @@ def test_bad_arguments():
     if not core.cuda.is_available():
         with pytest.warns(UserWarning, match="CUDA is not available"):
             assert not core.amp.GradScaler().is_enabled()
+        with pytest.warns(UserWarning, match="device_type of 'cuda', but CUDA is not available"):
+            with core.autocast("cuda"):
+                assert not core.is_autocast_enabled("cuda")
 
 
 # -- the weight-cast cache -------------------------------------------------------------------------------------
@@ -436,3 +439,19 @@ def test_mixed_precision_training_matches_float32(device):
     print(f"final loss on {device}: float32 {full:.4f}, bfloat16 autocast {mixed:.4f}")
     assert full < 0.3  # it learned
     assert abs(mixed - full) < 0.05
+
+
+# -- torch's deprecated per-device names ----------------------------------------------------------------------
+
+def test_deprecated_device_amp_names():
+    with pytest.warns(FutureWarning, match=r"Please use `core.amp.autocast\('cpu', args...\)`"):
+        region = core.cpu.amp.autocast()
+    with region:
+        assert core.is_autocast_enabled("cpu") and core.get_autocast_dtype("cpu") is core.bfloat16
+    with pytest.warns(FutureWarning, match="core.cpu.amp.GradScaler"):
+        scaler = core.cpu.amp.GradScaler(init_scale=4.0)
+    assert isinstance(scaler, core.amp.GradScaler) and scaler.get_scale() == 4.0
+    assert issubclass(core.cuda.amp.autocast, core.autocast)
+    with pytest.warns(FutureWarning, match="core.cuda.amp.custom_fwd"):
+        core.cuda.amp.custom_fwd(cast_inputs=core.float32)
+    assert not hasattr(core.opencl, "amp")
