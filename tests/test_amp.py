@@ -455,3 +455,47 @@ def test_deprecated_device_amp_names():
     with pytest.warns(FutureWarning, match="core.cuda.amp.custom_fwd"):
         core.cuda.amp.custom_fwd(cast_inputs=core.float32)
     assert not hasattr(core.opencl, "amp")
+
+
+@pytest.mark.parametrize("device_type, is_enabled, set_enabled, get_dtype, set_dtype", [
+    ("cpu", core.is_autocast_cpu_enabled, core.set_autocast_cpu_enabled, core.get_autocast_cpu_dtype,
+     core.set_autocast_cpu_dtype),
+    ("cuda", core.is_autocast_enabled, core.set_autocast_enabled, core.get_autocast_gpu_dtype,
+     core.set_autocast_gpu_dtype),
+    ("ipu", core.is_autocast_ipu_enabled, core.set_autocast_ipu_enabled, core.get_autocast_ipu_dtype,
+     core.set_autocast_ipu_dtype),
+    ("xla", core.is_autocast_xla_enabled, core.set_autocast_xla_enabled, core.get_autocast_xla_dtype,
+     core.set_autocast_xla_dtype),
+])
+def test_legacy_per_device_state_functions(device_type, is_enabled, set_enabled, get_dtype, set_dtype):
+    default = core.bfloat16 if device_type == "cpu" else core.float16
+    assert get_dtype() is default and not is_enabled()
+    set_enabled(True)
+    set_dtype(core.bfloat16 if default is core.float16 else core.float16)
+    try:
+        assert is_enabled() and core.is_autocast_enabled(device_type)
+        assert get_dtype() is not default and core.get_autocast_dtype(device_type) is get_dtype()
+    finally:
+        set_enabled(False)
+        core.set_autocast_dtype(device_type, default)
+    assert not core.is_autocast_enabled(device_type) and get_dtype() is default
+    STATE.dtype.pop(device_type)
+    with pytest.raises(TypeError, match="must be core.dtype"):
+        core.set_autocast_dtype(device_type, "float16")
+
+
+def test_cache_state_functions():
+    w = core.randn(4, 3, requires_grad=True)
+    assert core.is_autocast_cache_enabled()
+    core.set_autocast_cache_enabled(False)
+    try:
+        with core.autocast("cpu"):  # a region started with cache_enabled=None follows the thread's setting
+            F.linear(core.randn(2, 3), w)
+            assert not STATE.cache
+    finally:
+        core.set_autocast_cache_enabled(True)
+    with core.autocast("cpu"):
+        F.linear(core.randn(2, 3), w)
+        assert id(w) in STATE.cache
+        core.clear_autocast_cache()
+        assert not STATE.cache
