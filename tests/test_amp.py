@@ -41,6 +41,7 @@ def test_lower_precision_ops(device):
     with core.autocast(device):
         outs = {"linear": F.linear(x, w, b), "matmul": x @ w.t(), "mm": core.mm(x, w.t()),
                 "bmm": core.bmm(x.unsqueeze(0), w.t().unsqueeze(0))[0], "conv2d": F.conv2d(img, kernel),
+                "conv_transpose1d": F.conv_transpose1d(img[:, :, 0], kernel[:, :, 0].transpose(0, 1)),
                 "mixed matmul": x.to(low) @ w.t()}  # operands of different dtypes: both cast, as torch does
     for name, out in outs.items():
         assert out.dtype is low, name

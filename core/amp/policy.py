@@ -22,6 +22,7 @@ the lists below; None takes an op off them).
 from __future__ import annotations
 
 from .. import dtypes
+from ..plugins.manager import runtime_for
 
 __all__ = ["LOWER", "FP32", "PROMOTE", "policy_for", "preferred_dtypes", "DEFAULT_POLICIES"]
 
@@ -53,8 +54,6 @@ _MERGED: dict = {}  # device type -> (runtime, merged policy)
 
 def _runtime(device_type: str):
     """The runtime serving ``device_type``, or None when no backend serves it (autocast then uses the defaults)."""
-    from ..plugins.manager import runtime_for
-
     try:
         return runtime_for(device_type)
     except Exception:  # an unavailable device type: nothing to ask

@@ -131,12 +131,13 @@ def _legacy(device_type: str):
         set_autocast_dtype(device_type, dtype)
 
     label = "gpu" if device_type == "cuda" else device_type
-    for fn, doc in ((is_enabled, f"Whether autocast is on for '{device_type}' (``torch.is_autocast_{label}_enabled``)."),
-                    (set_enabled, f"Turn autocast on or off for '{device_type}' "
-                                  f"(``torch.set_autocast_{label}_enabled``)."),
-                    (get_dtype, f"The autocast dtype of '{device_type}' (``torch.get_autocast_{label}_dtype``)."),
-                    (set_dtype, f"Set the autocast dtype of '{device_type}' (``torch.set_autocast_{label}_dtype``).")):
-        fn.__doc__ = doc
+    for fn, name, doc in (
+            (is_enabled, f"is_autocast_{label}_enabled", f"Whether autocast is on for '{device_type}'"),
+            (set_enabled, f"set_autocast_{label}_enabled", f"Turn autocast on or off for '{device_type}'"),
+            (get_dtype, f"get_autocast_{label}_dtype", f"The autocast dtype of '{device_type}'"),
+            (set_dtype, f"set_autocast_{label}_dtype", f"Set the autocast dtype of '{device_type}'")):
+        fn.__name__ = fn.__qualname__ = name
+        fn.__doc__ = f"{doc} (``torch.{name}``)."
     return is_enabled, set_enabled, get_dtype, set_dtype
 
 
@@ -144,6 +145,3 @@ is_autocast_cpu_enabled, set_autocast_cpu_enabled, get_autocast_cpu_dtype, set_a
 _, _, get_autocast_gpu_dtype, set_autocast_gpu_dtype = _legacy("cuda")
 is_autocast_ipu_enabled, set_autocast_ipu_enabled, get_autocast_ipu_dtype, set_autocast_ipu_dtype = _legacy("ipu")
 is_autocast_xla_enabled, set_autocast_xla_enabled, get_autocast_xla_dtype, set_autocast_xla_dtype = _legacy("xla")
-for _name in __all__:
-    if _name.count("_") >= 3 and any(f"_{d}_" in _name for d in ("cpu", "gpu", "ipu", "xla")):
-        globals()[_name].__name__ = globals()[_name].__qualname__ = _name
