@@ -42,13 +42,17 @@ def test_lower_precision_ops(device):
         outs = {"linear": F.linear(x, w, b), "matmul": x @ w.t(), "mm": core.mm(x, w.t()),
                 "bmm": core.bmm(x.unsqueeze(0), w.t().unsqueeze(0))[0], "conv2d": F.conv2d(img, kernel),
                 "conv_transpose1d": F.conv_transpose1d(img[:, :, 0], kernel[:, :, 0].transpose(0, 1)),
-                "mixed matmul": x.to(low) @ w.t()}  # operands of different dtypes: both cast, as torch does
+                "mixed matmul": x.to(low) @ w.t(),  # operands of different dtypes: both cast, as torch does
+                "addmm": core.addmm(b, x, w.t()), "baddbmm": core.baddbmm(b, x.unsqueeze(0), w.t().unsqueeze(0))[0],
+                "addbmm": core.addbmm(b, x.unsqueeze(0), w.t().unsqueeze(0)), "mv": core.mv(w, x[0]),
+                "addmv": core.addmv(b, w, x[0]), "addr": core.addr(w, b, x[0])}
     for name, out in outs.items():
         assert out.dtype is low, name
     expected = rounded(x.cpu().numpy(), low) @ rounded(w.cpu().numpy(), low).T
     np.testing.assert_allclose(outs["mm"].float().cpu().numpy(), expected, rtol=2e-2, atol=2e-2)
-    np.testing.assert_allclose(outs["linear"].float().cpu().numpy(), expected + rounded(b.cpu().numpy(), low), rtol=2e-2,
-                               atol=3e-2)
+    for name in ("linear", "addmm", "baddbmm", "addbmm"):
+        np.testing.assert_allclose(outs[name].float().cpu().numpy(), expected + rounded(b.cpu().numpy(), low),
+                                   rtol=2e-2, atol=3e-2, err_msg=name)
 
 
 def test_fp32_ops(device):

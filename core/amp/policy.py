@@ -6,10 +6,10 @@ losses, FFTs and linear algebra on CPU), ``PROMOTE`` ops run in the widest float
 Ops on no list run in their inputs' dtypes. ``cpu`` uses PyTorch's CPU lists; every other device type uses its
 CUDA lists (PyTorch registers those for XPU, MPS and out-of-tree devices too).
 
-core's names: torch's ``mm``/``bmm``/``matmul``/``addmm``/``baddbmm``/``einsum`` all run on the
+core's names: torch's matrix products (``mm``, ``addmm``, ``einsum``, ...) all run on the
 ``batched_matmul`` operator, ``conv*d``/``conv_transpose*d`` on ``convolution``, ``cross_entropy`` on
 ``cross_entropy_loss``, torch.fft's functions on ``fft_c2c``/``fft_r2c``/``fft_c2r``. The front-end names
-(``matmul``, ``conv2d``, ...) are listed too, for front-ends that cast through
+(``matmul``, ``addmm``, ``conv2d``, ...) are listed too, for front-ends that cast through
 ``core.amp.autocast_mode.autocast_inputs`` before comparing their operands' dtypes.
 
 A backend may change this per device type through two optional attributes of its runtime object:
@@ -29,9 +29,11 @@ __all__ = ["LOWER", "FP32", "PROMOTE", "policy_for", "preferred_dtypes", "DEFAUL
 LOWER, FP32, PROMOTE = "lower_precision_fp", "fp32", "promote"
 _KINDS = (LOWER, FP32, PROMOTE)
 
-# torch's lower-precision lists: CUDA's and CPU's, both covered by these operators and front-ends
-_LOWER_OPS = ("batched_matmul", "linear", "convolution", "matmul", "mm", "bmm", "conv1d", "conv2d", "conv3d",
-              "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
+# torch's lower-precision lists, CUDA's and CPU's, as one: CPU's leaves mv, addmv and addr alone, but they run on
+# batched_matmul here, whose low-precision product could not meet a float32 addend
+_LOWER_OPS = ("batched_matmul", "linear", "convolution", "matmul", "mm", "bmm", "mv", "addmm", "addmv", "addr",
+              "addbmm", "baddbmm", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+              "conv_transpose3d")
 _CUDA_FP32_OPS = ("pow", "acos", "asin", "cosh", "sinh", "tan", "cumprod", "cumsum", "erfinv", "exp", "expm1",
                   "layer_norm", "log", "log_softmax", "log10", "log1p", "log2", "prod", "reciprocal", "rsqrt",
                   "softmax", "sum", "cross_entropy_loss")
