@@ -29,11 +29,11 @@ __all__ = ["LOWER", "FP32", "PROMOTE", "policy_for", "preferred_dtypes", "DEFAUL
 LOWER, FP32, PROMOTE = "lower_precision_fp", "fp32", "promote"
 _KINDS = (LOWER, FP32, PROMOTE)
 
-# torch's lower-precision lists, CUDA's and CPU's, as one: CPU's leaves mv, addmv and addr alone, but they run on
-# batched_matmul here, whose low-precision product could not meet a float32 addend
-_LOWER_OPS = ("batched_matmul", "linear", "convolution", "matmul", "mm", "bmm", "mv", "addmm", "addmv", "addr",
-              "addbmm", "baddbmm", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-              "conv_transpose3d")
+# torch's lower-precision lists: CPU's also holds mv and addmv (torch's leaves them alone) as they run on
+# batched_matmul here, whose low-precision product could not meet addmv's float32 addend
+_LOWER_OPS = ("batched_matmul", "linear", "convolution", "matmul", "mm", "bmm", "mv", "addmm", "addmv", "addbmm",
+              "baddbmm", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
+_CUDA_LOWER_OPS = _LOWER_OPS + ("addr",)
 _CUDA_FP32_OPS = ("pow", "acos", "asin", "cosh", "sinh", "tan", "cumprod", "cumsum", "erfinv", "exp", "expm1",
                   "layer_norm", "log", "log_softmax", "log10", "log1p", "log2", "prod", "reciprocal", "rsqrt",
                   "softmax", "sum", "cross_entropy_loss")
@@ -49,7 +49,7 @@ def _table(lower, fp32, promote) -> dict:
 
 
 DEFAULT_POLICIES = {"cpu": _table(_LOWER_OPS, _CPU_FP32_OPS, _CPU_PROMOTE_OPS),
-                    "cuda": _table(_LOWER_OPS, _CUDA_FP32_OPS, _CUDA_PROMOTE_OPS)}
+                    "cuda": _table(_CUDA_LOWER_OPS, _CUDA_FP32_OPS, _CUDA_PROMOTE_OPS)}
 
 _MERGED: dict = {}  # device type -> (runtime, merged policy)
 
