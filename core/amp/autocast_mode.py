@@ -166,13 +166,13 @@ class autocast:
         self.fast_dtype = _state.get_autocast_dtype(device_type) if dtype is None else dtype
         self._cache_enabled = _state.is_autocast_cache_enabled() if cache_enabled is None else bool(cache_enabled)
         if enabled and device_type == "cuda" and not _device_available("cuda"):
-            warnings.warn("User provided device_type of 'cuda', but CUDA is not available. Disabling")
+            warnings.warn("User provided device_type of 'cuda', but CUDA is not available. Disabling", stacklevel=2)
             enabled = False
         supported = preferred_dtypes(device_type)
         if enabled and self.fast_dtype not in supported:
             warnings.warn(f"In {device_type} autocast, but the target dtype is not supported. Disabling autocast.\n"
                           f"{device_type} Autocast only supports dtype of "
-                          f"{', '.join(f'core.{d.name}' for d in supported)} currently.")
+                          f"{', '.join(f'core.{d.name}' for d in supported)} currently.", stacklevel=2)
             enabled = False
         self._enabled = bool(enabled)
 

@@ -56,7 +56,7 @@ class GradScaler:
             from .autocast_mode import _device_available
 
             if not _device_available("cuda"):
-                warnings.warn("core.amp.GradScaler is enabled, but CUDA is not available.  Disabling.")
+                warnings.warn("core.amp.GradScaler is enabled, but CUDA is not available.  Disabling.", stacklevel=2)
                 self._enabled = False
         if self._enabled:
             if not growth_factor > 1.0:
