@@ -508,3 +508,13 @@ def test_cache_state_functions():
         assert id(w) in STATE.cache
         core.clear_autocast_cache()
         assert not STATE.cache
+
+
+def test_a_cpu_scalar_does_not_decide_the_device_type(device):
+    if device == "cpu":
+        pytest.skip("needs a second device type")
+    x = core.randn(3, device=device).to(low_of(device))
+    with core.autocast(device):
+        assert core.pow(core.tensor(2.0), x).dtype is core.float32  # pow: on the fp32 list of CUDA's lists
+        # a 0-d CPU tensor is not eligible on another device type: the promotion ignores it, as torch's does
+        assert core.atan2(core.tensor(0.5), x).dtype is low_of(device)

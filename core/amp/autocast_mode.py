@@ -53,14 +53,15 @@ def is_autocast_available(device_type: str) -> bool:
 # -- the kernel ----------------------------------------------------------------------------------------------
 
 def _device_type(args) -> str | None:
+    """The device type a call runs on: its tensors', where 0-d CPU tensors joining another device's do not count."""
+    found = None
     for a in args:
-        if isinstance(a, Tensor):
-            return a.device.type
-        if a.__class__ is list or a.__class__ is tuple:
-            for b in a:
-                if isinstance(b, Tensor):
-                    return b.device.type
-    return None
+        for t in (a if a.__class__ is list or a.__class__ is tuple else (a,)):
+            if isinstance(t, Tensor):
+                found = t.device.type
+                if found != "cpu":
+                    return found
+    return found
 
 
 def _eligible(t, device_type: str) -> bool:
