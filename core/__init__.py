@@ -52,6 +52,10 @@ sparse = _importlib.import_module(f"{__name__}.sparse")
 from .serialization import load, save  # noqa: E402
 from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402
 from .ops._util import add_numpy_names as _add_numpy_names  # noqa: E402
+# mixed precision (torch.amp): core.autocast is core.amp.autocast; the autocast state functions are torch's
+from . import amp  # noqa: E402
+from .amp import GradScaler, autocast  # noqa: E402
+from .amp.state import *  # noqa: E402,F401,F403 - is_autocast_enabled, set_autocast_dtype, ...
 
 # NumPy's axis=/keepdims= wherever a function or method has dim/keepdim, as PyTorch's argument parser allows
 for _space in (globals(), vars(linalg), vars(fft), vars(special), vars(sparse), Tensor):

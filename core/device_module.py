@@ -54,6 +54,13 @@ class DeviceModule:
     def __repr__(self) -> str:
         return f"<core.{self.device_type}: device helpers of the '{self.device_type}' backend>"
 
+    @property
+    def amp(self):
+        """``core.cuda.amp`` / ``core.cpu.amp``: torch's deprecated spellings of ``core.amp`` (``torch.cuda.amp``)."""
+        from .amp.deprecated import device_amp
+
+        return device_amp(self.device_type)
+
     def _runtime(self):
         from .plugins.manager import runtime_for
 

@@ -15,6 +15,7 @@ import numbers
 import warnings
 
 from .. import dtypes as dt
+from ..amp.autocast_mode import autocast_inputs
 from ..dispatch import TensorSpec, define
 from ..errors import op_error
 from ..tensor import Tensor
@@ -57,6 +58,12 @@ def _check_same_dtype(op: str, a: Tensor, b: Tensor) -> None:
     _check_bool(op, a, b)
 
 
+def _autocast(op: str, out, *tensors):
+    """The operands as an autocast region casts them for ``op`` (torch lists the matrix products); calls with
+    ``out=`` are not eligible."""
+    return tensors if out is not None else autocast_inputs(op, *tensors)
+
+
 # -- the primitive -------------------------------------------------------------------------------------
 
 def _batched_matmul_meta(a, b):
@@ -88,6 +95,7 @@ def _mismatch(op: str, a_shape, b_shape) -> Exception:
 def matmul(input, other, *, out=None):
     """Matrix product with NumPy's dim rules: dot, matrix-vector, batched with broadcasting (``torch.matmul``)."""
     _check_tensors("matmul", input=input, other=other)
+    input, other = _autocast("matmul", out, input, other)
     da, db = input.ndim, other.ndim
     if da == 0 or db == 0:
         raise op_error(RuntimeError, "matmul", f"both arguments to matmul need to be at least 1D, but they are "
@@ -127,6 +135,7 @@ def matmul(input, other, *, out=None):
 def mm(input, mat2, *, out=None):
     """Product of two matrices (``torch.mm``)."""
     _check_tensors("mm", input=input, mat2=mat2)
+    input, mat2 = _autocast("mm", out, input, mat2)
     if input.ndim != 2:
         raise op_error(RuntimeError, "mm", "self must be a matrix")
     if mat2.ndim != 2:
@@ -153,6 +162,7 @@ def _check_batches(op: str, batch1: Tensor, batch2: Tensor) -> None:
 def bmm(input, mat2, *, out=None):
     """Batched product of two 3-D tensors with the same batch size (``torch.bmm``)."""
     _check_tensors("bmm", input=input, mat2=mat2)
+    input, mat2 = _autocast("bmm", out, input, mat2)
     _check_batches("bmm", input, mat2)
     _check_same_dtype("bmm", input, mat2)
     return finish_out("bmm", batched_matmul(input, mat2), out)
@@ -164,6 +174,7 @@ def mv(input, vec, *, out=None):
     if input.ndim != 2 or vec.ndim != 1:
         raise op_error(RuntimeError, "mv", f"expected a matrix and a vector, but got {input.ndim}D and "
                        f"{vec.ndim}D tensors")
+    input, vec = _autocast("mv", out, input, vec)
     _check_same_dtype("mv", input, vec)
     if input._shape[1] != vec._shape[0]:
         raise op_error(RuntimeError, "mv", f"size mismatch, got input ({input._shape[0]}), mat "
@@ -248,11 +259,13 @@ def _add_scaled(op: str, input, product, beta, alpha, out):
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)`` (``torch.addmm``)."""
+    input, mat1, mat2 = _autocast("addmm", out, input, mat1, mat2)
     return _add_scaled("addmm", input, mm(mat1, mat2), beta, alpha, out)
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat @ vec)`` (``torch.addmv``)."""
+    input, mat, vec = _autocast("addmv", out, input, mat, vec)
     return _add_scaled("addmv", input, mv(mat, vec), beta, alpha, out)
 
 
@@ -262,6 +275,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     for name, vec in (("vec1", vec1), ("vec2", vec2)):
         if vec.dim() != 1:
             raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {vec.dim()}-D")
+    input, vec1, vec2 = _autocast("addr", out, input, vec1, vec2)
     return _add_scaled("addr", input, outer(vec1, vec2), beta, alpha, out)
 
 
@@ -269,6 +283,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])`` (``torch.addbmm``)."""
     _check_tensors("addbmm", batch1=batch1, batch2=batch2)
     _check_batches("addbmm", batch1, batch2)
+    input, batch1, batch2 = _autocast("addbmm", out, input, batch1, batch2)
     _check_same_dtype("addbmm", batch1, batch2)
     b, n, k = batch1._shape
     m = batch2._shape[2]
@@ -279,6 +294,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * bmm(batch1, batch2)`` (``torch.baddbmm``)."""
+    input, batch1, batch2 = _autocast("baddbmm", out, input, batch1, batch2)
     return _add_scaled("baddbmm", input, bmm(batch1, batch2), beta, alpha, out)
 
 

@@ -12,6 +12,7 @@ import functools
 
 from ... import dtypes as dt, ops
 from ...ops import nn_functions
+from ...amp.autocast_mode import autocast_inputs
 from ...ops._windows import col2im, columns, pad_constant, prod
 from ...ops.conv import add_bias, convolution as convolution_op
 from ._utils import batch, ntuple, unbatch
@@ -160,6 +161,7 @@ def _split_padding(pads) -> tuple:
 
 
 def _conv(op: str, nd: int, input, weight, bias, stride, padding, dilation, groups):
+    input, weight, bias = autocast_inputs(op, input, weight, bias)  # torch lists conv*d under autocast
     x, batched, kernel, stride, dilation = _conv_arguments(op, nd, input, weight, stride, dilation, groups)
     pads = _conv_padding(padding, kernel, stride, dilation)
     _check_conv(x, weight, bias, groups, transposed=False)
@@ -190,6 +192,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 def _conv_transpose(op: str, nd: int, input, weight, bias, stride, padding, output_padding, groups, dilation):
+    input, weight, bias = autocast_inputs(op, input, weight, bias)
     if isinstance(padding, str):
         raise TypeError(f"{op}(): argument 'padding' must be tuple of ints, not str")
     x, batched, kernel, stride, dilation = _conv_arguments(op, nd, input, weight, stride, dilation, groups)
