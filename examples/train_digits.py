@@ -7,6 +7,7 @@ examples:
   python examples/train_digits.py --out /tmp/digits     # checkpoint and log go to /tmp/digits
   python examples/train_digits.py --device meta         # shapes only: meta tensors hold no data
   python examples/train_digits.py --tensorboard runs/digits   # then: tensorboard --logdir runs
+  python examples/train_digits.py --amp                 # mixed precision: autocast (bfloat16 on cpu) + GradScaler
   bash scripts/train.sh --device cpu                    # the main job: installs core, then runs this
 
 output:
@@ -79,11 +80,11 @@ class DigitsNet(nn.Module):
         return self.classifier(self.features(x))
 
 
-def evaluate(model, images, labels, batch_size: int = 256) -> float:
-    """Accuracy on (images, labels)."""
+def evaluate(model, images, labels, batch_size: int = 256, amp: bool = False) -> float:
+    """Accuracy on (images, labels) (under autocast with ``amp``)."""
     model.eval()
     correct = 0
-    with core.no_grad():
+    with core.no_grad(), core.autocast(images.device.type, enabled=amp):
         for start in range(0, len(labels), batch_size):
             logits = model(images[start:start + batch_size])
             correct += int((logits.argmax(1) == labels[start:start + batch_size]).sum().item())
@@ -135,6 +136,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--resume", action="store_true",
                         help="continue from the checkpoint (model, optimizer, epoch) up to --epochs "
                              "(default: off, start over and replace it)")
+    parser.add_argument("--amp", action="store_true",
+                        help="mixed precision: the forward under core.autocast in the device's default low dtype "
+                             "(bfloat16 on cpu, float16 elsewhere), the loss scaled by core.amp.GradScaler "
+                             "(default: off, float32)")
     parser.add_argument("--tensorboard", type=pathlib.Path, default=None, metavar="DIR",
                         help="also log the loss and accuracy curves and the model's graph for TensorBoard in DIR "
                              "(default: off; needs the tensorboard extra: CORE_EXTRAS=tensorboard bash "
@@ -198,11 +203,16 @@ def train(args, device, backend: str, checkpoint: pathlib.Path) -> float:
     x_train, y_train, x_test, y_test = load_digits(device)
     model = DigitsNet().to(device)
     optimizer = core.optim.Adam(model.parameters(), lr=args.lr)
+    # a float16 forward needs loss scaling against underflowing gradients; bfloat16 (cpu's) has float32's range
+    scaler = core.amp.GradScaler(device.type, enabled=args.amp and core.get_autocast_dtype(device.type) ==
+                                 core.float16)
     start_epoch = 0
     if args.resume:
         state = core.load(checkpoint, map_location=device)
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
+        if state.get("scaler"):
+            scaler.load_state_dict(state["scaler"])
         start_epoch = state["epoch"]
         print(f"resumed from {checkpoint} after epoch {start_epoch}")
         if start_epoch >= args.epochs:
@@ -227,20 +237,22 @@ def train(args, device, backend: str, checkpoint: pathlib.Path) -> float:
             bar = tqdm(loader, desc=f"epoch {epoch + 1}/{args.epochs}", unit="batch", leave=False,
                        disable=None)  # a bar on a terminal; none in logs and pipes
             for images, labels in bar:
-                logits = model(images)
-                loss = F.cross_entropy(logits, labels)
+                with core.autocast(device.type, enabled=args.amp):
+                    logits = model(images)
+                    loss = F.cross_entropy(logits, labels)
                 optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
+                scaler.scale(loss).backward()
+                scaler.step(optimizer)
+                scaler.update()
                 total_loss += loss.item() * len(labels)
                 correct += int((logits.argmax(1) == labels).sum().item())
                 seen += len(labels)
                 bar.set_postfix(loss=f"{total_loss / seen:.4f}")
-            test_accuracy = evaluate(model, x_test, y_test)
+            test_accuracy = evaluate(model, x_test, y_test, amp=args.amp)
             print(f"epoch {epoch + 1:2d}: loss {total_loss / seen:.4f}  train acc {correct / seen:.4f}  "
                   f"test acc {test_accuracy:.4f}")
-            save_checkpoint({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch + 1},
-                            checkpoint)
+            save_checkpoint({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch + 1,
+                             "scaler": scaler.state_dict()}, checkpoint)
             log.writerow({"epoch": epoch + 1, "loss": f"{total_loss / seen:.6f}",
                           "train_accuracy": f"{correct / seen:.6f}", "test_accuracy": f"{test_accuracy:.6f}",
                           "seconds": f"{time.perf_counter() - epoch_started:.3f}"})
@@ -253,7 +265,7 @@ def train(args, device, backend: str, checkpoint: pathlib.Path) -> float:
     if writer is not None:
         writer.close()
     seconds = time.perf_counter() - started
-    accuracy = evaluate(model, x_test, y_test)
+    accuracy = evaluate(model, x_test, y_test, amp=args.amp)
     print(f"done: test accuracy {accuracy:.1%} in {seconds:.1f} s on {device} (backend {backend}), "
           f"checkpoint {checkpoint}")
     return accuracy

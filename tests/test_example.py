@@ -178,3 +178,18 @@ def test_tensorboard_flag_logs_every_epoch_and_the_graph(tmp_path, capsys):
     assert [round(e.value, 6) for e in events.Scalars("accuracy/test")] == [float(r["test_accuracy"]) for r in log]
     assert [e.step for e in events.Scalars("loss/train")] == [1, 2]
     assert any(n.op == "convolution" for n in events.Graph().node)
+
+
+def test_amp_trains_to_the_float32_accuracy_and_resumes_its_scaler(tmp_path, device, capsys):
+    """--amp: autocast in the device's low dtype (bfloat16 on cpu: no loss scaling; float16 elsewhere: a
+    GradScaler, saved in the checkpoint); the full run is checked on cpu, two epochs elsewhere."""
+    example = _load_example()
+    full = device == "cpu"
+    epochs = 20 if full else 2
+    accuracy = example.main(["--device", device, "--amp", "--epochs", str(epochs), "--out", str(tmp_path)])
+    assert accuracy >= (0.97 if full else 0.5)
+    scaler = core.load(tmp_path / "digits.ckpt")["scaler"]
+    low = core.get_autocast_dtype(core.device(device).type)
+    assert (scaler == {}) == (low != core.float16)  # a disabled scaler's state is empty, as in PyTorch
+    example.main(["--device", device, "--amp", "--epochs", str(epochs + 1), "--out", str(tmp_path), "--resume"])
+    assert "resumed from" in capsys.readouterr().out
