@@ -1,7 +1,7 @@
 """Define-by-run autograd: the Autograd dispatch key's kernel records a graph the engine walks backwards."""
 
 from . import forward_ad, functional, graph
-from . import kernel as _kernel
+from . import inference as _inference, kernel as _kernel
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .function import Function, FunctionCtx
 from .functional import backward, grad
@@ -17,3 +17,4 @@ __all__ = ["backward", "grad", "Function", "FunctionCtx", "gradcheck", "gradgrad
            "Variable", "is_tensor_like"]
 
 _kernel.install()
+_inference.install()

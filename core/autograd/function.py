@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .grad_mode import is_grad_enabled, no_grad
+from .grad_mode import is_grad_enabled, is_inference_mode_enabled, no_grad
+from .inference import SAVED_ERROR
 from .graph import Node, edge_of
 
 __all__ = ["Function", "FunctionCtx"]
@@ -20,6 +21,7 @@ class FunctionCtx:
         self.non_differentiable = ()
         self.materialize_grads = True
         self._released = False
+        self._saved_inference = False
 
     def save_for_backward(self, *tensors) -> None:
         """Keep tensors for backward (checked against in-place changes; through the pack hook of an open
@@ -27,6 +29,7 @@ class FunctionCtx:
         from .graph import _SAVED_HOOKS, _map_tensors
 
         self._versions = tuple(t._storage.version if t is not None else None for t in tensors)
+        self._saved_inference = any(t is not None and t._storage.inference for t in tensors)
         self._unpack = _SAVED_HOOKS[-1][1] if _SAVED_HOOKS else None
         self.saved_tensors_ = _map_tensors(_SAVED_HOOKS[-1][0], tensors) if _SAVED_HOOKS else tensors
 
@@ -91,6 +94,8 @@ class Function:
             out = cls.forward(ctx, *args, **kwargs)
         if not (is_grad_enabled() and any(ctx.needs_input_grad)):
             return out
+        if ctx._saved_inference and not is_inference_mode_enabled():
+            raise RuntimeError(SAVED_ERROR)
         outs = out if isinstance(out, tuple) else (out,)
         edges = tuple(edge_of(args[i]) if args[i].requires_grad else (None, 0) for i in tensor_positions)
         meta = tuple((o._shape, o.dtype, o.device) if hasattr(o, "_storage") else ((), None, None) for o in outs)
