@@ -9,12 +9,19 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inferen
                         set_grad_enabled)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import Node
-from ._variable import Variable, is_tensor_like
+# torch.autograd's remaining names: the legacy variable module, SavedTensor, the thread flags, __torch_function__
+from . import variable
+from .function import NestedIOFunction
+from .grad_mode import is_multithreading_enabled, is_view_replay_enabled, set_multithreading_enabled
+from .graph import SavedTensor
+from .overrides import handle_torch_function, has_torch_function, is_tensor_like
+from .variable import Variable
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "gradcheck", "gradgradcheck", "GradcheckError",
            "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled", "Node",
-           "Variable", "is_tensor_like"]
+           "Variable", "is_tensor_like", "variable", "NestedIOFunction", "SavedTensor", "set_multithreading_enabled",
+           "is_multithreading_enabled", "is_view_replay_enabled", "has_torch_function", "handle_torch_function"]
 
 _kernel.install()
 _inference.install()
