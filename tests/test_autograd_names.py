@@ -247,3 +247,23 @@ def test_nested_io_function_gradcheck(device):
 def test_nested_io_function_needs_forward_extended():
     with pytest.raises(NotImplementedError, match="forward_extended"):
         NestedIOFunction()(core.ones(1))
+
+
+# -- enforce_grad_layout_policy ---------------------------------------------------------------------------
+
+def test_new_grad_takes_the_leaf_layout_unless_the_policy_is_relaxed(device):
+    from core.autograd import enforce_grad_layout_policy
+
+    p = core.empty(2, 3, 4, device=device).permute(2, 0, 1).requires_grad_()
+    (p * 2).sum().backward()
+    assert p.grad.stride() == p.stride() == (1, 12, 4)
+    assert_close(p.grad, np.full((4, 2, 3), 2.0, np.float32))
+    p.grad = None
+    with enforce_grad_layout_policy(False):
+        (p * 2).sum().backward()  # the incoming row-major gradient is stolen, not copied
+    assert p.grad.stride() == (6, 3, 1)
+    assert_close(p.grad, np.full((4, 2, 3), 2.0, np.float32))
+    gappy = core.empty(4, 6, device=device)[:, ::2].detach().requires_grad_()
+    (gappy * 3).sum().backward()
+    assert gappy.grad.stride() == (3, 1)  # not dense: row-major
+    assert enforce_grad_layout_policy(True).mode and core.autograd.grad_mode.tls.grad_layout_policy

@@ -12,7 +12,8 @@ from .graph import Node
 # torch.autograd's remaining names: the legacy variable module, SavedTensor, the thread flags, __torch_function__
 from . import variable
 from .function import NestedIOFunction
-from .grad_mode import is_multithreading_enabled, is_view_replay_enabled, set_multithreading_enabled
+from .grad_mode import (enforce_grad_layout_policy, is_multithreading_enabled, is_view_replay_enabled,
+                        set_multithreading_enabled)
 from .graph import SavedTensor
 from .overrides import handle_torch_function, has_torch_function, is_tensor_like
 from .variable import Variable
@@ -21,7 +22,8 @@ __all__ = ["backward", "grad", "Function", "FunctionCtx", "gradcheck", "gradgrad
            "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled", "Node",
            "Variable", "is_tensor_like", "variable", "NestedIOFunction", "SavedTensor", "set_multithreading_enabled",
-           "is_multithreading_enabled", "is_view_replay_enabled", "has_torch_function", "handle_torch_function"]
+           "is_multithreading_enabled", "is_view_replay_enabled", "has_torch_function", "handle_torch_function",
+           "enforce_grad_layout_policy"]
 
 _kernel.install()
 _inference.install()

@@ -16,7 +16,7 @@ from ..dispatch.keys import Autograd, InferenceTensor, is_grad_enabled, set_grad
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "set_multithreading_enabled", "is_multithreading_enabled",
-           "is_view_replay_enabled", "_set_view_replay_enabled"]
+           "is_view_replay_enabled", "_set_view_replay_enabled", "enforce_grad_layout_policy"]
 
 # inference_mode excludes Autograd (no recording) and InferenceTensor (inference tensors dispatch as plain ones)
 _INFERENCE_KEYS = Autograd.mask | InferenceTensor.mask
@@ -187,3 +187,15 @@ def is_view_replay_enabled() -> bool:
     """Whether view replay is enabled in this thread (``torch.autograd.is_view_replay_enabled``; off by
     default)."""
     return tls.view_replay
+
+
+class enforce_grad_layout_policy(_Flag):
+    """Whether backward enforces the gradient layout contract (``torch.autograd.enforce_grad_layout_policy``): a
+    leaf's new ``.grad`` takes the leaf's strides when its elements are non-overlapping and dense, else row-major
+    ones. With ``enable=False`` an incoming gradient nobody else holds becomes ``.grad`` whatever its strides
+    (no copy). A plain call, a context manager or a decorator; thread-local."""
+
+    attribute = "grad_layout_policy"
+
+    def __init__(self, enable: bool = True):
+        super().__init__(enable)

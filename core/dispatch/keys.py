@@ -103,7 +103,7 @@ def keys_in(mask: int) -> list[DispatchKey]:
 class _LocalKeys(threading.local):
     """Thread-local included / excluded key sets (tracing, profiling, no_grad), whether an ``inference_mode``
     block is active (new storages are marked with it) and the multithreading flag of
-    ``torch.autograd.set_multithreading_enabled``."""
+    ``torch.autograd.set_multithreading_enabled`` (and of view replay and the gradient layout policy)."""
 
     def __init__(self):
         self.include = 0
@@ -111,6 +111,7 @@ class _LocalKeys(threading.local):
         self.inference = False
         self.multithreading = True
         self.view_replay = False
+        self.grad_layout_policy = True
 
 
 tls = _LocalKeys()
