@@ -71,7 +71,7 @@ def test_saved_tensor_hooks_on_an_output_and_their_errors(device):
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         raw.register_hooks(lambda t: t, lambda t: t)
     with pytest.raises(AttributeError, match="_raw_saved_nothing"):
-        y.grad_fn._raw_saved_nothing
+        y.grad_fn._raw_saved_nothing  # noqa: B018 - reading it raises
 
 
 def test_saved_tensor_hooks_keep_gradcheck_exact(device):

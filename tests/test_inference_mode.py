@@ -38,9 +38,9 @@ def test_inference_tensors_have_no_version_counter(device):
         y = x * x
     assert not y.requires_grad
     with pytest.raises(RuntimeError, match="Inference tensors do not track version counter."):
-        y._version
+        y._version  # noqa: B018 - reading it raises
     with core.inference_mode(), pytest.raises(RuntimeError, match="do not track version counter"):
-        y._version
+        y._version  # noqa: B018 - reading it raises
 
 
 def test_inplace_on_normal_tensor_inside_is_allowed_and_bumps_its_version(device):

@@ -13,9 +13,9 @@ import weakref
 
 from ..tensor import RemovableHandle
 
-__all__ = ["Node", "AccumulateGrad", "SavedContext", "SavedTensor", "node_class", "edge_of", "saved_tensors_hooks", "save_on_cpu",
-           "disable_saved_tensors_hooks", "register_multi_grad_hook", "GradientEdge", "get_gradient_edge",
-           "increment_version"]
+__all__ = ["Node", "AccumulateGrad", "SavedContext", "SavedTensor", "node_class", "edge_of", "saved_tensors_hooks",
+           "save_on_cpu", "disable_saved_tensors_hooks", "register_multi_grad_hook", "GradientEdge",
+           "get_gradient_edge", "increment_version"]
 
 _SAVED_HOOKS: list = []  # the (pack, unpack) pairs of the open saved_tensors_hooks contexts, innermost last
 _HOOKS_DISABLED: list = []  # the messages of the open disable_saved_tensors_hooks contexts

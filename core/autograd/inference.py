@@ -11,7 +11,8 @@ from __future__ import annotations
 from ..dispatch.keys import InferenceTensor
 from ..dispatch.operator import set_functionality_fallback
 
-__all__ = ["inference_tensor_kernel", "refuse_inference_write", "check_saveable", "INPLACE_ERROR", "SAVED_ERROR", "install"]
+__all__ = ["inference_tensor_kernel", "refuse_inference_write", "check_saveable", "INPLACE_ERROR", "SAVED_ERROR",
+           "install"]
 
 INPLACE_ERROR = ("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to "
                  "get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
