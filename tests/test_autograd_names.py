@@ -72,6 +72,12 @@ def test_saved_tensor_hooks_on_an_output_and_their_errors(device):
         raw.register_hooks(lambda t: t, lambda t: t)
     with pytest.raises(AttributeError, match="_raw_saved_nothing"):
         y.grad_fn._raw_saved_nothing  # noqa: B018 - reading it raises
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.grad_fn._saved_result  # noqa: B018 - freed by backward
+    with core.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        z = x * x
+    with pytest.raises(RuntimeError, match="hooks have already been set"):  # the context's hooks hold it
+        z.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
 
 
 def test_saved_tensor_hooks_keep_gradcheck_exact(device):

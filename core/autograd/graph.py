@@ -330,11 +330,11 @@ class Node:
                 if ctx.released:
                     raise RuntimeError(_RELEASED)
                 value = (ctx._args if slot[0] == "arg" else ctx._outputs)[slot[1]]
-                if raw and (hasattr(value, "_storage") or value is None):
+                saved = hasattr(value, "_storage") or value is None or isinstance(value, _Packed)
+                if raw and saved:
                     return SavedTensor(ctx, *slot)
                 if not raw:
-                    return SavedTensor(ctx, *slot).unpack() if hasattr(value, "_storage") or value is None \
-                        or ctx._hooked(*slot) else value
+                    return SavedTensor(ctx, *slot).unpack() if saved else value
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __repr__(self) -> str:
