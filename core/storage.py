@@ -36,8 +36,8 @@ class Storage:
         self.device = device
         self.backend = backend
         self.version = 0
-        self.inference = tls.inference
-        self.key = key | _INFERENCE_MASK if self.inference else key
+        self.inference = inference = tls.inference
+        self.key = key | _INFERENCE_MASK if inference else key
 
     def size(self) -> int:
         """Size in bytes (``torch.UntypedStorage.size``)."""
