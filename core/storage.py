@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import warnings
 
-from .dispatch.keys import tls
+from .dispatch.keys import InferenceTensor, tls
 
 __all__ = ["Storage", "TypedStorage"]
+
+
+_INFERENCE_MASK = InferenceTensor.mask
 
 
 class Storage:
@@ -21,7 +24,8 @@ class Storage:
     CPU reference backend, a device buffer for others); core never looks inside.
     ``backend`` is the runtime object that owns the buffer and ``key`` its
     dispatch-key bit. ``inference`` records that it was allocated inside ``core.inference_mode``: tensors over
-    it are inference tensors (views of normal tensors made in that mode are not, as in PyTorch).
+    it are inference tensors (views of normal tensors made in that mode are not, as in PyTorch), and ``key`` then
+    also carries the InferenceTensor dispatch key, whose kernel enforces their rules outside that mode.
     """
 
     __slots__ = ("data", "nbytes", "device", "backend", "key", "version", "inference", "__weakref__")
@@ -31,9 +35,9 @@ class Storage:
         self.nbytes = nbytes
         self.device = device
         self.backend = backend
-        self.key = key
         self.version = 0
-        self.inference = tls.inference
+        self.inference = inference = tls.inference
+        self.key = key | _INFERENCE_MASK if inference else key
 
     def size(self) -> int:
         """Size in bytes (``torch.UntypedStorage.size``)."""

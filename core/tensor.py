@@ -83,6 +83,12 @@ def contiguous_strides(shape: tuple) -> tuple:
     return strides
 
 
+def _inference_mode_enabled() -> builtins.bool:
+    from .dispatch.keys import tls  # here: the dispatch package imports this module
+
+    return tls.inference
+
+
 class Tensor:
     """A multi-dimensional array on a device, with autograd fields (``torch.Tensor``)."""
 
@@ -303,12 +309,17 @@ class Tensor:
 
     @property
     def _version(self) -> int:
+        """How many in-place writes the storage has seen (``torch.Tensor._version``); inference tensors have none."""
+        if self._storage.inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._storage.version
 
     def requires_grad_(self, requires_grad: builtins.bool = True) -> "Tensor":
         """Set ``requires_grad`` in place; only floating and complex tensors can require gradients."""
         if requires_grad and self.dtype.category < 2:
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        if requires_grad and self._storage.inference and not _inference_mode_enabled():
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if not requires_grad and self.grad_fn is not None:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
                                "computed variable in a subgraph that doesn't require differentiation use "

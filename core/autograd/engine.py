@@ -179,6 +179,30 @@ def _leaf_hooks(variable, grad):
     return grad
 
 
+def _is_non_overlapping_and_dense(shape: tuple, stride: tuple) -> bool:
+    """Whether the elements fill their span of the storage exactly once, in some order of the dims."""
+    expected = 1
+    for size, step in sorted(((n, st) for n, st in zip(shape, stride) if n != 1), key=lambda d: d[1]):
+        if step != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _new_grad(variable, grad):
+    """A fresh ``.grad`` holding ``grad`` in PyTorch's gradient layout: the variable's strides when its elements
+    are non-overlapping and dense, else row-major contiguous."""
+    from ..ops.creation import empty_strided
+    from ..tensor import contiguous_strides
+
+    shape = variable._shape
+    dense = _is_non_overlapping_and_dense(shape, variable._stride)
+    out = empty_strided(shape, variable._stride if dense else contiguous_strides(shape), dtype=grad.dtype,
+                        device=grad.device)
+    get_operator("copy_")(out, grad, False)
+    return out
+
+
 def _accumulate(variable, grad, create_graph: bool) -> None:
     wanted = variable.__dict__.get("_grad_dtype", grad.dtype)  # Tensor.grad_dtype, when set
     if wanted is not None and grad.dtype is not wanted:
@@ -189,12 +213,14 @@ def _accumulate(variable, grad, create_graph: bool) -> None:
         # PyTorch's rule: take the incoming gradient itself when nothing else can see it (only the engine's
         # list, this frame and getrefcount hold the tensor; only the tensor holds its storage) and it has the
         # variable's layout; otherwise copy, since it may be the caller's tensor or shared by other edges
+        # (under enforce_grad_layout_policy(False) a stealable gradient is taken whatever its strides)
         if not create_graph and _getrefcount(grad) <= 3 and _getrefcount(grad._storage) <= 2 \
                 and grad.grad_fn is None and grad._offset == 0 and grad.dtype is variable.dtype \
-                and grad._stride == variable._stride and grad._storage.device == variable._storage.device:
+                and (grad._stride == variable._stride or not tls.grad_layout_policy) \
+                and grad._storage.device == variable._storage.device:
             variable.grad = grad
         else:
-            variable.grad = grad.clone() if create_graph else grad.detach().clone()
+            variable.grad = grad.clone() if create_graph else _new_grad(variable, grad)
     elif create_graph:
         variable.grad = variable.grad + grad
     else:  # in place, as PyTorch accumulates; straight to the ops (grad mode is off here)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from .grad_mode import is_grad_enabled, no_grad
+from .grad_mode import is_grad_enabled, is_inference_mode_enabled, no_grad
+from .inference import SAVED_ERROR
 from .graph import Node, edge_of
 
-__all__ = ["Function", "FunctionCtx"]
+__all__ = ["Function", "FunctionCtx", "NestedIOFunction"]
 
 
 class FunctionCtx:
@@ -20,6 +21,7 @@ class FunctionCtx:
         self.non_differentiable = ()
         self.materialize_grads = True
         self._released = False
+        self._saved_inference = False
 
     def save_for_backward(self, *tensors) -> None:
         """Keep tensors for backward (checked against in-place changes; through the pack hook of an open
@@ -27,6 +29,7 @@ class FunctionCtx:
         from .graph import _SAVED_HOOKS, _map_tensors
 
         self._versions = tuple(t._storage.version if t is not None else None for t in tensors)
+        self._saved_inference = any(t is not None and t._storage.inference for t in tensors)
         self._unpack = _SAVED_HOOKS[-1][1] if _SAVED_HOOKS else None
         self.saved_tensors_ = _map_tensors(_SAVED_HOOKS[-1][0], tensors) if _SAVED_HOOKS else tensors
 
@@ -91,6 +94,8 @@ class Function:
             out = cls.forward(ctx, *args, **kwargs)
         if not (is_grad_enabled() and any(ctx.needs_input_grad)):
             return out
+        if ctx._saved_inference and not is_inference_mode_enabled():
+            raise RuntimeError(SAVED_ERROR)
         outs = out if isinstance(out, tuple) else (out,)
         edges = tuple(edge_of(args[i]) if args[i].requires_grad else (None, 0) for i in tensor_positions)
         meta = tuple((o._shape, o.dtype, o.device) if hasattr(o, "_storage") else ((), None, None) for o in outs)
@@ -118,3 +123,97 @@ class Function:
                 o.grad_fn = node
                 o.__dict__["_output_nr"] = i
         return outs if isinstance(out, tuple) else outs[0]
+
+
+def _iter_tensors(nested):
+    """The tensors of a nest of lists and tuples, depth first (PyTorch's ``_iter_tensors``)."""
+    if hasattr(nested, "_storage"):
+        yield nested
+    elif isinstance(nested, (list, tuple)):
+        for item in nested:
+            yield from _iter_tensors(item)
+
+
+def _grads_at_tensors(proto, grads):
+    """The entries of the nest ``grads`` that stand where ``proto`` (the nested inputs) has tensors, in order; a
+    None in place of a whole sub-nest gives None for each of its tensors."""
+    if hasattr(proto, "_storage"):
+        yield grads
+    elif isinstance(proto, (list, tuple)):
+        for i, item in enumerate(proto):
+            yield from _grads_at_tensors(item, None if grads is None else grads[i])
+
+
+def _unflatten(flat, proto):
+    """``flat``'s entries put back into ``proto``'s nesting: every tensor (or None) of ``proto`` takes the next."""
+    flat = iter(flat)
+
+    def rebuild(p):
+        if p is None or hasattr(p, "_storage"):
+            return next(flat)
+        if isinstance(p, (list, tuple)):
+            return type(p)(rebuild(item) for item in p)
+        return p
+
+    return rebuild(proto)
+
+
+class _NestedApply(Function):
+    """The node a :class:`NestedIOFunction` call records: flat tensors in and out, the nesting kept on the instance."""
+
+    @staticmethod
+    def forward(ctx, fn, *flat):
+        fn._ctx = ctx
+        fn.needs_input_grad = ctx.needs_input_grad[1:]
+        nested = _unflatten([t.detach() for t in flat], fn._nested_input)
+        fn._nested_output = fn.forward_extended(*nested)
+        return tuple(_iter_tensors(fn._nested_output))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        fn = ctx.fn
+        result = fn.backward_extended(*_unflatten(grads, fn._nested_output))
+        if len(fn._nested_input) == 1 and not isinstance(result, tuple):
+            result = (result,)
+        return (None,) + tuple(_grads_at_tensors(fn._nested_input, result))
+
+
+class NestedIOFunction:
+    """The legacy custom Function with nested inputs and outputs (``torch.autograd.NestedIOFunction``): subclass it
+    with instance methods ``forward_extended(*inputs)`` and ``backward_extended(*grad_outputs)``, where inputs,
+    outputs and gradients may be nests of lists and tuples of tensors, and call an instance on the inputs.
+    ``backward_extended`` returns one gradient per input, nested like that input (None for non-tensors)."""
+
+    def __call__(self, *inputs):
+        self._nested_input = inputs
+        flat = tuple(_iter_tensors(inputs))
+        out = _NestedApply.apply(self, *flat)
+        out = out if isinstance(out, tuple) else (out,)
+        self._ctx.fn = self
+        return _unflatten(out, self._nested_output)
+
+    def forward_extended(self, *inputs):
+        """Compute the (nested) outputs from the (nested) inputs; override it."""
+        raise NotImplementedError("a NestedIOFunction subclass must implement forward_extended(self, *inputs)")
+
+    def backward_extended(self, *grad_outputs):
+        """Return the (nested) gradients of the inputs from those of the outputs; override it."""
+        raise NotImplementedError("a NestedIOFunction subclass must implement backward_extended(self, *grads)")
+
+    def save_for_backward(self, *args) -> None:
+        """Keep the tensors of a nest for backward (checked against in-place changes, like a Function's)."""
+        self._to_save_nested = args
+        self._ctx.save_for_backward(*_iter_tensors(args))
+
+    @property
+    def saved_tensors(self):
+        """The nest given to :meth:`save_for_backward`, with its tensors."""
+        return _unflatten(self._ctx.saved_tensors, self._to_save_nested)
+
+    def mark_dirty(self, *args, **kwargs) -> None:
+        """Declare the tensors of a nest of inputs that forward_extended modified in place."""
+        self._ctx.mark_dirty(*_iter_tensors((args, tuple(kwargs.values()))))
+
+    def mark_non_differentiable(self, *args, **kwargs) -> None:
+        """Declare the tensors of a nest of outputs that have no gradient."""
+        self._ctx.mark_non_differentiable(*_iter_tensors((args, tuple(kwargs.values()))))

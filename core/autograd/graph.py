@@ -13,9 +13,9 @@ import weakref
 
 from ..tensor import RemovableHandle
 
-__all__ = ["Node", "AccumulateGrad", "SavedContext", "node_class", "edge_of", "saved_tensors_hooks", "save_on_cpu",
-           "disable_saved_tensors_hooks", "register_multi_grad_hook", "GradientEdge", "get_gradient_edge",
-           "increment_version"]
+__all__ = ["Node", "AccumulateGrad", "SavedContext", "SavedTensor", "node_class", "edge_of", "saved_tensors_hooks",
+           "save_on_cpu", "disable_saved_tensors_hooks", "register_multi_grad_hook", "GradientEdge",
+           "get_gradient_edge", "increment_version"]
 
 _SAVED_HOOKS: list = []  # the (pack, unpack) pairs of the open saved_tensors_hooks contexts, innermost last
 _HOOKS_DISABLED: list = []  # the messages of the open disable_saved_tensors_hooks contexts
@@ -124,7 +124,7 @@ class SavedContext:
     through the unpack hook when backward first needs it (no in-place check then: the unpacked tensor is new)."""
 
     __slots__ = ("_args", "kwargs", "_versions", "_outputs", "_out_versions", "node", "released", "extra", "_unpack",
-                 "_unpacked")
+                 "_unpacked", "_slot_hooks")
 
     def __init__(self, args: tuple, kwargs: dict, outputs: tuple):
         self.kwargs = kwargs
@@ -139,23 +139,36 @@ class SavedContext:
         self.node = None
         self.released = False
         self.extra = None
+        self._slot_hooks = None  # ("arg" | "out", index) -> (packed, unpack_hook): SavedTensor.register_hooks
 
     @property
     def args(self) -> tuple:
-        """The op's arguments (through the unpack hook, once, when saved under saved_tensors_hooks)."""
-        if self._unpack is None or self._args is None:
+        """The op's arguments (through the unpack hooks, once, when saved under saved_tensors_hooks or hooked
+        through a SavedTensor)."""
+        if self._args is None or (self._unpack is None and self._slot_hooks is None):
             return self._args
         if self._unpacked is None:
-            self._unpacked = (_map_tensors(self._unpack, self._args, packed=True),
-                              _map_tensors(self._unpack, self._outputs, packed=True))
+            if self._unpack is not None:
+                args = _map_tensors(self._unpack, self._args, packed=True)
+                outs = _map_tensors(self._unpack, self._outputs, packed=True)
+            else:
+                args, outs = list(self._args), list(self._outputs)
+                for (kind, i), (packed, unpack) in self._slot_hooks.items():
+                    (args if kind == "arg" else outs)[i] = unpack(packed)
+                args = tuple(args)
+            self._unpacked = (args, outs)
         return self._unpacked[0]
+
+    def _hooked(self, kind: str, i: int) -> bool:
+        """Whether slot ``i`` comes back through hooks (then it is a new tensor: no in-place check)."""
+        return self._unpack is not None or (self._slot_hooks is not None and (kind, i) in self._slot_hooks)
 
     def input(self, i: int):
         """Tensor argument ``i``, checked against in-place changes since the forward."""
         if self.released:
             raise RuntimeError(_RELEASED)
         t = self.args[i]
-        if self._unpack is None and hasattr(t, "_storage") and t._storage.version != self._versions[i]:
+        if not self._hooked("arg", i) and hasattr(t, "_storage") and t._storage.version != self._versions[i]:
             raise _version_error(t, self._versions[i], self._node_name())
         return t
 
@@ -167,7 +180,7 @@ class SavedContext:
         """Output ``i`` of the forward, checked against in-place changes; part of the graph when recording."""
         if self.released:
             raise RuntimeError(_RELEASED)
-        if self._unpack is None:
+        if not self._hooked("out", i):
             o = self._outputs[i]
             if o._storage.version != self._out_versions[i]:
                 raise _version_error(o, self._out_versions[i], self._node_name())
@@ -189,8 +202,85 @@ class SavedContext:
         return node.name() if node is not None else "?"
 
     def release(self) -> None:
-        self._args = self.kwargs = self._outputs = self._unpacked = None
+        self._args = self.kwargs = self._outputs = self._unpacked = self._slot_hooks = None
         self.released = True
+
+
+class SavedTensor:
+    """One tensor a node saved for backward, as ``grad_fn._raw_saved_<name>`` returns it
+    (``torch._C._autograd.SavedTensor``): :meth:`register_hooks` routes it through a pack/unpack pair."""
+
+    __slots__ = ("_ctx", "_kind", "_index")
+
+    def __init__(self, ctx: SavedContext, kind: str, index: int):
+        self._ctx, self._kind, self._index = ctx, kind, index
+
+    def register_hooks(self, pack_hook, unpack_hook) -> None:
+        """Call ``pack_hook(tensor)`` now and keep only its result; backward (and ``grad_fn._saved_<name>``) get
+        ``unpack_hook(packed)`` instead of the tensor."""
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("register_hooks(): pack_hook and unpack_hook must be callables")
+        ctx = self._ctx
+        if ctx.released:
+            raise RuntimeError(_RELEASED)
+        if ctx._hooked(self._kind, self._index):
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. Hint: "
+                               "only one pair of hooks is allowed at a time.")
+        tensor = self._value()
+        if tensor is None:
+            raise RuntimeError("Calling register_hooks on a saved tensor with value None is forbidden")
+        packed = pack_hook(tensor)
+        if ctx._slot_hooks is None:
+            ctx._slot_hooks = {}
+        ctx._slot_hooks[(self._kind, self._index)] = (packed, unpack_hook)
+        ctx._unpacked = None
+        values = list(ctx._args if self._kind == "arg" else ctx._outputs)
+        values[self._index] = None  # only the packed value is kept, as in PyTorch
+        if self._kind == "arg":
+            ctx._args = tuple(values)
+        else:
+            ctx._outputs = values
+
+    def _value(self):
+        return (self._ctx._args if self._kind == "arg" else self._ctx._outputs)[self._index]
+
+    def unpack(self):
+        """The saved value: through the unpack hook when one is registered (called on every access)."""
+        ctx = self._ctx
+        if ctx.released:
+            raise RuntimeError(_RELEASED)
+        hooks = ctx._slot_hooks.get((self._kind, self._index)) if ctx._slot_hooks is not None else None
+        if hooks is not None:
+            return hooks[1](hooks[0])
+        return ctx.input(self._index) if self._kind == "arg" else ctx.output(self._index)
+
+    def __repr__(self) -> str:
+        return f"<core.autograd.SavedTensor of {'output' if self._kind == 'out' else 'argument'} {self._index}>"
+
+
+def _saved_slot(node, name: str):
+    """The (kind, index) of the saved value called ``name`` on ``node`` (PyTorch's names: ``self``, ``other``, ...,
+    ``result`` for the output), or None."""
+    if name == "result":
+        return ("out", 0)
+    import inspect
+
+    from .. import ops
+    from ..dispatch.operator import OPERATORS
+
+    op = OPERATORS.get(node.op_name)
+    public = getattr(ops, node.op_name, None)  # its argument names are PyTorch's; the op's own may be a, b
+    fn = public if callable(public) else op and (op.meta or op.decomposition or op.default)
+    try:
+        params = [p.name for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return None
+    if params and params[0] == "input":
+        params[0] = "self"  # PyTorch's native functions call their first tensor ``self``
+    if name in params and params.index(name) < len(node.ctx._versions):
+        return ("arg", params.index(name))
+    return None
 
 
 _CLASSES: dict = {}
@@ -228,6 +318,24 @@ class Node:
     def name(self) -> str:
         """The node's class name, e.g. ``MulBackward0``."""
         return type(self).__name__
+
+    def __getattr__(self, name: str):
+        """``_raw_saved_<arg>`` (a :class:`SavedTensor`) and ``_saved_<arg>`` (its value, through its unpack hook),
+        as PyTorch's nodes have them."""
+        raw = name.startswith("_raw_saved_")
+        if (raw or name.startswith("_saved_")) and self.ctx is not None:
+            slot = _saved_slot(self, name[len("_raw_saved_" if raw else "_saved_"):])
+            if slot is not None:
+                ctx = self.ctx
+                if ctx.released:
+                    raise RuntimeError(_RELEASED)
+                value = (ctx._args if slot[0] == "arg" else ctx._outputs)[slot[1]]
+                saved = hasattr(value, "_storage") or value is None or isinstance(value, _Packed)
+                if raw and saved:
+                    return SavedTensor(ctx, *slot)
+                if not raw:
+                    return SavedTensor(ctx, *slot).unpack() if saved else value
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {hex(id(self))}>"

@@ -10,15 +10,17 @@ remember their base; in-place ops check the leaf rules and re-point
 
 from __future__ import annotations
 
-from ..dispatch.keys import Autograd, tls
+from ..dispatch.keys import Autograd, InferenceTensor, tls
 from ..tensor import Tensor
 from ..dispatch.operator import set_functionality_fallback
 from .anomaly import is_anomaly_enabled, record_forward
 from .graph import SavedContext, edge_of, node_class
+from .inference import check_saveable, refuse_inference_write
 
 __all__ = ["autograd_kernel", "install"]
 
 _MASK = Autograd.mask
+_INFERENCE_MASK = InferenceTensor.mask
 
 
 def _tensor_inputs(args) -> list:
@@ -86,10 +88,17 @@ def _fit(g, like):
 
 def autograd_kernel(op, below: int, *args, **kwargs):
     """Record ``op`` in the graph when an input requires grad, then return the outputs."""
+    if below & _INFERENCE_MASK and op.writes:  # an inference tensor among the inputs (only outside inference_mode)
+        refuse_inference_write(op, args, kwargs)
     formula = op.derivative
     if formula is None and op.decomposition is not None and op.default is None:
         return op.decomposition(*args, **kwargs)  # the parts record themselves
     inputs = _tensor_inputs(args)
+    if below & _INFERENCE_MASK:
+        if all(t._storage.inference for t in inputs):  # PyTorch: such tensors carry no Autograd key
+            return op.redispatch(below, *args, **kwargs)
+        if op.inplace and getattr(op, "saves_inputs", True):
+            check_saveable(inputs)  # refused before the write, as PyTorch does
     if op.inplace:
         _check_inplace(inputs[0])
     previous = tls.exclude
@@ -110,6 +119,11 @@ def autograd_kernel(op, below: int, *args, **kwargs):
         if not any(hasattr(o, "_storage") and o.dtype.category >= 2 for o in outs):
             return out
         meta = tuple((o._shape, o.dtype, o.device) if hasattr(o, "_storage") else ((), None, None) for o in outs)
+    if below & _INFERENCE_MASK:  # an inference tensor among the inputs (only outside inference_mode)
+        if not op.inplace and getattr(outs[0], "_storage", None) is inputs[0]._storage:
+            return out  # a view of an inference tensor is an inference tensor outside the graph, as in PyTorch
+        if getattr(op, "saves_inputs", True):
+            check_saveable(inputs)
     prepared = _PREPARED.get(op.name)
     if prepared is None:
         prepared = _PREPARED[op.name] = (_per_tensor_input(formula or _not_implemented(op.name)), node_class(op.name))

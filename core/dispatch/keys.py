@@ -54,7 +54,12 @@ Tracer = _make("Tracer", 100, False)
 Profiler = _make("Profiler", 99, False)
 Autocast = _make("Autocast", 98, False)
 Autograd = _make("Autograd", 97, False)
-FUNCTIONALITY_KEYS = (Quantized, Sparse, Tracer, Profiler, Autocast, Autograd)
+# InferenceTensor is the key of tensors allocated inside inference_mode (their Storage's key carries it). It sits
+# below Autograd, like PyTorch's ADInplaceOrView: outside inference_mode its kernel refuses in-place writes into
+# such tensors; inside, the mode excludes it, so inference tensors dispatch as plain ones. Normal tensors never
+# carry it: the hot path pays nothing for it.
+InferenceTensor = _make("InferenceTensor", 96, False)
+FUNCTIONALITY_KEYS = (Quantized, Sparse, Tracer, Profiler, Autocast, Autograd, InferenceTensor)
 # CPU is the lowest backend key so that, when 0-d CPU tensors join tensors of another device (allowed, as in
 # PyTorch), the other device's kernel runs. Meta comes next; other device types are allocated above them.
 CPU = _make("CPU", 0, True)
@@ -96,13 +101,17 @@ def keys_in(mask: int) -> list[DispatchKey]:
 
 
 class _LocalKeys(threading.local):
-    """Thread-local included / excluded key sets (tracing, profiling, no_grad) and whether an ``inference_mode``
-    block is active (new storages are marked with it)."""
+    """Thread-local included / excluded key sets (tracing, profiling, no_grad), whether an ``inference_mode``
+    block is active (new storages are marked with it) and the multithreading flag of
+    ``torch.autograd.set_multithreading_enabled`` (and of view replay and the gradient layout policy)."""
 
     def __init__(self):
         self.include = 0
         self.exclude = 0
         self.inference = False
+        self.multithreading = True
+        self.view_replay = False
+        self.grad_layout_policy = True
 
 
 tls = _LocalKeys()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .keys import BACKEND_KEYS_MASK
+
 __all__ = ["TensorSpec", "empty_from_spec", "check_outputs"]
 
 
@@ -43,7 +45,7 @@ def check_outputs(op, spec, out, args) -> None:
     owner = ""
     for a in args:
         if hasattr(a, "_storage"):
-            owner = op.owners.get(a._storage.key.bit_length() - 1, "")
+            owner = op.owners.get((a._storage.key & BACKEND_KEYS_MASK).bit_length() - 1, "")
             break
     if len(specs) != len(outs):
         raise RuntimeError(f"{owner}: kernel for '{op.name}' returned {len(outs)} outputs, expected {len(specs)}")

@@ -167,7 +167,7 @@ def _tracer_kernel(op, below: int, *args, **kwargs):
     vargs = tracer.lift(args, mutated_first=op.inplace)
     vkwargs = tracer.lift(kwargs) if kwargs else {}
     # arguments the op declares it may write (besides an in-place op's first): watched through their versions
-    watched = [(i, args[i], args[i]._version) for i in op.writes
+    watched = [(i, args[i], args[i]._storage.version) for i in op.writes
                if i < len(args) and isinstance(args[i], Tensor)] if op.writes and not op.inplace else ()
     prev = tls.exclude
     tls.exclude = prev | _TRACER_MASK
@@ -175,10 +175,10 @@ def _tracer_kernel(op, below: int, *args, **kwargs):
         result = op.redispatch(below, *args, **kwargs)
     finally:
         tls.exclude = prev
-    if any(t._version != v for _, t, v in watched):
+    if any(t._storage.version != v for _, t, v in watched):
         vargs = list(vargs)
         for i, t, v in watched:
-            if t._version != v:  # it was written: a constant is copied first, as for an in-place op
+            if t._storage.version != v:  # it was written: a constant is copied first, as for an in-place op
                 vargs[i] = tracer.value_of(t, mutated=True)
         vargs = tuple(vargs)
     tracer.record(op.name, vargs, vkwargs, result)

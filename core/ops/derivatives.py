@@ -879,3 +879,9 @@ def _sparse_mm(ctx, g):
         out_index, in_index = (cols, entry_rows) if transpose else (entry_rows, cols)
         grad_values = R.sum(g.index_select(0, out_index) * _conj(dense.index_select(0, in_index)), -1)
     return None, None, grad_values, grad_dense
+
+
+# Ops whose formula reads no input values, only shapes and scalars: PyTorch saves no tensor for them, so an inference
+# tensor may take part in them while autograd records (every other recorded op refuses it: core/autograd/inference.py).
+for _name in ("add", "sub", "neg", "positive", "sum", "cat", "_to_copy", "copy_", "fill_"):
+    get_operator(_name).saves_inputs = False

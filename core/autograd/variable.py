@@ -1,10 +1,10 @@
-"""``Variable`` (PyTorch's deprecated tensor wrapper, now the tensor itself) and ``is_tensor_like``."""
+"""``torch.autograd.variable``: the legacy ``Variable``, which is now the tensor itself."""
 
 from __future__ import annotations
 
 from ..tensor import Tensor
 
-__all__ = ["Variable", "is_tensor_like"]
+__all__ = ["Variable"]
 
 
 class _VariableMeta(type):
@@ -20,9 +20,3 @@ class Variable(metaclass=_VariableMeta):
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
         return data.detach().requires_grad_(requires_grad)
-
-
-def is_tensor_like(inp) -> bool:
-    """Whether ``inp`` is a tensor or behaves like one through ``__torch_function__``
-    (``torch.autograd.is_tensor_like``)."""
-    return isinstance(inp, Tensor) or hasattr(type(inp), "__torch_function__")
