@@ -1,0 +1,593 @@
+"""Batched tensors for a vectorised ``vmap``: the function runs once, on the whole batch.
+
+A :class:`BatchedTensor` is what one sample looks like to the vmapped function (its *logical* shape); it holds the
+whole batch as a plain tensor (its *value*) with the batch dimension first. Its Storage carries the ``Batched``
+dispatch key, the highest of all, so every op that meets one runs :func:`batched_kernel`, which
+
+1. looks the op up in :data:`RULES` (a batching rule per op family: elementwise ops broadcast with the batch aligned
+   in front, reductions/scans/views shift their dims by one, ``batched_matmul`` folds an unbatched matrix into the
+   rows, ``cat`` expands its unbatched parts, ``convolution``/pooling fold the batch into N ...);
+2. else, for a composite op, runs its decomposition on the batched tensors (the parts have rules);
+3. else falls back to a loop over the samples, stacking the results: always correct, only slower.
+
+Autograd works on the values (the rules call ordinary ops on plain tensors), as it does for sparse tensors' values.
+Nested ``vmap`` calls make nested levels: a level's value may itself be batched at an outer level, and a rule runs
+with its level popped, so the ops it calls are batched by the level below (functorch's dynamic-layer stack).
+"""
+
+from __future__ import annotations
+
+import threading
+
+from ..dispatch.keys import Batched, tls
+from ..dispatch.operator import OPERATORS, set_functionality_fallback
+from ..storage import Storage
+from ..tensor import Tensor, contiguous_strides
+
+__all__ = ["BatchedTensor", "Level", "push_level", "pop_level", "active_levels", "wrap", "batched_kernel", "RULES",
+           "per_sample", "batch_at_all_levels", "base_of", "wrap_all_levels", "no_levels"]
+
+
+class Level:
+    """One active ``vmap`` call: its batch size and randomness mode."""
+
+    __slots__ = ("size", "randomness")
+
+    def __init__(self, size: int, randomness: str):
+        self.size = size
+        self.randomness = randomness
+
+
+class _Stack(threading.local):
+    def __init__(self):
+        self.levels: list = []
+
+
+_STACK = _Stack()
+
+
+def _sync_include() -> None:
+    """Ops see the Batched key whenever a level is active (random ops need it even with no batched operand)."""
+    if _STACK.levels:
+        tls.include |= Batched.mask
+    else:
+        tls.include &= ~Batched.mask
+
+
+def push_level(size: int, randomness: str) -> Level:
+    """Enter a new innermost vmap level."""
+    level = Level(size, randomness)
+    _STACK.levels.append(level)
+    _sync_include()
+    return level
+
+
+def pop_level() -> Level:
+    """Leave the innermost vmap level."""
+    level = _STACK.levels.pop()
+    _sync_include()
+    return level
+
+
+def active_levels() -> list:
+    """The active vmap levels, outermost first."""
+    return list(_STACK.levels)
+
+
+class _Popped:
+    """Block run by the level below the innermost one (a rule's calls on unwrapped values)."""
+
+    __slots__ = ("level",)
+
+    def __enter__(self):
+        self.level = pop_level()
+        return self.level
+
+    def __exit__(self, *exc):
+        _STACK.levels.append(self.level)
+        _sync_include()
+        return False
+
+
+class no_levels:
+    """Block run outside every vmap level (autograd over the fully unwrapped values)."""
+
+    __slots__ = ("saved",)
+
+    def __enter__(self):
+        self.saved, _STACK.levels = _STACK.levels, []
+        _sync_include()
+
+    def __exit__(self, *exc):
+        _STACK.levels = self.saved
+        _sync_include()
+        return False
+
+
+class DataDependentError(RuntimeError):
+    """A batched tensor's values were read as Python data (``.item()``, ``bool(t)``, ``.numpy()``)."""
+
+
+class BatchedTensor(Tensor):
+    """One sample's view of a batch inside ``vmap`` (functorch's BatchedTensor): ``shape`` is the sample's shape,
+    ``_value`` the whole batch with the batch dimension first."""
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._value.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self._value.requires_grad = value
+
+    @property
+    def grad_fn(self):
+        return self._value.grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._value.is_leaf
+
+    def requires_grad_(self, requires_grad: bool = True) -> "BatchedTensor":
+        """Set ``requires_grad`` on the batch (autograd works on the values)."""
+        self._value.requires_grad_(requires_grad)
+        return self
+
+    def detach(self) -> "BatchedTensor":
+        """The same batch cut from the autograd graph."""
+        return wrap(self._value.detach(), self._level)
+
+    def _data_dependent(self, *args, **kwargs):
+        raise DataDependentError("vmap: It looks like you're calling .item() (or reading the values) of a Tensor inside "
+                           "vmap. We don't support vmap over calling .item() on a Tensor, please try to rewrite what "
+                           "you're doing with other operations.")
+
+    numpy = item = tolist = __array__ = __bool__ = __int__ = __float__ = __index__ = data_ptr = _data_dependent
+
+    def __repr__(self) -> str:
+        return f"BatchedTensor(lvl={_level_number(self._level)}, bdim=0, value=\n{self._value!r})"
+
+
+def _level_number(level) -> int:
+    levels = _STACK.levels
+    return next((i + 1 for i, lv in enumerate(levels) if lv is level), 0)
+
+
+def wrap(value: Tensor, level: Level) -> BatchedTensor:
+    """``value`` (batch first) seen as one sample of ``level``."""
+    t = object.__new__(BatchedTensor)
+    t._value = value
+    t._level = level
+    t._shape = value._shape[1:]
+    t._stride = contiguous_strides(t._shape)  # never used to read data: every op goes through batched_kernel
+    t._offset = 0
+    t._np = None
+    t.dtype = value.dtype
+    t._storage = Storage(None, 0, value._storage.device, value._storage.backend, Batched.mask | value._storage.key)
+    return t
+
+
+def _at(x, level) -> bool:
+    return x.__class__ is BatchedTensor and x._level is level
+
+
+# -- the kernel ---------------------------------------------------------------------------------------------------
+
+_RANDOM = frozenset({"uniform_", "normal_", "random_", "bernoulli_", "exponential_", "randperm_fill_",
+                     "multinomial"})
+
+
+def _any_at(args, kwargs, level) -> bool:
+    for a in args:
+        if a.__class__ is BatchedTensor:
+            if a._level is level:
+                return True
+        elif a.__class__ is list or a.__class__ is tuple:
+            if any(_at(b, level) for b in a):
+                return True
+    return any(_at(v, level) for v in kwargs.values()) if kwargs else False
+
+
+def _any_batched(args, kwargs) -> bool:
+    for a in args:
+        if a.__class__ is BatchedTensor:
+            return True
+        if (a.__class__ is list or a.__class__ is tuple) and any(b.__class__ is BatchedTensor for b in a):
+            return True
+    return any(v.__class__ is BatchedTensor for v in kwargs.values()) if kwargs else False
+
+
+def batched_kernel(op, below, *args, **kwargs):
+    """The Batched key's kernel for every op: a batching rule, the decomposition, or a loop over the samples."""
+    levels = _STACK.levels
+    if not levels:
+        raise RuntimeError(f"vmap: {op.name}() got a BatchedTensor outside of vmap: a batched tensor escaped the "
+                           f"function it was made for (return it instead of keeping it in a closure or a global)")
+    level = levels[-1]
+    batched = _any_at(args, kwargs, level)
+    if op.name in _RANDOM:
+        return _random(op, level, batched, args, kwargs)
+    if not batched:
+        if not _any_batched(args, kwargs):  # plain tensors only (Batched is in the thread's include set)
+            return op.redispatch(below, *args, **kwargs)
+        with _Popped():  # batched by outer levels only: theirs to handle
+            return op(*args, **kwargs)
+    rule = RULES.get(op.name)
+    if rule is not None:
+        result = rule(op, level, *args, **kwargs)
+        if result is not NotImplemented:
+            return result
+    elif op.decomposition is not None and not op.primitive and not op.default:
+        try:
+            return op.decomposition(*args, **kwargs)
+        except DataDependentError:  # the decomposition reads values (a check, a size): run it per sample
+            pass
+    return _loop(op, level, args, kwargs)
+
+
+# -- the per-sample loop: correct for every op ---------------------------------------------------------------------
+
+def _sample(x, level, i):
+    if _at(x, level):
+        return x._value.select(0, i)
+    if x.__class__ is list or x.__class__ is tuple:
+        return type(x)(_sample(b, level, i) for b in x)
+    return x
+
+
+def _stack_results(results: list, level):
+    from ..ops.shape import stack
+
+    first = results[0]
+    if isinstance(first, Tensor):
+        return wrap(stack(results), level)
+    if isinstance(first, tuple):  # several outputs, a named tuple among them
+        parts = [_stack_results([r[k] for r in results], level) for k in range(len(first))]
+        return type(first)(*parts) if hasattr(first, "_fields") else type(first)(parts)
+    if isinstance(first, list):
+        return [_stack_results([r[k] for r in results], level) for k in range(len(first))]
+    if all(r == first for r in results):  # None, or a number every sample agrees on
+        return first
+    raise RuntimeError("vmap: the function returned a Python value that differs between samples; vmap can only "
+                       "batch Tensors")
+
+
+def per_sample(fn, level, args: tuple, kwargs: dict):
+    """``fn`` called once per sample of ``level`` (with the level popped), its results stacked and wrapped."""
+    with _Popped():
+        results = [fn(*_sample(args, level, i), **{k: _sample(v, level, i) for k, v in kwargs.items()})
+                   for i in range(level.size)]
+        return _stack_results(results, level)
+
+
+def _loop(op, level, args, kwargs):
+    if op.writes:
+        written = args[op.writes[0]]
+        if not _at(written, level):
+            raise RuntimeError(f"vmap: {op.name}(self, *extra_args) is not possible because there exists a Tensor "
+                               f"`other` in extra_args that has more elements than `self`. This happened due to "
+                               f"`other` being vmapped over but `self` not being vmapped over in a vmap. Please try "
+                               f"to use out-of-place operators instead of {op.name}.")
+        with _Popped():
+            for i in range(level.size):
+                op(*_sample(args, level, i), **{k: _sample(v, level, i) for k, v in kwargs.items()})
+        return written
+    return per_sample(op, level, args, kwargs)
+
+
+# -- randomness ----------------------------------------------------------------------------------------------------
+
+def _random(op, level, batched: bool, args, kwargs):
+    """PyTorch's randomness modes: 'error' refuses, 'different' draws per sample, 'same' draws once for all."""
+    if level.randomness == "error":
+        raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use the "
+                           "'same' or 'different' randomness flags on vmap or perform the randomness operation out "
+                           "of vmap")
+    filled = args[0]
+    others = _any_at(args[1:], kwargs, level)
+    if level.randomness == "different":
+        if batched:
+            return _loop(op, level, args, kwargs)  # each sample draws its own numbers
+        # an unbatched fresh tensor (``empty(...).normal_()``, rand_like, dropout's mask): one draw per sample
+        with _Popped():
+            draws = [op(filled.clone() if op.writes else filled, *args[1:], **kwargs) for _ in range(level.size)]
+            return _stack_results(draws, level)
+    if others or (batched and not op.writes):
+        raise RuntimeError(f"vmap: {op.name}() with randomness='same' and a batched argument other than the tensor "
+                           f"it fills is not supported; use randomness='different' or draw outside vmap")
+    if not batched:
+        with _Popped():
+            return op(*args, **kwargs)
+    with _Popped():  # draw one sample's numbers and give them to every sample
+        first = filled._value.select(0, 0)
+        op(first, *args[1:], **kwargs)
+        filled._value.copy_(first.unsqueeze(0).expand(filled._value.shape))
+    return filled
+
+
+# -- batching rules ------------------------------------------------------------------------------------------------
+
+RULES: dict = {}
+
+
+def _rule(*names):
+    def register(fn):
+        for n in names:
+            RULES[n] = fn
+        return fn
+
+    return register
+
+
+def _wrap_dim(op, dim, ndim):
+    from ..ops._util import wrap_dim
+
+    return wrap_dim(dim, ndim, op.name) + 1
+
+
+def _value(x, level, ndim: int):
+    """``x``'s value padded with size-1 dims after the batch to ``ndim`` sample dims (elementwise alignment)."""
+    v = x._value
+    missing = ndim - len(x._shape)
+    if missing:
+        v = v.view((v._shape[0],) + (1,) * missing + v._shape[1:])
+    return v
+
+
+def _elementwise(op, level, *args, **kwargs):
+    tensors = [a for a in args if isinstance(a, Tensor)] + [v for v in kwargs.values() if isinstance(v, Tensor)]
+    if len({t.dtype for t in tensors}) > 1 and any(_at(t, level) and not t._shape for t in tensors):
+        return NotImplemented  # a batched 0-d operand would stop being 'dimensionless' in type promotion
+    ndim = max(len(t._shape) for t in tensors)
+
+    if op.writes and not _at(args[0], level):
+        return NotImplemented  # the loop raises PyTorch's in-place error
+
+    def physical(a):
+        return _value(a, level, ndim) if _at(a, level) else a
+
+    with _Popped():
+        out = op(*[physical(a) for a in args], **{k: physical(v) for k, v in kwargs.items()})
+    return args[0] if op.writes else wrap(out, level)
+
+
+_ELEMENTWISE = (
+    "exp exp2 expm1 log log2 log10 log1p sqrt rsqrt sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh "
+    "sigmoid erf erfc erfinv reciprocal lgamma digamma i0 sinc deg2rad rad2deg sign floor ceil round trunc frac "
+    "square positive conj neg sgn abs angle isnan isinf isfinite isposinf isneginf signbit isreal logical_not "
+    "bitwise_not mul floor_divide remainder fmod atan2 maximum minimum fmax fmin hypot copysign logaddexp "
+    "logaddexp2 xlogy nextafter eq ne lt le gt ge logical_and logical_or logical_xor bitwise_and bitwise_or "
+    "bitwise_xor bitwise_left_shift bitwise_right_shift add sub div pow div_trunc where clamp copy_ relu gelu "
+    "polygamma tanh_backward sigmoid_backward relu_backward gelu_backward special_entr").split()
+_rule(*_ELEMENTWISE)(_elementwise)
+
+
+@_rule("fill_")
+def _fill(op, level, self, value):
+    if isinstance(value, Tensor) and _at(value, level):
+        return NotImplemented
+    with _Popped():
+        op(self._value, value)
+    return self
+
+
+def _shifted_dims(op, dims, ndim):
+    return tuple(_wrap_dim(op, d, ndim) for d in dims)
+
+
+@_rule("sum", "prod", "amax", "amin", "any", "all")
+def _reduce(op, level, input, dims, keepdim=False, dtype=None):
+    ndim = len(input._shape)
+    if not ndim:
+        return NotImplemented
+    dims = tuple(range(ndim)) if dims is None or dims == () else (dims,) if isinstance(dims, int) else dims
+    with _Popped():
+        return wrap(op(input._value, _shifted_dims(op, dims, ndim), keepdim, dtype), level)
+
+
+@_rule("argmax", "argmin")
+def _arg_reduce(op, level, input, dim, keepdim=False):
+    if dim is None or not input._shape:
+        return NotImplemented
+    with _Popped():
+        return wrap(op(input._value, _wrap_dim(op, dim, len(input._shape)), keepdim), level)
+
+
+def _dim_first(op, level, input, dim, *rest, **kwargs):
+    """Ops whose second argument is one dim of their only tensor: scans, sort, softmax, log_softmax."""
+    if not input._shape or any(_at(r, level) for r in rest):
+        return NotImplemented
+    with _Popped():
+        return _wrap_out(op(input._value, _wrap_dim(op, dim, len(input._shape)), *rest, **kwargs), level)
+
+
+def _wrap_out(out, level):
+    """Wrap one output, or each of a (named) tuple of outputs, all batch first."""
+    if isinstance(out, Tensor):
+        return wrap(out, level)
+    parts = [_wrap_out(o, level) for o in out]
+    return type(out)(*parts) if hasattr(out, "_fields") else type(out)(parts)
+
+
+_rule("cumsum", "cumprod", "cummax", "cummin", "sort", "softmax", "log_softmax", "select", "narrow", "slice",
+      "unfold")(_dim_first)
+
+
+@_rule("flip")
+def _flip(op, level, input, dims):
+    if not input._shape:
+        return NotImplemented
+    with _Popped():
+        return wrap(op(input._value, _shifted_dims(op, dims, len(input._shape))), level)
+
+
+@_rule("transpose")
+def _transpose(op, level, input, dim0, dim1):
+    if not input._shape:
+        return NotImplemented
+    n = len(input._shape)
+    with _Popped():
+        return wrap(op(input._value, _wrap_dim(op, dim0, n), _wrap_dim(op, dim1, n)), level)
+
+
+@_rule("permute")
+def _permute(op, level, input, dims):
+    if len(dims) != len(input._shape):
+        return NotImplemented  # the loop raises permute's own error
+    with _Popped():
+        return wrap(op(input._value, (0,) + _shifted_dims(op, dims, len(input._shape))), level)
+
+
+@_rule("diagonal")
+def _diagonal(op, level, input, offset=0, dim1=0, dim2=1):
+    n = len(input._shape)
+    with _Popped():
+        return wrap(op(input._value, offset, _wrap_dim(op, dim1, n), _wrap_dim(op, dim2, n)), level)
+
+
+@_rule("view")
+def _view(op, level, input, shape):
+    with _Popped():
+        return wrap(op(input._value, (level.size,) + tuple(shape)), level)
+
+
+@_rule("expand")
+def _expand(op, level, input, shape):
+    shape = tuple(shape)
+    if len(shape) < len(input._shape):
+        return NotImplemented
+    with _Popped():
+        return wrap(op(_value(input, level, len(shape)), (level.size,) + shape), level)
+
+
+@_rule("squeeze")
+def _squeeze(op, level, input, dims):
+    n = len(input._shape)
+    if dims is None:
+        dims = tuple(range(n))
+    elif isinstance(dims, int):
+        dims = (dims,)
+    if not n:
+        return NotImplemented
+    with _Popped():
+        return wrap(op(input._value, _shifted_dims(op, dims, n)), level)
+
+
+@_rule("unsqueeze")
+def _unsqueeze(op, level, input, dim):
+    with _Popped():
+        return wrap(op(input._value, _wrap_dim(op, dim, len(input._shape) + 1)), level)
+
+
+@_rule("alias", "_to_copy", "view.dtype", "layer_norm")
+def _leading(op, level, input, *rest, **kwargs):
+    """Ops that leave leading dims alone, with only their input batched: run on the value as it is."""
+    if any(_at(r, level) for r in rest) or any(_at(v, level) for v in kwargs.values()):
+        return NotImplemented
+    if op.name == "view.dtype" and not input._shape:
+        return NotImplemented
+    with _Popped():
+        return wrap(op(input._value, *rest, **kwargs), level)
+
+
+def _expanded(x, level):
+    """``x`` as a batch: its value, or the unbatched tensor broadcast over the batch (a view)."""
+    if _at(x, level):
+        return x._value
+    return x.unsqueeze(0).expand((level.size,) + tuple(x._shape))
+
+
+@_rule("batched_matmul")
+def _batched_matmul(op, level, a, b):
+    with _Popped():
+        if _at(a, level) and not _at(b, level) and len(b._shape) == 2:  # one matrix for all samples: fold rows
+            v = a._value
+            rows = v.reshape((-1, v._shape[-1]))
+            return wrap(op(rows, b).view(v._shape[:-1] + (b._shape[-1],)), level)
+        return wrap(op(_expanded(a, level), _expanded(b, level)), level)
+
+
+@_rule("cat")
+def _cat(op, level, tensors, dim=0):
+    ndim = max(len(t._shape) for t in tensors)
+    if any(len(t._shape) != ndim for t in tensors):
+        return NotImplemented  # legacy empty 1-d parts: let the loop apply cat's own rules
+    with _Popped():
+        return wrap(op([_expanded(t, level) for t in tensors], _wrap_dim(op, dim, ndim)), level)
+
+
+@_rule("gather")
+def _gather(op, level, input, dim, index):
+    if not input._shape:
+        return NotImplemented
+    with _Popped():
+        return wrap(op(_expanded(input, level), _wrap_dim(op, dim, len(input._shape)), _expanded(index, level)),
+                    level)
+
+
+def _fold_into_n(op, level, input, *rest):
+    """Convolution and pooling over a batched (N, C, ...) input with unbatched weights: the batch joins N."""
+    if any(_at(r, level) for r in rest) or len(input._shape) < 3:
+        return NotImplemented
+    with _Popped():
+        v = input._value
+        out = op(v.reshape((-1,) + v._shape[2:]), *rest)
+        unfold = (lambda o: o.view((level.size, v._shape[1]) + o._shape[1:]))
+        return _wrap_out(unfold(out) if isinstance(out, Tensor) else type(out)(unfold(o) for o in out), level)
+
+
+_rule("convolution", "max_pool", "avg_pool")(_fold_into_n)
+
+
+@_rule("cross_entropy_loss")
+def _cross_entropy(op, level, input, target, weight, reduction, ignore_index):
+    """Class-index targets: the batch joins N with reduction 'none', then each sample is reduced on its own."""
+    if _at(weight, level) or len(input._shape) < 2 or target.is_floating_point():
+        return NotImplemented
+    from ..ops.elementwise import where
+    from ..ops.indexing import index_select
+
+    with _Popped():
+        x, t = _expanded(input, level), _expanded(target, level)
+        losses = op(x.reshape((-1,) + x._shape[2:]), t.reshape((-1,) + t._shape[2:]), weight, "none", ignore_index)
+        losses = losses.view(t._shape)
+        if reduction == "none":
+            return wrap(losses, level)
+        total = losses.reshape((level.size, -1)).sum(1)
+        if reduction == "mean":  # divided by the sample's kept weights, as cross_entropy_loss does
+            valid = t != ignore_index
+            kept = valid.to(losses.dtype) if weight is None else \
+                where(valid, index_select(weight, 0, where(valid, t, 0).reshape(-1)).view(t._shape), 0)
+            total = total / kept.to(losses.dtype).reshape((level.size, -1)).sum(1)
+        return wrap(total, level)
+
+
+# -- autograd inside vmap: the sum over a batch of independent samples -------------------------------------------
+
+def batch_at_all_levels(x, levels: list):
+    """``x`` batched at every level of ``levels`` (an unbatched level broadcast over its batch)."""
+    if not levels:
+        return x
+    level = levels[-1]
+    with _Popped():
+        inner = x._value if _at(x, level) else x.unsqueeze(0).expand((level.size,) + tuple(x._shape))
+        inner = batch_at_all_levels(inner, levels[:-1])
+    return wrap(inner, level)
+
+
+def base_of(x):
+    """The plain tensor under every level: batch dims (outermost first), then the sample's dims."""
+    while x.__class__ is BatchedTensor:
+        x = x._value
+    return x
+
+
+def wrap_all_levels(base, levels: list):
+    """A plain tensor with one leading dim per level (outermost first) seen as one sample of them all."""
+    for level in levels:
+        base = wrap(base, level)
+    return base
+
+
+set_functionality_fallback(Batched, batched_kernel)
+assert all(n in OPERATORS for n in RULES), sorted(set(RULES) - set(OPERATORS))
