@@ -346,22 +346,40 @@ def _out_dims(out_dims, n_out: int) -> list:
 
 
 def _run_chunk(func, rebuild, pairs: list, start: int, length: int, randomness: str, kwargs: dict):
-    """``func`` run once on the samples ``start:start+length``: ``(leaves, rebuild)`` of its output, each leaf the
-    batch with the batch dimension first, or ``(tensor, None)`` for an output that is the same for every sample."""
+    """``func`` run once on the samples ``start:start+length``: ``(leaves, rebuild)`` of its output, each leaf
+    ``(the batch with the batch dimension first, True)`` or ``(tensor, False)`` for an output that is the same for
+    every sample. A function that needs each sample's values as Python data runs sample by sample instead."""
     values = [None if d is None else x.movedim(d, 0).narrow(0, start, length) for x, d in pairs]
     level = _batched.push_level(length, randomness)
     try:
         out = func(*rebuild([x if v is None else _batched.wrap(v, level) for (x, _), v in zip(pairs, values)]),
                    **kwargs)
         leaves, out_rebuild = _flatten(out)
-        for leaf in leaves:
-            if not _is_tensor(leaf):
-                raise ValueError(f"vmap(f, ...): `f` must only return Tensors, got type {type(leaf)}. Did you mean to "
-                                 f"set out_dims= to None for output?")
-        batched = [(leaf._value, True) if _batched._at(leaf, level) else (leaf, False) for leaf in leaves]
+        _check_tensors(leaves)
+        return [(leaf._value, True) if _batched._at(leaf, level) else (leaf, False) for leaf in leaves], out_rebuild
+    except _batched.DataDependentError as error:
+        if error.level is not level:
+            raise
     finally:
         _batched.pop_level()
-    return batched, out_rebuild
+    return _loop_chunk(func, rebuild, pairs, range(start, start + length), kwargs)
+
+
+def _loop_chunk(func, rebuild, pairs: list, samples, kwargs: dict):
+    """``func`` once per sample: ``(leaves, rebuild)`` as :func:`_run_chunk` returns them, every leaf stacked."""
+    from ..ops.shape import stack
+
+    results = [_flatten(func(*rebuild([x if d is None else x.select(d, i) for x, d in pairs]), **kwargs))
+               for i in samples]
+    _check_tensors(results[0][0])
+    return [(stack([r[0][k] for r in results]), True) for k in range(len(results[0][0]))], results[0][1]
+
+
+def _check_tensors(leaves: list) -> None:
+    for leaf in leaves:
+        if not _is_tensor(leaf):
+            raise ValueError(f"vmap(f, ...): `f` must only return Tensors, got type {type(leaf)}. Did you mean to "
+                             f"set out_dims= to None for output?")
 
 
 def _broadcast(value, n: int):
@@ -414,17 +432,14 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
 def _vmap_loop(func, in_dims=0, out_dims=0):
     """The reference ``vmap``: ``func`` once per sample, results stacked (the tests' oracle and the benchmark's
     'before')."""
-    from ..ops.shape import stack
 
     def wrapper(*args, **kwargs):
         pairs = _leaf_dims(args, in_dims)
         size = _batch_size(pairs, in_dims)
-        _, rebuild = _flatten(args)
-        results = [_flatten(func(*rebuild([x if d is None else x.select(d, i) for x, d in pairs]), **kwargs))
-                   for i in range(size)]
-        dims = _out_dims(out_dims, len(results[0][0]))
-        return results[0][1]([stack([r[0][k] for r in results], dim=d) if d is not None else results[0][0][k]
-                              for k, d in enumerate(dims)])
+        leaves, out_rebuild = _loop_chunk(func, _flatten(args)[1], pairs, range(size), kwargs)
+        dims = _out_dims(out_dims, len(leaves))
+        return out_rebuild([_place([leaf], [size], d) if d is not None else leaf[0].select(0, 0)
+                            for leaf, d in zip(leaves, dims)])
 
     return wrapper
 

@@ -105,7 +105,13 @@ class no_levels:
 
 
 class DataDependentError(RuntimeError):
-    """A batched tensor's values were read as Python data (``.item()``, ``bool(t)``, ``.numpy()``)."""
+    """The samples of ``level`` need their own Python control flow or shapes: a batched tensor's values were read as
+    Python data (``.item()``, ``bool(t)``), or an op gave the samples different shapes; vmap then runs the function
+    sample by sample."""
+
+    def __init__(self, message: str, level):
+        super().__init__(message)
+        self.level = level
 
 
 class BatchedTensor(Tensor):
@@ -138,9 +144,9 @@ class BatchedTensor(Tensor):
         return wrap(self._value.detach(), self._level)
 
     def _data_dependent(self, *args, **kwargs):
-        raise DataDependentError("vmap: It looks like you're calling .item() (or reading the values) of a Tensor inside "
-                           "vmap. We don't support vmap over calling .item() on a Tensor, please try to rewrite what "
-                           "you're doing with other operations.")
+        raise DataDependentError("vmap: It looks like you're calling .item() (or reading the values) of a Tensor "
+                                 "inside vmap. We don't support vmap over calling .item() on a Tensor, please try to "
+                                 "rewrite what you're doing with other operations.", self._level)
 
     numpy = item = tolist = __array__ = __bool__ = __int__ = __float__ = __index__ = data_ptr = _data_dependent
 
@@ -240,6 +246,9 @@ def _stack_results(results: list, level):
 
     first = results[0]
     if isinstance(first, Tensor):
+        if any(r._shape != first._shape for r in results):
+            raise DataDependentError(f"vmap: an op gave the samples different shapes ({tuple(first._shape)} and "
+                                     f"{tuple(next(r._shape for r in results if r._shape != first._shape))})", level)
         return wrap(stack(results), level)
     if isinstance(first, tuple):  # several outputs, a named tuple among them
         parts = [_stack_results([r[k] for r in results], level) for k in range(len(first))]
@@ -447,8 +456,12 @@ def _diagonal(op, level, input, offset=0, dim1=0, dim2=1):
 
 @_rule("view")
 def _view(op, level, input, shape):
+    shape = (level.size,) + tuple(shape)
     with _Popped():
-        return wrap(op(input._value, (level.size,) + tuple(shape)), level)
+        try:
+            return wrap(op(input._value, shape), level)
+        except RuntimeError:  # reshape saw the sample's (nominal) strides; the batch's need a copy
+            return wrap(op(input._value.contiguous(), shape), level)
 
 
 @_rule("expand")
