@@ -545,8 +545,7 @@ def _fold_into_n(op, level, input, *rest):
     with _Popped():
         v = input._value
         out = op(v.reshape((-1,) + v._shape[2:]), *rest)
-        unfold = (lambda o: o.view((level.size, v._shape[1]) + o._shape[1:]))
-        return _wrap_out(unfold(out) if isinstance(out, Tensor) else type(out)(unfold(o) for o in out), level)
+        return wrap(out.view((level.size, v._shape[1]) + out._shape[1:]), level)
 
 
 _rule("convolution", "max_pool", "avg_pool")(_fold_into_n)
