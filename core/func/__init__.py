@@ -2,8 +2,9 @@
 
 ``grad``, ``vjp``, ``jacrev`` and ``hessian`` differentiate in reverse mode; ``jvp`` and ``jacfwd`` use the
 double-vjp trick of :mod:`core.autograd.functional`. Transforms nest (``grad(grad(f))``, ``vmap(grad(f))``):
-an inner transform keeps its graph whenever an outer one is watching its inputs. ``vmap`` is semantically
-exact but not vectorised: it runs the function once per sample and stacks the results.
+an inner transform keeps its graph whenever an outer one is watching its inputs. ``vmap`` is vectorised: the
+function runs once on batched tensors (:mod:`core.func._batched`); inside it, ``grad`` and ``vjp`` differentiate
+the batch as a whole, which gives each sample its own gradient.
 """
 
 from __future__ import annotations
