@@ -30,7 +30,8 @@ def main() -> None:
         for label, transform in (("loop", _vmap_loop), ("vectorised", vmap)):
             mapped = transform(fn, in_dims=(None, 0, 0))
             mapped(params, x, y)  # warm up: kernels compiled, caches filled
-            medians[label] = statistics.median(timeit.repeat(lambda: mapped(params, x, y), number=1, repeat=15))
+            medians[label] = statistics.median(timeit.repeat(lambda f=mapped: f(params, x, y), number=1,
+                                                                repeat=15))
         print(f"{name}: loop {medians['loop'] * 1e3:.2f} ms, vectorised {medians['vectorised'] * 1e3:.2f} ms "
               f"({medians['loop'] / medians['vectorised']:.1f}x)")
 

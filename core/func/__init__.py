@@ -63,7 +63,7 @@ def _tree_map(fn, tree):
 def _watch(x):
     """A differentiable stand-in for the leaf ``x``, still on an outer transform's graph when it has one.
 
-    Inside ``vmap`` it is batched at every active level (an unbatched ``x`` is copied per sample), so that the
+    Inside ``vmap`` it is batched at every active level (an unbatched ``x`` is broadcast over the batch), so that the
     gradient of the sum over the batch gives each sample its own gradient (:func:`_autograd_call`)."""
     if not _is_tensor(x):
         return x
@@ -71,7 +71,7 @@ def _watch(x):
     if levels:
         base = _batched.base_of(_batched.batch_at_all_levels(x, levels))
         with _batched.no_levels():
-            base = base.view_as(base) if base.requires_grad else base.detach().contiguous().requires_grad_(True)
+            base = base.view_as(base) if base.requires_grad else base.detach().requires_grad_(True)
         return _batched.wrap_all_levels(base, levels)
     return x.view_as(x) if x.requires_grad else x.detach().requires_grad_(True)
 
