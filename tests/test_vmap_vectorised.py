@@ -61,8 +61,27 @@ CASES = [
     ("both batched matmul", lambda x, m: core.matmul(m.t(), m), 0),
     ("linear layer_norm", lambda x, m: F.layer_norm(F.linear(m, _const(W.T, m), x[:3]), (3,)), 0),
     ("gather", lambda x, m: core.gather(m, 1, core.tensor([[0, 3], [1, 1], [2, 0]], device=m.device)), 0),
+    ("advanced indexing", lambda x, m: (m[_idx(m, [2, 0])], m[:, _idx(m, [3, 1, 1])], m[_idx(m, [[0], [2]]),
+                                                                                         _idx(m, [1, 3])]), 0),
+    ("batched indices", lambda x, m: (m.t()[x.argsort()[:3]], m[:, x.argsort()], m.t()[x.argsort(), 1:]), 0),
+    ("unbatched input, batched indices", lambda x, m: _const(W, m)[x.argsort()], 0),
+    ("made inside, written with the batch", lambda x, m: (m.clone().mul_(2), F.pad(m, (1, 2)), _set_rows(m),
+                                                          core.zeros_like(m).scatter_add(1, _idx(m, [[0, 0]] * 3), m)),
+     0),
+    ("0-d operand of another dtype", lambda x, m: (x.argmax() * m, m.sum().to(core.float32) + m, x[0] > x.long()), 0),
     ("fallback: index with a tensor", lambda x, m: m[core.tensor([2, 0], device=m.device)] + x[x > 0].sum(), 0),
 ]
+
+
+def _idx(like, values):
+    return core.tensor(values, device=like.device)
+
+
+def _set_rows(m):
+    out = m.clone()
+    out[0] = 1.0
+    out[:, 1] = m[:, 2]
+    return out
 
 
 def _const(a, like):
@@ -99,9 +118,10 @@ def test_the_function_runs_once_and_covered_ops_never_loop(device, loops):
 
 def test_uncovered_ops_fall_back_to_the_loop(device, loops):
     x = _t(_rng().normal(size=(4, 6)), device)
-    out = func.vmap(lambda t: t[core.tensor([3, 1], device=t.device)] * 2)(x)  # no rule for index: the op loops
-    np.testing.assert_allclose(_np(out), _np(x)[:, [3, 1]] * 2, rtol=1e-12)
-    assert loops == ["index"]
+    reverse = core.tensor([5, 4, 3, 2, 1, 0], device=device)
+    out = func.vmap(lambda t: core.zeros_like(t).scatter_(0, reverse, t) * 2)(x)  # no rule for scatter_: it loops
+    np.testing.assert_allclose(_np(out), _np(x)[:, ::-1] * 2, rtol=1e-12)
+    assert loops == ["scatter_"]
 
 
 def test_python_control_flow_and_ragged_shapes_run_sample_by_sample(device):
@@ -237,6 +257,21 @@ def test_randomness_modes(device):
     assert all(np.array_equal(same[0], row) for row in same[1:]) and 0 <= same.min() and same.max() < 1
     dropped = _np(func.vmap(lambda t: F.dropout(t + 1, 0.5), randomness="different")(x))
     assert set(np.unique(dropped)) <= {0.0, 2.0} and not all(np.array_equal(dropped[0], r) for r in dropped[1:])
+
+
+def test_embedding_of_batched_tokens(device):
+    weight = _t(_rng().normal(size=(10, 3)), device)
+    tokens = core.tensor(_rng().integers(0, 10, size=(4, 5)), device=device)
+    got = func.vmap(lambda t: F.embedding(t, weight).sum(0))(tokens)
+    np.testing.assert_allclose(_np(got), _np(weight)[tokens.cpu().numpy()].sum(1), rtol=1e-12)
+
+
+def test_different_randomness_refuses_an_inplace_fill_of_an_outside_tensor(device):
+    outside = _t(np.zeros(3), device)
+    with pytest.raises(RuntimeError, match="different inplace randomness"):
+        func.vmap(lambda t: t + outside.normal_(), randomness="different")(_t(np.zeros((2, 3)), device))
+    with pytest.raises(RuntimeError, match="randomness='same'"):
+        func.vmap(lambda p: core.multinomial(p, 1), randomness="same")(_t(np.full((2, 3), 1 / 3), device))
 
 
 def test_errors(device):

@@ -18,8 +18,10 @@ with its level popped, so the ops it calls are batched by the level below (funct
 from __future__ import annotations
 
 import threading
+import weakref
 
 from ..dispatch.keys import Batched, tls
+from ..dtypes import result_type
 from ..dispatch.operator import OPERATORS, set_functionality_fallback
 from ..storage import Storage
 from ..tensor import Tensor, contiguous_strides
@@ -29,13 +31,15 @@ __all__ = ["BatchedTensor", "Level", "push_level", "pop_level", "active_levels",
 
 
 class Level:
-    """One active ``vmap`` call: its batch size and randomness mode."""
+    """One active ``vmap`` call: its batch size, randomness mode, and the tensors allocated while it runs (``id`` to
+    a weak reference), which a first write of batched data turns into batched tensors (:func:`_promote`)."""
 
-    __slots__ = ("size", "randomness")
+    __slots__ = ("size", "randomness", "fresh")
 
     def __init__(self, size: int, randomness: str):
         self.size = size
         self.randomness = randomness
+        self.fresh: dict = {}
 
 
 class _Stack(threading.local):
@@ -159,6 +163,29 @@ def _level_number(level) -> int:
     return next((i + 1 for i, lv in enumerate(levels) if lv is level), 0)
 
 
+class _HostReadGuard:
+    """A batched tensor's storage backend: the value's own, except that reading the data to the host (``to_numpy``,
+    an op's check of index values) raises :class:`DataDependentError`, so vmap runs the function per sample."""
+
+    __slots__ = ("_backend", "_level")
+
+    def __init__(self, backend, level):
+        self._backend = backend
+        self._level = level
+
+    def __getattr__(self, name):
+        return getattr(self._backend, name)
+
+    def to_host(self, t):
+        raise DataDependentError("vmap: the values of a batched tensor were read as data (numpy(), an op's check "
+                                 "of index values)", self._level)
+
+
+def _storage_for(value: Tensor, level: Level) -> Storage:
+    backend = _HostReadGuard(value._storage.backend, level)
+    return Storage(None, 0, value._storage.device, backend, Batched.mask | value._storage.key)
+
+
 def wrap(value: Tensor, level: Level) -> BatchedTensor:
     """``value`` (batch first) seen as one sample of ``level``."""
     t = object.__new__(BatchedTensor)
@@ -169,7 +196,7 @@ def wrap(value: Tensor, level: Level) -> BatchedTensor:
     t._offset = 0
     t._np = None
     t.dtype = value.dtype
-    t._storage = Storage(None, 0, value._storage.device, value._storage.backend, Batched.mask | value._storage.key)
+    t._storage = _storage_for(value, level)
     return t
 
 
@@ -215,9 +242,15 @@ def batched_kernel(op, below, *args, **kwargs):
         return _random(op, level, batched, args, kwargs)
     if not batched:
         if not _any_batched(args, kwargs):  # plain tensors only (Batched is in the thread's include set)
-            return op.redispatch(below, *args, **kwargs)
+            out = op.redispatch(below, *args, **kwargs)
+            if op.name == "empty":
+                for lv in levels:
+                    lv.fresh[id(out)] = weakref.ref(out)
+            return out
         with _Popped():  # batched by outer levels only: theirs to handle
             return op(*args, **kwargs)
+    if op.writes and not _at(args[op.writes[0]], level):
+        _promote(args[op.writes[0]], level)
     rule = RULES.get(op.name)
     if rule is not None:
         result = rule(op, level, *args, **kwargs)
@@ -229,6 +262,45 @@ def batched_kernel(op, below, *args, **kwargs):
         except DataDependentError:  # the decomposition reads values (a check, a size): run it per sample
             pass
     return _loop(op, level, args, kwargs)
+
+
+# -- promotion: a tensor made inside the function becomes batched when batched data is written into it -------------
+
+def _is_fresh(t, level) -> bool:
+    ref = level.fresh.get(id(t))
+    return ref is not None and ref() is t
+
+
+def _become(t, value, level) -> None:
+    """Turn the plain tensor ``t`` into a batched tensor of ``level`` over ``value``, in place (same object)."""
+    t.__class__ = BatchedTensor
+    t._value = value
+    t._level = level
+    t._stride = contiguous_strides(t._shape)
+    t._offset = 0
+    t._np = None
+    t._storage = _storage_for(value, level)
+
+
+def _promote(t, level) -> bool:
+    """Make ``t`` batched if it was allocated inside this vmap (``clone``, ``*_like``, ``pad``, a mask...), or is a
+    view of such a tensor: what core's ops build with ``empty`` and then fill, PyTorch's batched factories do."""
+    base = t if t._base is None else t._base
+    if not _at(base, level):
+        if base.__class__ is not Tensor or not _is_fresh(base, level) or base.requires_grad or base._offset \
+                or base._stride != contiguous_strides(base._shape):
+            return False
+        with _Popped():  # the batch starts as copies of what the tensor holds (zeros, a fill value)
+            value = base.unsqueeze(0).expand((level.size,) + base._shape).contiguous()
+        _become(base, value, level)
+    if t is not base and t.__class__ is Tensor:
+        n = 1
+        for size in base._shape:
+            n *= size
+        with _Popped():
+            value = base._value.as_strided((level.size,) + t._shape, (n,) + t._stride, t._offset)
+        _become(t, value, level)
+    return _at(t, level)
 
 
 # -- the per-sample loop: correct for every op ---------------------------------------------------------------------
@@ -295,13 +367,18 @@ def _random(op, level, batched: bool, args, kwargs):
     filled = args[0]
     others = _any_at(args[1:], kwargs, level)
     if level.randomness == "different":
-        if batched:
-            return _loop(op, level, args, kwargs)  # each sample draws its own numbers
-        # an unbatched fresh tensor (``empty(...).normal_()``, rand_like, dropout's mask): one draw per sample
-        with _Popped():
-            draws = [op(filled.clone() if op.writes else filled, *args[1:], **kwargs) for _ in range(level.size)]
-            return _stack_results(draws, level)
-    if others or (batched and not op.writes):
+        if op.writes and not _at(filled, level) and not _promote(filled, level):
+            raise RuntimeError("vmap: Cannot ask for different inplace randomness on an unbatched tensor. This will "
+                               "appear like same randomness. If this is necessary for your usage, please file an "
+                               "issue with functorch.")
+        if op.writes and not others:  # every element of the batch draws its own number: one call
+            with _Popped():
+                op(filled._value, *args[1:], **kwargs)
+            return filled
+        if batched or op.writes:
+            return _loop(op, level, args, kwargs)
+        return _draw_per_sample(op, level, args, kwargs)
+    if batched and (others or not op.writes):
         raise RuntimeError(f"vmap: {op.name}() with randomness='same' and a batched argument other than the tensor "
                            f"it fills is not supported; use randomness='different' or draw outside vmap")
     if not batched:
@@ -312,6 +389,12 @@ def _random(op, level, batched: bool, args, kwargs):
         op(first, *args[1:], **kwargs)
         filled._value.copy_(first.unsqueeze(0).expand(filled._value.shape))
     return filled
+
+
+def _draw_per_sample(op, level, args, kwargs):
+    """An out-of-place random op with no batched operand (``multinomial``), drawn once per sample."""
+    with _Popped():
+        return _stack_results([op(*args, **kwargs) for _ in range(level.size)], level)
 
 
 # -- batching rules ------------------------------------------------------------------------------------------------
@@ -345,15 +428,22 @@ def _value(x, level, ndim: int):
 
 def _elementwise(op, level, *args, **kwargs):
     tensors = [a for a in args if isinstance(a, Tensor)] + [v for v in kwargs.values() if isinstance(v, Tensor)]
+    common = None
     if len({t.dtype for t in tensors}) > 1 and any(_at(t, level) and not t._shape for t in tensors):
-        return NotImplemented  # a batched 0-d operand would stop being 'dimensionless' in type promotion
+        # a batched 0-d operand would stop being 'dimensionless' in type promotion: give it the sample's dtype
+        if op.name not in _BINARY:
+            return NotImplemented
+        common = result_type(args[0], args[1])
     ndim = max(len(t._shape) for t in tensors)
-
     if op.writes and not _at(args[0], level):
         return NotImplemented  # the loop raises PyTorch's in-place error
 
     def physical(a):
-        return _value(a, level, ndim) if _at(a, level) else a
+        if not _at(a, level):
+            return a
+        if common is not None and not a._shape and a.dtype is not common:
+            return _value(a, level, ndim).to(common)
+        return _value(a, level, ndim)
 
     with _Popped():
         out = op(*[physical(a) for a in args], **{k: physical(v) for k, v in kwargs.items()})
@@ -369,6 +459,10 @@ _ELEMENTWISE = (
     "bitwise_xor bitwise_left_shift bitwise_right_shift add sub div pow div_trunc where clamp copy_ relu gelu "
     "polygamma tanh_backward sigmoid_backward relu_backward gelu_backward special_entr").split()
 _rule(*_ELEMENTWISE)(_elementwise)
+_BINARY = frozenset(
+    "mul floor_divide remainder fmod atan2 maximum minimum fmax fmin hypot copysign logaddexp logaddexp2 xlogy "
+    "nextafter eq ne lt le gt ge logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor "
+    "bitwise_left_shift bitwise_right_shift add sub div pow div_trunc".split())
 
 
 @_rule("fill_")
@@ -536,6 +630,33 @@ def _gather(op, level, input, dim, index):
     with _Popped():
         return wrap(op(_expanded(input, level), _wrap_dim(op, dim, len(input._shape)), _expanded(index, level)),
                     level)
+
+
+@_rule("index")
+def _index(op, level, input, indices):
+    """``input[indices]``: a whole-dim ``None`` entry for the batch, or, for batched index tensors, an ``arange``
+    over the batch, with the result's dims put back in the sample's order (NumPy's placement rule)."""
+    from ..ops.ranges import arange
+
+    at = [i for i, t in enumerate(indices) if t is not None]
+    adjacent = at == list(range(at[0], at[-1] + 1))
+    k = max(len(indices[i]._shape) for i in at)  # dims of the broadcast index
+    batched_index = any(_at(indices[i], level) for i in at)
+    with _Popped():
+        if not batched_index:  # the batch is one more whole dim in front
+            out = op(input._value, (None,) + tuple(indices))
+            return wrap(out if adjacent else out.movedim(k, 0), level)
+        index = tuple(None if t is None else _value(t, level, k) if _at(t, level) else t for t in indices)
+        if not _at(input, level):  # the index dims carry the batch: (..., B, *index dims, ...)
+            out = op(input, index)
+            return wrap(out.movedim(at[0], 0) if adjacent else out, level)
+        batch = arange(level.size, device=input.device).view((level.size,) + (1,) * k)
+        out = op(input._value, (batch,) + index)  # (B, *index dims, the other dims in order)
+        if adjacent and at[0]:  # the index dims go back after the dims before them
+            p, n = at[0], len(out._shape)
+            out = out.permute([0] + list(range(1 + k, 1 + k + p)) + list(range(1, 1 + k))
+                              + list(range(1 + k + p, n)))
+        return wrap(out, level)
 
 
 def _fold_into_n(op, level, input, *rest):

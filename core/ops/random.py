@@ -312,10 +312,9 @@ def _mantissa_bits(d) -> int:
 def _fill(op, name: str, self, generator, *args):
     if not isinstance(self, Tensor):
         raise TypeError(f"{name}(): argument 'self' must be Tensor, not {type(self).__name__}")
-    out = op(self, *args, _generator(name, generator, self.device))
+    op(self, *args, _generator(name, generator, self.device))
     self._storage.version += 1
-    # the kernels return self; under vmap(randomness='different') an unbatched tensor's fill is a new batched tensor
-    return out if isinstance(out, Tensor) else self
+    return self
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
