@@ -224,6 +224,24 @@ def test_gradients_flow_through_vmap_and_gradcheck(device):
     np.testing.assert_allclose(gx, _np(x.grad), rtol=1e-12)
 
 
+def test_gradients_through_tensors_made_inside_the_function(device):
+    x = _t(_rng().normal(size=(4, 3, 5)), device)
+    columns = core.tensor([[0, 1, 2, 3, 4]] * 3, device=device)
+
+    def f(t):
+        out = t.clone()
+        out[0] = out[1] * 3
+        return (F.pad(out, (1, 2)) ** 2).sum() + core.zeros_like(t).scatter_add(1, columns, t).sin().sum()
+
+    np.testing.assert_allclose(_np(func.vmap(func.grad(f))(x)), _np(func._vmap_loop(func.grad(f))(x)), rtol=1e-12)
+    grads = []
+    for transform in (func.vmap, func._vmap_loop):
+        xr = x.clone().requires_grad_(True)
+        transform(f)(xr).sum().backward()
+        grads.append(_np(xr.grad))
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12)
+
+
 def test_in_out_dims_chunks_and_unbatched_outputs(device):
     rng = _rng()
     x = _t(rng.normal(size=(4, 7)), device)

@@ -82,15 +82,14 @@ def _autograd_call(raw, outputs: tuple, inputs: tuple, vectors: tuple, create_gr
     levels = _batched.active_levels()
     if not levels:
         return raw(outputs, inputs, vectors, create_graph, strict)
-    b = _batched
 
     def plain(ts):
-        return tuple(b.base_of(b.batch_at_all_levels(t, levels)) for t in ts)
+        return tuple(_batched.base_of(_batched.batch_at_all_levels(t, levels)) for t in ts)
 
     outputs, inputs, vectors = plain(outputs), plain(inputs), plain(vectors)
-    with b.no_levels():
+    with _batched.no_levels():
         result = raw(outputs, inputs, vectors, create_graph, strict)
-    return tuple(b.wrap_all_levels(r, levels) for r in result)
+    return tuple(_batched.wrap_all_levels(r, levels) for r in result)
 
 
 def _argnums(argnums, nargs: int, fn_name: str) -> tuple:
