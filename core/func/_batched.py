@@ -253,7 +253,7 @@ def batched_kernel(op, below, *args, **kwargs):
         result = rule(op, level, *args, **kwargs)
         if result is not NotImplemented:
             return result
-    elif op.decomposition is not None and not op.primitive and not op.default:
+    if op.decomposition is not None and not op.primitive and not op.default:
         try:
             return op.decomposition(*args, **kwargs)
         except DataDependentError:  # the decomposition reads values (a check, a size): run it per sample
