@@ -175,6 +175,16 @@ def test_per_sample_conv_net_gradients(device):
         np.testing.assert_allclose(_np(got[k]), _np(want[k]), rtol=1e-10, atol=1e-12)
 
 
+def test_an_ensemble_of_convolutions_with_batched_weights(device, loops):
+    rng = _rng()
+    x = _t(rng.normal(size=(2, 3, 6, 6)), device)
+    weights = _t(rng.normal(size=(4, 5, 3, 3, 3)), device)
+    got = func.vmap(lambda w: F.conv2d(x, w, padding=1))(weights)
+    want = func._vmap_loop(lambda w: F.conv2d(x, w, padding=1))(weights)
+    np.testing.assert_allclose(_np(got), _np(want), rtol=1e-12)
+    assert loops == []  # the convolution's decomposition runs batched
+
+
 def test_transforms_inside_vmap_and_nesting(device):
     rng = _rng()
     x = _t(rng.normal(size=(3, 4)), device)
