@@ -118,10 +118,10 @@ def test_the_function_runs_once_and_covered_ops_never_loop(device, loops):
 
 def test_uncovered_ops_fall_back_to_the_loop(device, loops):
     x = _t(_rng().normal(size=(4, 6)), device)
-    reverse = core.tensor([5, 4, 3, 2, 1, 0], device=device)
-    out = func.vmap(lambda t: core.zeros_like(t).scatter_(0, reverse, t) * 2)(x)  # no rule for scatter_: it loops
-    np.testing.assert_allclose(_np(out), _np(x)[:, ::-1] * 2, rtol=1e-12)
-    assert loops == ["scatter_"]
+    edges = _t([-1.0, 0.0, 0.5], device)
+    out = func.vmap(lambda t: core.searchsorted(edges, t) * 2)(x)  # no rule for searchsorted: it loops
+    np.testing.assert_array_equal(_np(out), np.searchsorted(_np(edges), _np(x)) * 2)
+    assert loops == ["searchsorted"]
 
 
 def test_python_control_flow_and_ragged_shapes_run_sample_by_sample(device):
@@ -285,6 +285,39 @@ def test_randomness_modes(device):
     assert all(np.array_equal(same[0], row) for row in same[1:]) and 0 <= same.min() and same.max() < 1
     dropped = _np(func.vmap(lambda t: F.dropout(t + 1, 0.5), randomness="different")(x))
     assert set(np.unique(dropped)) <= {0.0, 2.0} and not all(np.array_equal(dropped[0], r) for r in dropped[1:])
+
+
+def _written(fn):
+    def f(t, i, j):
+        out = t.clone()
+        fn(out, t, i, j)
+        return out
+
+    return f
+
+
+WRITES = [
+    ("unbatched index, batched values", lambda o, t, i, j: o.__setitem__(_idx(t, [2, 0]), t[:2] * 2), []),
+    ("unbatched index in dim 1", lambda o, t, i, j: o.__setitem__((slice(None), _idx(t, [1, 4])), t[:, :2] + 1), []),
+    ("batched index", lambda o, t, i, j: o.__setitem__(i, t[:2]), []),
+    ("two batched indices", lambda o, t, i, j: o.__setitem__((i, j), t[0, 0]), []),
+    ("batched index in dim 1 loops", lambda o, t, i, j: o.__setitem__((slice(None), j), t[:, :2]), ["index_put_"]),
+    ("accumulate", lambda o, t, i, j: o.index_put_((i,), t[:2], accumulate=True), []),
+    ("scatter_", lambda o, t, i, j: o.scatter_(1, j.unsqueeze(0).expand(3, 2), t[:, :2]), []),
+    ("scatter_add_", lambda o, t, i, j: o.scatter_add_(0, i.unsqueeze(1).expand(2, 5), t[:2]), []),
+]
+
+
+@pytest.mark.parametrize("name,write,looped", WRITES, ids=[w[0] for w in WRITES])
+def test_indexed_writes_equal_the_loop(device, loops, name, write, looped):
+    rng = _rng()
+    x = _t(rng.normal(size=(4, 3, 5)), device)
+    i = core.tensor(rng.permuted(np.tile(np.arange(3), (4, 1)), axis=1)[:, :2], device=device)  # no duplicates
+    j = core.tensor(rng.permuted(np.tile(np.arange(5), (4, 1)), axis=1)[:, :2], device=device)
+    got = func.vmap(_written(write))(x, i, j)
+    want = func._vmap_loop(_written(write))(x, i, j)
+    np.testing.assert_allclose(_np(got), _np(want), rtol=1e-12)
+    assert loops == looped
 
 
 def test_embedding_of_batched_tokens(device):

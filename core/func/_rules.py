@@ -3,9 +3,10 @@
 A rule gets the op, the vmap level and the op's arguments, some of them batched at that level; it calls the op on
 the batches (batch dimension first) with the level popped and wraps the result, or returns ``NotImplemented`` to
 let the op loop over the samples. Families: elementwise ops broadcast with the batch aligned in front, reductions,
-scans and views shift their dims by one, ``batched_matmul`` folds an unbatched matrix into the rows, ``cat`` and
-``gather`` expand their unbatched parts, ``index`` adds the batch as a whole dim or an ``arange``, ``convolution``
-and pooling fold the batch into N, ``cross_entropy_loss`` folds it into N and reduces each sample on its own.
+scans and views shift their dims by one, ``batched_matmul`` folds an unbatched matrix into the rows, ``cat``,
+``gather`` and ``scatter_`` expand their unbatched parts, ``index`` and ``index_put_`` add the batch as a whole dim
+or an ``arange``, ``convolution`` and pooling fold the batch into N, ``cross_entropy_loss`` folds it into N and
+reduces each sample on its own.
 """
 
 from __future__ import annotations
@@ -245,16 +246,27 @@ def _gather(op, level, input, dim, index):
                     level)
 
 
+def _index_layout(indices, level) -> tuple:
+    """``(positions of the index tensors, whether they are adjacent, dims of their broadcast, any batched)``."""
+    at = [i for i, t in enumerate(indices) if t is not None]
+    return (at, at == list(range(at[0], at[-1] + 1)), max(len(indices[i]._shape) for i in at),
+            any(_at(indices[i], level) for i in at))
+
+
+def _batch_index(indices, level, k: int, device) -> tuple:
+    """The physical indices of a batched ``input``: an ``arange`` over the batch first, then each index tensor with
+    the batch aligned in front of its broadcast dims."""
+    from ..ops.ranges import arange
+
+    batch = arange(level.size, device=device).view((level.size,) + (1,) * k)
+    return (batch,) + tuple(None if t is None else _value(t, level, k) if _at(t, level) else t for t in indices)
+
+
 @_rule("index")
 def _index(op, level, input, indices):
     """``input[indices]``: a whole-dim ``None`` entry for the batch, or, for batched index tensors, an ``arange``
     over the batch, with the result's dims put back in the sample's order (NumPy's placement rule)."""
-    from ..ops.ranges import arange
-
-    at = [i for i, t in enumerate(indices) if t is not None]
-    adjacent = at == list(range(at[0], at[-1] + 1))
-    k = max(len(indices[i]._shape) for i in at)  # dims of the broadcast index
-    batched_index = any(_at(indices[i], level) for i in at)
+    at, adjacent, k, batched_index = _index_layout(indices, level)
     with _Popped():
         if not batched_index:  # the batch is one more whole dim in front
             out = op(input._value, (None,) + tuple(indices))
@@ -263,13 +275,39 @@ def _index(op, level, input, indices):
         if not _at(input, level):  # the index dims carry the batch: (..., B, *index dims, ...)
             out = op(input, index)
             return wrap(out.movedim(at[0], 0) if adjacent else out, level)
-        batch = arange(level.size, device=input.device).view((level.size,) + (1,) * k)
-        out = op(input._value, (batch,) + index)  # (B, *index dims, the other dims in order)
+        out = op(input._value, _batch_index(indices, level, k, input.device))  # (B, *index dims, other dims)
         if adjacent and at[0]:  # the index dims go back after the dims before them
             p, n = at[0], len(out._shape)
             out = out.permute([0] + list(range(1 + k, 1 + k + p)) + list(range(1, 1 + k))
                               + list(range(1 + k + p, n)))
         return wrap(out, level)
+
+
+@_rule("index_put_")
+def _index_put(op, level, self, indices, values, accumulate=False):
+    """``self[indices] = values`` into a batched ``self``, laid out as :func:`_index` reads it."""
+    if not _at(self, level):
+        return NotImplemented
+    at, adjacent, k, batched_index = _index_layout(indices, level)
+    if batched_index and adjacent and at[0]:
+        return NotImplemented  # the batch would sit inside the indexed block
+    written = k + sum(1 for i in range(len(self._shape)) if i >= len(indices) or indices[i] is None)  # its dims
+    with _Popped():
+        index = (None,) + tuple(indices) if adjacent and not batched_index else \
+            _batch_index(indices, level, k, self.device)
+        op(self._value, index, _value(values, level, written) if _at(values, level) else values, accumulate)
+    return self
+
+
+@_rule("scatter_")
+def _scatter(op, level, self, dim, index, src, reduce=None, include_self=True):
+    """Scatter into a batched ``self`` along ``dim`` shifted by one, index and src broadcast over the batch."""
+    if not _at(self, level) or not self._shape:
+        return NotImplemented
+    with _Popped():
+        src = _expanded(src, level) if isinstance(src, Tensor) else src
+        op(self._value, _wrap_dim(op, dim, len(self._shape)), _expanded(index, level), src, reduce, include_self)
+    return self
 
 
 def _fold_into_n(op, level, input, *rest):
