@@ -43,11 +43,14 @@ def _make(name: str, bit: int, is_backend: bool) -> DispatchKey:
     return key
 
 
-# Functionality keys, highest priority first (Quantized > Sparse > Tracer > Profiler > Autocast > Autograd).
+# Functionality keys, highest priority first (Batched > Quantized > Sparse > Tracer > Profiler > Autocast > Autograd).
 # Sparse is the layout key of sparse tensors: its kernels are composites over the sparse tensor's dense components,
 # which then dispatch below it as usual (recorded by Autograd, traced by Tracer); ops with no Sparse kernel raise.
 # Quantized is the key of quantized tensors (core/quantized.py): no op has a kernel for it, so any op given a
 # quantized operand raises, naming the op; the quantization functions work on the tensor's components instead.
+# Batched is the key of core.func.vmap's batched tensors (core/func/_batched.py): its one kernel, for every op, applies
+# a batching rule to the whole batch (or loops over the samples) before anything else sees the call.
+Batched = _make("Batched", 103, False)
 Quantized = _make("Quantized", 102, False)
 Sparse = _make("Sparse", 101, False)
 Tracer = _make("Tracer", 100, False)
@@ -59,7 +62,7 @@ Autograd = _make("Autograd", 97, False)
 # such tensors; inside, the mode excludes it, so inference tensors dispatch as plain ones. Normal tensors never
 # carry it: the hot path pays nothing for it.
 InferenceTensor = _make("InferenceTensor", 96, False)
-FUNCTIONALITY_KEYS = (Quantized, Sparse, Tracer, Profiler, Autocast, Autograd, InferenceTensor)
+FUNCTIONALITY_KEYS = (Batched, Quantized, Sparse, Tracer, Profiler, Autocast, Autograd, InferenceTensor)
 # CPU is the lowest backend key so that, when 0-d CPU tensors join tensors of another device (allowed, as in
 # PyTorch), the other device's kernel runs. Meta comes next; other device types are allocated above them.
 CPU = _make("CPU", 0, True)

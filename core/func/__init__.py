@@ -2,14 +2,16 @@
 
 ``grad``, ``vjp``, ``jacrev`` and ``hessian`` differentiate in reverse mode; ``jvp`` and ``jacfwd`` use the
 double-vjp trick of :mod:`core.autograd.functional`. Transforms nest (``grad(grad(f))``, ``vmap(grad(f))``):
-an inner transform keeps its graph whenever an outer one is watching its inputs. ``vmap`` is semantically
-exact but not vectorised: it runs the function once per sample and stacks the results.
+an inner transform keeps its graph whenever an outer one is watching its inputs. ``vmap`` is vectorised: the
+function runs once on batched tensors (:mod:`core.func._batched`); inside it, ``grad`` and ``vjp`` differentiate
+the batch as a whole, which gives each sample its own gradient.
 """
 
 from __future__ import annotations
 
 from ..autograd.functional import _jvp_raw, _vjp_raw
 from ..autograd.grad_mode import enable_grad
+from . import _batched
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian", "vmap",
            "functional_call", "stack_module_state"]
@@ -59,10 +61,35 @@ def _tree_map(fn, tree):
 
 
 def _watch(x):
-    """A differentiable stand-in for the leaf ``x``, still on an outer transform's graph when it has one."""
+    """A differentiable stand-in for the leaf ``x``, still on an outer transform's graph when it has one.
+
+    Inside ``vmap`` it is batched at every active level (an unbatched ``x`` is broadcast over the batch), so that the
+    gradient of the sum over the batch gives each sample its own gradient (:func:`_autograd_call`)."""
     if not _is_tensor(x):
         return x
+    levels = _batched.active_levels()
+    if levels:
+        base = _batched.base_of(_batched.batch_at_all_levels(x, levels))
+        with _batched.no_levels():
+            base = base.view_as(base) if base.requires_grad else base.detach().requires_grad_(True)
+        return _batched.wrap_all_levels(base, levels)
     return x.view_as(x) if x.requires_grad else x.detach().requires_grad_(True)
+
+
+def _autograd_call(raw, outputs: tuple, inputs: tuple, vectors: tuple, create_graph: bool, strict: bool):
+    """``_vjp_raw`` / ``_jvp_raw`` on tensors that may be batched by ``vmap``: run on the plain tensors under every
+    level, where the samples are independent, so a vector-Jacobian product over the batch is one per sample."""
+    levels = _batched.active_levels()
+    if not levels:
+        return raw(outputs, inputs, vectors, create_graph, strict)
+
+    def plain(ts):
+        return tuple(_batched.base_of(_batched.batch_at_all_levels(t, levels)) for t in ts)
+
+    outputs, inputs, vectors = plain(outputs), plain(inputs), plain(vectors)
+    with _batched.no_levels():
+        result = raw(outputs, inputs, vectors, create_graph, strict)
+    return tuple(_batched.wrap_all_levels(r, levels) for r in result)
 
 
 def _argnums(argnums, nargs: int, fn_name: str) -> tuple:
@@ -118,7 +145,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
             raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor "
                                f"with {out.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
         leaves, rebuild = _flatten(_pick(watched, argnums))
-        grads = _vjp_raw((out,), tuple(leaves), (_ones(out),), keep, False)
+        grads = _autograd_call(_vjp_raw, (out,), tuple(leaves), (_ones(out),), keep, False)
         gradient = _strip(rebuild(list(grads)), keep)
         value = _strip(out, keep)
         return (gradient, (value, _strip(aux, keep))) if has_aux else (gradient, value)
@@ -163,7 +190,7 @@ def vjp(func, *primals, has_aux: bool = False):
                 raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {list(c.shape)} and output[0] "
                                    f"has a shape of {list(o.shape)}.")
         track = keep or any(c.requires_grad for c in cot_leaves)
-        grads = _vjp_raw(tuple(out_leaves), tuple(in_leaves), tuple(cot_leaves), track, False)
+        grads = _autograd_call(_vjp_raw, tuple(out_leaves), tuple(in_leaves), tuple(cot_leaves), track, False)
         return _strip(rebuild(list(grads)), track)
 
     result = (_strip(out, keep), vjp_fn)
@@ -188,7 +215,7 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
                                f"got {tuple(p.shape)} and {tuple(t.shape)}")
     out_leaves, rebuild = _flatten(out)
     track = keep or any(t.requires_grad for t in tan_leaves)
-    result = _jvp_raw(tuple(out_leaves), tuple(in_leaves), tuple(tan_leaves), track, False)
+    result = _autograd_call(_jvp_raw, tuple(out_leaves), tuple(in_leaves), tuple(tan_leaves), track, False)
     answer = (_strip(out, keep), _strip(rebuild(list(result)), track))
     return answer + (_strip(aux, keep),) if has_aux else answer
 
@@ -209,8 +236,8 @@ def linearize(func, *primals):
             if p.shape != t.shape:
                 raise RuntimeError(f"linearize: Expected tangent of shape {tuple(p.shape)}, got {tuple(t.shape)}")
         track = keep or any(t.requires_grad for t in tan_leaves)
-        return _strip(rebuild(list(_jvp_raw(tuple(out_leaves), tuple(in_leaves), tuple(tan_leaves), track,
-                                            False))), track)
+        return _strip(rebuild(list(_autograd_call(_jvp_raw, tuple(out_leaves), tuple(in_leaves), tuple(tan_leaves),
+                                                  track, False))), track)
 
     return _strip(out, keep), jvp_fn
 
@@ -219,6 +246,10 @@ def _jacobian(func, argnums, has_aux: bool, fn_name: str, forward: bool):
     from ..autograd.functional import _jacobian_blocks
 
     def wrapper(*args, **kwargs):
+        levels = _batched.active_levels()
+        if levels and any(_batched._at(x, levels[-1]) for x in _flatten((args, kwargs))[0]):
+            # inside vmap, a Jacobian is built sample by sample (each row is one backward pass anyway)
+            return _batched.per_sample(wrapper, levels[-1], args, kwargs)
         watched, out, aux, keep = _call_watched(lambda *a: func(*a, **kwargs), args, argnums, has_aux, fn_name)
         out_leaves, out_rebuild = _flatten(out)
         in_leaves, in_rebuild = _flatten(_pick(watched, argnums))
@@ -258,7 +289,7 @@ def _check_randomness(randomness: str) -> None:
                            f"Got {randomness}")
 
 
-# -- vmap: one call per sample, results stacked ----------------------------------------------------------------------
+# -- vmap: the function runs once, on batched tensors -----------------------------------------------------------------
 
 def _batch_size(leaves_dims: list, in_dims) -> int:
     sizes = []
@@ -306,40 +337,109 @@ def _leaf_dims(args: tuple, in_dims) -> list:
     return pairs
 
 
+def _out_dims(out_dims, n_out: int) -> list:
+    dims = [out_dims] * n_out if isinstance(out_dims, int) or out_dims is None else _flatten(out_dims)[0]
+    if len(dims) != n_out:
+        raise ValueError(f"vmap(f, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with the "
+                         f"structure of `outputs`.")
+    return dims
+
+
+def _run_chunk(func, rebuild, pairs: list, start: int, length: int, randomness: str, kwargs: dict):
+    """``func`` run once on the samples ``start:start+length``: ``(leaves, rebuild)`` of its output, each leaf
+    ``(the batch with the batch dimension first, True)`` or ``(tensor, False)`` for an output that is the same for
+    every sample. A function that needs each sample's values as Python data runs sample by sample instead."""
+    values = [None if d is None else x.movedim(d, 0).narrow(0, start, length) for x, d in pairs]
+    level = _batched.push_level(length, randomness)
+    try:
+        out = func(*rebuild([x if v is None else _batched.wrap(v, level) for (x, _), v in zip(pairs, values)]),
+                   **kwargs)
+        leaves, out_rebuild = _flatten(out)
+        _check_tensors(leaves)
+        return [(leaf._value, True) if _batched._at(leaf, level) else (leaf, False) for leaf in leaves], out_rebuild
+    except _batched.DataDependentError as error:
+        if error.level is not level:
+            raise
+    finally:
+        _batched.pop_level()
+    return _loop_chunk(func, rebuild, pairs, range(start, start + length), kwargs)
+
+
+def _loop_chunk(func, rebuild, pairs: list, samples, kwargs: dict):
+    """``func`` once per sample: ``(leaves, rebuild)`` as :func:`_run_chunk` returns them, every leaf stacked."""
+    from ..ops.shape import stack
+
+    results = [_flatten(func(*rebuild([x if d is None else x.select(d, i) for x, d in pairs]), **kwargs))
+               for i in samples]
+    _check_tensors(results[0][0])
+    return [(stack([r[0][k] for r in results]), True) for k in range(len(results[0][0]))], results[0][1]
+
+
+def _check_tensors(leaves: list) -> None:
+    for leaf in leaves:
+        if not _is_tensor(leaf):
+            raise ValueError(f"vmap(f, ...): `f` must only return Tensors, got type {type(leaf)}. Did you mean to "
+                             f"set out_dims= to None for output?")
+
+
+def _broadcast(value, n: int):
+    """An output that is the same for every sample, broadcast over ``n`` samples (PyTorch returns it expanded)."""
+    return value.unsqueeze(0).expand((n,) + tuple(value.shape))
+
+
+def _place(parts: list, lengths: list, out_dim):
+    """One output's chunks ``(value, batched)`` joined, batch first, then its batch dimension moved to ``out_dim``."""
+    from ..ops.shape import cat
+
+    if out_dim is None:
+        if any(b for _, b in parts):
+            raise ValueError("vmap(f, ..., out_dims=None)(<inputs>): the output is batched (it depends on a mapped "
+                             "input) but out_dims is None for it")
+        return parts[0][0]
+    if not any(b for _, b in parts):
+        return _broadcast(parts[0][0], sum(lengths)).movedim(0, out_dim)
+    values = [v if b else _broadcast(v, n) for (v, b), n in zip(parts, lengths)]
+    return (values[0] if len(values) == 1 else cat(values)).movedim(0, out_dim)
+
+
 def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=None):
     """``func`` mapped over a dimension of its inputs (``torch.func.vmap``): ``in_dims`` says which dimension of
     each argument is the batch (None: shared by every sample), ``out_dims`` where it goes in the outputs.
 
-    Not vectorised: ``func`` runs once per sample (``chunk_size`` is accepted and changes nothing) and the
-    results are stacked, so the answer equals a Python loop's, gradients included."""
+    Vectorised: ``func`` runs once (once per ``chunk_size`` samples) on batched tensors that look like one sample;
+    each op applies a batching rule to the whole batch, or loops over the samples where it has none
+    (``core/func/_batched.py``). ``randomness`` is PyTorch's: 'error' refuses random ops, 'different' draws per
+    sample, 'same' draws once for the batch."""
     _check_randomness(randomness)
     if chunk_size is not None and not (isinstance(chunk_size, int) and chunk_size > 0):
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
-    from ..ops.shape import stack
 
     def wrapper(*args, **kwargs):
         pairs = _leaf_dims(args, in_dims)
         size = _batch_size(pairs, in_dims)
         _, rebuild = _flatten(args)
-        results = []
-        for i in range(size):
-            leaves = [x if d is None else x.select(d, i) for x, d in pairs]
-            results.append(func(*rebuild(leaves), **kwargs))
-        out_leaves_per_sample = [_flatten(r)[0] for r in results]
-        _, out_rebuild = _flatten(results[0])
-        n_out = len(out_leaves_per_sample[0])
-        dims = [out_dims] * n_out if isinstance(out_dims, int) else _flatten(out_dims)[0]
-        if len(dims) != n_out:
-            raise ValueError(f"vmap(f, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with the "
-                             f"structure of `outputs`.")
-        stacked = []
-        for k in range(n_out):
-            column = [sample[k] for sample in out_leaves_per_sample]
-            if not all(_is_tensor(c) for c in column):
-                raise ValueError(f"vmap(f, ...): `f` must only return Tensors, got type {type(column[0])}. Did you "
-                                 f"mean to set out_dims= to None for output?")
-            stacked.append(stack(column, dim=dims[k]) if dims[k] is not None else column[0])
-        return out_rebuild(stacked)
+        step = chunk_size or size
+        starts = range(0, size, step)
+        lengths = [min(step, size - start) for start in starts]
+        chunks = [_run_chunk(func, rebuild, pairs, start, n, randomness, kwargs) for start, n in zip(starts, lengths)]
+        n_out = len(chunks[0][0])
+        dims = _out_dims(out_dims, n_out)
+        return chunks[0][1]([_place([c[0][k] for c in chunks], lengths, dims[k]) for k in range(n_out)])
+
+    return wrapper
+
+
+def _vmap_loop(func, in_dims=0, out_dims=0):
+    """The reference ``vmap``: ``func`` once per sample, results stacked (the tests' oracle and the benchmark's
+    'before')."""
+
+    def wrapper(*args, **kwargs):
+        pairs = _leaf_dims(args, in_dims)
+        size = _batch_size(pairs, in_dims)
+        leaves, out_rebuild = _loop_chunk(func, _flatten(args)[1], pairs, range(size), kwargs)
+        dims = _out_dims(out_dims, len(leaves))
+        return out_rebuild([_place([leaf], [size], d) if d is not None else leaf[0].select(0, 0)
+                            for leaf, d in zip(leaves, dims)])
 
     return wrapper
 
