@@ -82,7 +82,7 @@ def test_core_extras_from_the_environment(setup_env, monkeypatch):
     monkeypatch.setenv("CORE_EXTRAS", "mpi, onnx")
     assert setup_env.requested_stacks("train") == ["mpi", "onnx"]
     monkeypatch.setenv("CORE_EXTRAS", "all")
-    assert set(setup_env.requested_stacks("train")) == {"opencl", "cuda", "onnx", "mpi"}
+    assert set(setup_env.requested_stacks("train")) == {"opencl", "cuda", "onnx", "mpi", "tensorboard"}
     monkeypatch.setenv("CORE_EXTRAS", "cdua")
     with pytest.raises(SystemExit, match="CORE_EXTRAS names unknown extra 'cdua'"):
         setup_env.requested_stacks("train")
@@ -97,6 +97,7 @@ def test_the_extras_are_core_extras_and_the_lock_pins_them():
     spec.loader.exec_module(module)
     assert set(module.STACKS) | {"all", "dev", "examples"} == set(extras)
     pinned = {line.split("==")[0].lower() for line in module.LOCK.read_text().splitlines() if "==" in line}
-    for requirement in extras["onnx"] + extras["cuda"] + extras["mpi"] + ["numpy", "scipy", "pluggy"]:
+    for requirement in extras["onnx"] + extras["cuda"] + extras["mpi"] + extras["tensorboard"] + ["numpy", "scipy",
+                                                                                         "pluggy"]:
         name = requirement.split(">")[0].split("[")[0].split("=")[0].strip().lower()
         assert name.replace("_", "-") in {p.replace("_", "-") for p in pinned}, name
