@@ -69,6 +69,7 @@ def test_opencl_records_nothing_outside_a_block_and_only_its_own_kernels():
     assert not [e for e in prof.events() if e.is_device_event]
     with profile() as prof:
         x.exp()
+        assert RUNTIME.start_profiling() is False  # one block at a time records device time
     assert [e.name.split("_")[0] for e in prof.events() if e.is_device_event] == ["exp"]
     assert all(slot.launched is None for slot in RUNTIME.slots)
 

@@ -387,7 +387,9 @@ class OpenCLRuntime(Runtime):
         try:
             for slot in self.slots:
                 slot.start_recording()
-        except Exception:
+        except Exception:  # no device (or a failing marker): record nothing anywhere
+            for slot in self._slots or []:
+                slot.launched = None
             self._profiling = False
             raise
         return True
