@@ -81,6 +81,10 @@ class FusedOp(JitOp):
     def callable_for(self, node):
         return FusedCall(node.attrs["kernel"], node.attrs["graph"], len(node.outputs) == 1)
 
+    def profile_name(self, node) -> str:
+        """``jit::fused[op, op, ...]``: a launched kernel bypasses the dispatcher, so the interpreter records it."""
+        return f"jit::fused[{', '.join(node.attrs['ops'])}]"
+
     def describe(self, node) -> str:
         return f"jit::fused[{', '.join(node.attrs['ops'])}]({', '.join(_fmt_arg(a) for a in node.args)})"
 

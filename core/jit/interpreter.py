@@ -4,10 +4,15 @@ The interpreter calls operators through the dispatcher, so a traced program
 runs on whatever device its inputs are on, records autograd like eager code
 does, and is traced again if someone traces it. Values live in a flat list
 indexed by slot; each step fills its argument template from that list.
+
+Dispatcher ops record themselves in a ``core.profiler`` block; a JIT op that calls none (``jit::fused``
+launching its kernel) gets a span here, named by its ``profile_name``. Outside a profile that costs one check
+per run.
 """
 
 from __future__ import annotations
 
+from ..profiler._recorder import current_session
 from ..tensor import Tensor
 from .ir import JIT_OPS, Graph, Value, map_values
 
@@ -44,11 +49,12 @@ def _filler(obj, slots: dict):
 
 
 class _Step:
-    __slots__ = ("fn", "template", "holes", "nested", "kwargs", "kw_fill", "outs", "single", "node")
+    __slots__ = ("fn", "template", "holes", "nested", "kwargs", "kw_fill", "outs", "single", "node", "span")
 
-    def __init__(self, node, fn, slots: dict):
+    def __init__(self, node, fn, slots: dict, span: str | None = None):
         self.node = node
         self.fn = fn
+        self.span = span  # the profiler span's name, for a node the dispatcher does not record
         self.template = list(node.args)
         self.holes = []
         self.nested = []
@@ -91,8 +97,10 @@ class Program:
         self.steps = []
         for node in graph.nodes:
             spec = JIT_OPS.get(node.op)
-            fn = spec.callable_for(node) if spec is not None else OPERATORS[node.op]
-            self.steps.append(_Step(node, fn, slots))
+            if spec is None:
+                self.steps.append(_Step(node, OPERATORS[node.op], slots))
+            else:
+                self.steps.append(_Step(node, spec.callable_for(node), slots, spec.profile_name(node)))
         self.output = map_values(graph.output, lambda v: _Slot(slots[v]))
 
     def run(self, inputs, params: dict):
@@ -103,6 +111,7 @@ class Program:
             env[s] = params[name]
         for s, t in self.constants:
             env[s] = t
+        session = current_session()
         for step in self.steps:
             args = step.template
             if step.holes or step.nested:
@@ -111,12 +120,13 @@ class Program:
                     args[i] = env[s]
                 for i, f in step.nested:
                     args[i] = f(env)
+            fn = step.fn if session is None or step.span is None else session.spanned(step.span, step.fn)
             if step.kw_fill is not None:
-                result = step.fn(*args, **step.kw_fill(env))
+                result = fn(*args, **step.kw_fill(env))
             elif step.kwargs:
-                result = step.fn(*args, **step.kwargs)
+                result = fn(*args, **step.kwargs)
             else:
-                result = step.fn(*args)
+                result = fn(*args)
             if step.single:
                 env[step.outs[0]] = result
             else:

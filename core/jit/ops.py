@@ -14,7 +14,8 @@ graphs saved earlier still load and run.
 
 Each entry of :data:`~core.jit.ir.JIT_OPS` provides ``pure`` (may be folded,
 merged and removed), ``callable_for(node)`` (a function called like an
-operator) and ``describe(node)`` (its printed form).
+operator), ``describe(node)`` (its printed form) and ``profile_name(node)`` (the name of the profiler span the
+interpreter opens around a node that calls no dispatcher op, else None).
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ class JitOp:
     def callable_for(self, node):
         """A function called with the node's (filled) args and kwargs."""
         return self.fn
+
+    def profile_name(self, node) -> str | None:
+        """The name of a ``core.profiler`` span around each run of ``node``: None, as the ops a JIT op calls go
+        through the dispatcher, which records them."""
+        return None
 
     def describe(self, node) -> str:
         parts = [_fmt_arg(a) for a in node.args] + [f"{k}={_fmt_arg(v)}" for k, v in node.kwargs.items()]

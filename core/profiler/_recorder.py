@@ -240,6 +240,22 @@ class Session:
             if top is rec:
                 break
 
+    def spanned(self, name: str, fn):
+        """``fn`` recording each call as a span ``name`` (input shapes and new storages as for an op): for work
+        that bypasses the dispatcher, such as a JIT fused kernel."""
+
+        def call(*args, **kwargs):
+            rec = self.open(name, args, kwargs)
+            try:
+                result = fn(*args, **kwargs)
+                if self.config.profile_memory:
+                    self.count_outputs(rec, args, kwargs, result)
+            finally:
+                self.close(rec)
+            return result
+
+        return call
+
     # -- memory ----------------------------------------------------------------------------------------------
     def count_outputs(self, rec: ProfilerEvent, args: tuple, kwargs: dict, result) -> None:
         """Count the new storages among ``result``'s tensors as allocated by ``rec``."""

@@ -59,7 +59,7 @@ def padded(values: tuple, rank: int, fill: int) -> tuple:
 def launch_1d(slot, kernel, n: int, args: list) -> None:
     """Launch one work-item per element (rounded up to the fixed work-group size)."""
     size = -(-n // LOCAL_SIZE) * LOCAL_SIZE
-    kernel(slot.queue, (size,), (LOCAL_SIZE,), *args)
+    slot.launch(kernel, (size,), (LOCAL_SIZE,), args)
 
 
 class Strided:

@@ -44,7 +44,7 @@ def batched_matmul(spec, a, b):
             out._storage.data]
     tile = GEMM_TILE
     size = (-(-m // tile) * tile, -(-n // tile) * tile, max(numel(batch), 1))
-    kernel(slot.queue, size, (tile, tile, 1), *args)
+    slot.launch(kernel, size, (tile, tile, 1), args)
     return out
 
 
