@@ -58,6 +58,7 @@ class _Builder:
         self.initializers: list = []
         self.taken: set = set()
         self.count = itertools.count()
+        self.uses: dict = {}  # Value -> how many nodes (and outputs) use it
 
     def fresh(self, hint: str) -> str:
         name = f"{hint}_{next(self.count)}"
@@ -68,16 +69,26 @@ class _Builder:
 
     def emit(self, op_type: str, inputs: list, output: str | None = None, **attrs) -> str:
         """Append an ONNX node with one output (named ``output``, else a fresh name); that output's name."""
-        output = output or self.fresh(op_type)
-        self.nodes.append(self.onnx.helper.make_node(op_type, inputs, [output], name=self.fresh(f"n_{op_type}"),
+        return self.emit_n(op_type, inputs, 1, [output or self.fresh(op_type)], **attrs)[0]
+
+    def emit_n(self, op_type: str, inputs: list, count: int, outputs: list | None = None, **attrs) -> list:
+        """Append an ONNX node with ``count`` outputs (fresh names unless given); the outputs' names."""
+        outputs = outputs or [self.fresh(op_type) for _ in range(count)]
+        self.nodes.append(self.onnx.helper.make_node(op_type, inputs, outputs, name=self.fresh(f"n_{op_type}"),
                                                      **attrs))
-        return output
+        return outputs
+
+    def need(self, opset: int, what: str) -> None:
+        """Raise :class:`OnnxExporterError` unless the export's opset is at least ``opset``."""
+        if self.opset < opset:
+            raise OnnxExporterError(f"core.onnx.export(): {what} needs opset_version >= {opset}, got {self.opset}")
 
     def array(self, array: np.ndarray, name: str | None = None) -> str:
         """An initializer holding ``array``."""
         if name is None:
             name = self.fresh("const")
-        self.initializers.append(self.onnx.numpy_helper.from_array(np.ascontiguousarray(array), name))
+        array = np.asarray(array)  # np.ascontiguousarray would make a 0-d array 1-d
+        self.initializers.append(self.onnx.numpy_helper.from_array(array.copy(order="C"), name))
         return name
 
     def ints(self, values) -> str:
@@ -116,7 +127,9 @@ class _Builder:
         except TypeError as exc:
             raise OnnxExporterError(f"core.onnx.export(): op '{node.op}' (node {index}) was called with arguments "
                                     f"its converter does not take: {exc}") from None
-        self.names[node.outputs[0]] = fn(self, node, *node.args, **node.kwargs)
+        result = fn(self, node, *node.args, **node.kwargs)
+        for v, name in zip(node.outputs, [result] if isinstance(result, str) else result):
+            self.names[v] = name
 
 
 _ONNX_TYPES = {"float16": "FLOAT16", "bfloat16": "BFLOAT16", "float32": "FLOAT", "float64": "DOUBLE",
@@ -133,14 +146,16 @@ def _onnx_type(dtype: dt.dtype) -> int:
 
 
 def _check_supported(nodes: list) -> None:
-    """Raise :class:`UnsupportedOperatorError` for the first op without a converter (an allocation's writer
-    rather than the allocation)."""
+    """Raise :class:`UnsupportedOperatorError` naming the first op without a converter (an allocation's writer
+    rather than the allocation) and every other one."""
     unsupported = [(i, n) for i, n in enumerate(nodes) if n.op not in CONVERTERS]
     if not unsupported:
         return
     index, node = next(((i, n) for i, n in unsupported if n.op not in ALLOCATION_OPS), unsupported[0])
+    missing = sorted({n.op for _, n in unsupported if n.op not in ALLOCATION_OPS} - {node.op})
     raise UnsupportedOperatorError(
         f"core.onnx.export(): op '{node.op}' (node {index}) has no ONNX converter"
+        + (f" (nor do: {', '.join(missing)})" if missing else "")
         + ("; in-place and random ops cannot be exported (export in eval mode, without in-place writes to inputs)"
            if not node.is_pure else "")
         + f". Supported ops: {', '.join(sorted(CONVERTERS))}")
@@ -206,6 +221,14 @@ def _logical_not(b, node, input):
 @converts("isnan")
 def _isnan(b, node, input):
     return b.emit("IsNaN", [b.value(input)])
+
+
+@converts("isinf")
+def _isinf(b, node, input):
+    if not input.dtype.is_floating_point:  # integers are never infinite
+        return b.emit("ConstantOfShape", [b.ints(input.shape)],
+                      value=b.onnx.numpy_helper.from_array(np.zeros(1, dtype=np.bool_), "value"))
+    return b.emit("IsInf", [b.value(input)])
 
 
 _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "pow": "Pow", "maximum": "Max", "minimum": "Min"}
@@ -488,9 +511,7 @@ def _batch_norm(b, node, input, running_mean, running_var, weight=None, bias=Non
 
 @converts("layer_norm")
 def _layer_norm(b, node, input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    if b.opset < 17:
-        raise OnnxExporterError(f"core.onnx.export(): layer_norm needs opset_version >= 17 (LayerNormalization), "
-                                f"got {b.opset}")
+    b.need(17, "layer_norm")
     d = _out(node).dtype
     scale = b.value(weight, d) if weight is not None else b.array(np.ones(normalized_shape, dtype=d.numpy))
     inputs = [b.value(input, d), scale] + ([b.value(bias, d)] if bias is not None else [])
@@ -520,6 +541,94 @@ def _cross_entropy_loss(b, node, input, target, weight, reduction, ignore_index)
     d = _out(node).dtype
     inputs = [b.value(input, d), b.value(target, dt.int64)] + ([b.value(weight, d)] if weight is not None else [])
     return b.emit("SoftmaxCrossEntropyLoss", inputs, reduction=reduction, ignore_index=int(ignore_index))
+
+
+# -- indexing, scans, sorting, scatter ----------------------------------------------------------------------------
+@converts("index")
+def _index(b, node, input, indices):
+    """``input[indices]`` (None or int64 tensors, one per leading dim): Gather for one tensor, else the indexed dims
+    moved to the front, the index tensors broadcast and stacked for GatherND, and the result's dims put where
+    PyTorch (NumPy) puts them."""
+    x = b.value(input)
+    positions = [i for i, t in enumerate(indices) if t is not None]
+    if len(positions) == 1:
+        return b.emit("Gather", [x, b.value(indices[positions[0]], dt.int64)], axis=positions[0])
+    n = _rank(input)
+    rest = [i for i in range(n) if i not in positions]
+    if positions != list(range(len(positions))):
+        x = b.emit("Transpose", [x], perm=positions + rest)
+    shape = np.broadcast_shapes(*(indices[i].shape for i in positions))
+    stacked = [b.emit("Unsqueeze", [b.emit("Expand", [b.value(indices[i], dt.int64), b.ints(shape)]), b.ints([-1])])
+               for i in positions]
+    result = b.emit("GatherND", [x, b.emit("Concat", stacked, axis=-1)])
+    adjacent = positions[-1] - positions[0] + 1 == len(positions)
+    if not adjacent or positions[0] == 0:  # the broadcast dims come first
+        return result
+    k, first = len(shape), positions[0]  # move them back to where the indexed dims were
+    perm = list(range(k, k + first)) + list(range(k)) + list(range(k + first, k + len(rest)))
+    return b.emit("Transpose", [result], perm=perm)
+
+
+@converts("cumsum")
+def _cumsum(b, node, input, dim, dtype=None):
+    axis = _wrap(dim, _rank(input)) if _rank(input) else 0
+    x = b.value(input, _out(node).dtype)
+    if not _rank(input):
+        return b.emit("Identity", [x])
+    return b.emit("CumSum", [x, b.array(np.asarray(axis, dtype=np.int64))])
+
+
+@converts("sort")
+def _sort(b, node, input, dim, descending=False):
+    """TopK over the whole dim: ties keep the lower index first (stable), as core's sort does."""
+    if not _rank(input):
+        x = b.value(input)
+        return [b.emit("Identity", [x]), b.emit("ConstantOfShape", [b.ints([])], value=b.onnx.numpy_helper.from_array(
+            np.zeros(1, dtype=np.int64), "value"))]
+    axis = _wrap(dim, _rank(input))
+    return b.emit_n("TopK", [b.value(input), b.ints([input.shape[axis]])], 2, axis=axis, largest=int(descending),
+                    sorted=1)
+
+
+_VIEW_OPS = frozenset({"view", "squeeze", "unsqueeze", "transpose", "permute", "expand", "narrow", "slice", "select",
+                       "unfold", "alias", "as_strided", "diagonal", "unbind", "split", "chunk", "t", "flatten"})
+# scatter_'s reduce -> (ONNX reduction, first opset, identity of the reduction for include_self=False)
+_SCATTER = {None: ("none", 13, None), "sum": ("add", 16, 0), "prod": ("mul", 16, 1), "amax": ("max", 18, -math.inf),
+            "amin": ("min", 18, math.inf)}
+
+
+def _check_fresh(node, graph_uses) -> None:
+    """An in-place write is exported as a new value when nothing else sees the old one: the written tensor was
+    made inside the program (not an input, parameter, constant or view) and this write is its only use."""
+    target = node.args[0]
+    producer = target.node
+    if producer is None or producer.op in _VIEW_OPS or graph_uses.get(target, 0) != 1:
+        raise OnnxExporterError(f"core.onnx.export(): op '{node.op}' writes in place into a tensor that is an input, "
+                                f"parameter, constant or view, or that is used elsewhere; ONNX has no in-place "
+                                f"writes (write into a copy, e.g. x.clone().{node.op.rstrip('_')}_(...))")
+
+
+@converts("scatter_")
+def _scatter(b, node, input, dim, index, src, reduce=None, include_self=True):
+    """ScatterElements; include_self=False first writes the reduction's identity where index points."""
+    _check_fresh(node, b.uses)
+    if reduce not in _SCATTER:
+        raise OnnxExporterError(f"core.onnx.export(): scatter_ with reduce={reduce!r} has no ONNX equivalent")
+    reduction, opset, identity = _SCATTER[reduce]
+    b.need(opset, f"scatter_ with reduce={reduce!r}")
+    d, axis = _out(node).dtype, _wrap(dim, _rank(input))
+    x, idx = b.value(input), b.value(index, dt.int64)
+    source = b.operand(src, d, node.op)
+    if not isinstance(src, Value):
+        source = b.emit("Expand", [source, b.ints(index.shape)])
+    if not include_self and identity is not None:
+        if not d.is_floating_point and math.isinf(identity):
+            info = np.iinfo(d.numpy)
+            identity = info.min if identity < 0 else info.max
+        fill = b.emit("Expand", [b.scalar(identity, d), b.ints(index.shape)])
+        x = b.emit("ScatterElements", [x, idx, fill], axis=axis)
+    attrs = {"reduction": reduction} if reduce is not None else {}  # the attribute exists from opset 16
+    return b.emit("ScatterElements", [x, idx, source], axis=axis, **attrs)
 
 
 # -- export ---------------------------------------------------------------------------------------------------------
@@ -592,6 +701,7 @@ def export(model, example_inputs, f, opset_version: int = 17, input_names=None, 
     graph, params, name = _program(model, example_inputs)
     _check_supported(graph.nodes)
     b = _Builder(onnx, opset_version)
+    b.uses = graph.uses()
     outputs = _flat_outputs(graph.output)
     input_names = _names(input_names, [v.name for v in graph.inputs], "input_names")
     output_names = _names(output_names, [f"output{i}" if len(outputs) > 1 else "output" for i in range(len(outputs))],

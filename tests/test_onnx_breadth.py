@@ -1,0 +1,181 @@
+"""core.onnx.export breadth: indexing, gather/scatter, scans and sorting, recurrent and attention modules, opsets.
+
+Every model is checked by onnx.checker and run in onnxruntime against eager outputs (``_check``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_onnx import _check, _run
+
+import core
+import core.nn as nn
+import core.nn.functional as F
+import core.onnx
+from core.testing import to_numpy
+
+onnx = pytest.importorskip("onnx", reason="core.onnx.export needs the onnx package")
+ort = pytest.importorskip("onnxruntime", reason="running exported models needs onnxruntime")
+
+
+def _ops(path) -> list:
+    return [n.op_type for n in onnx.load(str(path)).graph.node]
+
+
+@pytest.fixture
+def x():
+    rng = np.random.default_rng(0)
+    return core.tensor(rng.standard_normal((4, 6, 8)).astype(np.float32))
+
+
+BASIC = {
+    "int": lambda a: a[0],
+    "negative": lambda a: a[-1, -3:],
+    "step": lambda a: a[:, 1:5:2],
+    "none": lambda a: a[..., None],
+    "mixed": lambda a: a[1, :, ::3],
+    "select": lambda a: a.select(2, -2),
+    "ellipsis_int": lambda a: a[..., -1, None, 2:],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BASIC))
+def test_basic_indexing_drops_and_adds_dims_as_eager(kind, x, tmp_path):
+    _check(BASIC[kind], (x,), tmp_path / "m.onnx")
+
+
+def test_int_index_is_a_gather_with_a_scalar_index(x, tmp_path):
+    proto = core.onnx.export(lambda a: a[2], (x,), tmp_path / "m.onnx")
+    assert [d.dim_value for d in proto.graph.output[0].type.tensor_type.shape.dim] == [6, 8]
+    gather = next(n for n in proto.graph.node if n.op_type == "Gather")
+    index = next(i for i in proto.graph.initializer if i.name == gather.input[1])
+    assert list(index.dims) == []  # a 0-d index drops the dim
+
+
+_I = core.tensor([0, -1, 2])
+_J = core.tensor([[1, 3], [5, -2]])
+ADVANCED = {
+    "first": lambda a: a[_I],
+    "middle": lambda a: a[:, _I],
+    "2d": lambda a: a[:, _J],
+    "two_adjacent_first": lambda a: a[_I, _I],
+    "two_adjacent_middle": lambda a: a[:, _I, _I],
+    "broadcast": lambda a: a[:, _J, core.tensor([0, 7])],
+    "non_adjacent": lambda a: a[_I, :, _I],
+    "with_slice": lambda a: a[1:, _J, 2],
+    "index_select": lambda a: a.index_select(2, core.tensor([7, 0, 0])),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(ADVANCED))
+def test_advanced_indexing_places_dims_as_numpy(kind, x, tmp_path):
+    _check(ADVANCED[kind], (x,), tmp_path / "m.onnx")
+    assert {"Gather", "GatherND"} & set(_ops(tmp_path / "m.onnx"))
+
+
+def test_gather_and_scatter_variants(x, tmp_path):
+    rng = np.random.default_rng(0)
+    index = core.tensor(rng.integers(0, 8, (4, 6, 3)))
+
+    def fn(a):
+        base = core.ones(4, 6, 8)
+        return (core.gather(a, -1, index), base.scatter(2, index, a[..., :3]), base.scatter(2, index, 2.5),
+                base.scatter_add(2, index, a[..., :3]), base.scatter_reduce(2, index, a[..., :3], "prod"))
+
+    _check(fn, (x,), tmp_path / "m.onnx", opset_version=16)
+    ops = _ops(tmp_path / "m.onnx")
+    assert "GatherElements" in ops and ops.count("ScatterElements") == 4
+
+
+@pytest.mark.parametrize("reduce", ["amax", "amin", "sum", "prod"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_with_and_without_self(reduce, include_self, tmp_path):
+    rng = np.random.default_rng(0)
+    src = core.tensor(rng.standard_normal((5, 4)).astype(np.float32))
+    index = core.tensor(rng.integers(0, 3, (5, 4)))  # duplicates, and untouched positions
+
+    def fn(s):
+        return core.full((3, 4), 0.5).scatter_reduce(0, index, s, reduce, include_self=include_self)
+
+    _check(fn, (src,), tmp_path / "m.onnx", opset_version=18)
+
+
+def test_scatter_reduce_opset_and_in_place_errors(tmp_path):
+    index = core.tensor([[0, 1]])
+    with pytest.raises(core.onnx.OnnxExporterError, match=r"scatter_ with reduce='amax' needs opset_version >= 18"):
+        core.onnx.export(lambda s: core.zeros(2, 2).scatter_reduce(0, index, s, "amax"), core.randn(1, 2),
+                         tmp_path / "m.onnx", opset_version=17)
+    with pytest.raises(core.onnx.OnnxExporterError, match="writes in place into a tensor that is an input"):
+        core.onnx.export(lambda a: a.scatter_(1, index, 1.0), core.randn(2, 2), tmp_path / "m.onnx")
+    assert not (tmp_path / "m.onnx").exists()
+
+
+def test_cumsum_sort_topk_arg_and_selection_ops(x, tmp_path):
+    ties = core.tensor(np.random.default_rng(0).integers(0, 3, (5, 7)))
+
+    def fn(a, t):
+        values, indices = a.sort(1, descending=True)
+        top, where_top = a.topk(3, -1, largest=False)
+        return (a.cumsum(1), t.cumsum(0), t.cumsum(-1, dtype=core.float64), values, indices, top, where_top,
+                t.sort(-1)[1], t.sort(0, descending=True)[1], a.argmax(1), a.argmin(-1, keepdim=True), a.argmax(),
+                core.where(a > 0, a, -a), a.masked_fill(a < 0.2, 3.0), a.clamp(min=-0.5), a.clamp(-0.1, 0.1))
+
+    _check(fn, (x, ties), tmp_path / "m.onnx")
+    ops = set(_ops(tmp_path / "m.onnx"))
+    assert {"CumSum", "TopK", "ArgMax", "ArgMin", "Where"} <= ops
+
+
+def _rnn_input():
+    return core.tensor(np.random.default_rng(0).standard_normal((3, 5, 4)).astype(np.float32))
+
+
+RNNS = {
+    "lstm": lambda: nn.LSTM(4, 6),
+    "lstm_2layer_batch_first": lambda: nn.LSTM(4, 6, num_layers=2, batch_first=True),
+    "lstm_bidirectional": lambda: nn.LSTM(4, 6, bidirectional=True),
+    "lstm_proj": lambda: nn.LSTM(4, 6, proj_size=3),
+    "gru": lambda: nn.GRU(4, 6),
+    "gru_bidirectional_2layer": lambda: nn.GRU(4, 6, num_layers=2, bidirectional=True, batch_first=True),
+    "rnn_tanh": lambda: nn.RNN(4, 6),
+    "rnn_relu_2layer": lambda: nn.RNN(4, 6, num_layers=2, nonlinearity="relu", bias=False),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(RNNS))
+@pytest.mark.parametrize("opset", [17, 18])
+def test_recurrent_modules_match_eager(kind, opset, tmp_path):
+    core.manual_seed(0)
+    model = RNNS[kind]()
+    _check(lambda a: model(a)[0], (_rnn_input(),), tmp_path / "m.onnx", opset_version=opset)
+    _check(lambda a: model(a)[1] if kind.startswith(("gru", "rnn")) else model(a)[1][1], (_rnn_input(),),
+           tmp_path / "h.onnx", opset_version=opset)
+
+
+def test_lstm_cell_with_given_state(tmp_path):
+    core.manual_seed(0)
+    cell = nn.LSTMCell(4, 6)
+    h, c = core.randn(5, 6), core.randn(5, 6)
+    _check(lambda a, h, c: cell(a, (h, c)), (_rnn_input()[0], h, c), tmp_path / "m.onnx")
+
+
+def test_attention_and_transformers_match_eager(tmp_path):
+    core.manual_seed(0)
+    q = core.randn(2, 5, 8)
+    kv = core.randn(2, 7, 8)
+    mask = core.randn(5, 7) > 0
+    mha = nn.MultiheadAttention(8, 2, batch_first=True).eval()
+    _check(lambda a, m: mha(a, m, m), (q, kv), tmp_path / "mha.onnx")
+    _check(lambda a: F.scaled_dot_product_attention(a, a, a, is_causal=True), (q,), tmp_path / "causal.onnx")
+    _check(lambda a, m: F.scaled_dot_product_attention(a, m, m, attn_mask=mask), (q, kv), tmp_path / "mask.onnx")
+    encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, batch_first=True), 2).eval()
+    _check(encoder, (q,), tmp_path / "enc.onnx")
+    decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, 16, batch_first=True, norm_first=True), 2).eval()
+    causal = nn.Transformer.generate_square_subsequent_mask(5)
+    _check(lambda t, m: decoder(t, m, tgt_mask=causal), (q, kv), tmp_path / "dec.onnx")
+
+
+def test_unsupported_ops_are_all_listed(tmp_path):
+    with pytest.raises(core.onnx.UnsupportedOperatorError,
+                       match=r"op 'nonzero' \(node 1\) has no ONNX converter \(nor do: cumprod\)\. Supported ops: "
+                             r".*\bcumsum\b.*\bscatter_\b.*\bsort\b"):
+        core.onnx.export(lambda a: a[a > 0].cumprod(0), core.randn(3), tmp_path / "m.onnx")
