@@ -21,6 +21,7 @@ from .. import dtypes as dt
 from ..jit.ir import ALLOCATION_OPS, Value
 from ..nn.modules.module import Module
 from ..utils.atomic import atomic_write, is_path
+from ._dynamic import Symbols, as_axes
 
 __all__ = ["export", "CONVERTERS", "OnnxExporterError", "UnsupportedOperatorError", "MIN_OPSET", "EXPORT_PASSES"]
 
@@ -59,6 +60,7 @@ class _Builder:
         self.taken: set = set()
         self.count = itertools.count()
         self.uses: dict = {}  # Value -> how many nodes (and outputs) use it
+        self.sym = Symbols(self, OnnxExporterError)  # dynamic axes
 
     def fresh(self, hint: str) -> str:
         name = f"{hint}_{next(self.count)}"
@@ -127,6 +129,7 @@ class _Builder:
         except TypeError as exc:
             raise OnnxExporterError(f"core.onnx.export(): op '{node.op}' (node {index}) was called with arguments "
                                     f"its converter does not take: {exc}") from None
+        self.sym.propagate(node)
         result = fn(self, node, *node.args, **node.kwargs)
         for v, name in zip(node.outputs, [result] if isinstance(result, str) else result):
             self.names[v] = name
@@ -226,7 +229,7 @@ def _isnan(b, node, input):
 @converts("isinf")
 def _isinf(b, node, input):
     if not input.dtype.is_floating_point:  # integers are never infinite
-        return b.emit("ConstantOfShape", [b.ints(input.shape)],
+        return b.emit("ConstantOfShape", [b.sym.shape(input)],
                       value=b.onnx.numpy_helper.from_array(np.zeros(1, dtype=np.bool_), "value"))
     return b.emit("IsInf", [b.value(input)])
 
@@ -342,7 +345,7 @@ def _argmax(b, node, input, dim, keepdim=False):
         x, dim = b.emit("Reshape", [x, b.ints([-1])]), 0
     result = b.emit("ArgMax" if node.op == "argmax" else "ArgMin", [x], axis=dim, keepdims=int(keepdim),
                     select_last_index=0)
-    return b.emit("Reshape", [result, b.ints(_out(node).shape)])
+    return b.emit("Reshape", [result, b.sym.shape(_out(node))])
 
 
 @converts("batched_matmul")
@@ -353,7 +356,7 @@ def _matmul(b, node, input, other):
 
 @converts("view", "squeeze", "unsqueeze")
 def _reshape(b, node, input, *_):
-    return b.emit("Reshape", [b.value(input), b.ints(_out(node).shape)])
+    return b.emit("Reshape", [b.value(input), b.sym.shape(_out(node))])
 
 
 @converts("transpose")
@@ -373,7 +376,7 @@ def _permute(b, node, input, dims):
 
 @converts("expand")
 def _expand(b, node, input, sizes):
-    return b.emit("Expand", [b.value(input), b.ints(_out(node).shape)])
+    return b.emit("Expand", [b.value(input), b.sym.shape(_out(node))])
 
 
 def _slice(b, x: str, axes, starts, ends, steps=None) -> str:
@@ -381,16 +384,25 @@ def _slice(b, x: str, axes, starts, ends, steps=None) -> str:
     return b.emit("Slice", inputs)
 
 
+def _stop(b, input: Value, dim: int, stop: int) -> int:
+    """A slice's stop; one at or past the traced end of a dynamic dim is the end at run time."""
+    return _END if b.sym.is_dynamic(input, dim) and stop >= input.shape[dim] else stop
+
+
+_END = 2 ** 63 - 1
+
+
 @converts("narrow")
 def _narrow(b, node, input, dim, start, length):
     dim = _wrap(dim, _rank(input))
     start = start + input.shape[dim] if start < 0 else start
-    return _slice(b, b.value(input), [dim], [start], [start + length])
+    return _slice(b, b.value(input), [dim], [start], [_stop(b, input, dim, start + length)])
 
 
 @converts("slice")
 def _slice_op(b, node, input, dim, start, stop, step):
-    return _slice(b, b.value(input), [_wrap(dim, _rank(input))], [start], [stop], [step])
+    dim = _wrap(dim, _rank(input))
+    return _slice(b, b.value(input), [dim], [start], [_stop(b, input, dim, stop)], [step])
 
 
 @converts("select")
@@ -426,7 +438,7 @@ def _cat(b, node, tensors, dim=0):
     d = _out(node).dtype
     parts = [b.value(t, d) for t in tensors if isinstance(t, Value) and math.prod(t.shape)]
     if not parts:
-        return b.emit("Reshape", [b.value(tensors[0], d), b.ints(_out(node).shape)])
+        return b.emit("Reshape", [b.value(tensors[0], d), b.sym.shape(_out(node))])
     return b.emit("Concat", parts, axis=_wrap(dim, _rank(_out(node))))
 
 
@@ -444,7 +456,7 @@ def _copy(b, node, input, dtype):
 @converts("jit::full")
 def _full(b, node, shape, value, dtype, device):
     fill = b.onnx.numpy_helper.from_array(np.asarray([value], dtype=dtype.numpy), "value")
-    return b.emit("ConstantOfShape", [b.ints(shape)], value=fill)
+    return b.emit("ConstantOfShape", [b.sym.shape(_out(node), shape)], value=fill)
 
 
 @converts("linear")
@@ -586,7 +598,7 @@ def _sort(b, node, input, dim, descending=False):
         return [b.emit("Identity", [x]), b.emit("ConstantOfShape", [b.ints([])], value=b.onnx.numpy_helper.from_array(
             np.zeros(1, dtype=np.int64), "value"))]
     axis = _wrap(dim, _rank(input))
-    return b.emit_n("TopK", [b.value(input), b.ints([input.shape[axis]])], 2, axis=axis, largest=int(descending),
+    return b.emit_n("TopK", [b.value(input), b.sym.dim(input, axis)], 2, axis=axis, largest=int(descending),
                     sorted=1)
 
 
@@ -620,12 +632,12 @@ def _scatter(b, node, input, dim, index, src, reduce=None, include_self=True):
     x, idx = b.value(input), b.value(index, dt.int64)
     source = b.operand(src, d, node.op)
     if not isinstance(src, Value):
-        source = b.emit("Expand", [source, b.ints(index.shape)])
+        source = b.emit("Expand", [source, b.sym.shape(index)])
     if not include_self and identity is not None:
         if not d.is_floating_point and math.isinf(identity):
             info = np.iinfo(d.numpy)
             identity = info.min if identity < 0 else info.max
-        fill = b.emit("Expand", [b.scalar(identity, d), b.ints(index.shape)])
+        fill = b.emit("Expand", [b.scalar(identity, d), b.sym.shape(index)])
         x = b.emit("ScatterElements", [x, idx, fill], axis=axis)
     attrs = {"reduction": reduction} if reduce is not None else {}  # the attribute exists from opset 16
     return b.emit("ScatterElements", [x, idx, source], axis=axis, **attrs)
@@ -684,14 +696,43 @@ def _flat_outputs(output) -> list:
                             f"models return tensors only")
 
 
-def export(model, example_inputs, f, opset_version: int = 17, input_names=None, output_names=None):
+def _dynamic_axes(spec, values: dict) -> dict:
+    """``dynamic_axes`` checked against the input and output names: {name: {axis: dim name}}."""
+    if spec is None:
+        return {}
+    if not isinstance(spec, dict):
+        raise TypeError(f"core.onnx.export(): dynamic_axes must be a dict, got {type(spec).__name__}")
+    unknown = sorted(set(spec) - set(values), key=str)
+    if unknown:
+        raise ValueError(f"core.onnx.export(): dynamic_axes names {unknown}, which are not input or output names "
+                         f"({sorted(values)})")
+    return {name: as_axes(axes, name, len(values[name].shape), OnnxExporterError) for name, axes in spec.items()}
+
+
+def _output_shape(sym: Symbols, v: Value, name: str, axes: dict) -> list:
+    """The shape in the graph's type of input or output ``v``: dims named in ``dynamic_axes`` by their names."""
+    shape = sym.onnx_shape(v)
+    for axis, dim_name in axes.items():
+        if not sym.is_dynamic(v, axis):
+            raise OnnxExporterError(f"core.onnx.export(): dynamic_axes makes axis {axis} of '{name}' dynamic, but "
+                                    f"the trace computes it from no dynamic input axis (a constant size); "
+                                    f"only sizes that follow from dynamic input axes can be dynamic")
+        shape[axis] = dim_name
+    return shape
+
+
+def export(model, example_inputs, f, opset_version: int = 17, input_names=None, output_names=None,
+           dynamic_axes=None):
     """Write ``model`` as an ONNX model to ``f`` (a path or a binary file object); returns the ``ModelProto``.
 
     ``model`` is a :class:`core.nn.Module` (traced in eval mode, as ``torch.onnx.export`` does by default, and
     put back in its mode after), a function, or a traced program from :func:`core.jit.trace` (whose eval-mode
     graph is used; ``example_inputs`` may then be None). Inputs keep their traced shapes (static). Parameters
     and buffers become initializers under their qualified names; ``input_names``/``output_names`` name the
-    graph's inputs and (flattened) outputs. The model passes ``onnx.checker.check_model(full_check=True)``
+    graph's inputs and (flattened) outputs. ``dynamic_axes`` (``{name: {axis: dim_name}}`` or ``{name: [axis, ...]}``
+    for input and output names, as in ``torch.onnx.export``) makes those axes symbolic: shapes that depend on them
+    are computed at run time (see :mod:`core.onnx._dynamic`; trace with a size for each that no other dim has), and
+    an output axis named there that the trace made static raises :class:`OnnxExporterError`. The model passes ``onnx.checker.check_model(full_check=True)``
     before it is written. Ops without a converter raise :class:`UnsupportedOperatorError`.
     """
     onnx = _onnx()
@@ -713,6 +754,9 @@ def export(model, example_inputs, f, opset_version: int = 17, input_names=None, 
     b.taken.update(reserved)
     for v, n in zip(graph.inputs, input_names):
         b.names[v] = n
+    dynamic = _dynamic_axes(dynamic_axes, dict(zip(input_names + output_names, graph.inputs + outputs)))
+    for v, n in zip(graph.inputs, input_names):
+        b.sym.declare(v, n, dynamic.get(n, {}))
     for qualname, v in graph.params.items():
         b.names[v] = b.array(params[qualname].detach().cpu().numpy(), qualname)
     for cname, (v, t) in graph.constants.items():
@@ -722,7 +766,7 @@ def export(model, example_inputs, f, opset_version: int = 17, input_names=None, 
     for v, n in zip(outputs, output_names):
         b.emit("Identity", [b.names[v]], n)
     helper = onnx.helper
-    info = [helper.make_tensor_value_info(n, _onnx_type(v.dtype), list(v.shape))
+    info = [helper.make_tensor_value_info(n, _onnx_type(v.dtype), _output_shape(b.sym, v, n, dynamic.get(n, {})))
             for v, n in zip(graph.inputs + outputs, input_names + output_names)]
     proto_graph = helper.make_graph(b.nodes, name, info[:len(input_names)], info[len(input_names):], b.initializers)
     opsets = [helper.make_opsetid("", opset_version)]
