@@ -179,3 +179,59 @@ def test_unsupported_ops_are_all_listed(tmp_path):
                        match=r"op 'nonzero' \(node 1\) has no ONNX converter \(nor do: cumprod\)\. Supported ops: "
                              r".*\bcumsum\b.*\bscatter_\b.*\bsort\b"):
         core.onnx.export(lambda a: a[a > 0].cumprod(0), core.randn(3), tmp_path / "m.onnx")
+
+
+# -- dynamic axes ---------------------------------------------------------------------------------------------------
+def _dynamic_models():
+    from test_jit import MODELS
+
+    core.manual_seed(0)
+    lstm = nn.LSTM(4, 6, num_layers=2, batch_first=True)
+    gru = nn.GRU(4, 6, bidirectional=True)
+    mha = nn.MultiheadAttention(8, 2, batch_first=True).eval()
+    decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, 16, batch_first=True), 2).eval()
+    return {  # model, example input maker (batch -> inputs), batch axis
+        "mlp": (MODELS["mlp"][0]("cpu").eval(), lambda n: (core.randn(n, *MODELS["mlp"][1][1:]),), 0),
+        "lenet": (MODELS["lenet"][0]("cpu").eval(), lambda n: (core.randn(n, *MODELS["lenet"][1][1:]),), 0),
+        "encoder": (MODELS["encoder"][0]("cpu").eval(), lambda n: (core.randn(n, 5, 16),), 0),
+        "lstm": (lambda a: lstm(a)[0], lambda n: (core.randn(n, 5, 4),), 0),
+        "gru_seq_first": (lambda a: gru(a)[1], lambda n: (core.randn(5, n, 4),), 1),
+        "mha": (lambda a: mha(a, a, a)[0], lambda n: (core.randn(n, 5, 8),), 0),
+        "decoder": (decoder, lambda n: (core.randn(n, 5, 8), core.randn(n, 7, 8)), 0),
+        "indexing": (lambda a: (a[:, 1:, 0].cumsum(0).sort(-1)[0], a[:, core.tensor([2, 0])].sum(1), a[..., None]),
+                     lambda n: (core.randn(n, 4, 8),), 0),
+    }
+
+
+@pytest.mark.parametrize("kind", sorted(_dynamic_models()))
+def test_dynamic_batch_runs_at_other_batch_sizes(kind, tmp_path):
+    model, inputs, axis = _dynamic_models()[kind]
+    expected = model(*inputs(3))
+    count = 1 if isinstance(expected, core.Tensor) else len(expected)
+    outputs = [f"y{i}" for i in range(count)]
+    names = [f"x{i}" for i in range(len(inputs(3)))]
+    dynamic = {name: {axis: "batch"} for name in names}
+    dynamic.update({name: [0] if kind == "indexing" else {axis: "batch"} for name in outputs})
+    proto = core.onnx.export(model, inputs(3), tmp_path / "m.onnx", input_names=names, output_names=outputs,
+                             dynamic_axes=dynamic)
+    assert proto.graph.input[0].type.tensor_type.shape.dim[axis].dim_param == "batch"
+    for batch in (3, 5, 1):
+        x = inputs(batch)
+        want = model(*x)
+        want = [want] if isinstance(want, core.Tensor) else list(want)
+        got = _run(tmp_path / "m.onnx", *x)
+        for g, w in zip(got, want):
+            assert g.shape == tuple(w.shape)
+            np.testing.assert_allclose(g, to_numpy(w), rtol=1e-4, atol=1e-5)
+
+
+def test_dynamic_axes_errors(tmp_path):
+    x = core.randn(3, 4)
+    with pytest.raises(ValueError, match=r"dynamic_axes names \['z'\], which are not input or output names"):
+        core.onnx.export(lambda a: a + 1, x, tmp_path / "m.onnx", input_names=["x"], dynamic_axes={"z": [0]})
+    with pytest.raises(ValueError, match=r"dynamic_axes\['x'\] has axis 2 -> 'x_dynamic_axes_1'"):
+        core.onnx.export(lambda a: a + 1, x, tmp_path / "m.onnx", input_names=["x"], dynamic_axes={"x": [2]})
+    with pytest.raises(core.onnx.OnnxExporterError, match="makes axis 0 of 'y' dynamic, but the trace computes it"):
+        core.onnx.export(lambda a: a.sum(0), x, tmp_path / "m.onnx", input_names=["x"], output_names=["y"],
+                         dynamic_axes={"x": [0], "y": [0]})
+    assert not (tmp_path / "m.onnx").exists()

@@ -14,6 +14,8 @@ batch of 3 when no feature, sequence or head count is 3); an ambiguity that can 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..jit.ir import Value
@@ -23,7 +25,8 @@ _RESHAPES = ("view", "squeeze", "unsqueeze")
 
 
 class Symbols:
-    """Symbolic dims of the graph's values: ``dims[value] = {axis: (symbol, factor)}``."""
+    """Symbolic dims of the graph's values: ``dims[value] = {axis: (symbol, factor, inner)}``: the dim's size is
+    ``size(symbol) * factor``, and ``inner`` of those ``factor`` steps come after each step of the symbol."""
 
     def __init__(self, builder, error):
         self.b, self.error = builder, error
@@ -40,7 +43,7 @@ class Symbols:
                 raise self.error(f"dynamic axis '{symbol}' was traced with sizes {self.sizes[symbol]} and {size}")
             self.sizes[symbol] = size
             self.sources.setdefault(symbol, (onnx_name, axis))
-            self.dims.setdefault(value, {})[axis] = (symbol, 1)
+            self.dims.setdefault(value, {})[axis] = (symbol, 1, 1)
 
     def of(self, value) -> dict:
         return self.dims.get(value, {}) if isinstance(value, Value) else {}
@@ -71,16 +74,16 @@ class Symbols:
 
     def _match(self, carried: list, out: Value) -> None:
         shape = out.shape
-        for v, axis, (symbol, factor) in carried:
+        for v, axis, (symbol, factor, inner) in carried:
             size = self.sizes[symbol] * factor
             left, right = axis, axis - len(v.shape) + len(shape)
             candidates = [j for j in range(len(shape)) if shape[j] == size]
             if 0 <= left < len(shape) and shape[left] == size:
-                self._set(out, left, (symbol, factor))
+                self._set(out, left, (symbol, factor, inner))
             elif 0 <= right < len(shape) and shape[right] == size:
-                self._set(out, right, (symbol, factor))
+                self._set(out, right, (symbol, factor, inner))
             elif len(candidates) == 1:
-                self._set(out, candidates[0], (symbol, factor))
+                self._set(out, candidates[0], (symbol, factor, inner))
 
     def _transpose(self, node, out: Value) -> None:
         source = node.args[0]
@@ -96,16 +99,28 @@ class Symbols:
                 self._set(out, j, self.of(source)[axis])
 
     def _reshape(self, source: Value, out: Value) -> None:
-        """Each symbol lands in one dim: the same position, else the first dim that is a multiple of its size."""
+        """Each symbol lands in the output dim that holds its stride in row-major order (``inner``: how many
+        elements of its own dim come after each step of the symbol)."""
         shape = out.shape
-        for axis, (symbol, factor) in self.of(source).items():
+        for axis, (symbol, _, inner) in self.of(source).items():
             n = self.sizes[symbol]
-            fits = [j for j in range(len(shape)) if shape[j] and shape[j] % n == 0]
-            fits = [j for j in fits if j not in self.dims.get(out, {})]
-            if not fits:
-                continue
-            j = axis if axis in fits else fits[0]
-            self._set(out, j, (symbol, shape[j] // n))
+            stride = math.prod(source.shape[axis + 1:]) * inner
+            for j in range(len(shape)):
+                after = math.prod(shape[j + 1:])
+                if after <= stride < after * shape[j] and stride % after == 0 and shape[j] % (n * (stride // after)) == 0:
+                    self._set(out, j, (symbol, shape[j] // n, stride // after))
+                    break
+
+    def fill(self, value: Value, array: np.ndarray) -> str | None:
+        """A constant that is one value repeated (a folded ``zeros(batch, ...)``) over a shape with symbolic
+        sizes: ``ConstantOfShape`` of its run-time shape (None when it is not such a constant)."""
+        if not self.sizes or not array.size or array.ndim == 0 or not (array == array.flat[0]).all():
+            return None
+        self._fill(value)
+        if not self.of(value):
+            return None
+        fill = self.b.onnx.numpy_helper.from_array(array.reshape(-1)[:1].copy(), "value")
+        return self.b.emit("ConstantOfShape", [self.shape(value)], value=fill)
 
     def _fill(self, out: Value) -> None:
         by_size = {}
@@ -113,7 +128,7 @@ class Symbols:
             by_size.setdefault(size, []).append(symbol)
         for j, size in enumerate(out.shape):
             if len(by_size.get(size, ())) == 1:
-                self._set(out, j, (by_size[size][0], 1))
+                self._set(out, j, (by_size[size][0], 1, 1))
 
     # -- run-time shapes -----------------------------------------------------------------------------------------
     def size(self, symbol: str) -> str:
@@ -144,7 +159,7 @@ class Symbols:
     def onnx_shape(self, value: Value) -> list:
         """The shape for a graph input's or output's type: symbol names, None for scaled symbols, sizes."""
         dims = self.of(value)
-        return [dims[j][0] if dims.get(j, (None, 1))[1] == 1 and j in dims else (None if j in dims else size)
+        return [size if j not in dims else dims[j][0] if dims[j][1] == 1 else None
                 for j, size in enumerate(value.shape)]
 
 

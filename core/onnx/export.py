@@ -760,7 +760,8 @@ def export(model, example_inputs, f, opset_version: int = 17, input_names=None, 
     for qualname, v in graph.params.items():
         b.names[v] = b.array(params[qualname].detach().cpu().numpy(), qualname)
     for cname, (v, t) in graph.constants.items():
-        b.names[v] = b.array(t.detach().cpu().numpy(), cname)
+        array = t.detach().cpu().numpy()
+        b.names[v] = b.sym.fill(v, array) or b.array(array, cname)
     for i, node in enumerate(graph.nodes):
         b.convert(i, node)
     for v, n in zip(outputs, output_names):
