@@ -110,7 +110,8 @@ def test_scatter_reduce_opset_and_in_place_errors(tmp_path):
     assert not (tmp_path / "m.onnx").exists()
 
 
-def test_cumsum_sort_topk_arg_and_selection_ops(x, tmp_path):
+@pytest.mark.parametrize("opset", [13, 17, 18])
+def test_cumsum_sort_topk_arg_and_selection_ops(opset, x, tmp_path):
     ties = core.tensor(np.random.default_rng(0).integers(0, 3, (5, 7)))
 
     def fn(a, t):
@@ -120,9 +121,17 @@ def test_cumsum_sort_topk_arg_and_selection_ops(x, tmp_path):
                 t.sort(-1)[1], t.sort(0, descending=True)[1], a.argmax(1), a.argmin(-1, keepdim=True), a.argmax(),
                 core.where(a > 0, a, -a), a.masked_fill(a < 0.2, 3.0), a.clamp(min=-0.5), a.clamp(-0.1, 0.1))
 
-    _check(fn, (x, ties), tmp_path / "m.onnx")
+    _check(fn, (x, ties), tmp_path / "m.onnx", opset_version=opset)
+    assert onnx.load(str(tmp_path / "m.onnx")).opset_import[0].version == opset
     ops = set(_ops(tmp_path / "m.onnx"))
     assert {"CumSum", "TopK", "ArgMax", "ArgMin", "Where"} <= ops
+
+
+def test_view_and_reduction_ops_at_opset_18(tmp_path):
+    from test_onnx import _view_and_reduction_ops
+
+    x, index = core.randn(2, 4, 6), core.randint(0, 6, (2, 4, 3))
+    _check(_view_and_reduction_ops, (x, index), tmp_path / "m.onnx", opset_version=18)
 
 
 def _rnn_input():

@@ -107,9 +107,11 @@ class Symbols:
             stride = math.prod(source.shape[axis + 1:]) * inner
             for j in range(len(shape)):
                 after = math.prod(shape[j + 1:])
-                if after <= stride < after * shape[j] and stride % after == 0 and shape[j] % (n * (stride // after)) == 0:
+                if not after <= stride < after * shape[j] or stride % after:
+                    continue
+                if shape[j] % (n * (stride // after)) == 0:
                     self._set(out, j, (symbol, shape[j] // n, stride // after))
-                    break
+                break
 
     def fill(self, value: Value, array: np.ndarray) -> str | None:
         """A constant that is one value repeated (a folded ``zeros(batch, ...)``) over a shape with symbolic

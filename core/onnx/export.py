@@ -727,13 +727,16 @@ def export(model, example_inputs, f, opset_version: int = 17, input_names=None, 
 
     ``model`` is a :class:`core.nn.Module` (traced in eval mode, as ``torch.onnx.export`` does by default, and
     put back in its mode after), a function, or a traced program from :func:`core.jit.trace` (whose eval-mode
-    graph is used; ``example_inputs`` may then be None). Inputs keep their traced shapes (static). Parameters
-    and buffers become initializers under their qualified names; ``input_names``/``output_names`` name the
-    graph's inputs and (flattened) outputs. ``dynamic_axes`` (``{name: {axis: dim_name}}`` or ``{name: [axis, ...]}``
-    for input and output names, as in ``torch.onnx.export``) makes those axes symbolic: shapes that depend on them
-    are computed at run time (see :mod:`core.onnx._dynamic`; trace with a size for each that no other dim has), and
-    an output axis named there that the trace made static raises :class:`OnnxExporterError`. The model passes ``onnx.checker.check_model(full_check=True)``
-    before it is written. Ops without a converter raise :class:`UnsupportedOperatorError`.
+    graph is used; ``example_inputs`` may then be None). Inputs keep their traced shapes unless named in
+    ``dynamic_axes``. Parameters and buffers become initializers under their qualified names;
+    ``input_names``/``output_names`` name the graph's inputs and (flattened) outputs. ``dynamic_axes``
+    (``{name: {axis: dim_name}}`` or ``{name: [axis, ...]}`` for input and output names, as in
+    ``torch.onnx.export``) makes those axes symbolic: shapes that depend on them are computed at run time (see
+    :mod:`core.onnx._dynamic`; trace with a size for each that no other dim has), and an output axis named there
+    that the trace made static raises :class:`OnnxExporterError`. ``opset_version`` is any opset from
+    :data:`MIN_OPSET` to the installed onnx's newest; a converter that needs a newer one says so. The model passes
+    ``onnx.checker.check_model(full_check=True)`` before it is written. Ops without a converter raise
+    :class:`UnsupportedOperatorError`, which names every one.
     """
     onnx = _onnx()
     if not isinstance(opset_version, int) or not MIN_OPSET <= opset_version <= onnx.defs.onnx_opset_version():
