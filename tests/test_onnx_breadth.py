@@ -118,7 +118,7 @@ def test_cumsum_sort_topk_arg_and_selection_ops(opset, x, tmp_path):
         values, indices = a.sort(1, descending=True)
         top, where_top = a.topk(3, -1, largest=False)
         return (a.cumsum(1), t.cumsum(0), t.cumsum(-1, dtype=core.float64), values, indices, top, where_top,
-                t.sort(-1)[1], t.sort(0, descending=True)[1], a.argmax(1), a.argmin(-1, keepdim=True), a.argmax(),
+                t.sort(-1)[1], t.sort(0, descending=True)[1], a.argsort(0), a.argmax(1), a.argmin(-1, keepdim=True), a.argmax(),
                 core.where(a > 0, a, -a), a.masked_fill(a < 0.2, 3.0), a.clamp(min=-0.5), a.clamp(-0.1, 0.1))
 
     _check(fn, (x, ties), tmp_path / "m.onnx", opset_version=opset)
