@@ -73,6 +73,32 @@ def test_advanced_indexing_places_dims_as_numpy(kind, x, tmp_path):
     assert {"Gather", "GatherND"} & set(_ops(tmp_path / "m.onnx"))
 
 
+def _put(index, value, accumulate=False):
+    def fn(a):
+        y = a.clone()
+        if accumulate:
+            return y.index_put_(index, value if isinstance(value, core.Tensor) else core.tensor(value), True)
+        y[index] = value
+        return y
+
+    return fn
+
+
+PUTS = {
+    "int_scalar": _put((_I,), 2.0),
+    "middle_rows": _put((slice(None), _I), core.arange(8.0)),
+    "two_adjacent_middle": _put((slice(None), _J, core.tensor([0, 7])), core.ones(4, 2, 2)),
+    "non_adjacent": _put((_I, slice(None), _I), core.arange(6.0)),
+    "accumulate_duplicates": _put((core.tensor([1, 1, -1]),), core.ones(3, 6, 8), accumulate=True),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(PUTS))
+def test_index_put_into_a_copy(kind, x, tmp_path):
+    _check(PUTS[kind], (x,), tmp_path / "m.onnx", opset_version=16)
+    assert "ScatterND" in _ops(tmp_path / "m.onnx")
+
+
 def test_gather_and_scatter_variants(x, tmp_path):
     rng = np.random.default_rng(0)
     index = core.tensor(rng.integers(0, 8, (4, 6, 3)))
@@ -107,6 +133,12 @@ def test_scatter_reduce_opset_and_in_place_errors(tmp_path):
                          tmp_path / "m.onnx", opset_version=17)
     with pytest.raises(core.onnx.OnnxExporterError, match="writes in place into a tensor that is an input"):
         core.onnx.export(lambda a: a.scatter_(1, index, 1.0), core.randn(2, 2), tmp_path / "m.onnx")
+    with pytest.raises(core.onnx.OnnxExporterError, match="'index_put_' writes in place into a tensor that is an"):
+        core.onnx.export(lambda a: a.clone()[0].index_put_((index[0],), core.ones(2)), core.randn(2, 2),
+                         tmp_path / "m.onnx")
+    with pytest.raises(core.onnx.OnnxExporterError, match="index_put_ with accumulate=True needs opset_version >= 16"):
+        core.onnx.export(lambda a: a.clone().index_put_((index[0],), core.ones(2, 2), True), core.randn(2, 2),
+                         tmp_path / "m.onnx", opset_version=15)
     assert not (tmp_path / "m.onnx").exists()
 
 
@@ -118,7 +150,8 @@ def test_cumsum_sort_topk_arg_and_selection_ops(opset, x, tmp_path):
         values, indices = a.sort(1, descending=True)
         top, where_top = a.topk(3, -1, largest=False)
         return (a.cumsum(1), t.cumsum(0), t.cumsum(-1, dtype=core.float64), values, indices, top, where_top,
-                t.sort(-1)[1], t.sort(0, descending=True)[1], a.argsort(0), a.argmax(1), a.argmin(-1, keepdim=True), a.argmax(),
+                t.sort(-1)[1], t.sort(0, descending=True)[1], a.argsort(0), a.argmax(1), a.argmin(-1, keepdim=True),
+                a.argmax(),
                 core.where(a > 0, a, -a), a.masked_fill(a < 0.2, 3.0), a.clamp(min=-0.5), a.clamp(-0.1, 0.1))
 
     _check(fn, (x, ties), tmp_path / "m.onnx", opset_version=opset)

@@ -556,29 +556,66 @@ def _cross_entropy_loss(b, node, input, target, weight, reduction, ignore_index)
 
 
 # -- indexing, scans, sorting, scatter ----------------------------------------------------------------------------
-@converts("index")
-def _index(b, node, input, indices):
-    """``input[indices]`` (None or int64 tensors, one per leading dim): Gather for one tensor, else the indexed dims
-    moved to the front, the index tensors broadcast and stacked for GatherND, and the result's dims put where
-    PyTorch (NumPy) puts them."""
-    x = b.value(input)
+def _front(b, input: Value, indices) -> tuple:
+    """``input`` with its tensor-indexed dims moved to the front, and those index tensors broadcast and stacked on a
+    last dim (GatherND/ScatterND's form): (ONNX names of both, the indexed positions, the broadcast shape)."""
     positions = [i for i, t in enumerate(indices) if t is not None]
-    if len(positions) == 1:
-        return b.emit("Gather", [x, b.value(indices[positions[0]], dt.int64)], axis=positions[0])
-    n = _rank(input)
-    rest = [i for i in range(n) if i not in positions]
+    rest = [i for i in range(_rank(input)) if i not in positions]
+    x = b.value(input)
     if positions != list(range(len(positions))):
         x = b.emit("Transpose", [x], perm=positions + rest)
     shape = np.broadcast_shapes(*(indices[i].shape for i in positions))
     stacked = [b.emit("Unsqueeze", [b.emit("Expand", [b.value(indices[i], dt.int64), b.ints(shape)]), b.ints([-1])])
                for i in positions]
-    result = b.emit("GatherND", [x, b.emit("Concat", stacked, axis=-1)])
+    return x, b.emit("Concat", stacked, axis=-1), positions, shape
+
+
+def _result_perm(positions: list, k: int, rank_rest: int) -> list | None:
+    """The permutation from (broadcast dims, remaining dims) to PyTorch's order of ``input[indices]``: the broadcast
+    dims stay first unless the indexed dims are adjacent and not at the front (None: no transpose)."""
     adjacent = positions[-1] - positions[0] + 1 == len(positions)
-    if not adjacent or positions[0] == 0:  # the broadcast dims come first
+    if not adjacent or positions[0] == 0:
+        return None
+    first = positions[0]
+    return list(range(k, k + first)) + list(range(k)) + list(range(k + first, k + rank_rest))
+
+
+@converts("index")
+def _index(b, node, input, indices):
+    """``input[indices]`` (None or int64 tensors, one per leading dim): Gather for one tensor, else GatherND over the
+    indexed dims moved to the front, with the result's dims put where PyTorch (NumPy) puts them."""
+    positions = [i for i, t in enumerate(indices) if t is not None]
+    if len(positions) == 1:
+        return b.emit("Gather", [b.value(input), b.value(indices[positions[0]], dt.int64)], axis=positions[0])
+    x, stacked, positions, shape = _front(b, input, indices)
+    result = b.emit("GatherND", [x, stacked])
+    perm = _result_perm(positions, len(shape), _rank(input) - len(positions))
+    return result if perm is None else b.emit("Transpose", [result], perm=perm)
+
+
+@converts("index_put_")
+def _index_put(b, node, input, indices, values, accumulate=False):
+    """``input[indices] = values`` (``+=`` when accumulate): ScatterND on the indexed dims moved to the front, with
+    negative indices wrapped and ``values`` broadcast to the indexed shape in that order."""
+    _check_fresh(node, b.uses)
+    if accumulate:
+        b.need(16, "index_put_ with accumulate=True")
+    x, stacked, positions, shape = _front(b, input, indices)
+    sizes = b.ints([input.shape[i] for i in positions])
+    stacked = b.emit("Where", [b.emit("Less", [stacked, b.ints([0])]), b.emit("Add", [stacked, sizes]), stacked])
+    rest = [i for i in range(_rank(input)) if i not in positions]
+    perm = _result_perm(positions, len(shape), len(rest))
+    front_shape = list(shape) + [input.shape[i] for i in rest]
+    torch_shape = front_shape if perm is None else [front_shape[p] for p in perm]
+    update = b.emit("Expand", [b.value(values, _out(node).dtype), b.ints(torch_shape)])
+    if perm is not None:
+        update = b.emit("Transpose", [update], perm=[perm.index(j) for j in range(len(perm))])
+    attrs = {"reduction": "add"} if accumulate else {}
+    result = b.emit("ScatterND", [x, stacked, update], **attrs)
+    if positions == list(range(len(positions))):
         return result
-    k, first = len(shape), positions[0]  # move them back to where the indexed dims were
-    perm = list(range(k, k + first)) + list(range(k)) + list(range(k + first, k + len(rest)))
-    return b.emit("Transpose", [result], perm=perm)
+    order = positions + rest
+    return b.emit("Transpose", [result], perm=[order.index(j) for j in range(len(order))])
 
 
 @converts("cumsum")
