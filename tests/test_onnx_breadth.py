@@ -151,7 +151,7 @@ def test_cumsum_sort_topk_arg_and_selection_ops(opset, x, tmp_path):
         top, where_top = a.topk(3, -1, largest=False)
         return (a.cumsum(1), t.cumsum(0), t.cumsum(-1, dtype=core.float64), values, indices, top, where_top,
                 t.sort(-1)[1], t.sort(0, descending=True)[1], a.argsort(0), a.argmax(1), a.argmin(-1, keepdim=True),
-                a.argmax(),
+                a.argmax(), t.isinf(), (a / 0).isinf(),
                 core.where(a > 0, a, -a), a.masked_fill(a < 0.2, 3.0), a.clamp(min=-0.5), a.clamp(-0.1, 0.1))
 
     _check(fn, (x, ties), tmp_path / "m.onnx", opset_version=opset)
@@ -277,3 +277,19 @@ def test_dynamic_axes_errors(tmp_path):
         core.onnx.export(lambda a: a.sum(0), x, tmp_path / "m.onnx", input_names=["x"], output_names=["y"],
                          dynamic_axes={"x": [0], "y": [0]})
     assert not (tmp_path / "m.onnx").exists()
+
+
+def test_models_traced_on_every_device_export(device, tmp_path):
+    core.manual_seed(0)
+    lstm = nn.LSTM(4, 6, batch_first=True).to(device)
+    _check(lambda a: lstm(a)[0], (_rnn_input().to(device),), tmp_path / "lstm.onnx")
+    index = core.tensor([2, 0, -1], device=device)
+    x = core.tensor(np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32), device=device)
+
+    def fn(a):
+        y = core.zeros(3, 4, device=device).scatter_add(1, index[:, None].abs().expand(3, 2), a[:, :2])
+        z = a.clone()
+        z[index] = 1.5
+        return a[index], a[:, 1], y, z, a.cumsum(1), a.sort(0)[0], a.isinf(), a.isnan()
+
+    _check(fn, (x,), tmp_path / "ops.onnx", opset_version=18)
