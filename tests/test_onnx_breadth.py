@@ -240,7 +240,8 @@ def _dynamic_models():
         "gru_seq_first": (lambda a: gru(a)[1], lambda n: (core.randn(5, n, 4),), 1),
         "mha": (lambda a: mha(a, a, a)[0], lambda n: (core.randn(n, 5, 8),), 0),
         "decoder": (decoder, lambda n: (core.randn(n, 5, 8), core.randn(n, 7, 8)), 0),
-        "indexing": (lambda a: (a[:, 1:, 0].cumsum(0).sort(-1)[0], a[:, core.tensor([2, 0])].sum(1), a[..., None]),
+        "indexing": (lambda a: (a[:, 1:, 0].cumsum(0).sort(-1)[0], a[:, core.tensor([2, 0])].sum(1), a[..., None],
+                                a.sort(0, descending=True)[1], a[:, 1:].flatten(0, 1)),
                      lambda n: (core.randn(n, 4, 8),), 0),
     }
 
@@ -265,6 +266,20 @@ def test_dynamic_batch_runs_at_other_batch_sizes(kind, tmp_path):
         for g, w in zip(got, want):
             assert g.shape == tuple(w.shape)
             np.testing.assert_allclose(g, to_numpy(w), rtol=1e-4, atol=1e-5)
+
+
+def test_dynamic_batch_and_sequence_of_an_encoder(tmp_path):
+    from test_jit import MODELS
+
+    model = MODELS["encoder"][0]("cpu").eval()
+    axes = {0: "batch", 1: "seq"}
+    core.onnx.export(model, core.randn(3, 7, 16), tmp_path / "m.onnx", input_names=["x"], output_names=["y"],
+                     dynamic_axes={"x": axes, "y": axes})
+    dims = onnx.load(str(tmp_path / "m.onnx")).graph.output[0].type.tensor_type.shape.dim
+    assert [d.dim_param or d.dim_value for d in dims] == ["batch", "seq", 16]
+    for shape in [(3, 7, 16), (2, 4, 16), (5, 11, 16)]:
+        x = core.randn(*shape)
+        np.testing.assert_allclose(_run(tmp_path / "m.onnx", x)[0], to_numpy(model(x)), rtol=1e-4, atol=1e-5)
 
 
 def test_dynamic_axes_errors(tmp_path):

@@ -115,8 +115,10 @@ class Symbols:
 
     def fill(self, value: Value, array: np.ndarray) -> str | None:
         """A constant that is one value repeated (a folded ``zeros(batch, ...)``) over a shape with symbolic
-        sizes: ``ConstantOfShape`` of its run-time shape (None when it is not such a constant)."""
-        if not self.sizes or not array.size or array.ndim == 0 or not (array == array.flat[0]).all():
+        sizes: ``ConstantOfShape`` of its run-time shape (None when it is not such a constant). Floating-point
+        only: integer constants are usually indices, whose length is not a batch."""
+        if (not self.sizes or array.dtype.kind != "f" or not array.size or array.ndim == 0
+                or not (array == array.flat[0]).all()):
             return None
         self._fill(value)
         if not self.of(value):
