@@ -308,3 +308,34 @@ def test_models_traced_on_every_device_export(device, tmp_path):
         return a[index], a[:, 1], y, z, a.cumsum(1), a.sort(0)[0], a.isinf(), a.isnan()
 
     _check(fn, (x,), tmp_path / "ops.onnx", opset_version=18)
+
+
+# -- TrainingMode, is_in_onnx_export, producer ---------------------------------------------------------------------
+class _ModeProbe(nn.Module):
+    """Adds 1 in training mode and 2 in eval mode, 10 more while an export traces it."""
+
+    def forward(self, a):
+        return a + (1.0 if self.training else 2.0) + (10.0 if core.onnx.is_in_onnx_export() else 0.0)
+
+
+@pytest.mark.parametrize("training, start, added", [(core.onnx.TrainingMode.EVAL, True, 12.0),
+                                                    (core.onnx.TrainingMode.PRESERVE, True, 11.0),
+                                                    (core.onnx.TrainingMode.PRESERVE, False, 12.0),
+                                                    (core.onnx.TrainingMode.TRAINING, False, 11.0)])
+def test_training_mode_and_is_in_onnx_export(training, start, added, tmp_path):
+    model = _ModeProbe().train(start)
+    x = core.randn(2, 3)
+    assert not core.onnx.is_in_onnx_export()
+    proto = core.onnx.export(model, x, tmp_path / "m.onnx", training=training)
+    assert model.training is start and not core.onnx.is_in_onnx_export()
+    np.testing.assert_allclose(_run(tmp_path / "m.onnx", x)[0], to_numpy(x) + added, rtol=1e-6)
+    assert (proto.producer_name, proto.producer_version) == ("core", core.__version__)
+    assert (core.onnx.producer_name, core.onnx.producer_version) == ("core", core.__version__)
+
+
+def test_training_mode_errors(tmp_path):
+    with pytest.raises(TypeError, match="training must be a core.onnx.TrainingMode, got True"):
+        core.onnx.export(nn.ReLU(), core.randn(2), tmp_path / "m.onnx", training=True)
+    with pytest.raises(core.onnx.UnsupportedOperatorError, match="in-place and random ops"):
+        core.onnx.export(nn.Dropout(0.5), core.randn(2), tmp_path / "m.onnx", training=core.onnx.TrainingMode.TRAINING)
+    assert not core.onnx.is_in_onnx_export()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
-from .export import CONVERTERS, OnnxExporterError, UnsupportedOperatorError, export
+from .export import (CONVERTERS, OnnxExporterError, TrainingMode, UnsupportedOperatorError, export, is_in_onnx_export,
+                     producer_name, producer_version)
 
-__all__ = ["export", "CONVERTERS", "OnnxExporterError", "UnsupportedOperatorError"]
+__all__ = ["export", "CONVERTERS", "OnnxExporterError", "UnsupportedOperatorError", "TrainingMode", "is_in_onnx_export",
+           "producer_name", "producer_version"]

@@ -10,6 +10,7 @@ Parameters, buffers and captured constants become initializers named as in the g
 from __future__ import annotations
 
 import contextlib
+import enum
 import inspect
 import itertools
 import math
@@ -17,18 +18,39 @@ import numbers
 
 import numpy as np
 
+from .. import __version__
 from .. import dtypes as dt
 from ..jit.ir import ALLOCATION_OPS, Value
 from ..nn.modules.module import Module
 from ..utils.atomic import atomic_write, is_path
 from ._dynamic import Symbols, as_axes
 
-__all__ = ["export", "CONVERTERS", "OnnxExporterError", "UnsupportedOperatorError", "MIN_OPSET", "EXPORT_PASSES"]
+__all__ = ["export", "CONVERTERS", "OnnxExporterError", "UnsupportedOperatorError", "MIN_OPSET", "EXPORT_PASSES",
+           "TrainingMode", "is_in_onnx_export", "producer_name", "producer_version"]
 
 MIN_OPSET = 13  # ReduceSum's axes input and single-axis Softmax
 EXPORT_PASSES = ("functionalize", "simplify", "constant_fold", "cse", "dce")
 CONVERTERS: dict = {}  # op name -> function(builder, node, *args, **kwargs) -> ONNX name of the node's output
 _SIGNATURES: dict = {}
+
+
+producer_name = "core"  # written into every exported ModelProto (torch.onnx.producer_name)
+producer_version = __version__
+_EXPORTING = [0]  # how many exports are running
+
+
+def is_in_onnx_export() -> bool:
+    """Whether a :func:`export` is running (``torch.onnx.is_in_onnx_export``): a model can ask while it is traced."""
+    return _EXPORTING[0] > 0
+
+
+class TrainingMode(enum.IntEnum):
+    """The mode a Module is exported in (``torch.onnx.TrainingMode``): EVAL (the default), PRESERVE (as it is) or
+    TRAINING."""
+
+    EVAL = 0
+    PRESERVE = 1
+    TRAINING = 2
 
 
 class OnnxExporterError(RuntimeError):
@@ -682,24 +704,36 @@ def _scatter(b, node, input, dim, index, src, reduce=None, include_self=True):
 
 # -- export ---------------------------------------------------------------------------------------------------------
 @contextlib.contextmanager
-def _eval_mode(module: Module):
+def _mode(module: Module, training: TrainingMode):
+    """``module`` in the mode ``training`` asks for while the block runs, then back in its own."""
     was = module.training
-    module.eval()
+    if training is not TrainingMode.PRESERVE:
+        module.train(training is TrainingMode.TRAINING)
     try:
         yield
     finally:
         module.train(was)
 
 
-def _program(model, example_inputs) -> tuple:
-    """(optimised graph, parameter tensors by name, name) of what is to be exported, traced in eval mode."""
+@contextlib.contextmanager
+def _exporting():
+    _EXPORTING[0] += 1
+    try:
+        yield
+    finally:
+        _EXPORTING[0] -= 1
+
+
+def _program(model, example_inputs, training: TrainingMode = TrainingMode.EVAL) -> tuple:
+    """(optimised graph, parameter tensors by name, name) of what is to be exported, traced in ``training``'s
+    mode."""
     from ..jit import TracedFunction, TracedModule, trace
     from ..jit.passes import optimize
 
     if isinstance(model, TracedFunction):
         raw, params, name = model.raw_graph, model._params, model.__name__
     elif isinstance(model, Module):
-        with _eval_mode(model):
+        with _mode(model, training):
             traced = model if isinstance(model, TracedModule) else trace(model, example_inputs, optimize=False)
             raw = traced.raw_graph
         params = {**dict(traced.named_parameters()), **dict(traced.named_buffers())}
@@ -759,14 +793,14 @@ def _output_shape(sym: Symbols, v: Value, name: str, axes: dict) -> list:
 
 
 def export(model, example_inputs, f, opset_version: int = 17, input_names=None, output_names=None,
-           dynamic_axes=None):
+           dynamic_axes=None, training: TrainingMode = TrainingMode.EVAL):
     """Write ``model`` as an ONNX model to ``f`` (a path or a binary file object); returns the ``ModelProto``.
 
-    ``model`` is a :class:`core.nn.Module` (traced in eval mode, as ``torch.onnx.export`` does by default, and
-    put back in its mode after), a function, or a traced program from :func:`core.jit.trace` (whose eval-mode
-    graph is used; ``example_inputs`` may then be None). Inputs keep their traced shapes unless named in
-    ``dynamic_axes``. Parameters and buffers become initializers under their qualified names;
-    ``input_names``/``output_names`` name the graph's inputs and (flattened) outputs. ``dynamic_axes``
+    ``model`` is a :class:`core.nn.Module` (traced in eval mode, as ``torch.onnx.export`` does by default, or as
+    ``training`` says: :class:`TrainingMode`; put back in its mode after), a function, or a traced program from
+    :func:`core.jit.trace` (whose eval-mode graph is used; ``example_inputs`` may then be None). Inputs keep their
+    traced shapes unless named in ``dynamic_axes``. Parameters and buffers become initializers under their qualified
+    names; ``input_names``/``output_names`` name the graph's inputs and (flattened) outputs. ``dynamic_axes``
     (``{name: {axis: dim_name}}`` or ``{name: [axis, ...]}`` for input and output names, as in
     ``torch.onnx.export``) makes those axes symbolic: shapes that depend on them are computed at run time (see
     :mod:`core.onnx._dynamic`; trace with a size for each that no other dim has), and an output axis named there
@@ -779,7 +813,10 @@ def export(model, example_inputs, f, opset_version: int = 17, input_names=None, 
     if not isinstance(opset_version, int) or not MIN_OPSET <= opset_version <= onnx.defs.onnx_opset_version():
         raise ValueError(f"core.onnx.export(): opset_version must be an int in [{MIN_OPSET}, "
                          f"{onnx.defs.onnx_opset_version()}], got {opset_version!r}")
-    graph, params, name = _program(model, example_inputs)
+    if not isinstance(training, TrainingMode):
+        raise TypeError(f"core.onnx.export(): training must be a core.onnx.TrainingMode, got {training!r}")
+    with _exporting():
+        graph, params, name = _program(model, example_inputs, training)
     _check_supported(graph.nodes)
     b = _Builder(onnx, opset_version)
     b.uses = graph.uses()
@@ -811,7 +848,8 @@ def export(model, example_inputs, f, opset_version: int = 17, input_names=None, 
             for v, n in zip(graph.inputs + outputs, input_names + output_names)]
     proto_graph = helper.make_graph(b.nodes, name, info[:len(input_names)], info[len(input_names):], b.initializers)
     opsets = [helper.make_opsetid("", opset_version)]
-    proto = helper.make_model(proto_graph, opset_imports=opsets, producer_name="core",
+    proto = helper.make_model(proto_graph, opset_imports=opsets, producer_name=producer_name,
+                              producer_version=producer_version,
                               ir_version=helper.find_min_ir_version_for(opsets))
     onnx.checker.check_model(proto, full_check=True)
     if is_path(f):
