@@ -339,3 +339,52 @@ def test_training_mode_errors(tmp_path):
     with pytest.raises(core.onnx.UnsupportedOperatorError, match="in-place and random ops"):
         core.onnx.export(nn.Dropout(0.5), core.randn(2), tmp_path / "m.onnx", training=core.onnx.TrainingMode.TRAINING)
     assert not core.onnx.is_in_onnx_export()
+
+
+def test_select_model_mode_for_export():
+    model = nn.Sequential(nn.Dropout(0.5)).train()
+    with core.onnx.select_model_mode_for_export(model, core.onnx.TrainingMode.EVAL):
+        assert not model.training and not model[0].training
+    assert model.training and model[0].training
+    with pytest.raises(TypeError, match="'mode' should be a core.onnx.TrainingMode enum, but got 'int'"):
+        with core.onnx.select_model_mode_for_export(model, 0):
+            pass
+
+
+# -- custom symbolics -------------------------------------------------------------------------------------------------
+def _cumprod_symbolic(g, input, dim, dtype=None):
+    """cumprod of positive values as exp(cumsum(log x)), built with PyTorch's attribute suffixes."""
+    axis = g.op("Constant", value_t=core.tensor(dim))
+    return g.op("Exp", g.op("CumSum", g.op("Log", input), axis, exclusive_i=0))
+
+
+def test_register_custom_op_symbolic_exports_an_unsupported_op(tmp_path):
+    x = core.rand(3, 5) + 0.5
+    fn = lambda a: a.cumprod(1) * 2  # noqa: E731
+    core.onnx.register_custom_op_symbolic("aten::cumprod", _cumprod_symbolic, 17)
+    try:
+        _check(fn, (x,), tmp_path / "m.onnx", opset_version=18)
+        assert {"CumSum", "Exp", "Log"} <= set(_ops(tmp_path / "m.onnx"))
+        with pytest.raises(core.onnx.UnsupportedOperatorError, match="op 'cumprod'"):  # registered from 17 on
+            core.onnx.export(fn, x, tmp_path / "old.onnx", opset_version=16)
+    finally:
+        core.onnx.unregister_custom_op_symbolic("aten::cumprod", 17)
+    with pytest.raises(core.onnx.UnsupportedOperatorError, match="op 'cumprod'"):
+        core.onnx.export(fn, x, tmp_path / "m2.onnx")
+
+
+def test_custom_symbolic_overrides_a_builtin_and_is_checked(tmp_path):
+    x = core.randn(2, 3)
+    core.onnx.register_custom_op_symbolic("core::relu", lambda g, a: g.op("Abs", a), 13)
+    try:
+        core.onnx.export(lambda a: a.relu(), x, tmp_path / "m.onnx")
+        np.testing.assert_allclose(_run(tmp_path / "m.onnx", x)[0], np.abs(to_numpy(x)))
+        core.onnx.register_custom_op_symbolic("core::relu", lambda g, a: 3, 13)
+        with pytest.raises(core.onnx.OnnxExporterError, match="converter of op 'relu' returned \\[3\\]"):
+            core.onnx.export(lambda a: a.relu(), x, tmp_path / "m.onnx")
+    finally:
+        core.onnx.unregister_custom_op_symbolic("core::relu", 13)
+    with pytest.raises(ValueError, match="symbolic_name must be '<domain>::<op>'"):
+        core.onnx.register_custom_op_symbolic("relu", lambda g, a: a, 13)
+    with pytest.raises(TypeError, match="symbolic_fn must be callable"):
+        core.onnx.register_custom_op_symbolic("core::relu", None, 13)

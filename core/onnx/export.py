@@ -23,10 +23,11 @@ from .. import dtypes as dt
 from ..jit.ir import ALLOCATION_OPS, Value
 from ..nn.modules.module import Module
 from ..utils.atomic import atomic_write, is_path
+from ._custom import custom_symbolic, run_symbolic
 from ._dynamic import Symbols, as_axes
 
 __all__ = ["export", "CONVERTERS", "OnnxExporterError", "UnsupportedOperatorError", "MIN_OPSET", "EXPORT_PASSES",
-           "TrainingMode", "is_in_onnx_export", "producer_name", "producer_version"]
+           "TrainingMode", "is_in_onnx_export", "producer_name", "producer_version", "select_model_mode_for_export"]
 
 MIN_OPSET = 13  # ReduceSum's axes input and single-axis Softmax
 EXPORT_PASSES = ("functionalize", "simplify", "constant_fold", "cse", "dce")
@@ -145,6 +146,10 @@ class _Builder:
         return self.emit(op_type, [x], axes=list(axes), keepdims=int(keepdim))
 
     def convert(self, index: int, node) -> None:
+        custom = custom_symbolic(node.op, self.opset)
+        if custom is not None:
+            self.sym.propagate(node)
+            return self._bind(node, run_symbolic(self, custom, node))
         fn = CONVERTERS[node.op]
         try:
             _SIGNATURES[node.op].bind(self, node, *node.args, **node.kwargs)
@@ -152,8 +157,15 @@ class _Builder:
             raise OnnxExporterError(f"core.onnx.export(): op '{node.op}' (node {index}) was called with arguments "
                                     f"its converter does not take: {exc}") from None
         self.sym.propagate(node)
-        result = fn(self, node, *node.args, **node.kwargs)
-        for v, name in zip(node.outputs, [result] if isinstance(result, str) else result):
+        self._bind(node, fn(self, node, *node.args, **node.kwargs))
+
+    def _bind(self, node, result) -> None:
+        """Name ``node``'s outputs by what its converter returned (a name, or one per output)."""
+        result = list(result) if isinstance(result, (list, tuple)) else [result]
+        if len(result) < len(node.outputs) or not all(isinstance(r, str) for r in result):
+            raise OnnxExporterError(f"core.onnx.export(): the converter of op '{node.op}' returned {result!r}; "
+                                    f"expected {len(node.outputs)} ONNX value name(s)")
+        for v, name in zip(node.outputs, result):
             self.names[v] = name
 
 
@@ -170,10 +182,11 @@ def _onnx_type(dtype: dt.dtype) -> int:
     return getattr(_onnx().TensorProto, name)
 
 
-def _check_supported(nodes: list) -> None:
+def _check_supported(nodes: list, opset: int) -> None:
     """Raise :class:`UnsupportedOperatorError` naming the first op without a converter (an allocation's writer
     rather than the allocation) and every other one."""
-    unsupported = [(i, n) for i, n in enumerate(nodes) if n.op not in CONVERTERS]
+    unsupported = [(i, n) for i, n in enumerate(nodes)
+                   if n.op not in CONVERTERS and custom_symbolic(n.op, opset) is None]
     if not unsupported:
         return
     index, node = next(((i, n) for i, n in unsupported if n.op not in ALLOCATION_OPS), unsupported[0])
@@ -704,15 +717,18 @@ def _scatter(b, node, input, dim, index, src, reduce=None, include_self=True):
 
 # -- export ---------------------------------------------------------------------------------------------------------
 @contextlib.contextmanager
-def _mode(module: Module, training: TrainingMode):
-    """``module`` in the mode ``training`` asks for while the block runs, then back in its own."""
-    was = module.training
-    if training is not TrainingMode.PRESERVE:
-        module.train(training is TrainingMode.TRAINING)
+def select_model_mode_for_export(model: Module, mode: TrainingMode):
+    """A context manager: ``model`` in the mode ``mode`` asks for while the block runs, then back in its own
+    (``torch.onnx.select_model_mode_for_export``)."""
+    if not isinstance(mode, TrainingMode):
+        raise TypeError(f"'mode' should be a core.onnx.TrainingMode enum, but got '{type(mode).__name__}'.")
+    was = model.training
+    if mode is not TrainingMode.PRESERVE:
+        model.train(mode is TrainingMode.TRAINING)
     try:
         yield
     finally:
-        module.train(was)
+        model.train(was)
 
 
 @contextlib.contextmanager
@@ -733,7 +749,7 @@ def _program(model, example_inputs, training: TrainingMode = TrainingMode.EVAL) 
     if isinstance(model, TracedFunction):
         raw, params, name = model.raw_graph, model._params, model.__name__
     elif isinstance(model, Module):
-        with _mode(model, training):
+        with select_model_mode_for_export(model, training):
             traced = model if isinstance(model, TracedModule) else trace(model, example_inputs, optimize=False)
             raw = traced.raw_graph
         params = {**dict(traced.named_parameters()), **dict(traced.named_buffers())}
@@ -817,7 +833,7 @@ def export(model, example_inputs, f, opset_version: int = 17, input_names=None, 
         raise TypeError(f"core.onnx.export(): training must be a core.onnx.TrainingMode, got {training!r}")
     with _exporting():
         graph, params, name = _program(model, example_inputs, training)
-    _check_supported(graph.nodes)
+    _check_supported(graph.nodes, opset_version)
     b = _Builder(onnx, opset_version)
     b.uses = graph.uses()
     outputs = _flat_outputs(graph.output)
