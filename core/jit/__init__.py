@@ -15,3 +15,5 @@ __all__ = ["trace", "TracedFunction", "TracedModule", "Graph", "Node", "Value", 
            "TracingError", "is_tracing"]
 from .serialization import SerializationError, load, save
 __all__ += ["save", "load", "SerializationError"]
+from .export_c import ExportError, export_c
+__all__ += ["export_c", "ExportError"]
