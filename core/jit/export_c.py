@@ -36,6 +36,7 @@ _VIEW_OPS = frozenset({"view", "permute", "transpose", "narrow", "select", "expa
                        "slice", "as_strided", "alias", "diagonal", "unfold"})
 _EXTRA_UNARY = {"gelu", "_to_copy", "clamp", "where"}
 _REDUCTIONS = frozenset({"sum", "amax", "amin"})
+_PARALLEL_MIN = 32768  # generated loops this long run under OpenMP (when built with it)
 _FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 
@@ -160,7 +161,7 @@ class _Emitter:
                 steps.append(f"r /= {shape[d]};")
                 continue
             steps.append(f"q = r % {shape[d]}; r /= {shape[d]};{adds}")
-        self.emit(f"CX_PARALLEL_IF({n})", f"for (long i = 0; i < {n}L; ++i) {{",
+        self.emit(*(["CX_PARALLEL"] if n >= _PARALLEL_MIN else []), f"for (long i = 0; i < {n}L; ++i) {{",
                   f"    long r = i, q = 0; long {', '.join(decl) or 'j0 = 0'};",
                   "    (void)r; (void)q;", *("    " + s for s in steps), f"    {body}", "}")
 
@@ -430,10 +431,8 @@ def _view_layout(node, lay: _Layout) -> _Layout:
 # The C helpers every exported model.c carries (float32 data, double accumulators where rounding matters).
 _RUNTIME = r"""
 #ifdef _OPENMP
-#define CX_PARALLEL_IF(n) _Pragma("omp parallel for if((n) >= 32768)")
 #define CX_PARALLEL _Pragma("omp parallel for")
 #else
-#define CX_PARALLEL_IF(n)
 #define CX_PARALLEL
 #endif
 #ifdef CX_USE_CBLAS
