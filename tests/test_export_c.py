@@ -158,3 +158,17 @@ def test_weights_file_format_and_bad_weights(tmp_path):
 def test_rejects_non_traced():
     with pytest.raises(TypeError, match="export_c"):
         export_c(nn.Linear(2, 2), "unused")
+
+
+def _matmuls(a, b, c):
+    bm = core.bmm(a.unsqueeze(0).expand(2, 3, 4), b.unsqueeze(0).expand(2, 4, 5))
+    return core.mm(a, b), core.addmm(c, a, b, beta=0.5, alpha=2.0), bm, core.matmul(a, b[:, 0]), a.mean(dim=1) + a.mean()
+
+
+def test_matmul_family_and_mean(tmp_path):
+    rng = np.random.default_rng(0)
+    a, b, c = (core.tensor(rng.standard_normal(s).astype(np.float32)) for s in ((3, 4), (4, 5), (3, 5)))
+    _check(core.jit.trace(_matmuls, (a, b, c)), _matmuls, (a, b, c), tmp_path)
+    an, bn, cn = a.numpy().astype(np.float64), b.numpy().astype(np.float64), c.numpy().astype(np.float64)
+    got = np.fromfile(tmp_path / "out1.bin", "<f4").reshape(3, 5)
+    np.testing.assert_allclose(got, 0.5 * cn + 2.0 * an @ bn, rtol=1e-4, atol=1e-5)
