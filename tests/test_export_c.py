@@ -172,3 +172,19 @@ def test_matmul_family_and_mean(tmp_path):
     an, bn, cn = a.numpy().astype(np.float64), b.numpy().astype(np.float64), c.numpy().astype(np.float64)
     got = np.fromfile(tmp_path / "out1.bin", "<f4").reshape(3, 5)
     np.testing.assert_allclose(got, 0.5 * cn + 2.0 * an @ bn, rtol=1e-4, atol=1e-5)
+
+
+def _indexing(x, i):
+    top = x.max(dim=1)  # argmax + gather
+    return top.values, x.argmin(dim=0), core.gather(x, 1, i), x.argmax()
+
+
+def test_argmax_argmin_gather(tmp_path):
+    rng = np.random.default_rng(0)
+    x = core.tensor(rng.standard_normal((3, 5)).astype(np.float32))
+    i = core.tensor(rng.integers(0, 5, (3, 2)))
+    _check(core.jit.trace(_indexing, (x, i)), _indexing, (x, i), tmp_path)
+    xn, idx = x.numpy(), i.numpy()
+    np.testing.assert_array_equal(np.fromfile(tmp_path / "out1.bin", "<f4"), xn.argmin(0))
+    np.testing.assert_array_equal(np.fromfile(tmp_path / "out2.bin", "<f4").reshape(3, 2),
+                                  np.take_along_axis(xn, idx, 1))

@@ -35,7 +35,7 @@ _C = CRenderer()
 _VIEW_OPS = frozenset({"view", "permute", "transpose", "narrow", "select", "expand", "unsqueeze", "squeeze",
                        "slice", "as_strided", "alias", "diagonal", "unfold"})
 _EXTRA_UNARY = {"gelu", "_to_copy", "clamp", "where"}
-_REDUCTIONS = frozenset({"sum", "amax", "amin"})
+_REDUCTIONS = frozenset({"sum", "amax", "amin", "argmax", "argmin"})
 _PARALLEL_MIN = 32768  # generated loops this long run under OpenMP (when built with it)
 _FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
@@ -94,7 +94,7 @@ def _check(node) -> str | None:
         if len(args) > 2 and op not in ("add", "sub") or node.kwargs:
             return "extra arguments"
         return None
-    if op in _EXTRA_UNARY or op in _REDUCTIONS:
+    if op in _EXTRA_UNARY or op in _REDUCTIONS or op == "gather":
         return None
     if op == "batched_matmul":
         return None if len(args[0].shape) >= 2 and len(args[1].shape) >= 2 else "1-D operands"
@@ -113,7 +113,7 @@ SUPPORTED_OPS = tuple(sorted(_VIEW_OPS | _EXTRA_UNARY | _REDUCTIONS | set(UNARY_
                              | set(BINARY_EXPRESSIONS) | {"empty", "fill_", "copy_", "cat", "linear", "softmax",
                                                           "log_softmax", "layer_norm", "batched_matmul",
                                                           "convolution", "max_pool", "avg_pool", "batch_norm",
-                                                          "index"}))
+                                                          "index", "gather"}))
 
 
 def _lit(x) -> str:
@@ -255,9 +255,11 @@ class _Emitter:
             getattr(self, "op_" + op)(node)
 
     def reduction(self, node) -> None:
-        x, dims = node.args[0], node.args[1]
+        x, dims = node.args[0], node.args[1] if len(node.args) > 1 else None
         shape = x.shape
         nd = len(shape)
+        if isinstance(dims, int):
+            dims = [dims]
         dims = sorted({d % nd for d in dims}) if dims else list(range(nd))
         kept = [d for d in range(nd) if d not in dims]
         lay = self.layouts[x]
@@ -266,6 +268,18 @@ class _Emitter:
         inner = _numel([shape[d] for d in dims])
         out = self.new_buffer(node.outputs[0].shape)
         self.emit(f"cx_reduce_{node.op}({out.buf}, {src.ptr()}, {_numel(out.shape)}L, {inner}L);")
+        self.layouts[node.outputs[0]] = out
+
+    def op_gather(self, node) -> None:
+        x, dim, idx = node.args[:3]
+        dim %= max(len(x.shape), 1)
+        lay = self.layouts[x]
+        shape = tuple(x.shape[d] if d == dim else idx.shape[d] for d in range(len(x.shape)))
+        src = self._contig_layout(_Layout(lay.buf, shape, lay.stride, lay.offset))
+        out = self.new_buffer(idx.shape)
+        outer, inner = _numel(idx.shape[:dim]), _numel(idx.shape[dim + 1:])
+        self.emit(f"cx_gather({out.buf}, {src.ptr()}, {self.contiguous(idx).ptr()}, {outer}L, {x.shape[dim]}L, "
+                  f"{idx.shape[dim]}L, {inner}L);")
         self.layouts[node.outputs[0]] = out
 
     def _contig_layout(self, lay: _Layout) -> _Layout:
@@ -640,6 +654,40 @@ static void cx_reduce_amin(float* out, const float* x, long n, long inner) {
         float acc = INFINITY;
         for (k = 0; k < inner; ++k) if (x[i * inner + k] < acc || x[i * inner + k] != x[i * inner + k]) acc = x[i * inner + k];
         out[i] = acc;
+    }
+}
+
+static void cx_reduce_argmax(float* out, const float* x, long n, long inner) {
+    long i, k;
+    for (i = 0; i < n; ++i) {
+        long best = 0;
+        for (k = 1; k < inner; ++k) {
+            float v = x[i * inner + k], b = x[i * inner + best];
+            if (b == b && (v > b || v != v)) best = k;
+        }
+        out[i] = (float)best;
+    }
+}
+
+static void cx_reduce_argmin(float* out, const float* x, long n, long inner) {
+    long i, k;
+    for (i = 0; i < n; ++i) {
+        long best = 0;
+        for (k = 1; k < inner; ++k) {
+            float v = x[i * inner + k], b = x[i * inner + best];
+            if (b == b && (v < b || v != v)) best = k;
+        }
+        out[i] = (float)best;
+    }
+}
+
+/* out[o, j, i] = x[o, idx[o, j, i], i] over [outer, D, inner] (gather along the middle axis) */
+static void cx_gather(float* out, const float* x, const float* idx, long outer, long D, long DI, long inner) {
+    long t;
+    for (t = 0; t < outer * DI * inner; ++t) {
+        long o = t / (DI * inner), i = t % inner, r = (long)idx[t];
+        if (r < 0) r += D;
+        out[t] = (r >= 0 && r < D) ? x[(o * D + r) * inner + i] : 0.0f;
     }
 }
 
