@@ -162,7 +162,8 @@ def test_rejects_non_traced():
 
 def _matmuls(a, b, c):
     bm = core.bmm(a.unsqueeze(0).expand(2, 3, 4), b.unsqueeze(0).expand(2, 4, 5))
-    return core.mm(a, b), core.addmm(c, a, b, beta=0.5, alpha=2.0), bm, core.matmul(a, b[:, 0]), a.mean(dim=1) + a.mean()
+    mean = a.mean(dim=1) + a.mean()
+    return core.mm(a, b), core.addmm(c, a, b, beta=0.5, alpha=2.0), bm, core.matmul(a, b[:, 0]), mean
 
 
 def test_matmul_family_and_mean(tmp_path):

@@ -85,7 +85,8 @@ class _Layout:
 def _check(node) -> str | None:
     """Why ``node`` cannot be exported (None when it can)."""
     op, args = node.op, node.args
-    out = node.outputs
+    if len(node.outputs) != 1:
+        return "several outputs"
     if op in _VIEW_OPS or op in ("empty", "fill_", "copy_", "cat", "linear", "softmax", "log_softmax", "layer_norm"):
         return None
     if op in UNARY_EXPRESSIONS:
@@ -129,7 +130,7 @@ class _Emitter:
         self.lines: list = []
         for k, v in enumerate(graph.inputs):
             self.layouts[v] = _Layout(f"in{k}", v.shape)
-        for v, (name, off) in weights.items():
+        for v, (_name, off) in weights.items():
             self.layouts[v] = _Layout("cx_w", v.shape, offset=off)
 
     # -- helpers ----------------------------------------------------------------------------------------
@@ -142,20 +143,20 @@ class _Emitter:
         self.lines.extend("    " + line for line in lines)
 
     def loop(self, shape, layouts: list, body: str) -> None:
-        """``for`` over every element of ``shape``: ``j<k>`` indexes ``layouts[k]`` (broadcast), ``i`` the flat index."""
+        """A ``for`` over the elements of ``shape``: ``j<k>`` indexes ``layouts[k]`` (broadcast), ``i`` is flat."""
         n = _numel(shape)
         if n == 0:
             return
         strides = [lay.broadcast_to(shape) for lay in layouts]
         decl, steps = [], []
-        for k, (lay, st) in enumerate(zip(layouts, strides)):
+        for k, lay in enumerate(layouts):
             if lay.shape == tuple(shape) and lay.contiguous:
                 decl.append(f"j{k} = i + {lay.offset}")
                 strides[k] = None
             else:
                 decl.append(f"j{k} = {lay.offset}")
         dims = [d for d in range(len(shape)) if shape[d] != 1]
-        for pos, d in enumerate(reversed(dims)):
+        for d in reversed(dims):
             adds = "".join(f" j{k} += q * {st[d]};" for k, st in enumerate(strides) if st is not None and st[d])
             if not adds:
                 steps.append(f"r /= {shape[d]};")
@@ -353,7 +354,6 @@ class _Emitter:
         self.emit(f"{call}({out.buf}, {self.contiguous(x).ptr()}, {xs[0] * xs[1]}L, {xs[2]}, {xs[3]}, {ys[2]}, "
                   f"{ys[3]}, {k[0]}, {k[1]}, {s[0]}, {s[1]}, {p[0]}, {p[1]}, " + "{extra});")
         self.layouts[node.outputs[0]] = out
-        return two
 
     def op_max_pool(self, node) -> None:
         two = len(node.args[0].shape) == 4
@@ -643,7 +643,10 @@ static void cx_reduce_amax(float* out, const float* x, long n, long inner) {
     long i, k;
     for (i = 0; i < n; ++i) {
         float acc = -INFINITY;
-        for (k = 0; k < inner; ++k) if (x[i * inner + k] > acc || x[i * inner + k] != x[i * inner + k]) acc = x[i * inner + k];
+        for (k = 0; k < inner; ++k) {
+            float v = x[i * inner + k];
+            if (v > acc || v != v) acc = v;
+        }
         out[i] = acc;
     }
 }
@@ -652,7 +655,10 @@ static void cx_reduce_amin(float* out, const float* x, long n, long inner) {
     long i, k;
     for (i = 0; i < n; ++i) {
         float acc = INFINITY;
-        for (k = 0; k < inner; ++k) if (x[i * inner + k] < acc || x[i * inner + k] != x[i * inner + k]) acc = x[i * inner + k];
+        for (k = 0; k < inner; ++k) {
+            float v = x[i * inner + k];
+            if (v < acc || v != v) acc = v;
+        }
         out[i] = acc;
     }
 }
@@ -794,7 +800,10 @@ int main(int argc, char** argv) {
                 MODEL_EMBEDDED_WEIGHTS ? "" : "WEIGHTS_FILE ", MODEL_NUM_INPUTS, MODEL_NUM_OUTPUTS);
         return 2;
     }
-    if (model_init(MODEL_EMBEDDED_WEIGHTS ? NULL : argv[1]) != 0) { fprintf(stderr, "cannot load weights\n"); return 1; }
+    if (model_init(MODEL_EMBEDDED_WEIGHTS ? NULL : argv[1]) != 0) {
+        fprintf(stderr, "cannot load weights\n");
+        return 1;
+    }
     for (k = 0; k < MODEL_NUM_INPUTS; ++k) {
         float* buf = (float*)malloc(sizeof(float) * (size_t)in_sizes[k]);
         if (!buf || read_file(argv[first + k], buf, in_sizes[k])) return 1;
@@ -825,10 +834,12 @@ _MAKEFILE = """# Builds the exported model with a C99 compiler alone: `make` (or
 CC ?= cc
 CFLAGS ?= -O2 -std=c99
 ifeq ($(origin OPENMP), undefined)
-OPENMP := $(shell printf 'int main(void){return 0;}\\n' | $(CC) -fopenmp -x c - -o /dev/null 2>/dev/null && echo -fopenmp)
+OPENMP := $(shell printf 'int main(void){return 0;}\\n' | $(CC) -fopenmp -x c - -o /dev/null 2>/dev/null \\
+            && echo -fopenmp)
 endif
 ifeq ($(origin BLAS), undefined)
-BLAS := $(shell printf '\\043include <cblas.h>\\nint main(void){return 0;}\\n' | $(CC) -x c - -lopenblas -o /dev/null 2>/dev/null && echo -lopenblas)
+BLAS := $(shell printf '\\043include <cblas.h>\\nint main(void){return 0;}\\n' \\
+          | $(CC) -x c - -lopenblas -o /dev/null 2>/dev/null && echo -lopenblas)
 endif
 ifneq ($(strip $(BLAS)),)
 BLAS_DEFS := -DCX_USE_CBLAS
@@ -905,8 +916,9 @@ def export_c(traced, out_dir, *, embed_weights: bool = False, main: bool = True)
               "#define MODEL_H", "", f"#define MODEL_EMBEDDED_WEIGHTS {int(embed_weights)}",
               f"#define MODEL_NUM_WEIGHTS {total}L"]
     header += _shape_macros("input", graph.inputs) + _shape_macros("output", outputs)
-    header += [f"#define MODEL_INPUT_SIZES {{{', '.join(f'MODEL_INPUT{k}_SIZE' for k in range(len(graph.inputs))) or '0'}}}",
-               f"#define MODEL_OUTPUT_SIZES {{{', '.join(f'MODEL_OUTPUT{k}_SIZE' for k in range(len(outputs)))}}}",
+    in_sizes = ", ".join(f"MODEL_INPUT{k}_SIZE" for k in range(len(graph.inputs))) or "0"
+    out_sizes = ", ".join(f"MODEL_OUTPUT{k}_SIZE" for k in range(len(outputs)))
+    header += [f"#define MODEL_INPUT_SIZES {{{in_sizes}}}", f"#define MODEL_OUTPUT_SIZES {{{out_sizes}}}",
                "", "/* Loads the weights (a path to model.weights; ignored, may be NULL, when they are embedded).",
                "   Returns 0 on success. Call once before model_forward. */",
                "int model_init(const char* weights_path);",
