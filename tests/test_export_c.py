@@ -189,3 +189,17 @@ def test_argmax_argmin_gather(tmp_path):
     np.testing.assert_array_equal(np.fromfile(tmp_path / "out1.bin", "<f4"), xn.argmin(0))
     np.testing.assert_array_equal(np.fromfile(tmp_path / "out2.bin", "<f4").reshape(3, 2),
                                   np.take_along_axis(xn, idx, 1))
+
+
+def test_export_from_every_device(device, tmp_path):
+    """A model traced on any backend's device exports the same C (weights are copied to the host)."""
+    model, (x,) = _models()["cnn"]
+    model = model.eval().to(device)
+    x = x.to(device)
+    traced = core.jit.trace(model, x)
+    export_c(traced, tmp_path)
+    _build(tmp_path)
+    with core.no_grad():
+        ref = model(x).cpu().numpy()
+    got = _run_binary(tmp_path, [x.cpu()], 1)[0]
+    np.testing.assert_allclose(got.reshape(ref.shape), ref, rtol=1e-4, atol=1e-5)
