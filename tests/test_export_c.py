@@ -203,3 +203,10 @@ def test_export_from_every_device(device, tmp_path):
         ref = model(x).cpu().numpy()
     got = _run_binary(tmp_path, [x.cpu()], 1)[0]
     np.testing.assert_allclose(got.reshape(ref.shape), ref, rtol=1e-4, atol=1e-5)
+
+
+def test_non_tensor_outputs_refused(tmp_path):
+    traced = core.jit.trace(lambda x: (x + 1, 3), core.ones(2))
+    with pytest.raises(ExportError, match="non-tensor outputs"):
+        export_c(traced, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

@@ -792,7 +792,7 @@ static int read_file(const char* path, float* data, long n) {
 int main(int argc, char** argv) {
     static const long in_sizes[] = MODEL_INPUT_SIZES;
     static const long out_sizes[] = MODEL_OUTPUT_SIZES;
-    const float* inputs[MODEL_NUM_INPUTS];
+    const float* inputs[MODEL_NUM_INPUTS + 1]; /* + 1: C has no empty arrays */
     float* outputs[MODEL_NUM_OUTPUTS];
     int first = MODEL_EMBEDDED_WEIGHTS ? 1 : 2, k, rc;
     if (argc != first + MODEL_NUM_INPUTS + MODEL_NUM_OUTPUTS) {
@@ -886,8 +886,8 @@ def export_c(traced, out_dir, *, embed_weights: bool = False, main: bool = True)
         if why is not None:
             problems.setdefault(node.op, why)
     outputs = flat_values(graph.output)
-    if any(not isinstance(x, Value) for x in _flat_leaves(graph.output)):
-        problems.setdefault("<output>", "non-tensor outputs")
+    if not outputs or any(not isinstance(x, Value) for x in _flat_leaves(graph.output)):
+        problems.setdefault("<output>", "non-tensor outputs or none")
     if problems:
         listed = ", ".join(f"{op} ({why})" for op, why in sorted(problems.items()))
         raise ExportError(f"core.jit.export_c(): {len(problems)} op(s) cannot be exported to C: {listed}")
