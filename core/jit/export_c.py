@@ -979,8 +979,7 @@ def _share_buffers(lines: list, buffers: list) -> tuple:
         slots[k] = max(slots[k], sizes[name])
         free_after[k] = last[name]
         assign[name] = f"s{k}"
-    rename = (lambda m: assign[m.group(0)])
-    return [re.sub(r"\bb\d+\b", rename, line) for line in lines], slots
+    return [re.sub(r"\bb\d+\b", lambda m: assign[m.group(0)], line) for line in lines], slots
 
 
 def _flat_leaves(obj) -> list:
