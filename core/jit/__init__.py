@@ -15,3 +15,5 @@ __all__ = ["trace", "TracedFunction", "TracedModule", "Graph", "Node", "Value", 
            "TracingError", "is_tracing"]
 from .serialization import SerializationError, load, save
 __all__ += ["save", "load", "SerializationError"]
+from .export_c import ExportError, export_c  # noqa: E402  (one line per feature, as above)
+__all__ += ["export_c", "ExportError"]
