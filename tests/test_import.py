@@ -16,7 +16,8 @@ import pytest
 PUBLIC_SUBPACKAGES = ("autograd", "backends", "distributions", "func", "jit", "library", "linalg", "nn", "onnx",
                       "optim", "optim.swa_utils", "serialization", "sparse", "special", "testing", "utils",
                       "utils.data", "utils.checkpoint", "utils.hooks", "utils.safetensors", "codegen", "config",
-                      "dispatch", "info", "plugins", "backends.api", "profiler", "autograd.profiler")
+                      "dispatch", "info", "plugins", "backends.api", "profiler", "autograd.profiler", "distributed",
+                      "nn.parallel")
 
 
 def _fresh(code: str):

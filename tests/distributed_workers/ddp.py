@@ -1,0 +1,108 @@
+"""DistributedDataParallel against one process on the concatenated batch; prints 'rank R ddp ok'."""
+
+import copy
+from datetime import timedelta
+
+import numpy as np
+
+import core
+import core.distributed as dist
+import core.nn as nn
+from core.nn.parallel import DistributedDataParallel as DDP
+
+dist.init_process_group("mpi", timeout=timedelta(seconds=20))
+rank, world = dist.get_rank(), dist.get_world_size()
+rng = np.random.default_rng(0)
+batches = [core.from_numpy(rng.standard_normal((4 * world, 5))) for _ in range(3)]
+targets = [core.from_numpy(rng.standard_normal((4 * world, 3))) for _ in range(3)]
+
+
+def mine(t):
+    return t[4 * rank:4 * (rank + 1)]
+
+
+def close(a, b, what):
+    assert a is not None and b is not None, what
+    if not np.allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-10, atol=1e-12):
+        raise AssertionError(f"rank {rank}: {what}: {a} != {b}")
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first, self.last = nn.Linear(5, 8), nn.Linear(8, 3)
+        self.spare = nn.Linear(3, 3)  # used only when asked: unused-parameter detection
+        self.register_buffer("scale", core.full((8,), float(rank + 1)))  # rank 0's value is broadcast
+
+    def forward(self, x, use_spare=True):
+        y = self.last(core.tanh(self.first(x)) * self.scale)
+        return self.spare(y) if use_spare else y
+
+
+def loss_of(module, x, y, **kwargs):
+    return nn.functional.mse_loss(module(x, **kwargs), y)
+
+
+core.manual_seed(rank)  # different weights on every rank: DDP's construction broadcasts rank 0's
+model = Net().double()
+ddp = DDP(model, bucket_cap_mb=0.0002)  # ~200 bytes: several buckets
+assert len(ddp._buckets) > 2, len(ddp._buckets)
+assert ddp.module is model and all(k.startswith("module.") for k in ddp.state_dict())
+gathered = []
+dist.all_gather_object(gathered, [p.sum().item() for p in model.parameters()] + model.scale.tolist())
+assert all(g == gathered[0] for g in gathered), "parameters and buffers differ after construction"
+reference = copy.deepcopy(model)
+
+# 1. averaged gradients equal the single-process gradients on the concatenated batch
+loss_of(ddp, mine(batches[0]), mine(targets[0])).backward()
+loss_of(reference, batches[0], targets[0]).backward()
+for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+    close(p.grad, q.grad, f"gradient of {name}")
+
+# 2. optimizer steps keep the replicas equal and equal to the reference
+optimizer = core.optim.SGD(model.parameters(), lr=0.1)
+reference_optimizer = core.optim.SGD(reference.parameters(), lr=0.1)
+for x, y in zip(batches[1:], targets[1:]):
+    for opt, module, inputs in ((optimizer, ddp, (mine(x), mine(y))), (reference_optimizer, reference, (x, y))):
+        opt.step()
+        opt.zero_grad()
+        loss_of(module, *inputs).backward()
+for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+    close(p, q, f"parameter {name} after steps")
+    close(p.grad, q.grad, f"gradient of {name} after steps")
+
+# 3. no_sync: local accumulation, then one averaged reduction of the sum
+optimizer.zero_grad()
+reference_optimizer.zero_grad()
+with ddp.no_sync():
+    loss_of(ddp, mine(batches[0]), mine(targets[0])).backward()
+local = model.first.weight.grad.clone()
+loss_of(ddp, mine(batches[1]), mine(targets[1])).backward()
+for x, y in zip(batches[:2], targets[:2]):
+    loss_of(reference, x, y).backward()
+for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+    close(p.grad, q.grad, f"no_sync accumulated gradient of {name}")
+everyone = []
+dist.all_gather_object(everyone, local.sum().item())
+assert len(set(everyone)) == world, "no_sync's gradients were reduced"
+
+# 4. unused parameters: an error without find_unused_parameters, a None gradient (unused everywhere) with it
+optimizer.zero_grad(set_to_none=True)
+try:
+    loss_of(ddp, mine(batches[0]), mine(targets[0]), use_spare=False).backward()
+except RuntimeError as error:
+    assert "find_unused_parameters=True" in str(error) and "spare.weight" in str(error), error
+else:
+    raise AssertionError("an unused parameter went unnoticed")
+finder = DDP(model, find_unused_parameters=True, gradient_as_bucket_view=True)
+optimizer.zero_grad(set_to_none=True)
+reference_optimizer.zero_grad(set_to_none=True)
+loss_of(finder, mine(batches[2]), mine(targets[2]), use_spare=False).backward()
+loss_of(reference, batches[2], targets[2], use_spare=False).backward()
+for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+    if name.startswith("spare"):
+        assert p.grad is None, name
+    else:
+        close(p.grad, q.grad, f"gradient of {name} with find_unused_parameters")
+dist.destroy_process_group()
+print(f"rank {rank} ddp ok", flush=True)
