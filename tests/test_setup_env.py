@@ -54,7 +54,7 @@ def test_a_second_run_installs_nothing(setup_env, capsys):
 def test_test_job_adds_the_stacks_the_tests_run_and_keeps_earlier_extras(setup_env):
     setup_env.main("train")
     setup_env.main("test")
-    assert _editables(setup_env.pip_calls[1]) == [".[cuda,dev,examples,onnx,opencl]", "plugins/opencl",
+    assert _editables(setup_env.pip_calls[1]) == [".[cuda,dev,examples,mpi,onnx,opencl,tensorboard]", "plugins/opencl",
                                                   "plugins/cuda"]
     setup_env.pip_calls.clear()
     setup_env.main("train")  # core's extras already cover the train job's
@@ -82,7 +82,7 @@ def test_core_extras_from_the_environment(setup_env, monkeypatch):
     monkeypatch.setenv("CORE_EXTRAS", "mpi, onnx")
     assert setup_env.requested_stacks("train") == ["mpi", "onnx"]
     monkeypatch.setenv("CORE_EXTRAS", "all")
-    assert set(setup_env.requested_stacks("train")) == {"opencl", "cuda", "onnx", "mpi"}
+    assert set(setup_env.requested_stacks("train")) == {"opencl", "cuda", "onnx", "mpi", "tensorboard"}
     monkeypatch.setenv("CORE_EXTRAS", "cdua")
     with pytest.raises(SystemExit, match="CORE_EXTRAS names unknown extra 'cdua'"):
         setup_env.requested_stacks("train")

@@ -105,6 +105,16 @@ for dtype in ("float32", "float64", "int64"):
         dist.all_to_all_single(out, t(rows), splits_out, splits_in)
         check(out, np.concatenate([pieces[r][rank] for r in range(world)]), f"all_to_all_single {what}")
 
+# 16-bit floats are staged through float32; contiguous host tensors go to MPI as their own memory
+for dtype in (core.float16, core.bfloat16):
+    out = core.full((4,), rank + 0.5, dtype=dtype)
+    dist.all_reduce(out)
+    check(out.float(), np.full(4, sum(r + 0.5 for r in range(world))), f"all_reduce {dtype}")
+array, write_back = dist.GroupMember.WORLD.buffer(out := core.ones(3))
+assert np.shares_memory(array, out.numpy()) and write_back is None
+array, write_back = dist.GroupMember.WORLD.buffer(core.ones(3, 2)[:, 0])
+assert write_back is not None and array.flags.c_contiguous
+
 # point to point: a ring
 x = core.full((3,), float(rank))
 got = core.zeros(3)

@@ -104,5 +104,24 @@ for (name, p), q in zip(model.named_parameters(), reference.parameters()):
         assert p.grad is None, name
     else:
         close(p.grad, q.grad, f"gradient of {name} with find_unused_parameters")
+
+# 5. uneven batches (rank r has 3 + r rows): the average of every rank's own mean-loss gradient, as in PyTorch
+reference = copy.deepcopy(model)
+optimizer.zero_grad(set_to_none=True)
+x, y = batches[0], targets[0]
+start = sum(3 + r for r in range(rank))
+loss_of(ddp, x[start:start + 3 + rank], y[start:start + 3 + rank]).backward()
+per_rank = []
+for r in range(world):
+    reference.zero_grad(set_to_none=True)
+    first = sum(3 + q for q in range(r))
+    loss_of(reference, x[first:first + 3 + r], y[first:first + 3 + r]).backward()
+    per_rank.append([q.grad.clone() for q in reference.parameters()])
+for i, (name, p) in enumerate(model.named_parameters()):
+    close(p.grad, sum(grads[i] for grads in per_rank) / world, f"uneven-batch gradient of {name}")
+
+# 6. DistributedSampler takes its replica count and rank from the default group
+sampler = core.utils.data.DistributedSampler(range(10), shuffle=False)
+assert (sampler.num_replicas, sampler.rank) == (world, rank) and list(sampler)[0] == rank
 dist.destroy_process_group()
 print(f"rank {rank} ddp ok", flush=True)
