@@ -22,7 +22,9 @@ __all__ = ["is_available", "is_initialized", "is_mpi_available", "is_backend_ava
            "GroupMember", "get_process_group_ranks", "get_group_rank", "get_global_rank", "barrier", "all_reduce",
            "broadcast", "reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor",
            "gather", "scatter", "all_to_all", "all_to_all_single", "send", "recv", "isend", "irecv",
-           "broadcast_object_list", "all_gather_object", "gather_object", "scatter_object_list"]
+           "broadcast_object_list", "all_gather_object", "gather_object", "scatter_object_list",
+           "is_nccl_available", "is_gloo_available", "get_pg_count", "get_node_local_rank", "monitored_barrier",
+           "P2POp", "batch_isend_irecv", "send_object_list", "recv_object_list"]
 
 
 class GroupMember:
@@ -582,3 +584,92 @@ def scatter_object_list(scatter_object_output_list, scatter_object_input_list=No
     scatter_object_output_list[0] = pickle.loads(row.numpy()[: int(size.item())].tobytes())
 
 
+
+
+# -- more of torch.distributed's surface ---------------------------------------------------------------------------
+def is_nccl_available() -> bool:
+    """Whether an ``nccl`` process-group backend is installed and usable (``torch.distributed.is_nccl_available``)."""
+    return is_backend_available("nccl")
+
+
+def is_gloo_available() -> bool:
+    """Whether a ``gloo`` process-group backend is installed and usable (``torch.distributed.is_gloo_available``)."""
+    return is_backend_available("gloo")
+
+
+def get_pg_count() -> int:
+    """How many process groups exist, the default one included (``torch.distributed.get_pg_count``)."""
+    return len(_STATE["groups"])
+
+
+def get_node_local_rank(fallback_rank=None) -> int:
+    """This process's rank on its machine, from ``LOCAL_RANK`` (set by ``core.distributed.run``), else
+    ``fallback_rank`` (``torch.distributed.get_node_local_rank``)."""
+    import os
+
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError("LOCAL_RANK is not in the environment. Consider passing fallback_rank to allow "
+                       "`get_node_local_rank` to work, assuming you are not running in a multi-device context "
+                       "and want the code to run locally instead.")
+
+
+def monitored_barrier(group=None, timeout=None, wait_all_ranks=False) -> None:
+    """A barrier that raises, naming the ranks that are gone, when not every rank arrives within ``timeout``
+    (default: the group's) (``torch.distributed.monitored_barrier``)."""
+    pg = _group(group)
+    if _member(pg):
+        pg.barrier().wait(timeout)
+
+
+class P2POp:
+    """One point-to-point operation for :func:`batch_isend_irecv`: ``op`` is :func:`isend` or :func:`irecv`
+    (``torch.distributed.P2POp``)."""
+
+    def __init__(self, op, tensor, peer=None, group=None, tag=0, group_peer=None):
+        if op not in (isend, irecv):
+            raise ValueError("Invalid ``op``. Expected ``op`` to be of type ``torch.distributed.isend`` or "
+                             "``torch.distributed.irecv``.")
+        if (peer is None) == (group_peer is None):
+            raise ValueError("P2POp: exactly one of peer and group_peer must be given")
+        self.op, self.tensor, self.peer, self.group, self.tag, self.group_peer = op, tensor, peer, group, tag, \
+            group_peer
+
+
+def batch_isend_irecv(p2p_op_list) -> list:
+    """Start every operation of ``p2p_op_list`` (P2POps) and return their Works
+    (``torch.distributed.batch_isend_irecv``)."""
+    if not p2p_op_list or not all(isinstance(p, P2POp) for p in p2p_op_list):
+        raise ValueError("batch_isend_irecv(): expected a non-empty list of P2POp")
+    works = []
+    for p in p2p_op_list:
+        if p.op is isend:
+            works.append(isend(p.tensor, p.peer, p.group, p.tag, p.group_peer))
+        else:
+            works.append(irecv(p.tensor, p.peer, p.group, p.tag, p.group_peer))
+    return works
+
+
+def send_object_list(object_list, dst=None, group=None, device=None, group_dst=None) -> None:
+    """Send the picklable objects of ``object_list`` to rank ``dst`` (``torch.distributed.send_object_list``)."""
+    import core
+
+    data = _pickled(list(object_list))
+    send(core.tensor([len(data)], dtype=core.int64), dst, group, group_dst=group_dst)
+    send(_padded(data, len(data)), dst, group, group_dst=group_dst)
+
+
+def recv_object_list(object_list, src=None, group=None, device=None, group_src=None) -> int:
+    """Receive objects sent by :func:`send_object_list` into ``object_list`` (in place); returns the sender's rank
+    (``torch.distributed.recv_object_list``)."""
+    import core
+
+    length = core.zeros(1, dtype=core.int64)
+    sender = recv(length, src, group, group_src=group_src)
+    payload = core.zeros(int(length.item()), dtype=core.uint8)
+    recv(payload, sender, group)
+    received = pickle.loads(payload.numpy().tobytes())
+    object_list[: len(received)] = received
+    return sender

@@ -129,6 +129,21 @@ elif rank == 1:
     work = dist.irecv(got[:2])  # any source, into a view
     assert work.result() == 0
     check(got, [5, 5, left], "irecv into a view")
+# batched point to point: the ring the other way round
+got = core.zeros(3)
+works = dist.batch_isend_irecv([dist.P2POp(dist.isend, core.full((3,), 10.0 + rank), left, tag=3),
+                                dist.P2POp(dist.irecv, got, right, tag=3)])
+assert all(w.wait() for w in works)
+check(got, np.full(3, 10.0 + right), "batch_isend_irecv")
+if rank == 0:
+    dist.send_object_list([{"to": 1}, "two"], dst=1)
+elif rank == 1:
+    received = [None, None]
+    assert dist.recv_object_list(received, src=0) == 0 and received == [{"to": 1}, "two"], received
+dist.monitored_barrier(timeout=timedelta(seconds=10))
+assert dist.get_node_local_rank(fallback_rank=rank) == int(__import__("os").environ.get("LOCAL_RANK", rank))
+assert dist.get_pg_count() == 1 and not dist.is_nccl_available() and not dist.is_gloo_available()
+assert dist.is_mpi_available() and dist.is_backend_available("mpi")
 # object collectives
 objects = [{"rank": rank, "name": "r" * rank}]
 dist.broadcast_object_list(objects, src=world - 1)
