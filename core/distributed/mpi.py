@@ -39,16 +39,23 @@ def register_process_group_backends(register):
                           "python -m core.distributed.run")
 
 
-def _mpi():
-    from mpi4py import MPI
+_LOADED: dict = {}  # "MPI": the mpi4py.MPI module, "ops": ReduceOp -> MPI.Op (imported on first use)
 
-    return MPI
+
+def _mpi():
+    if not _LOADED:
+        from mpi4py import MPI
+
+        _LOADED["MPI"] = MPI
+        _LOADED["ops"] = {ReduceOp.SUM: MPI.SUM, ReduceOp.AVG: MPI.SUM, ReduceOp.PRODUCT: MPI.PROD,
+                          ReduceOp.MIN: MPI.MIN, ReduceOp.MAX: MPI.MAX, ReduceOp.BAND: MPI.BAND,
+                          ReduceOp.BOR: MPI.BOR, ReduceOp.BXOR: MPI.BXOR}
+    return _LOADED["MPI"]
 
 
 def _mpi_op(op: ReduceOp):
-    MPI = _mpi()
-    return {ReduceOp.SUM: MPI.SUM, ReduceOp.AVG: MPI.SUM, ReduceOp.PRODUCT: MPI.PROD, ReduceOp.MIN: MPI.MIN,
-            ReduceOp.MAX: MPI.MAX, ReduceOp.BAND: MPI.BAND, ReduceOp.BOR: MPI.BOR, ReduceOp.BXOR: MPI.BXOR}[op]
+    _mpi()
+    return _LOADED["ops"][op]
 
 
 class ProcessGroupMPI(ProcessGroup):
@@ -75,7 +82,7 @@ class ProcessGroupMPI(ProcessGroup):
         """The tensor's own NumPy view where it is contiguous host memory of a dtype MPI knows, else a staged
         host copy and the callable that writes it back."""
         if tensor.device.type == "cpu" and tensor.dtype.name in _NATIVE:
-            array = tensor.detach().numpy()
+            array = tensor.numpy(force=True)  # a CPU tensor's own memory (force: also one that requires grad)
             if array.flags.c_contiguous:
                 return array, None
         import core
