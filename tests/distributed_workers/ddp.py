@@ -123,5 +123,44 @@ for i, (name, p) in enumerate(model.named_parameters()):
 # 6. DistributedSampler takes its replica count and rank from the default group
 sampler = core.utils.data.DistributedSampler(range(10), shuffle=False)
 assert (sampler.num_replicas, sampler.rank) == (world, rank) and list(sampler)[0] == rank
+
+# 7. ZeroRedundancyOptimizer: Adam sharded over the ranks gives the same parameters and state as plain Adam
+from core.distributed.optim import ZeroRedundancyOptimizer  # noqa: E402
+
+reference = copy.deepcopy(model)
+zero = ZeroRedundancyOptimizer(model.parameters(), core.optim.Adam, lr=0.01)
+reference_adam = core.optim.Adam(reference.parameters(), lr=0.01)
+owned = [zero._owner[id(p)] for p in model.parameters()]
+assert len(set(owned)) == min(world, len(owned)), owned  # every rank holds a share
+plain = DDP(model, find_unused_parameters=True)
+for x, y in zip(batches, targets):
+    zero.zero_grad()
+    reference_adam.zero_grad()
+    loss_of(plain, mine(x), mine(y)).backward()
+    loss_of(reference, x, y).backward()
+    zero.step()
+    reference_adam.step()
+for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+    close(p, q, f"parameter {name} after ZeroRedundancyOptimizer steps")
+zero.consolidate_state_dict(to=0)
+if rank == 0:
+    full, want = zero.state_dict(), reference_adam.state_dict()
+    assert sorted(full["state"]) == sorted(want["state"])
+    for i in want["state"]:
+        close(full["state"][i]["exp_avg_sq"], want["state"][i]["exp_avg_sq"], f"consolidated state {i}")
+else:
+    try:
+        zero.state_dict()
+    except RuntimeError as error:
+        assert "consolidate_state_dict(to=0)" in str(error)
+    else:
+        raise AssertionError("state_dict() without consolidation")
+saved = [zero.state_dict() if rank == 0 else None]
+dist.broadcast_object_list(saved, src=0)
+restored = ZeroRedundancyOptimizer(model.parameters(), core.optim.Adam, lr=0.5)
+restored.load_state_dict(saved[0])
+assert restored.param_groups[0]["lr"] == 0.01 and restored.optim.param_groups[0]["lr"] == 0.01
+for p in restored._local_params:
+    close(restored.optim.state[p]["exp_avg"], zero.optim.state[p]["exp_avg"], "restored ZeRO state")
 dist.destroy_process_group()
 print(f"rank {rank} ddp ok", flush=True)
