@@ -151,3 +151,23 @@ def test_work_times_out_with_the_backends_diagnosis():
     finished = []
     work = dist.Work("barrier", lambda: True, finish=[lambda: finished.append(1)])
     assert work.wait() and work.is_completed() and finished == [1]
+
+
+@needs_mpi
+def test_digits_example_trains_data_parallel_and_resumes_as_if_never_stopped(tmp_path):
+    pytest.importorskip("tqdm")  # examples/train_digits.py's progress bar (the examples extra)
+
+    def run(checkpoint, *args):
+        done = subprocess.run([sys.executable, "-m", "core.distributed.run", "--nproc-per-node", "2",
+                               str(ROOT / "examples" / "train_digits_ddp.py"), "--checkpoint", str(checkpoint),
+                               "--batch-size", "64", *args], capture_output=True, text=True, timeout=120, env=_env())
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    assert "done: test accuracy" in run(tmp_path / "straight.ckpt", "--epochs", "2")
+    run(tmp_path / "resumed.ckpt", "--epochs", "1")
+    assert "epoch  2:" in run(tmp_path / "resumed.ckpt", "--epochs", "2", "--resume")
+    straight, resumed = core.load(tmp_path / "straight.ckpt"), core.load(tmp_path / "resumed.ckpt")
+    assert straight["epoch"] == resumed["epoch"] == 2
+    for name, value in straight["model"].items():
+        assert core.equal(value, resumed["model"][name]), name
