@@ -21,7 +21,7 @@ from .backends import ProcessGroup, ReduceOp, Work
 __all__ = ["ProcessGroupMPI"]
 
 # dtypes MPI reduces natively; float16/bfloat16 are staged as float32
-_NATIVE = {"float32", "float64", "int8", "uint8", "int16", "int32", "int64", "bool"}
+_NATIVE = {"float32", "float64", "int8", "uint8", "int16", "int32", "int64", "bool", "complex64", "complex128"}
 
 
 def _probe() -> tuple:
@@ -99,10 +99,11 @@ class ProcessGroupMPI(ProcessGroup):
         return array, write_back
 
     # -- operations: each returns a Work over MPI requests -----------------------------------------------
-    def _work(self, what: str, requests: list, finish=(), result=None) -> Work:
+    def _work(self, what: str, requests: list, finish=(), poll=None) -> Work:
+        """A Work over ``requests`` (done when all are; ``poll`` replaces that test), then ``finish``."""
         MPI = _mpi()
-        return Work(f"{what} on rank {self.ranks[self.rank]}", lambda: MPI.Request.Testall(requests),
-                    [f for f in finish if f is not None], self.timeout, self.diagnose, result)
+        return Work(f"{what} on rank {self.ranks[self.rank]}", poll or (lambda: MPI.Request.Testall(requests)),
+                    [f for f in finish if f is not None], self.timeout, self.diagnose)
 
     def allreduce(self, array, op: ReduceOp, finish=()) -> Work:
         return self._work("all_reduce", [self.comm.Iallreduce(_mpi().IN_PLACE, array, _mpi_op(op))], finish)
@@ -141,9 +142,12 @@ class ProcessGroupMPI(ProcessGroup):
         MPI = _mpi()
         status = MPI.Status()
         request = self.comm.Irecv(array, MPI.ANY_SOURCE if src is None else src, tag)
-        work = self._work("recv" + (f" from rank {self.ranks[src]}" if src is not None else ""), [request], finish)
-        work._poll = lambda: request.Test(status)
-        work._finish.append(lambda: setattr(work, "_result", self.ranks[status.Get_source()]))
+
+        def record_sender():
+            work._result = self.ranks[status.Get_source()]
+
+        work = self._work("recv" + (f" from rank {self.ranks[src]}" if src is not None else ""), [request],
+                          [*finish, record_sender], poll=lambda: request.Test(status))
         return work
 
     def barrier(self) -> Work:

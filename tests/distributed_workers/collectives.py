@@ -110,6 +110,9 @@ for dtype in (core.float16, core.bfloat16):
     out = core.full((4,), rank + 0.5, dtype=dtype)
     dist.all_reduce(out)
     check(out.float(), np.full(4, sum(r + 0.5 for r in range(world))), f"all_reduce {dtype}")
+out = core.tensor([1 + 2j * rank, 3j], dtype=core.complex64)
+dist.all_reduce(out)
+check(out, [world + 1j * world * (world - 1), 3j * world], "all_reduce complex64")
 array, write_back = dist.GroupMember.WORLD.buffer(out := core.ones(3))
 assert np.shares_memory(array, out.numpy()) and write_back is None
 array, write_back = dist.GroupMember.WORLD.buffer(core.ones(3, 2)[:, 0])

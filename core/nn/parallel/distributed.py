@@ -11,6 +11,7 @@ backward ends (an engine callback) the remaining work is waited for and each gra
 from __future__ import annotations
 
 import contextlib
+import weakref
 
 from ... import distributed as dist
 from ...autograd.engine import queue_callback
@@ -56,7 +57,10 @@ class DistributedDataParallel(Module):
         self._buckets = self._make_buckets([p for p in module.parameters() if p.requires_grad])
         self._bucket_of = {id(p): i for i, bucket in enumerate(self._buckets) for p in bucket}
         self._reduction: _Reduction | None = None
-        self._hooks = [p.register_post_accumulate_grad_hook(self._grad_ready) for b in self._buckets for p in b]
+        # hooks hold the wrapper weakly: a dropped DistributedDataParallel leaves the parameters as they were
+        me = weakref.ref(self)
+        self._hooks = [p.register_post_accumulate_grad_hook(lambda param: me() and me()._grad_ready(param))
+                       for bucket in self._buckets for p in bucket]
 
     def _make_buckets(self, params: list) -> list:
         """Parameters in reverse order, cut into buckets of one dtype and device up to ``bucket_bytes_cap``."""
