@@ -171,3 +171,21 @@ def test_digits_example_trains_data_parallel_and_resumes_as_if_never_stopped(tmp
     assert straight["epoch"] == resumed["epoch"] == 2
     for name, value in straight["model"].items():
         assert core.equal(value, resumed["model"][name]), name
+
+
+def test_backend_names_and_capabilities(monkeypatch):
+    assert dist.Backend("MPI") == dist.Backend.MPI == "mpi" and dist.Backend("Toy") == "toy"
+    with pytest.raises(ValueError, match="must be string-ish"):
+        dist.Backend(3)
+    assert dist.get_default_backend_for_device("cpu") == "mpi"
+    assert dist.get_default_backend_for_device(core.device("cpu")) == "mpi"
+    with pytest.raises(ValueError, match="Default backend not registered for device : nowhere"):
+        dist.get_default_backend_for_device("nowhere")
+    assert not dist.is_ucc_available() and not dist.is_xccl_available()
+    assert dist.supports_complex(dist.ReduceOp.SUM) and not dist.supports_complex(dist.ReduceOp.MAX)
+    monkeypatch.delenv("TORCHELASTIC_RUN_ID", raising=False)
+    assert not dist.is_torchelastic_launched()
+    monkeypatch.setenv("TORCHELASTIC_RUN_ID", "7")
+    assert dist.is_torchelastic_launched()
+    with pytest.raises(ValueError, match="has not been initialized"):
+        dist.new_subgroups(group_size=1)

@@ -24,7 +24,9 @@ __all__ = ["is_available", "is_initialized", "is_mpi_available", "is_backend_ava
            "gather", "scatter", "all_to_all", "all_to_all_single", "send", "recv", "isend", "irecv",
            "broadcast_object_list", "all_gather_object", "gather_object", "scatter_object_list",
            "is_nccl_available", "is_gloo_available", "get_pg_count", "get_node_local_rank", "monitored_barrier",
-           "P2POp", "batch_isend_irecv", "send_object_list", "recv_object_list"]
+           "P2POp", "batch_isend_irecv", "send_object_list", "recv_object_list", "Backend", "is_ucc_available",
+           "is_xccl_available", "is_torchelastic_launched", "supports_complex", "get_default_backend_for_device",
+           "new_subgroups", "new_subgroups_by_enumeration"]
 
 
 class GroupMember:
@@ -252,9 +254,11 @@ def _member(pg) -> bool:
     return pg is not GroupMember.NON_GROUP_MEMBER
 
 
-def _reduce_op(op, name: str) -> ReduceOp:
+def _reduce_op(op, name: str, tensor=None) -> ReduceOp:
     if not isinstance(op, ReduceOp):
         raise TypeError(f"{name}(): op must be a ReduceOp, got {op!r}")
+    if tensor is not None and tensor.is_complex() and not supports_complex(op):
+        raise ValueError(f"{name} does not support {op} on complex tensors")
     return op
 
 
@@ -267,7 +271,8 @@ def barrier(group=None, async_op=False, device_ids=None):
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduce ``tensor`` over every rank, in place on every rank (``torch.distributed.all_reduce``)."""
-    pg, tensor, op = _group(group), _tensor(tensor, "tensor", "all_reduce"), _reduce_op(op, "all_reduce")
+    pg, tensor = _group(group), _tensor(tensor, "tensor", "all_reduce")
+    op = _reduce_op(op, "all_reduce", tensor)
     if not _member(pg):
         return None
     array, write_back = pg.buffer(tensor)
@@ -287,7 +292,8 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
     """Reduce ``tensor`` over every rank into rank ``dst``'s (``torch.distributed.reduce``)."""
-    pg, tensor, op = _group(group), _tensor(tensor, "tensor", "reduce"), _reduce_op(op, "reduce")
+    pg, tensor = _group(group), _tensor(tensor, "tensor", "reduce")
+    op = _reduce_op(op, "reduce", tensor)
     if not _member(pg):
         return None
     root = _root(pg, dst, group_dst, "reduce")
@@ -673,3 +679,94 @@ def recv_object_list(object_list, src=None, group=None, device=None, group_src=N
     received = pickle.loads(payload.numpy().tobytes())
     object_list[: len(received)] = received
     return sender
+
+
+class Backend(str):
+    """A process-group backend's name, lower-cased (``torch.distributed.Backend``): ``Backend("MPI") == "mpi"``;
+    the constants name PyTorch's backends (only those installed, e.g. ``mpi``, can be used)."""
+
+    UNDEFINED = "undefined"
+    GLOO = "gloo"
+    NCCL = "nccl"
+    UCC = "ucc"
+    MPI = "mpi"
+
+    def __new__(cls, name: str):
+        if not isinstance(name, str):
+            raise ValueError(f"Backend constructor parameter must be string-ish, but got {type(name).__name__}")
+        value = getattr(Backend, name.upper(), Backend.UNDEFINED)
+        return str.__new__(cls, name.lower() if value == Backend.UNDEFINED else value)
+
+
+def is_ucc_available() -> bool:
+    """Whether a ``ucc`` process-group backend is installed and usable (``torch.distributed.is_ucc_available``)."""
+    return is_backend_available("ucc")
+
+
+def is_xccl_available() -> bool:
+    """Whether an ``xccl`` process-group backend is installed and usable (``torch.distributed.is_xccl_available``)."""
+    return is_backend_available("xccl")
+
+
+def is_torchelastic_launched() -> bool:
+    """Whether torchelastic (torchrun) started this process: ``TORCHELASTIC_RUN_ID`` is set
+    (``torch.distributed.is_torchelastic_launched``); core's own launcher does not set it."""
+    import os
+
+    return os.getenv("TORCHELASTIC_RUN_ID") is not None
+
+
+def supports_complex(reduceOp: ReduceOp) -> bool:
+    """Whether ``reduceOp`` is defined on complex tensors (``torch.distributed.supports_complex``): not the
+    ordering or bitwise ones."""
+    return reduceOp not in (ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PRODUCT, ReduceOp.BAND, ReduceOp.BOR,
+                            ReduceOp.BXOR)
+
+
+def get_default_backend_for_device(device) -> str:
+    """The process-group backend used for tensors of ``device`` (a device or its type): the first installed
+    backend that serves it (``torch.distributed.get_default_backend_for_device``)."""
+    from ..plugins import get_manager
+
+    device_type = getattr(device, "type", str(device)).partition(":")[0]
+    manager = get_manager()
+    manager.scan()
+    for name, info in manager.process_group_backends.items():
+        if device_type in info.devices:
+            return name
+    raise ValueError(f"Default backend not registered for device : {device_type}")
+
+
+def new_subgroups_by_enumeration(ranks_per_subgroup_list, timeout=None, backend=None, pg_options=None,
+                                 group_desc=None) -> tuple:
+    """One new group per list of global ranks (disjoint); returns ``(this rank's subgroup or None, all
+    subgroups)`` (``torch.distributed.new_subgroups_by_enumeration``); every rank calls it."""
+    if not ranks_per_subgroup_list:
+        raise ValueError("The arg 'ranks_per_subgroup_list' cannot be empty")
+    seen: set = set()
+    for ranks in ranks_per_subgroup_list:
+        if seen & set(ranks):
+            raise ValueError(f"Rank {sorted(seen & set(ranks))[0]} has appeared in both subgroup "
+                             "lists: subgroups must be disjoint")
+        seen |= set(ranks)
+    mine, subgroups = None, []
+    for ranks in ranks_per_subgroup_list:
+        subgroup = new_group(ranks, timeout=timeout)
+        subgroups.append(subgroup)
+        if subgroup is not GroupMember.NON_GROUP_MEMBER:
+            mine = subgroup
+    return mine, subgroups
+
+
+def new_subgroups(group_size=None, group=None, timeout=None, backend=None, pg_options=None,
+                  group_desc=None) -> tuple:
+    """Split the world into consecutive subgroups of ``group_size`` ranks; returns ``(this rank's subgroup, all
+    subgroups)`` (``torch.distributed.new_subgroups``); every rank calls it."""
+    world = get_world_size()
+    if group_size is None:
+        raise ValueError("new_subgroups(): group_size must be given (core has no per-machine device count)")
+    if group_size <= 0 or world % group_size:
+        raise ValueError(f"The arg 'group_size' ({group_size}) must be positive and divide the world size "
+                         f"({world})")
+    return new_subgroups_by_enumeration([list(range(i, i + group_size)) for i in range(0, world, group_size)],
+                                        timeout=timeout)

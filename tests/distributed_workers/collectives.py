@@ -147,6 +147,23 @@ dist.monitored_barrier(timeout=timedelta(seconds=10))
 assert dist.get_node_local_rank(fallback_rank=rank) == int(__import__("os").environ.get("LOCAL_RANK", rank))
 assert dist.get_pg_count() == 1 and not dist.is_nccl_available() and not dist.is_gloo_available()
 assert dist.is_mpi_available() and dist.is_backend_available("mpi")
+# subgroups: every rank alone, then rank 0 against the rest
+alone, subgroups = dist.new_subgroups(group_size=1)
+assert len(subgroups) == world and dist.get_process_group_ranks(alone) == [rank]
+out = core.tensor([rank + 1.0])
+dist.all_reduce(out, group=alone)
+check(out, [rank + 1.0], "all_reduce in a one-rank subgroup")
+rest, subgroups = dist.new_subgroups_by_enumeration([[0], list(range(1, world))])
+assert dist.get_process_group_ranks(rest) == ([0] if rank == 0 else list(range(1, world)))
+out = core.ones(2)
+dist.all_reduce(out, group=rest)
+check(out, np.full(2, 1.0 if rank == 0 else world - 1.0), "all_reduce in a subgroup of the rest")
+try:
+    dist.all_reduce(core.tensor([1j]), op=dist.ReduceOp.MAX)
+except ValueError as error:
+    assert "all_reduce does not support" in str(error) and "complex" in str(error)
+else:
+    raise AssertionError("MAX of complex tensors was accepted")
 # object collectives
 objects = [{"rank": rank, "name": "r" * rank}]
 dist.broadcast_object_list(objects, src=world - 1)
