@@ -69,8 +69,9 @@ def test_launcher_runs_the_script_with_torchrun_variables(tmp_path):
     script = tmp_path / "job.py"
     script.write_text("import os, sys\nimport core, core.distributed as dist\ndist.init_process_group()\n"
                       "t = core.tensor([float(os.environ['RANK'])])\ndist.all_reduce(t)\n"
-                      "print('rank', os.environ['RANK'], os.environ['LOCAL_RANK'], os.environ['WORLD_SIZE'], "
-                      "t.item(), sys.argv[1:])\n")
+                      "line = f\"rank {os.environ['RANK']} {os.environ['LOCAL_RANK']} {os.environ['WORLD_SIZE']} "
+                      "{t.item()} {sys.argv[1:]}\\n\"\n"
+                      "os.write(1, line.encode())  # one write: the ranks share the pipe\n")
     done = subprocess.run([sys.executable, "-m", "core.distributed.run", "--nproc-per-node", "2", str(script), "a",
                            "--b"], capture_output=True, text=True, timeout=60, env=_env())
     assert done.returncode == 0, done.stderr
@@ -189,3 +190,17 @@ def test_backend_names_and_capabilities(monkeypatch):
     assert dist.is_torchelastic_launched()
     with pytest.raises(ValueError, match="has not been initialized"):
         dist.new_subgroups(group_size=1)
+
+
+@needs_mpi
+def test_without_a_launcher_the_world_is_one_process_and_env_must_agree():
+    code = ("import core.distributed as dist\ndist.init_process_group()\n"
+            "print(dist.get_rank(), dist.get_world_size(), dist.get_backend())\ndist.destroy_process_group()\n"
+            "print(dist.is_initialized())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=_env())
+    assert done.returncode == 0 and done.stdout.split() == ["0", "1", "mpi", "False"], done.stderr
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**_env(), "WORLD_SIZE": "2"})
+    assert done.returncode != 0
+    assert "init_process_group(): world_size 2 does not match the launcher's (1); start the processes with " \
+           "mpiexec -n N" in done.stderr
