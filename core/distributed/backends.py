@@ -13,6 +13,8 @@ import importlib
 import time
 from datetime import timedelta
 
+from ..futures import Future
+
 __all__ = ["ReduceOp", "Work", "ProcessGroup", "DistError", "DistBackendError", "default_pg_timeout",
            "process_group_backend"]
 
@@ -92,10 +94,47 @@ class Work:
         self.wait()
         return self._result
 
+    def get_future(self):
+        """A ``core.Future`` whose value is ``result()`` (``Work.get_future``); waiting on it, or on a future
+        chained from it with ``then``, waits for this operation."""
+        future = _DrivenFuture(self.wait)
+        self._finish.append(lambda: future.set_result(self._result))
+        if self._done:
+            future.set_result(self._result)
+        return future
+
     def _complete(self) -> None:
         self._done = True
         for finish in self._finish:
             finish()
+
+
+class _DrivenFuture(Future):
+    """A Future completed by polling: ``wait`` first runs ``drive`` (a Work's wait), which sets it; futures
+    chained with ``then`` drive their parent the same way (no progress thread is needed)."""
+
+    def __init__(self, drive):
+        super().__init__()
+        self._drive = drive
+
+    def wait(self):
+        self._drive()
+        return super().wait()
+
+    def then(self, callback) -> Future:
+        chained = _DrivenFuture(self.wait)
+        plain = super().then(callback)
+        plain.add_done_callback(lambda done: _copy_outcome(done, chained))
+        return chained
+
+
+def _copy_outcome(source: Future, target: Future) -> None:
+    try:
+        value = source.wait()  # done already: returns at once
+    except Exception as error:  # noqa: BLE001 - the chained future carries it, as in PyTorch
+        target.set_exception(error)
+    else:
+        target.set_result(value)
 
 
 class ProcessGroup:

@@ -246,7 +246,10 @@ def _average(array, size: int):
     return finish
 
 
-def _run(work: Work, async_op: bool):
+def _run(work: Work, async_op: bool, outputs=None):
+    """The Work for ``async_op``, else wait for it; ``outputs`` (the tensors written) become its result."""
+    if outputs is not None:
+        work._result = outputs
     return work if async_op else work.wait() and None
 
 
@@ -277,7 +280,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         return None
     array, write_back = pg.buffer(tensor)
     average = _average(array, pg.size) if op is ReduceOp.AVG else None
-    return _run(pg.allreduce(array, op, [average, write_back]), async_op)
+    return _run(pg.allreduce(array, op, [average, write_back]), async_op, [tensor])
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
@@ -287,7 +290,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
         return None
     root = _root(pg, src, group_src, "broadcast")
     array, write_back = pg.buffer(tensor, read_only=pg.rank == root)
-    return _run(pg.broadcast(array, root, [write_back]), async_op)
+    return _run(pg.broadcast(array, root, [write_back]), async_op, [tensor])
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):

@@ -106,6 +106,13 @@ for dtype in ("float32", "float64", "int64"):
         dist.all_to_all_single(out, t(rows), splits_out, splits_in)
         check(out, np.concatenate([pieces[r][rank] for r in range(world)]), f"all_to_all_single {what}")
 
+# Work.get_future: the value is the reduced tensor; futures chained with then() drive the work too
+out = core.ones(2)
+doubled = dist.all_reduce(out, async_op=True).get_future().then(lambda fut: fut.value()[0] * 2)
+check(doubled.wait(), np.full(2, 2.0 * world), "get_future().then()")
+future = dist.broadcast(out, src=0, async_op=True).get_future()
+assert future.wait()[0] is out and future.done()
+
 # 16-bit floats are staged through float32; contiguous host tensors go to MPI as their own memory
 for dtype in (core.float16, core.bfloat16):
     out = core.full((4,), rank + 0.5, dtype=dtype)

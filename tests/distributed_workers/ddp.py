@@ -125,6 +125,38 @@ for i, (name, p) in enumerate(model.named_parameters()):
 sampler = core.utils.data.DistributedSampler(range(10), shuffle=False)
 assert (sampler.num_replicas, sampler.rank) == (world, rank) and list(sampler)[0] == rank
 
+# 6b. communication hooks: one that looks at the buckets, then averaging in float16
+from core.distributed.algorithms.ddp_comm_hooks import default_hooks  # noqa: E402
+
+seen = []
+
+
+def watching(state, bucket):
+    grads, params = bucket.gradients(), bucket.parameters()
+    assert [g.shape for g in grads] == [p.shape for p in params] and state == "mine"
+    seen.append((bucket.index(), bucket.is_last()))
+    return default_hooks.allreduce_hook(None, bucket)
+
+
+for hook, state, tolerance in ((watching, "mine", 1e-10), (default_hooks.fp16_compress_hook, None, 2e-3),
+                               (default_hooks.bf16_compress_hook, None, 2e-2)):
+    hooked = DDP(model, bucket_cap_mb=0.0002, find_unused_parameters=True)
+    hooked.register_comm_hook(state, hook)
+    reference = copy.deepcopy(model)
+    model.zero_grad(set_to_none=True)
+    loss_of(hooked, mine(batches[0]), mine(targets[0])).backward()
+    loss_of(reference, batches[0], targets[0]).backward()
+    for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+        if not np.allclose(p.grad.numpy(), q.grad.numpy(), rtol=tolerance, atol=tolerance):
+            raise AssertionError(f"rank {rank}: {hook.__name__}: gradient of {name}")
+assert sorted(seen) == [(i, i == len(seen) - 1) for i in range(len(seen))] and len(seen) > 2, seen
+try:
+    hooked.register_comm_hook(None, default_hooks.allreduce_hook)
+except RuntimeError as error:
+    assert "can only be called once" in str(error)
+else:
+    raise AssertionError("a second comm hook was accepted")
+
 # 7. ZeroRedundancyOptimizer: Adam sharded over the ranks gives the same parameters and state as plain Adam
 from core.distributed.optim import ZeroRedundancyOptimizer  # noqa: E402
 

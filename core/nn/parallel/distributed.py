@@ -14,6 +14,7 @@ import contextlib
 import weakref
 
 from ... import distributed as dist
+from ...distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
 from ...autograd.engine import queue_callback
 from ..modules.module import Module
 
@@ -21,11 +22,11 @@ __all__ = ["DistributedDataParallel"]
 
 
 class _Reduction:
-    """One backward's bookkeeping: which parameters are ready, which buckets are launched, their work."""
+    """One backward's bookkeeping: which parameters are ready, which buckets are launched, their futures."""
 
     def __init__(self, buckets: list):
         self.ready: list = [set() for _ in buckets]
-        self.launched: list = []  # (flat gradients, Work), one per launched bucket in index order
+        self.launched: list = []  # one future of the averaged flat gradients per launched bucket, in index order
         self.callback_queued = False
 
 
@@ -57,6 +58,7 @@ class DistributedDataParallel(Module):
         self._buckets = self._make_buckets([p for p in module.parameters() if p.requires_grad])
         self._bucket_of = {id(p): i for i, bucket in enumerate(self._buckets) for p in bucket}
         self._reduction: _Reduction | None = None
+        self._comm_state, self._comm_hook, self._custom_hook = self.process_group, allreduce_hook, False
         # hooks hold the wrapper weakly: a dropped DistributedDataParallel leaves the parameters as they were
         me = weakref.ref(self)
         self._hooks = [p.register_post_accumulate_grad_hook(lambda param: me() and me()._grad_ready(param))
@@ -100,6 +102,16 @@ class DistributedDataParallel(Module):
         finally:
             self.require_backward_grad_sync = previous
 
+    def register_comm_hook(self, state, hook) -> None:
+        """Reduce each gradient bucket with ``hook(state, bucket) -> Future`` (its value: the averaged flat
+        gradients) instead of the default all_reduce average (``DistributedDataParallel.register_comm_hook``);
+        see ``core.distributed.algorithms.ddp_comm_hooks``. Only one hook may be registered."""
+        if not callable(hook):
+            raise TypeError(f"register_comm_hook(): hook must be callable, got {type(hook).__name__}")
+        if self._custom_hook:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be called once.")
+        self._comm_state, self._comm_hook, self._custom_hook = state, hook, True
+
     # -- the reducer -----------------------------------------------------------------------------------------
     def _grad_ready(self, param) -> None:
         state = self._reduction
@@ -115,13 +127,14 @@ class DistributedDataParallel(Module):
             self._launch(state, len(state.launched))
 
     def _launch(self, state: _Reduction, index: int) -> None:
-        """Flatten bucket ``index``'s gradients (zeros for those not ready) and start their all_reduce."""
+        """Flatten bucket ``index``'s gradients (zeros for those not ready) and start their reduction."""
         import core
 
+        bucket = self._buckets[index]
         pieces = [p.grad.detach().reshape(-1) if id(p) in state.ready[index] else
-                  core.zeros(p.numel(), dtype=p.dtype, device=p.device) for p in self._buckets[index]]
-        flat = core.cat(pieces)
-        state.launched.append((flat, dist.all_reduce(flat, group=self.process_group, async_op=True)))
+                  core.zeros(p.numel(), dtype=p.dtype, device=p.device) for p in bucket]
+        grad_bucket = dist.GradBucket(index, core.cat(pieces), bucket, index == len(self._buckets) - 1)
+        state.launched.append(self._comm_hook(self._comm_state, grad_bucket))
 
     def _finish(self) -> None:
         """Once backward is over: start the buckets left (unused parameters), wait, and write the averages back."""
@@ -144,11 +157,9 @@ class DistributedDataParallel(Module):
             used = core.tensor([int(any(id(p) in r for r in state.ready)) for p in params], dtype=core.int64)
             dist.all_reduce(used, group=self.process_group)
             used = dict(zip(map(id, params), used.tolist()))
-        size = dist.get_world_size(self.process_group)
         with core.no_grad():
-            for bucket, (flat, work) in zip(self._buckets, state.launched):
-                work.wait()
-                flat.div_(size)
+            for bucket, future in zip(self._buckets, state.launched):
+                flat = future.wait()
                 offset = 0
                 for p in bucket:
                     piece = flat[offset:offset + p.numel()].view(p.shape)
