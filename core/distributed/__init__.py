@@ -9,7 +9,7 @@ from .backends import DistBackendError, DistError, ProcessGroup, ReduceOp, Work,
 from .distributed_c10d import *  # noqa: F401,F403
 from .grad_bucket import GradBucket
 from .distributed_c10d import __all__ as _c10d_all
-from . import algorithms, optim  # noqa: F401  (torch.distributed.algorithms and .optim)
+from . import algorithms, nn, optim  # noqa: F401  (torch.distributed.algorithms, .nn and .optim)
 
 __all__ = ["DistBackendError", "DistError", "GradBucket", "ProcessGroup", "ReduceOp", "Work", "default_pg_timeout",
            *_c10d_all]

@@ -157,6 +157,23 @@ except RuntimeError as error:
 else:
     raise AssertionError("a second comm hook was accepted")
 
+# 6c. SyncBatchNorm: statistics, gradients and running estimates of one BatchNorm over the whole batch
+core.manual_seed(0)
+plain = nn.Sequential(nn.Linear(5, 4), nn.BatchNorm1d(4), nn.Tanh(), nn.Linear(4, 3)).double()
+synced = DDP(nn.SyncBatchNorm.convert_sync_batchnorm(copy.deepcopy(plain)))
+for x, y in zip(batches[:2], targets[:2]):
+    plain.zero_grad()
+    synced.zero_grad()
+    out = synced(mine(x))
+    nn.functional.mse_loss(out, mine(y)).backward()
+    expected = plain(x)
+    nn.functional.mse_loss(expected, y).backward()
+    close(out, expected[4 * rank:4 * (rank + 1)], "SyncBatchNorm output")
+    for (name, p), q in zip(synced.module.named_parameters(), plain.parameters()):
+        close(p.grad, q.grad, f"SyncBatchNorm model gradient of {name}")
+    close(synced.module[1].running_mean, plain[1].running_mean, "SyncBatchNorm running_mean")
+    close(synced.module[1].running_var, plain[1].running_var, "SyncBatchNorm running_var")
+
 # 7. ZeroRedundancyOptimizer: Adam sharded over the ranks gives the same parameters and state as plain Adam
 from core.distributed.optim import ZeroRedundancyOptimizer  # noqa: E402
 
