@@ -37,6 +37,7 @@ def main(argv=None) -> None:
     parser.add_argument("--checkpoint", type=pathlib.Path,
                         default=pathlib.Path(__file__).resolve().parent / "checkpoints" / "digits-ddp.ckpt")
     parser.add_argument("--resume", action="store_true", help="continue from --checkpoint")
+    parser.add_argument("--train-size", type=int, default=None, help="train on the first N images (a quick run)")
     args = parser.parse_args(argv)
     dist.init_process_group("mpi")
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -50,7 +51,7 @@ def main(argv=None) -> None:
         model.module.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         start = state["epoch"]
-    dataset = TensorDataset(x_train, y_train)
+    dataset = TensorDataset(x_train[:args.train_size], y_train[:args.train_size])
     sampler = DistributedSampler(dataset, seed=args.seed)
     loader = DataLoader(dataset, batch_size=args.batch_size, sampler=sampler)
     for epoch in range(start, args.epochs):

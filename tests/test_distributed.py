@@ -161,7 +161,8 @@ def test_digits_example_trains_data_parallel_and_resumes_as_if_never_stopped(tmp
     def run(checkpoint, *args):
         done = subprocess.run([sys.executable, "-m", "core.distributed.run", "--nproc-per-node", "2",
                                str(ROOT / "examples" / "train_digits_ddp.py"), "--checkpoint", str(checkpoint),
-                               "--batch-size", "64", *args], capture_output=True, text=True, timeout=120, env=_env())
+                               "--batch-size", "64", "--train-size", "512", *args], capture_output=True, text=True,
+                              timeout=120, env=_env())
         assert done.returncode == 0, done.stdout + done.stderr
         return done.stdout
 
