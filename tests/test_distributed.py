@@ -205,3 +205,33 @@ def test_without_a_launcher_the_world_is_one_process_and_env_must_agree():
     assert done.returncode != 0
     assert "init_process_group(): world_size 2 does not match the launcher's (1); start the processes with " \
            "mpiexec -n N" in done.stderr
+
+
+@pytest.mark.parametrize("kind", ["hash", "file", "prefix"])
+def test_stores_set_get_add_compare_set_and_wait(kind, tmp_path):
+    from datetime import timedelta
+
+    base = dist.HashStore() if kind != "file" else dist.FileStore(str(tmp_path / "store"), 2)
+    store = dist.PrefixStore("job", base) if kind == "prefix" else base
+    store.set("a", "1")
+    store.set("b", b"\x00\xff")
+    assert store.get("a") == b"1" and store.get("b") == b"\x00\xff"
+    assert store.add("n", 5) == 5 and store.add("n", -2) == 3 and store.get("n") == b"3"
+    assert store.compare_set("c", "", "first") == b"first"        # missing and expected empty: set
+    assert store.compare_set("c", "other", "second") == b"first"  # mismatch: unchanged
+    assert store.compare_set("c", "first", "second") == b"second"
+    assert store.compare_set("missing", "x", "y") == b"x" and not store.check(["missing"])
+    assert store.check(["a", "b"]) and store.num_keys() == 4
+    assert store.delete_key("a") and not store.delete_key("a") and store.num_keys() == 3
+    store.set_timeout(timedelta(seconds=0.05))
+    with pytest.raises(dist.DistStoreError, match=r"Wait timeout after 0.05 s for keys \['a'\]"):
+        store.get("a")
+    if kind == "prefix":
+        assert base.get("job/b") == b"\x00\xff" and base.num_keys() == 3
+    if kind == "file":  # another process sees it and writes to it
+        code = ("import core.distributed as d\ns = d.FileStore(%r)\nprint(s.get('b').hex())\ns.set('from_child', 'hi')"
+                % str(tmp_path / "store"))
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=_env())
+        assert done.stdout.strip() == "00ff", done.stderr
+        store.wait(["from_child"], timedelta(seconds=5))
+        assert store.get("from_child") == b"hi"
