@@ -207,11 +207,12 @@ def test_without_a_launcher_the_world_is_one_process_and_env_must_agree():
            "mpiexec -n N" in done.stderr
 
 
-@pytest.mark.parametrize("kind", ["hash", "file", "prefix"])
+@pytest.mark.parametrize("kind", ["hash", "file", "prefix", "tcp"])
 def test_stores_set_get_add_compare_set_and_wait(kind, tmp_path):
     from datetime import timedelta
 
-    base = dist.HashStore() if kind != "file" else dist.FileStore(str(tmp_path / "store"), 2)
+    base = {"file": lambda: dist.FileStore(str(tmp_path / "store"), 2),
+            "tcp": lambda: dist.TCPStore("127.0.0.1", 0, is_master=True)}.get(kind, dist.HashStore)()
     store = dist.PrefixStore("job", base) if kind == "prefix" else base
     store.set("a", "1")
     store.set("b", b"\x00\xff")
@@ -224,13 +225,14 @@ def test_stores_set_get_add_compare_set_and_wait(kind, tmp_path):
     assert store.check(["a", "b"]) and store.num_keys() == 4
     assert store.delete_key("a") and not store.delete_key("a") and store.num_keys() == 3
     store.set_timeout(timedelta(seconds=0.05))
-    with pytest.raises(dist.DistStoreError, match=r"Wait timeout after 0.05 s for keys \['a'\]"):
+    with pytest.raises(dist.DistStoreError, match=r"Wait timeout after 0.05 s for keys \['(job/)?a'\]"):
         store.get("a")
     if kind == "prefix":
         assert base.get("job/b") == b"\x00\xff" and base.num_keys() == 3
-    if kind == "file":  # another process sees it and writes to it
-        code = ("import core.distributed as d\ns = d.FileStore(%r)\nprint(s.get('b').hex())\ns.set('from_child', 'hi')"
-                % str(tmp_path / "store"))
+    if kind in ("file", "tcp"):  # another process sees it and writes to it
+        opened = f"d.FileStore({str(tmp_path / 'store')!r})" if kind == "file" else \
+            f"d.TCPStore('127.0.0.1', {base.port})"
+        code = f"import core.distributed as d\ns = {opened}\nprint(s.get('b').hex())\ns.set('from_child', 'hi')"
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=_env())
         assert done.stdout.strip() == "00ff", done.stderr
         store.wait(["from_child"], timedelta(seconds=5))

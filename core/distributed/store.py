@@ -1,5 +1,6 @@
 """Key-value stores (``torch.distributed.Store``): in memory (``HashStore``), in a shared file (``FileStore``,
-usable by processes on one machine or a shared file system), or under a key prefix (``PrefixStore``).
+usable by processes on one machine or a shared file system), served over TCP (``TCPStore``), or under a key
+prefix (``PrefixStore``).
 
 Values are bytes (a str is stored as its UTF-8). ``get`` and ``wait`` wait for missing keys until the store's
 timeout and then raise ``DistStoreError``.
@@ -8,15 +9,18 @@ timeout and then raise ``DistStoreError``.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import pickle
+import socket
+import struct
 import threading
 import time
 from datetime import timedelta
 
 from .backends import DistError, default_pg_timeout
 
-__all__ = ["Store", "HashStore", "FileStore", "PrefixStore", "DistStoreError"]
+__all__ = ["Store", "HashStore", "FileStore", "PrefixStore", "TCPStore", "DistStoreError"]
 
 
 class DistStoreError(DistError):
@@ -131,23 +135,159 @@ class FileStore(Store):
 
 
 class PrefixStore(Store):
-    """``store`` with every key under ``prefix + "/"`` (``torch.distributed.PrefixStore``)."""
+    """``store`` with every key under ``prefix + "/"`` (``torch.distributed.PrefixStore``); ``num_keys`` counts
+    the underlying store's keys, as PyTorch's does."""
 
     def __init__(self, prefix: str, store: Store):
         super().__init__(store.timeout)
         self.underlying_store, self._prefix = store, prefix + "/"
 
-    def _update(self, fn):
-        prefix = self._prefix
+    def set_timeout(self, timeout: timedelta) -> None:
+        super().set_timeout(timeout)
+        self.underlying_store.set_timeout(timeout)
 
-        def scoped(data):
-            view = {k[len(prefix):]: v for k, v in data.items() if k.startswith(prefix)}
-            before = dict(view)
-            result = fn(view)
-            if view != before:
-                for k in before:
-                    data.pop(prefix + k, None)
-                data.update({prefix + k: v for k, v in view.items()})
-            return result
+    def set(self, key: str, value) -> None:
+        self.underlying_store.set(self._prefix + key, value)
 
-        return self.underlying_store._update(scoped)
+    def get(self, key: str) -> bytes:
+        return self.underlying_store.get(self._prefix + key)
+
+    def add(self, key: str, amount: int) -> int:
+        return self.underlying_store.add(self._prefix + key, amount)
+
+    def compare_set(self, key: str, expected_value, desired_value) -> bytes:
+        return self.underlying_store.compare_set(self._prefix + key, expected_value, desired_value)
+
+    def check(self, keys: list) -> bool:
+        return self.underlying_store.check([self._prefix + k for k in keys])
+
+    def wait(self, keys: list, timeout: timedelta | None = None) -> None:
+        self.underlying_store.wait([self._prefix + k for k in keys], timeout)
+
+    def delete_key(self, key: str) -> bool:
+        return self.underlying_store.delete_key(self._prefix + key)
+
+    def num_keys(self) -> int:
+        return self.underlying_store.num_keys()
+
+
+def _encode(value) -> object:
+    """JSON-safe form of a request or reply (bytes as hex): the wire format carries no code, unlike pickle."""
+    if isinstance(value, bytes):
+        return {"b": value.hex()}
+    if isinstance(value, (list, tuple)):
+        return [_encode(v) for v in value]
+    return value
+
+
+def _decode(value) -> object:
+    if isinstance(value, dict):
+        return bytes.fromhex(value["b"])
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    return value
+
+
+def _send(sock, message) -> None:
+    payload = json.dumps(_encode(message)).encode()
+    sock.sendall(struct.pack("!I", len(payload)) + payload)
+
+
+def _receive(sock):
+    def exactly(n):
+        chunks = b""
+        while len(chunks) < n:
+            chunk = sock.recv(n - len(chunks))
+            if not chunk:
+                raise ConnectionError("TCPStore: the connection was closed")
+            chunks += chunk
+        return chunks
+
+    return _decode(json.loads(exactly(struct.unpack("!I", exactly(4))[0])))
+
+
+class TCPStore(Store):
+    """A store served over TCP by the process with ``is_master=True`` to every client that connects
+    (``torch.distributed.TCPStore``): requests are length-prefixed JSON, one thread per connection, the
+    data in a :class:`HashStore`. ``port=0`` on the master picks a free port (see ``port``)."""
+
+    _COMMANDS = ("set", "get", "add", "compare_set", "check", "wait_seconds", "delete_key", "num_keys")
+
+    def __init__(self, host_name: str, port: int, world_size=None, is_master: bool = False,
+                 timeout: timedelta = timedelta(seconds=300), wait_for_workers: bool = True, multi_tenant=False,
+                 master_listen_fd=None, use_libuv=True):
+        super().__init__(timeout)
+        self.host, self.world_size = host_name, world_size
+        if is_master:
+            self._data = HashStore()
+            self._server = socket.create_server((host_name, port))
+            threading.Thread(target=self._serve, daemon=True).start()
+            port = self._server.getsockname()[1]
+        self.port = port
+        deadline = time.monotonic() + timeout.total_seconds()
+        while True:
+            try:
+                self._sock = socket.create_connection((host_name, port), timeout=timeout.total_seconds())
+                break
+            except OSError as error:
+                if time.monotonic() > deadline:
+                    raise DistStoreError(f"TCPStore: could not connect to {host_name}:{port}: {error}") from error
+                time.sleep(0.05)
+        self._lock = threading.Lock()
+
+    def _serve(self) -> None:
+        while True:
+            connection, _ = self._server.accept()
+            threading.Thread(target=self._answer, args=(connection,), daemon=True).start()
+
+    def _answer(self, connection) -> None:
+        with connection:
+            while True:
+                try:
+                    command, *args = _receive(connection)
+                except (ConnectionError, OSError):
+                    return
+                try:
+                    if command == "wait_seconds":
+                        self._data.wait(args[0], timedelta(seconds=args[1]))
+                        reply = ["ok", None]
+                    elif command in self._COMMANDS:
+                        reply = ["ok", getattr(self._data, command)(*args)]
+                    else:
+                        reply = ["error", f"unknown command {command!r}"]
+                except DistStoreError as error:
+                    reply = ["error", str(error)]
+                _send(connection, reply)
+
+    def _call(self, command: str, *args):
+        with self._lock:
+            _send(self._sock, [command, *args])
+            status, value = _receive(self._sock)
+        if status != "ok":
+            raise DistStoreError(value)
+        return value
+
+    def set(self, key: str, value) -> None:
+        self._call("set", key, _bytes(value))
+
+    def get(self, key: str) -> bytes:
+        self.wait([key])
+        return self._call("get", key)
+
+    def add(self, key: str, amount: int) -> int:
+        return self._call("add", key, int(amount))
+
+    def compare_set(self, key: str, expected_value, desired_value) -> bytes:
+        return self._call("compare_set", key, _bytes(expected_value), _bytes(desired_value))
+
+    def check(self, keys: list) -> bool:
+        return self._call("check", list(keys))
+
+    def wait(self, keys: list, timeout: timedelta | None = None) -> None:
+        self._call("wait_seconds", list(keys), (timeout or self._timeout).total_seconds())
+
+    def delete_key(self, key: str) -> bool:
+        return self._call("delete_key", key)
+
+    def num_keys(self) -> int:
+        return self._call("num_keys")
