@@ -157,6 +157,7 @@ def collect() -> dict:
         "excluded_plugins": list(manager.excluded_plugins),
         "scan_error": scan_error,
         "backends": _backends(manager, config_error),
+        "process_groups": _process_groups(manager),
         "ops": {"primitive": sum(op.primitive for op in OPERATORS.values()),
                 "composite": sum(not op.primitive for op in OPERATORS.values())},
         "fallbacks": [{"op": op, "device_type": dev, "count": n} for (op, dev), n in sorted(fallback_counts.items())],
@@ -167,6 +168,19 @@ def collect() -> dict:
 
 
 # -- text -----------------------------------------------------------------------------------------------
+
+def _process_groups(manager) -> dict:
+    """core.distributed's process-group backends: plugin, devices, and whether their probe says they can run."""
+    rows = {}
+    for name, info in sorted(manager.process_group_backends.items()):
+        try:
+            ok, reason = info.probe() if info.probe is not None else (True, "")
+        except Exception as exc:  # noqa: BLE001 - a broken probe is reported, never raised, by `core info`
+            ok, reason = False, f"{type(exc).__name__}: {exc}"
+        rows[name] = {"plugin": info.plugin, "devices": list(info.devices), "version": info.version,
+                      "status": "available" if ok else f"unavailable: {reason} -- {info.install_hint}".rstrip(" -")}
+    return rows
+
 
 def _table(rows: list, indent: str = "  ") -> list:
     """Rows of cells as lines with aligned columns (the last column is not padded)."""
@@ -205,6 +219,10 @@ def render(data: dict) -> str:
     out.append("Backends:")
     out += _table([["name", "device", "plugin", "version", "status"]] + [
         [r["name"], r["device_type"], r["plugin"], r["version"] or "-", _status(r)] for r in data["backends"]])
+    out += ["", "Distributed (process-group backends):"]
+    out += _table([["name", "devices", "plugin", "version", "status"]] + [
+        [name, ",".join(r["devices"]), r["plugin"], r["version"] or "-", r["status"]]
+        for name, r in data["process_groups"].items()])
     out.append("")
     out.append("Plugins: " + (", ".join(data["plugins"]) or "none"))
     failed = data["failed_plugins"]

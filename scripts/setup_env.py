@@ -33,7 +33,7 @@ JOBS = {
     # job -> (core extras, stacks always added)
     "train": (["examples"], []),
     # cuda: its kernels compile through NVRTC without a GPU
-    "test": (["dev", "examples"], ["opencl", "cuda", "onnx", "tensorboard"]),
+    "test": (["dev", "examples"], ["opencl", "cuda", "onnx", "tensorboard", "mpi"]),
 }
 
 

@@ -16,8 +16,8 @@ import pytest
 PUBLIC_SUBPACKAGES = ("autograd", "backends", "distributions", "func", "jit", "library", "linalg", "nn", "onnx",
                       "optim", "optim.swa_utils", "serialization", "sparse", "special", "testing", "utils",
                       "utils.data", "utils.checkpoint", "utils.hooks", "utils.safetensors", "codegen", "config",
-                      "dispatch", "info", "plugins", "backends.api", "profiler", "autograd.profiler",
-                      "amp")
+                      "dispatch", "info", "plugins", "backends.api", "profiler", "autograd.profiler", "distributed",
+                      "distributed.optim", "nn.parallel", "amp")
 
 
 def _fresh(code: str):

@@ -108,6 +108,11 @@ class RecordingPlugin:
         register(name="recorder", device_type="recdev", runtime="toy_backend.runtime:ToyRuntime")
 
     @hookimpl
+    def register_process_group_backends(self, register):
+        self.calls.append(("register_process_group_backends", {"register": register}))
+        register(name="recpg", runtime="toy_backend.runtime:ToyProcessGroup")
+
+    @hookimpl
     def configure(self, config):
         self.calls.append(("configure", {"config": config}))
 
@@ -133,12 +138,14 @@ def test_every_hook_is_called_by_core(manager):
     assert not unimplemented, f"hooks {unimplemented} are not exercised: implement them in RecordingPlugin " \
                               f"and trigger them below"
     manager.register_plugin(recorder, name="recorder")
-    assert [name for name, _ in recorder.calls] == ["register_backends"]  # cheap: the runtime is not imported
+    # both historic hooks run at registration, cheaply: the runtime is not imported
+    assert sorted(name for name, _ in recorder.calls) == ["register_backends", "register_process_group_backends"]
     assert "toy_backend.runtime" not in sys.modules
+    assert manager.process_group_backends["recpg"].plugin == "recorder"
     x = core.zeros(3, device="recdev")
     x[1] = 2.0
     assert x.cpu().tolist() == [0.0, 2.0, 0.0]
-    assert [name for name, _ in recorder.calls] == ["register_backends", "configure", "register_kernels"]
+    assert [name for name, _ in recorder.calls][2:] == ["configure", "register_kernels"]
     core.jit.trace(lambda a: a * 2 + 1, core.ones(2))  # the first optimisation collects the JIT passes
     calls = dict(recorder.calls)
     assert set(calls) == set(HOOKS) | {"recorder_count_nodes"}

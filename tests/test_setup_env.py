@@ -54,8 +54,8 @@ def test_a_second_run_installs_nothing(setup_env, capsys):
 def test_test_job_adds_the_stacks_the_tests_run_and_keeps_earlier_extras(setup_env):
     setup_env.main("train")
     setup_env.main("test")
-    assert _editables(setup_env.pip_calls[1]) == [".[cuda,dev,examples,onnx,opencl,tensorboard]", "plugins/opencl",
-                                                  "plugins/cuda"]
+    assert _editables(setup_env.pip_calls[1]) == [".[cuda,dev,examples,mpi,onnx,opencl,tensorboard]",
+                                                  "plugins/opencl", "plugins/cuda"]
     setup_env.pip_calls.clear()
     setup_env.main("train")  # core's extras already cover the train job's
     assert setup_env.pip_calls == []

@@ -1,9 +1,14 @@
 """``core.nn``: modules, parameters, functionals and initialisation, written only in Tensor ops."""
 
+import importlib as _importlib
+
 from . import functional, init, utils  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import Module  # noqa: F401
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter  # noqa: F401
+
+# torch.nn.parallel is the package, not the star import's core.nn.modules.parallel (which holds DataParallel)
+parallel = _importlib.import_module(f"{__name__}.parallel")
 
 
 def factory_kwargs(kwargs) -> dict:

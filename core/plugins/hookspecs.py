@@ -18,12 +18,17 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 #: Version of this contract; a plugin may declare ``CORE_PLUGIN_API = (major, minor)``
 #: and is refused (with a clear error) when its major version differs.
-PLUGIN_API_VERSION = (1, 3)  # 1.3: kernels may return NotImplemented; the kit in core.backends.api
+PLUGIN_API_VERSION = (1, 4)  # 1.4: process-group backends (core.distributed); 1.3: the kit in core.backends.api
 
 
 @hookspec(historic=True)
 def register_backends(register):
     """Describe backends cheaply: ``register(name=, device_type=, runtime="mod:attr", priority=, probe=, ...)``."""
+
+
+@hookspec(historic=True)
+def register_process_group_backends(register):
+    """Describe core.distributed backends: ``register(name=, runtime="mod:ProcessGroupClass", devices=, probe=)``."""
 
 
 @hookspec

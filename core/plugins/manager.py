@@ -29,7 +29,9 @@ from . import hookspecs
 __all__ = ["BackendInfo", "PluginManager", "get_manager", "BackendUnavailableError"]
 
 ENTRY_POINT_GROUP = "core.backends"
-BUILTIN_PLUGINS = ("core.backends.numpy.plugin", "core.backends.meta")
+# Process-group backends (core.distributed) have their own group; their plugins load the same way.
+DISTRIBUTED_ENTRY_POINT_GROUP = "core.distributed_backends"
+BUILTIN_PLUGINS = ("core.backends.numpy.plugin", "core.backends.meta", "core.distributed.mpi")
 # Device types whose plugin ships with core: each is the entry point, the extra and the plugins/ folder of that name.
 SHIPPED_DEVICE_TYPES = ("cuda", "opencl")
 
@@ -63,6 +65,19 @@ class BackendInfo:
     kernels: list = field(default_factory=list)
 
 
+@dataclass
+class ProcessGroupBackendInfo:
+    """What a plugin said about one core.distributed backend."""
+
+    name: str
+    runtime: Any  # "module:attr" of its ProcessGroup class (imported on init_process_group) or the class
+    plugin: str
+    devices: tuple = ("cpu",)  # device types whose tensors it communicates
+    probe: Callable[[], tuple] | None = None
+    install_hint: str = ""
+    version: str = ""
+
+
 class PluginManager:
     """Discovers plugins and owns the backend for each device type."""
 
@@ -70,6 +85,7 @@ class PluginManager:
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
         self.backends: dict[str, BackendInfo] = {}
+        self.process_group_backends: dict[str, ProcessGroupBackendInfo] = {}
         self.failed_plugins: dict[str, str] = {}  # plugin name -> reason
         self.blocked_plugins: list[str] = []  # named in the 'block' setting
         self.excluded_plugins: list[str] = []  # left out by the 'plugins' allow-list
@@ -79,6 +95,7 @@ class PluginManager:
         self._passes: list | None = None  # JIT passes from register_passes, collected on first use
         self._lock = threading.RLock()
         self.pm.hook.register_backends.call_historic(kwargs={"register": self._register_backend_from(None)})
+        self.pm.hook.register_process_group_backends.call_historic(kwargs={"register": self._register_process_group})
 
     # -- discovery ----------------------------------------------------------
     def _register_backend_from(self, plugin_name: str | None) -> Callable:
@@ -95,6 +112,15 @@ class PluginManager:
             self._selected.clear()
 
         return register
+
+    def _register_process_group(self, name: str, runtime, devices=("cpu",), probe=None, install_hint: str = "",
+                                version: str = "") -> None:
+        owner = self._current_plugin or "?"
+        if name in self.process_group_backends and self.process_group_backends[name].plugin != owner:
+            raise RuntimeError(f"plugin '{owner}': process-group backend '{name}' is already registered by "
+                               f"plugin '{self.process_group_backends[name].plugin}'")
+        self.process_group_backends[name] = ProcessGroupBackendInfo(name, runtime, owner, tuple(devices), probe,
+                                                                    install_hint, version)
 
     _current_plugin: str | None = None
 
@@ -135,13 +161,15 @@ class PluginManager:
             self.pm.unregister(name=name)
         for backend in [b for b, info in self.backends.items() if info.plugin == name]:
             del self.backends[backend]
+        for backend in [b for b, info in self.process_group_backends.items() if info.plugin == name]:
+            del self.process_group_backends[backend]
         self._selected.clear()
 
     def load_builtins(self) -> None:
         """Register the built-in backends through the same hooks as third-party ones."""
         for module_name in BUILTIN_PLUGINS:
-            self.register_plugin(importlib.import_module(module_name), name=module_name.rsplit(".", 1)[-1]
-                                 if module_name != "core.backends.numpy.plugin" else "numpy")
+            name = {"core.backends.numpy.plugin": "numpy", "core.distributed.mpi": "mpi"}.get(module_name)
+            self.register_plugin(importlib.import_module(module_name), name=name or module_name.rsplit(".", 1)[-1])
 
     def scan(self) -> None:
         """Load every ``core.backends`` entry point once, recording failures instead of raising."""
@@ -162,8 +190,11 @@ class PluginManager:
             self._selected.clear()
 
     def _load_entry_points(self, autoload: bool, allow, block) -> None:
-        """Register every ``core.backends`` entry point the settings let in, recording the rest and failures."""
-        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        """Register every ``core.backends`` and ``core.distributed_backends`` entry point the settings let in,
+        recording the rest and failures."""
+        found = [*importlib.metadata.entry_points(group=ENTRY_POINT_GROUP),
+                 *importlib.metadata.entry_points(group=DISTRIBUTED_ENTRY_POINT_GROUP)]
+        for ep in found:
             if ep.name in self.pm.list_name_plugin() or ep.name in self.failed_plugins:
                 continue
             if ep.name in block:

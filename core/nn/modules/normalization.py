@@ -6,6 +6,7 @@ import numbers
 import warnings
 
 from ... import dtypes as dt, ops
+from ...autograd import no_grad
 from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
@@ -296,9 +297,11 @@ class CrossMapLRN2d(Module):
 
 
 class SyncBatchNorm(_BatchNorm):
-    """Batch normalisation over the channel dim (1) of an input of rank >= 2, meant to share batch statistics
-    across the processes of ``process_group`` (``torch.nn.SyncBatchNorm``). core runs one process, so the statistics
-    are the local batch's: what PyTorch computes with a world size of 1."""
+    """Batch normalisation over the channel dim (1) of an input of rank >= 2 whose training statistics are those of
+    the whole batch across the processes of ``process_group`` (``torch.nn.SyncBatchNorm``): per channel, the sum,
+    the sum of squares and the count are summed over the ranks by a differentiable all_reduce, so the outputs and
+    gradients equal one BatchNorm over the concatenated batch. Without an initialised ``core.distributed`` (or
+    with one rank, or in eval mode) it is a plain BatchNorm."""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, process_group=None, device=None, dtype=None):
@@ -308,6 +311,32 @@ class SyncBatchNorm(_BatchNorm):
     def _check_input_dim(self, input) -> None:
         if input.dim() < 2:
             raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input):
+        from ... import distributed as dist
+
+        group = self.process_group
+        if not (self.training and dist.is_initialized() and dist.get_world_size(group) > 1):
+            return super().forward(input)
+        self._check_input_dim(input)
+        channels, dims = input.shape[1], [0, *range(2, input.dim())]
+        local = ops.cat([input.sum(dims), (input * input).sum(dims),
+                          ops.full((1,), float(input.numel() // channels), dtype=input.dtype, device=input.device)])
+        stats = dist.nn.functional.all_reduce(local, group=group)
+        count = stats[2 * channels]
+        mean = stats[:channels] / count
+        var = stats[channels:2 * channels] / count - mean * mean
+        shape = [1, channels] + [1] * (input.dim() - 2)
+        out = (input - mean.view(shape)) / ops.sqrt(var.view(shape) + self.eps)
+        if self.affine:
+            out = out * self.weight.view(shape) + self.bias.view(shape)
+        if self.track_running_stats:
+            self.num_batches_tracked.add_(1)
+            factor = 1.0 / float(self.num_batches_tracked.item()) if self.momentum is None else self.momentum
+            with no_grad():
+                self.running_mean.mul_(1 - factor).add_(mean.detach() * factor)
+                self.running_var.mul_(1 - factor).add_(var.detach() * (count / (count - 1)) * factor)
+        return out
 
     @classmethod
     def convert_sync_batchnorm(cls, module, process_group=None):

@@ -22,13 +22,16 @@ class DistributedSampler(Sampler):
     The (optionally shuffled, from ``seed + epoch``) index list is padded by repeating its start
     (or, with ``drop_last``, cut) to a multiple of ``num_replicas``; replica ``rank`` takes every
     ``num_replicas``-th index starting at ``rank``. Call ``set_epoch`` each epoch for a new order.
-    core has no process groups, so ``num_replicas`` and ``rank`` must be given.
+    ``num_replicas`` and ``rank`` default to the default process group's world size and rank
+    (``core.distributed``; ValueError before ``init_process_group``).
     """
 
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
         if num_replicas is None or rank is None:
-            raise RuntimeError("Requires distributed package to be available: core has no process group, "
-                               "so DistributedSampler needs num_replicas and rank")
+            from ... import distributed as dist
+
+            num_replicas = dist.get_world_size() if num_replicas is None else num_replicas
+            rank = dist.get_rank() if rank is None else rank
         num_replicas, rank = _check_index(num_replicas, "num_replicas"), _check_index(rank, "rank")
         if num_replicas <= 0:
             raise ValueError(f"num_replicas should be a positive integer value, but got num_replicas={num_replicas}")

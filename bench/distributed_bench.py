@@ -1,0 +1,103 @@
+"""core.distributed on MPI against raw mpi4py, and DDP's scaling: run as several ranks.
+
+    python -m core.distributed.run --nproc-per-node 2 bench/distributed_bench.py [--quick]
+
+all_reduce (SUM, float32) of 1 KB to 64 MB: core's ``dist.all_reduce`` on a CPU tensor against mpi4py's
+``Iallreduce`` + ``Wait`` on the very same NumPy buffer, alternating, median of several rounds; bus bandwidth as
+NCCL's tests define it (2 (n-1)/n * bytes / time). Then a DDP training step (an MLP on 64-sample batches per
+rank) against the same step in one process on one rank's batch: scaling efficiency = (n ranks' samples/s) /
+(n * one process's samples/s). Rank 0 prints the tables.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import core
+import core.distributed as dist
+import core.nn as nn
+from core.nn.parallel import DistributedDataParallel
+
+
+def median_seconds(fn, repeats: int, group=None) -> float:
+    """Median seconds per call, the ranks of ``group`` timing in step (a barrier before each call)."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        dist.barrier(group)
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def all_reduce_table(quick: bool) -> list:
+    from mpi4py import MPI
+
+    comm, world = MPI.COMM_WORLD, dist.get_world_size()
+    rows = []
+    for exponent in range(10, 25 if quick else 27, 2):  # 1 KB .. 16 MB (quick) or 64 MB
+        nbytes = 2 ** exponent
+        tensor = core.ones(nbytes // 4)
+        array = tensor.numpy()
+        repeats = max(3, min(50, 2 ** 20 // nbytes))
+        contenders = {"core": lambda t=tensor: dist.all_reduce(t),
+                      "mpi4py": lambda a=array: comm.Iallreduce(MPI.IN_PLACE, a, MPI.SUM).Wait()}
+        times = {name: [] for name in contenders}
+        for _ in range(5):  # alternate, so that the shared machine's noise hits both alike
+            for name, fn in contenders.items():
+                times[name].append(median_seconds(fn, repeats))
+        ours, raw = statistics.median(times["core"]), statistics.median(times["mpi4py"])
+        bus = 2 * (world - 1) / world * nbytes
+        rows.append((nbytes, bus / ours / 1e9, bus / raw / 1e9, raw / ours))
+    return rows
+
+
+def ddp_step_rate(model, batch, steps: int) -> float:
+    """Samples per second of forward + backward + SGD step."""
+    x, y = batch
+    optimizer = core.optim.SGD(model.parameters(), lr=0.01)
+
+    def step():
+        optimizer.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+
+    return x.shape[0] / median_seconds(step, steps, model.process_group)
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    dist.init_process_group("mpi")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    rows = all_reduce_table(quick)
+    rng = np.random.default_rng(rank)
+    batch = (core.from_numpy(rng.standard_normal((64, 784)).astype("float32")),
+             core.from_numpy(rng.integers(0, 10, 64)))
+    core.manual_seed(0)
+    net = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
+    steps = 10 if quick else 40
+    single = 0.0
+    if rank == 0:  # one process alone: the others wait at the barrier below
+        solo = dist.new_group([0])
+        single = ddp_step_rate(DistributedDataParallel(net, process_group=solo), batch, steps)
+    else:
+        dist.new_group([0])
+    dist.barrier()
+    parallel = ddp_step_rate(DistributedDataParallel(net), batch, steps) * world
+    if rank == 0:
+        print(f"all_reduce float32 SUM, {world} ranks (bus bandwidth GB/s)")
+        print(f"{'bytes':>10} {'core':>8} {'mpi4py':>8} {'core/mpi4py':>12}")
+        for nbytes, ours, raw, ratio in rows:
+            print(f"{nbytes:>10} {ours:>8.3f} {raw:>8.3f} {ratio:>12.2f}")
+        print(f"\nDDP step, MLP 784-256-10, batch 64 per rank: 1 process {single:.0f} samples/s, {world} processes "
+              f"{parallel:.0f} samples/s, scaling efficiency {parallel / (world * single):.2f}")
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

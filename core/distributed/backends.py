@@ -1,0 +1,193 @@
+"""What every process-group backend shares: reduce ops, work handles, errors, and the plugin registry.
+
+A process-group backend (``mpi`` built in, others from the ``core.distributed_backends`` entry-point group)
+is a :class:`ProcessGroup` subclass working on *buffers*: arrays it gets from tensors with :meth:`buffer`
+(host NumPy views for MPI, CuPy arrays for NCCL) and hands to its library. Each collective returns a
+:class:`Work` that polls the library's nonblocking requests until done or until the group's timeout.
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib
+import time
+from datetime import timedelta
+
+from ..futures import Future
+
+__all__ = ["ReduceOp", "Work", "ProcessGroup", "DistError", "DistBackendError", "default_pg_timeout",
+           "process_group_backend"]
+
+_SPIN_SECONDS = 0.005  # how long Work.wait polls without sleeping
+
+#: The default collective timeout (``torch.distributed.default_pg_timeout``).
+default_pg_timeout = timedelta(minutes=30)
+
+
+class DistError(RuntimeError):
+    """A distributed operation failed (``torch.distributed.DistError``)."""
+
+
+class DistBackendError(DistError):
+    """The process-group backend failed, e.g. a peer died or a collective timed out
+    (``torch.distributed.DistBackendError``)."""
+
+
+class ReduceOp(enum.Enum):
+    """How reducing collectives combine tensors (``torch.distributed.ReduceOp``); AVG is a SUM divided by the
+    group's size (integers: truncated, as NCCL's average)."""
+
+    SUM = "sum"
+    AVG = "avg"
+    PRODUCT = "product"
+    MIN = "min"
+    MAX = "max"
+    BAND = "band"
+    BOR = "bor"
+    BXOR = "bxor"
+
+    def __repr__(self) -> str:
+        return f"<ReduceOp.{self.name}>"
+
+
+class Work:
+    """A pending collective or point-to-point operation (``torch.distributed.Work``).
+
+    ``poll()`` says whether the backend's requests are done; ``finish`` callbacks (writing staged buffers back,
+    averaging) run once, when it is; ``diagnose()`` explains a timeout (which peers are gone).
+    """
+
+    def __init__(self, what: str, poll, finish=(), timeout: float = 1800.0, diagnose=None, result=None):
+        self.what, self._poll, self._finish = what, poll, list(finish)
+        self._timeout, self._diagnose, self._result = timeout, diagnose, result
+        self._done = False
+
+    def is_completed(self) -> bool:
+        """Whether the operation has finished (``Work.is_completed``); never blocks."""
+        if not self._done and self._poll():
+            self._complete()
+        return self._done
+
+    def is_success(self) -> bool:
+        """Whether the operation finished without error (``Work.is_success``)."""
+        return self.is_completed()
+
+    def wait(self, timeout: timedelta | None = None) -> bool:
+        """Block until the operation finishes (``Work.wait``); DistBackendError, naming the ranks that are gone
+        where the backend can tell, after ``timeout`` (default: the process group's)."""
+        limit = timeout.total_seconds() if timeout is not None else self._timeout
+        start = time.monotonic()
+        deadline, pause = start + limit, 1e-5
+        while not self.is_completed():
+            now = time.monotonic()
+            if now > deadline:
+                why = self._diagnose() if self._diagnose is not None else ""
+                raise DistBackendError(f"core.distributed: {self.what} did not complete within {limit:g} s"
+                                       + (f": {why}" if why else ""))
+            if now - start > _SPIN_SECONDS:  # as MPI's own Wait, spin first (a sleep costs ~100 µs of latency),
+                time.sleep(pause)             # then back off to 1 ms so that a rank waiting long leaves the CPU
+                pause = min(1e-3, 2 * pause)
+        return True
+
+    def result(self):
+        """The operation's output: the tensors it wrote, or the sender's rank for a receive (``Work.result``)."""
+        self.wait()
+        return self._result
+
+    def get_future(self):
+        """A ``core.Future`` whose value is ``result()`` (``Work.get_future``); waiting on it, or on a future
+        chained from it with ``then``, waits for this operation."""
+        future = _DrivenFuture(self.wait)
+        self._finish.append(lambda: future.set_result(self._result))
+        if self._done:
+            future.set_result(self._result)
+        return future
+
+    def _complete(self) -> None:
+        self._done = True
+        for finish in self._finish:
+            finish()
+
+
+class _DrivenFuture(Future):
+    """A Future completed by polling: ``wait`` first runs ``drive`` (a Work's wait), which sets it; futures
+    chained with ``then`` drive their parent the same way (no progress thread is needed)."""
+
+    def __init__(self, drive):
+        super().__init__()
+        self._drive = drive
+
+    def wait(self):
+        self._drive()
+        return super().wait()
+
+    def then(self, callback) -> Future:
+        chained = _DrivenFuture(self.wait)
+        plain = super().then(callback)
+        plain.add_done_callback(lambda done: _copy_outcome(done, chained))
+        return chained
+
+
+def _copy_outcome(source: Future, target: Future) -> None:
+    try:
+        value = source.wait()  # done already: returns at once
+    except Exception as error:  # noqa: BLE001 - the chained future carries it, as in PyTorch
+        target.set_exception(error)
+    else:
+        target.set_result(value)
+
+
+class ProcessGroup:
+    """A backend's group of processes: the contract a process-group plugin implements.
+
+    ``rank``/``size`` are this process's rank and the group size; ``ranks`` the group's global ranks. Every
+    collective takes buffers from :meth:`buffer` and returns a :class:`Work`; ranks passed in (roots, peers)
+    are group ranks.
+    """
+
+    name = "?"
+    rank: int
+    size: int
+    ranks: list
+    timeout: float
+
+    def buffer(self, tensor, *, read_only: bool = False):
+        """``(array, write_back)`` for ``tensor``: the array the library reads/writes, and a callable copying it
+        back into the tensor (None when the array is the tensor's own memory, or ``read_only``)."""
+        raise NotImplementedError
+
+    def new_group(self, ranks: list, timeout: float):
+        """The subgroup of ``ranks`` (global ranks; every rank calls this): a ProcessGroup, or None here where
+        this rank is not a member."""
+        raise NotImplementedError
+
+    def abort(self) -> None:
+        """End every process of the job now (an uncaught exception in one rank)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release the group's resources (``destroy_process_group``)."""
+
+
+def process_group_backend(name: str):
+    """The ProcessGroup class of backend ``name``, from the plugins' ``register_process_group_backends`` hook;
+    RuntimeError naming the registered backends, or why ``name``'s is unavailable."""
+    from ..plugins import get_manager
+
+    manager = get_manager()
+    manager.scan()
+    info = manager.process_group_backends.get(name)
+    if info is None:
+        known = ", ".join(sorted(manager.process_group_backends)) or "none"
+        raise RuntimeError(f"core.distributed: no process-group backend '{name}' is installed "
+                           f"(process-group backends: {known})")
+    if info.probe is not None:
+        ok, reason = info.probe()
+        if not ok:
+            raise RuntimeError(f"core.distributed: process-group backend '{name}' is unavailable: {reason}"
+                               + (f"; {info.install_hint}" if info.install_hint else ""))
+    runtime = info.runtime
+    if isinstance(runtime, str):
+        module_name, _, attr = runtime.partition(":")
+        runtime = getattr(importlib.import_module(module_name), attr)
+    return runtime

@@ -1,0 +1,3 @@
+"""``core.distributed.nn``: collectives that autograd differentiates through (``torch.distributed.nn``)."""
+
+from . import functional  # noqa: F401
