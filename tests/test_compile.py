@@ -350,3 +350,31 @@ def test_requires_grad_is_guarded_and_gradcheck_float64():
     assert backend.compiles == 2
     compiled(a, b).sum().backward()
     assert w.grad is not None and w.grad.shape == (4, 3)
+
+
+def test_autocast_state_and_default_dtype_are_guarded():
+    compiled = core.compile(lambda x, w: x @ w)
+    x, w = core.randn(2, 4), core.randn(4, 3)
+    assert compiled(x, w).dtype is core.float32
+    with core.autocast("cpu", dtype=core.bfloat16):
+        assert compiled(x, w).dtype is core.bfloat16
+    assert compiled(x, w).dtype is core.float32
+
+    with_ones = core.compile(lambda x: x + core.ones(3))
+    assert with_ones(x.sum(0)[:3]).dtype is core.float32
+    previous = core.get_default_dtype()
+    core.set_default_dtype(core.float64)
+    try:
+        assert with_ones(x.sum(0)[:3]).dtype is core.float64
+    finally:
+        core.set_default_dtype(previous)
+
+
+def test_compiled_function_inside_jit_trace_is_recorded():
+    compiled = core.compile(lambda x: (x * 2).relu())
+    x = core.randn(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        traced = core.jit.trace(lambda x: compiled(x) + 1, x)
+    assert [n.op for n in traced.raw_graph.nodes] == ["mul", "relu", "add"]
+    assert_close(traced(x), (x * 2).relu() + 1)

@@ -99,8 +99,11 @@ class CompiledFunction:
         return self.fn(*args, **kwargs)
 
     def _capture(self, key, tensors: list, args, kwargs):
-        from ..jit.tracer import GraphTracer, TracingError
+        from ..jit.tracer import GraphTracer, TracingError, is_tracing
         from ..jit.traced import build_graph
+
+        if is_tracing():  # inside core.jit.trace: run the program, the outer trace records its ops
+            return self.fn(*args, **kwargs)
 
         def flat_fn(*inputs):
             rebuilt_args, rebuilt_kwargs = rebuild_args((args, kwargs), iter(inputs))

@@ -7,7 +7,7 @@ A trace bakes in everything it read in Python. The key holds what can be read ch
 * for a module, the ``training`` flag and the simple (number, string, bool, None) attributes of every submodule;
 * the simple values of the globals and closure variables that the function's code (and the user functions
   it names, transitively) refers to, and of attributes named in that code on modules it refers to;
-* global state: grad mode and the default dtype.
+* global state: grad mode, the default dtype and device, and autocast's state.
 
 A program whose Python reads something else (a list's contents, an attribute of an arbitrary object, a
 global read only by library code) is not guarded: see docs/jit.md, "core.compile".
@@ -18,8 +18,9 @@ from __future__ import annotations
 import types
 
 from .. import dtypes as dt
+from ..amp.state import STATE as AUTOCAST
 from ..autograd import is_grad_enabled
-from ..device import device as _device
+from ..device import device as _device, get_default_device
 from ..nn.modules.module import Module
 from ..tensor import Tensor
 
@@ -141,6 +142,7 @@ class GuardBuilder:
     def key(self, args: tuple, kwargs: dict, tensors: list) -> tuple:
         """The guard key of one call; fills ``tensors`` with the call's tensor arguments in order."""
         arg_key = flatten_args((args, kwargs), tensors)
-        state = (is_grad_enabled(), dt.get_default_dtype())
+        state = (is_grad_enabled(), dt.get_default_dtype(), get_default_device(),
+                 frozenset(AUTOCAST.enabled.items()), frozenset(AUTOCAST.dtype.items()))
         training = tuple(m.training for m in self.module.modules()) if self.module is not None else ()
         return arg_key, _aliasing(tensors), state, training, tuple(read() for _, read in self.reads)
