@@ -12,7 +12,7 @@ import pytest
 
 import core
 import core.nn as nn
-from core._dynamo.exc import InvalidBackend, Unsupported
+from core._dynamo.exc import FailOnRecompileLimitHit, InvalidBackend, Unsupported
 from core.testing import assert_close, to_numpy
 
 FLAG = True  # read by global_branch: a global the compiled code depends on
@@ -189,6 +189,12 @@ def test_cache_size_limit_falls_back_to_eager(device, monkeypatch):
             x = _tensor(device, rows, 2)
             assert_close(compiled(x), fn(x), rtol=1e-5, atol=1e-6)
     assert backend.compiles == 2
+    strict = core.compile(fn, fullgraph=True)
+    strict(_tensor(device, 1, 2))
+    strict(_tensor(device, 2, 2))
+    assert_close(strict(_tensor(device, 1, 2)), fn(_tensor(device, 1, 2)))  # cached graphs still run
+    with pytest.raises(FailOnRecompileLimitHit, match="cache_size_limit \\(2\\) reached with fullgraph=True"):
+        strict(_tensor(device, 3, 2))
 
 
 def test_is_compiling_reset_and_dynamo_reset(device):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["Unsupported", "InvalidBackend"]
+__all__ = ["Unsupported", "InvalidBackend", "FailOnRecompileLimitHit"]
 
 
 class Unsupported(RuntimeError):
@@ -14,3 +14,7 @@ class InvalidBackend(RuntimeError):
 
     def __init__(self, name: str):
         super().__init__(f"Invalid backend: {name!r}, see `core._dynamo.list_backends()` for available backends.")
+
+
+class FailOnRecompileLimitHit(RuntimeError):
+    """A ``fullgraph=True`` compiled object needs more graphs than ``config.cache_size_limit`` allows."""

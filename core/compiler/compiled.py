@@ -14,7 +14,7 @@ import threading
 import warnings
 
 from .._dynamo import config
-from .._dynamo.exc import Unsupported
+from .._dynamo.exc import FailOnRecompileLimitHit, Unsupported
 from ..nn.modules.module import Module
 from .backends import GraphModule
 from .guards import GuardBuilder, Unguardable, rebuild_args
@@ -87,6 +87,11 @@ class CompiledFunction:
         if entry is not None:
             return entry(*tensors)
         if len(self.cache) >= config.cache_size_limit:
+            if self.fullgraph:
+                raise FailOnRecompileLimitHit(
+                    f"core.compile({self.name}): cache_size_limit ({config.cache_size_limit}) reached with "
+                    f"fullgraph=True; each new shape, dtype or argument value needs a graph: raise "
+                    f"core._dynamo.config.cache_size_limit if these recompilations are expected")
             return self._eager("cache_size_limit", f"cache_size_limit ({config.cache_size_limit}) reached: calls "
                                f"with new shapes, dtypes or argument values run eagerly (raise "
                                f"core._dynamo.config.cache_size_limit to keep more graphs)", args, kwargs)
