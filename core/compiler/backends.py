@@ -131,7 +131,7 @@ def lookup_backend(backend):
 
 
 def list_backends(exclude_tags=("debug", "experimental")) -> list:
-    """Sorted names of the registered backends that carry none of ``exclude_tags`` (``torch.compiler.list_backends``)."""
+    """Sorted names of the backends that carry none of ``exclude_tags`` (``torch.compiler.list_backends``)."""
     exclude = set(exclude_tags or ())
     return sorted(name for name, (_, tags) in BACKENDS.items() if not exclude & set(tags))
 

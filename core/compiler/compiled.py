@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import threading
 import warnings
+import weakref
 
 from .._dynamo import config
 from .._dynamo.exc import FailOnRecompileLimitHit, Unsupported
@@ -30,7 +31,7 @@ class _State(threading.local):
 
 
 _STATE = _State()
-_LIVE: "set[CompiledFunction]" = set()  # weak enough: reset() clears the caches of those still referenced
+_LIVE: weakref.WeakSet = weakref.WeakSet()  # the compiled objects still referenced, for reset()
 
 
 def is_compiling() -> bool:
