@@ -384,3 +384,46 @@ def test_compiled_function_inside_jit_trace_is_recorded():
         traced = core.jit.trace(lambda x: compiled(x) + 1, x)
     assert [n.op for n in traced.raw_graph.nodes] == ["mul", "relu", "add"]
     assert_close(traced(x), (x * 2).relu() + 1)
+
+
+def test_captured_tensors_are_guarded_by_identity_and_version(device):
+    table = _tensor(device, 3)
+
+    def fn(x):
+        return x * table
+
+    backend = Counting()
+    compiled = core.compile(fn, backend=backend)
+    x = _tensor(device, 3)
+    assert_close(compiled(x), x * table)
+    with core.no_grad():
+        table.mul_(2.0)  # written in place: the trace's snapshot is stale
+    assert_close(compiled(x), x * table)
+    table = _tensor(device, 3) + 5.0  # replaced
+    assert_close(compiled(x), x * table)
+
+    weight = core.tensor(np.ones(3, np.float32), device=device, requires_grad=True)
+    by_reference = core.compile(lambda x: x * weight, backend=backend)
+    compiles = backend.compiles
+    for _ in range(3):
+        assert_close(by_reference(x), x * weight)
+        with core.no_grad():
+            weight.add_(1.0)  # an optimizer step: the graph binds the weight, no new capture
+    assert backend.compiles == compiles + 1
+
+
+def test_module_tensor_attribute_is_guarded(device):
+    class Masked(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mask = core.tensor([1.0, 0.0, 1.0], device=device)  # a plain attribute: not a buffer
+
+        def forward(self, x):
+            return x * self.mask
+
+    model = Masked()
+    compiled = core.compile(model)
+    x = _tensor(device, 3)
+    assert_close(compiled(x), x * model.mask)
+    model.mask = core.tensor([0.0, 2.0, 0.0], device=device)
+    assert_close(compiled(x), x * model.mask)

@@ -7,6 +7,9 @@ A trace bakes in everything it read in Python. The key holds what can be read ch
 * for a module, the ``training`` flag and the simple (number, string, bool, None) attributes of every submodule;
 * the simple values of the globals and closure variables that the function's code (and the user functions
   it names, transitively) refers to, and of attributes named in that code on modules it refers to;
+* tensors among those attributes, globals and closure variables (which a trace stores as constants) by
+  identity and version counter, so replacing or writing one captures again; a leaf that requires grad (a
+  weight, bound by reference) by identity only, so optimizer steps do not;
 * global state: grad mode, the default dtype and device, and autocast's state.
 
 A program whose Python reads something else (a list's contents, an attribute of an arbitrary object, a
@@ -33,6 +36,18 @@ _MAX_DEPTH = 4  # how far the global walk follows user functions named by the co
 
 class Unguardable(Exception):
     """An argument whose value cannot be part of a guard (an arbitrary object)."""
+
+
+def _snapshot(value):
+    """What a guard compares for a global, closure or attribute value (see the module docstring)."""
+    if isinstance(value, Tensor):
+        by_reference = value.requires_grad and value.grad_fn is None
+        return Tensor, id(value), None if by_reference else value._storage.version
+    return value
+
+
+def _guarded(value) -> bool:
+    return isinstance(value, Tensor) or _is_simple(value)
 
 
 def _is_simple(value) -> bool:
@@ -104,8 +119,9 @@ class GuardBuilder:
     def _module_attributes(self, module: Module) -> None:
         for name, m in module.named_modules():
             for attr, value in vars(m).items():
-                if not attr.startswith("_") and _is_simple(value):
-                    self.reads.append((f"{name or 'self'}.{attr}", lambda m=m, a=attr: getattr(m, a, _MISSING)))
+                if not attr.startswith("_") and _guarded(value):
+                    self.reads.append((f"{name or 'self'}.{attr}",
+                                       lambda m=m, a=attr: _snapshot(getattr(m, a, _MISSING))))
 
     def _function(self, fn, depth: int) -> None:
         fn = getattr(fn, "__func__", fn)
@@ -117,8 +133,8 @@ class GuardBuilder:
         scope = fn.__globals__
         for name in sorted(names):
             value = scope.get(name, _MISSING)
-            if _is_simple(value):
-                self.reads.append((f"global {name}", lambda s=scope, n=name: s.get(n, _MISSING)))
+            if _guarded(value):
+                self.reads.append((f"global {name}", lambda s=scope, n=name: _snapshot(s.get(n, _MISSING))))
             elif isinstance(value, types.ModuleType) and not _is_library(value) and value.__name__ != "builtins":
                 self._module_names(value, names)
             elif isinstance(value, types.FunctionType) and not _is_library(value):
@@ -128,16 +144,17 @@ class GuardBuilder:
                 value = cell.cell_contents
             except ValueError:  # not yet assigned
                 continue
-            if _is_simple(value):
-                self.reads.append((f"closure {name}", lambda c=cell: c.cell_contents))
+            if _guarded(value):
+                self.reads.append((f"closure {name}", lambda c=cell: _snapshot(c.cell_contents)))
             elif isinstance(value, types.FunctionType) and not _is_library(value):
                 self._function(value, depth + 1)
 
     def _module_names(self, pymodule: types.ModuleType, names: set) -> None:
         scope = vars(pymodule)
         for name in sorted(names):
-            if _is_simple(scope.get(name, _MISSING)):
-                self.reads.append((f"{pymodule.__name__}.{name}", lambda s=scope, n=name: s.get(n, _MISSING)))
+            if _guarded(scope.get(name, _MISSING)):
+                self.reads.append((f"{pymodule.__name__}.{name}",
+                                   lambda s=scope, n=name: _snapshot(s.get(n, _MISSING))))
 
     def key(self, args: tuple, kwargs: dict, tensors: list) -> tuple:
         """The guard key of one call; fills ``tensors`` with the call's tensor arguments in order."""
