@@ -5,6 +5,7 @@ backends (names and a custom callable), decorators, Module.compile and core.comp
 from __future__ import annotations
 
 import sys
+import types
 import warnings
 
 import numpy as np
@@ -16,6 +17,8 @@ from core._dynamo.exc import FailOnRecompileLimitHit, InvalidBackend, Unsupporte
 from core.testing import assert_close, to_numpy
 
 FLAG = True  # read by global_branch: a global the compiled code depends on
+CONFIG = {"scale": 2.0}  # a global dict of simple values, guarded by its items
+SETTINGS = types.SimpleNamespace(shift=1.0)  # a global object whose attributes the code names are guarded
 
 
 @pytest.fixture(autouse=True)
@@ -199,9 +202,10 @@ def test_cache_size_limit_falls_back_to_eager(device, monkeypatch):
 
 def test_is_compiling_reset_and_dynamo_reset(device):
     seen = []
+    record = seen.append  # a list itself would be guarded by its items (and change at every call)
 
     def fn(x):
-        seen.append(core.compiler.is_compiling())
+        record(core.compiler.is_compiling())  # a Python side effect: it happens when a graph is captured
         return x + 1
 
     backend = Counting()
@@ -427,3 +431,21 @@ def test_module_tensor_attribute_is_guarded(device):
     assert_close(compiled(x), x * model.mask)
     model.mask = core.tensor([0.0, 2.0, 0.0], device=device)
     assert_close(compiled(x), x * model.mask)
+
+
+def configured(x):
+    return x * CONFIG["scale"] + SETTINGS.shift
+
+
+def test_global_dict_and_object_attributes_are_guarded(device):
+    compiled = core.compile(configured)
+    x = _tensor(device, 3)
+    assert_close(compiled(x), x * 2.0 + 1.0)
+    CONFIG["scale"] = 3.0
+    try:
+        assert_close(compiled(x), x * 3.0 + 1.0)
+        SETTINGS.shift = -4.0
+        assert_close(compiled(x), x * 3.0 - 4.0)
+    finally:
+        CONFIG["scale"], SETTINGS.shift = 2.0, 1.0
+    assert_close(compiled(x), x * 2.0 + 1.0)

@@ -6,7 +6,8 @@ A trace bakes in everything it read in Python. The key holds what can be read ch
 * every other argument's type and value (``==``), nested in lists, tuples and dicts;
 * for a module, the ``training`` flag and the simple (number, string, bool, None) attributes of every submodule;
 * the simple values of the globals and closure variables that the function's code (and the user functions
-  it names, transitively) refers to, and of attributes named in that code on modules it refers to;
+  it names, transitively) refers to, of small lists and dicts of simple values among them (by their items),
+  and of attributes named in that code on the user modules, classes and objects it refers to;
 * tensors among those attributes, globals and closure variables (which a trace stores as constants) by
   identity and version counter, so replacing or writing one captures again; a leaf that requires grad (a
   weight, bound by reference) by identity only, so optimizer steps do not;
@@ -32,6 +33,7 @@ __all__ = ["Unguardable", "flatten_args", "GuardBuilder"]
 _SIMPLE = (type(None), bool, int, float, complex, str, bytes, dt.dtype, _device)
 _MISSING = object()
 _MAX_DEPTH = 4  # how far the global walk follows user functions named by the compiled code
+_MAX_CONTAINER = 64  # lists and dicts of simple values up to this length are guarded by their items
 
 
 class Unguardable(Exception):
@@ -43,10 +45,17 @@ def _snapshot(value):
     if isinstance(value, Tensor):
         by_reference = value.requires_grad and value.grad_fn is None
         return Tensor, id(value), None if by_reference else value._storage.version
+    if isinstance(value, (list, dict)):
+        items = tuple(value.items()) if isinstance(value, dict) else tuple(value)
+        if len(items) <= _MAX_CONTAINER and all(_is_simple(item) for item in items):
+            return type(value), items
+        return object()  # no longer guardable: never equal, so every call captures again (then runs eagerly)
     return value
 
 
 def _guarded(value) -> bool:
+    if isinstance(value, (list, dict)):
+        return len(value) <= _MAX_CONTAINER
     return isinstance(value, Tensor) or _is_simple(value)
 
 
@@ -97,7 +106,12 @@ def _code_names(code: types.CodeType) -> set:
 
 
 def _is_library(obj) -> bool:
-    module = getattr(obj, "__module__", None) or ""
+    if isinstance(obj, types.ModuleType):
+        module = obj.__name__
+    elif isinstance(obj, (type, types.FunctionType)):
+        module = obj.__module__ or ""
+    else:
+        module = type(obj).__module__
     return module.split(".")[0] in ("core", "numpy", "builtins")
 
 
@@ -131,30 +145,28 @@ class GuardBuilder:
         self._seen.add(id(fn))
         names = _code_names(code)
         scope = fn.__globals__
-        for name in sorted(names):
-            value = scope.get(name, _MISSING)
-            if _guarded(value):
-                self.reads.append((f"global {name}", lambda s=scope, n=name: _snapshot(s.get(n, _MISSING))))
-            elif isinstance(value, types.ModuleType) and not _is_library(value) and value.__name__ != "builtins":
-                self._module_names(value, names)
-            elif isinstance(value, types.FunctionType) and not _is_library(value):
-                self._function(value, depth + 1)
+        for name in sorted(names & scope.keys()):
+            self._value(f"global {name}", lambda s=scope, n=name: s.get(n, _MISSING), scope[name], names, depth)
         for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
             try:
                 value = cell.cell_contents
             except ValueError:  # not yet assigned
                 continue
-            if _guarded(value):
-                self.reads.append((f"closure {name}", lambda c=cell: _snapshot(c.cell_contents)))
-            elif isinstance(value, types.FunctionType) and not _is_library(value):
-                self._function(value, depth + 1)
+            self._value(f"closure {name}", lambda c=cell: c.cell_contents, value, names, depth)
 
-    def _module_names(self, pymodule: types.ModuleType, names: set) -> None:
-        scope = vars(pymodule)
-        for name in sorted(names):
-            if _guarded(scope.get(name, _MISSING)):
-                self.reads.append((f"{pymodule.__name__}.{name}",
-                                   lambda s=scope, n=name: _snapshot(s.get(n, _MISSING))))
+    def _value(self, label: str, read, value, names: set, depth: int) -> None:
+        """Guard ``read()`` when ``value`` can be guarded; else follow a user function or the attributes the code
+        names on a user module, class or object."""
+        if _guarded(value):
+            self.reads.append((label, lambda: _snapshot(read())))
+        elif isinstance(value, types.FunctionType):
+            if not _is_library(value):
+                self._function(value, depth + 1)
+        elif isinstance(getattr(value, "__dict__", None), (dict, types.MappingProxyType)) and not _is_library(value):
+            scope = value.__dict__
+            for name in sorted(names & scope.keys()):
+                if _guarded(scope[name]):
+                    self.reads.append((f"{label}.{name}", lambda s=scope, n=name: _snapshot(s.get(n, _MISSING))))
 
     def key(self, args: tuple, kwargs: dict, tensors: list) -> tuple:
         """The guard key of one call; fills ``tensors`` with the call's tensor arguments in order."""
