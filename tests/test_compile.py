@@ -449,3 +449,15 @@ def test_global_dict_and_object_attributes_are_guarded(device):
     finally:
         CONFIG["scale"], SETTINGS.shift = 2.0, 1.0
     assert_close(compiled(x), x * 2.0 + 1.0)
+
+
+def test_errors_of_the_program_propagate_and_leave_no_capture_running(device):
+    def fn(x, y):
+        return x + y
+
+    compiled = core.compile(fn)
+    with pytest.raises(RuntimeError):
+        compiled(_tensor(device, 3), _tensor(device, 4))
+    assert not core.compiler.is_compiling()
+    x = _tensor(device, 3)
+    assert_close(compiled(x, x), x + x)
