@@ -461,3 +461,21 @@ def test_errors_of_the_program_propagate_and_leave_no_capture_running(device):
     assert not core.compiler.is_compiling()
     x = _tensor(device, 3)
     assert_close(compiled(x, x), x + x)
+
+
+def test_parameter_shapes_are_guarded(device):
+    class Sized(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(core.ones(2, device=device))
+
+        def forward(self, x):
+            return x.sum() * self.weight.shape[0] + self.weight.sum()
+
+    model = Sized()
+    compiled = core.compile(model)
+    x = _tensor(device, 3)
+    with core.no_grad():
+        assert_close(compiled(x), model(x))
+        model.weight = nn.Parameter(core.full((4,), 0.5, device=device))
+        assert_close(compiled(x), model(x))

@@ -4,7 +4,8 @@ A trace bakes in everything it read in Python. The key holds what can be read ch
 
 * every tensor argument's shape, dtype, device and ``requires_grad``, and which arguments share storage;
 * every other argument's type and value (``==``), nested in lists, tuples and dicts;
-* for a module, the ``training`` flag and the simple (number, string, bool, None) attributes of every submodule;
+* for a module, the ``training`` flag and the simple (number, string, bool, None) attributes of every submodule,
+  and the shape, dtype, device and ``requires_grad`` of its parameters and buffers;
 * the simple values of the globals and closure variables that the function's code (and the user functions
   it names, transitively) refers to, of small lists and dicts of simple values among them (by their items),
   and of attributes named in that code on the user modules, classes and objects it refers to;
@@ -173,5 +174,11 @@ class GuardBuilder:
         arg_key = flatten_args((args, kwargs), tensors)
         state = (is_grad_enabled(), dt.get_default_dtype(), get_default_device(),
                  frozenset(AUTOCAST.enabled.items()), frozenset(AUTOCAST.dtype.items()))
-        training = tuple(m.training for m in self.module.modules()) if self.module is not None else ()
-        return arg_key, _aliasing(tensors), state, training, tuple(read() for _, read in self.reads)
+        module = self.module
+        if module is None:
+            owned = ()
+        else:  # the training flags, and the parameters' and buffers' types (a trace bakes what it read of them)
+            owned = (tuple(m.training for m in module.modules()),
+                     tuple((t._shape, t.dtype, t.device, t.requires_grad)
+                           for t in (*module.parameters(), *module.buffers())))
+        return arg_key, _aliasing(tensors), state, owned, tuple(read() for _, read in self.reads)
