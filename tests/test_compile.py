@@ -479,3 +479,37 @@ def test_parameter_shapes_are_guarded(device):
         assert_close(compiled(x), model(x))
         model.weight = nn.Parameter(core.full((4,), 0.5, device=device))
         assert_close(compiled(x), model(x))
+
+
+def test_random_ops_draw_fresh_numbers_like_eager(device):
+    core.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.5)).to(device).train()
+    compiled = core.compile(model)
+    x = _tensor(device, 4, 8)
+    with core.no_grad():
+        compiled(x)  # the capture
+        core.manual_seed(3)
+        replayed = compiled(x)
+        core.manual_seed(3)
+        assert_close(replayed, model(x))
+        assert not np.array_equal(to_numpy(compiled(x)), to_numpy(replayed))  # not baked in
+
+
+def test_compiled_cnn_outputs_and_gradients_equal_eager(device):
+    def make():
+        core.manual_seed(0)
+        return nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                             nn.Linear(4 * 3 * 3, 5)).to(device)
+
+    model, reference = make(), make()
+    compiled = core.compile(model)
+    for _ in range(2):
+        x = _tensor(device, 2, 1, 8, 8)
+        model.zero_grad()
+        reference.zero_grad()
+        out, want = compiled(x), reference(x)
+        assert_close(out, want, rtol=1e-4, atol=1e-5)
+        out.square().sum().backward()
+        want.square().sum().backward()
+        for got, expected in zip(model.parameters(), reference.parameters()):
+            np.testing.assert_allclose(to_numpy(got.grad), to_numpy(expected.grad), rtol=1e-4, atol=1e-5)
