@@ -286,6 +286,7 @@ def test_optimized_module_guards_training_flag_and_attributes(device):
     compiled = core.compile(model)
     assert type(compiled).__name__ == "OptimizedModule" and compiled._orig_mod is model
     assert list(compiled.state_dict()) == ["_orig_mod.linear.weight", "_orig_mod.linear.bias"]
+    assert compiled.linear is model.linear and compiled.scale == 2.0  # attributes reach the original
     x = _tensor(device, 5, 4)
     with core.no_grad():
         for mode in (True, False, True):
