@@ -514,3 +514,19 @@ def test_compiled_cnn_outputs_and_gradients_equal_eager(device):
         want.square().sum().backward()
         for got, expected in zip(model.parameters(), reference.parameters()):
             np.testing.assert_allclose(to_numpy(got.grad), to_numpy(expected.grad), rtol=1e-4, atol=1e-5)
+
+
+def test_bound_method_attributes_are_guarded(device):
+    class Scaler:
+        def __init__(self):
+            self.factor = 2.0
+
+        def apply(self, x):
+            return x * self.factor
+
+    scaler = Scaler()
+    compiled = core.compile(scaler.apply)
+    x = _tensor(device, 3)
+    assert_close(compiled(x), x * 2.0)
+    scaler.factor = -1.0
+    assert_close(compiled(x), -x)

@@ -139,12 +139,15 @@ class GuardBuilder:
                                        lambda m=m, a=attr: _snapshot(getattr(m, a, _MISSING))))
 
     def _function(self, fn, depth: int) -> None:
+        owner = getattr(fn, "__self__", None)  # a bound method's object: its attributes the code names count
         fn = getattr(fn, "__func__", fn)
         code = getattr(fn, "__code__", None)
         if code is None or id(fn) in self._seen or depth > _MAX_DEPTH:
             return
         self._seen.add(id(fn))
         names = _code_names(code)
+        if owner is not None and not isinstance(owner, types.ModuleType):
+            self._value("self", lambda: owner, owner, names, depth)
         scope = fn.__globals__
         for name in sorted(names & scope.keys()):
             self._value(f"global {name}", lambda s=scope, n=name: s.get(n, _MISSING), scope[name], names, depth)
