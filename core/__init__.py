@@ -54,6 +54,9 @@ from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402
 from .ops._util import add_numpy_names as _add_numpy_names  # noqa: E402
 # mixed precision (torch.amp): core.autocast is core.amp.autocast; the autocast state functions are torch's
 from . import amp  # noqa: E402
+# core.compile (torch.compile) and its packages; cheap: core.jit loads on the first capture
+from . import _dynamo, compiler  # noqa: E402
+from .compiler import compile  # noqa: E402,A001 - torch.compile's name shadows the builtin, as in torch
 from .amp import GradScaler, autocast  # noqa: E402
 from .amp.state import *  # noqa: E402,F401,F403 - is_autocast_enabled, set_autocast_dtype, ...
 

@@ -17,7 +17,7 @@ PUBLIC_SUBPACKAGES = ("autograd", "backends", "distributions", "func", "jit", "l
                       "optim", "optim.swa_utils", "serialization", "sparse", "special", "testing", "utils",
                       "utils.data", "utils.checkpoint", "utils.hooks", "utils.safetensors", "codegen", "config",
                       "dispatch", "info", "plugins", "backends.api", "profiler", "autograd.profiler", "distributed",
-                      "distributed.optim", "nn.parallel", "amp")
+                      "distributed.optim", "nn.parallel", "amp", "compiler", "_dynamo")
 
 
 def _fresh(code: str):

@@ -61,9 +61,12 @@ def _lift_output(tracer: GraphTracer, result):
                        f"(or tuples, lists and dicts of them)")
 
 
-def build_graph(fn, inputs: tuple, module: Module | None = None) -> tuple:
-    """Trace ``fn(*inputs)`` into a validated, unoptimised graph; returns (graph, captured leaf tensors)."""
-    tracer = GraphTracer()
+def build_graph(fn, inputs: tuple, module: Module | None = None, tracer: GraphTracer | None = None) -> tuple:
+    """Trace ``fn(*inputs)`` into a validated, unoptimised graph; returns (graph, captured leaf tensors).
+
+    ``tracer`` (a fresh :class:`GraphTracer` by default) is what records; pass one to read what else it saw
+    (``core.compile`` reads its ``data_reads``)."""
+    tracer = tracer if tracer is not None else GraphTracer()
     seen, distinct = set(), []
     for t in inputs:  # the same tensor passed twice must become two inputs: trace with a second object
         if id(t) in seen:

@@ -30,7 +30,7 @@ from ..dispatch.operator import functionality_fallback, set_functionality_fallba
 from ..tensor import Tensor
 from .ir import Graph, Value
 
-__all__ = ["GraphTracer", "tracing", "is_tracing", "TracingError"]
+__all__ = ["GraphTracer", "tracing", "is_tracing", "TracingError", "note_data_read"]
 
 _TRACER_MASK = Tracer.mask
 
@@ -76,6 +76,9 @@ class GraphTracer:
         self._by_id: dict = {}
         self._by_alias: dict = {}
         self.captured: dict = {}  # param name -> tensor, for leaves that require grad met during the trace
+        # (shape, dtype) of each tensor whose data the program read in Python (.item(), bool(), .tolist()):
+        # the trace baked those values in; core.compile treats a read as a graph break
+        self.data_reads: list = []
 
     # -- binding tensors to values ---------------------------------------------------------------------------
     def bind(self, t: Tensor, v: Value) -> Value:
@@ -146,6 +149,13 @@ def _structure(result, counter=None):
     if isinstance(result, (tuple, list)):
         return tuple(_structure(r, counter) for r in result)
     return ("literal", result)
+
+
+def note_data_read(t: Tensor) -> None:
+    """Record that the program being traced read ``t``'s values into Python (called by ``to_numpy``)."""
+    tracer = _STATE.tracer
+    if tracer is not None:
+        tracer.data_reads.append((t._shape, t.dtype))
 
 
 def _untraced(fn):

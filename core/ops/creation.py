@@ -19,6 +19,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..device import as_device, device as _device, get_default_device
 from ..dispatch import TensorSpec, define, tls
+from ..dispatch.keys import Tracer
 from ..errors import allocate_buffer, op_error
 from ..global_state import are_deterministic_algorithms_enabled
 from ..memory_formats import contiguous_format, layout_strides, strides_for
@@ -403,6 +404,10 @@ def to_numpy(t: Tensor, force: bool = False) -> np.ndarray:
         if t.device.type != "cpu":
             raise TypeError(f"can't convert {t.device} device type tensor to numpy. Use Tensor.cpu() to copy "
                             f"the tensor to host memory first.")
+    if tls.include & ~tls.exclude & Tracer.mask:  # traced code reads data (.item(), bool()): a trace bakes it in
+        from ..jit.tracer import note_data_read  # imported late: core.jit sits above the ops
+
+        note_data_read(t)
     return t._storage.backend.to_host(t)
 
 

@@ -459,7 +459,22 @@ class Module:
             self._backward_hooks.move_to_end(handle.id, last=False)
         return handle
 
+    _compiled_call_impl = None  # set by Module.compile(): calls then run the compiled graphs
+
     def __call__(self, *args, **kwargs):
+        if self._compiled_call_impl is not None:
+            return self._compiled_call_impl(*args, **kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def compile(self, *args, **kwargs) -> None:
+        """Compile this module's calls in place with :func:`core.compile` and its arguments
+        (``torch.nn.Module.compile``); ``state_dict`` keys stay as they are."""
+        from ...compiler import compile_module_in_place
+
+        compile_module_in_place(self, *args, **kwargs)
+
+    def _call_impl(self, *args, **kwargs):
+        """One call: forward pre-hooks, ``forward``, backward hooks, forward hooks."""
         for hook, with_kwargs in list(self._forward_pre_hooks.values()):
             if with_kwargs:
                 result = hook(self, args, kwargs)
