@@ -131,6 +131,18 @@ def test_python_scalars(force_c, dtype):
 
 
 @pytest.mark.parametrize("dtype", HALF)
+def test_a_reference_result_of_a_transposed_input_feeds_c(force_c, dtype):
+    """x.t() * 0.1 runs the reference, whose float32 result is column-major: its half copy must be row-major bytes,
+    which the C kernel of the next op (* 2) reads."""
+    a = np.random.default_rng(10).standard_normal((64, 48)).astype(NP[dtype])
+    y = core.from_numpy(a).t() * 0.1
+    z = y * 2.0
+    assert not from_c(y) and from_c(z)
+    expected = _rounded(_rounded(a.astype(np.float32).T * np.float32(0.1), dtype).astype(np.float32) * 2, dtype)
+    np.testing.assert_array_equal(_bits(z), _bits(expected))
+
+
+@pytest.mark.parametrize("dtype", HALF)
 def test_sum_mean_amax_amin_rows(c_rows, dtype):
     """Reductions of contiguous rows run C, accumulate wide and round once: as the float32 reduction rounded."""
     rng = np.random.default_rng(7)
