@@ -12,7 +12,8 @@ data). One template for every op and dtype.
 
 Each op compiles for the dtypes it lists in :data:`OP_DTYPES`, with the same
 dtype in and out (``bool`` out for comparisons, predicates and logical ops;
-``where``'s condition is a byte). What the NumPy reference does for a dtype is
+``where``'s condition is a byte); float16/bfloat16 kernels load each element as float32, evaluate the float32
+expression and store the result rounded to nearest even (csrc/half.h). What the NumPy reference does for a dtype is
 the spec: integer arithmetic wraps (computed in an unsigned type, so C has no
 signed-overflow UB), bool ``add`` is ``or``. Integer division by zero raises
 in the reference: those kernels return how many zero divisors they saw, and
@@ -286,7 +287,9 @@ class CpuRenderer(CRenderer):
         T = "unsigned short" if half else self.type_name(dtype)
         O = T if out_dtype == dtype else self.type_name(out_dtype)
         types = {x: ("unsigned char" if op == "where" and x == "a" else T) for x in names}
-        load, store = _HALF_IO[dtype] if half else ("", f"({O})")
+        load, store = _HALF_IO.get(dtype, ("", ""))
+        if out_dtype != dtype or not half:
+            store = f"({O})"  # a cast (a half output is rounded by its store function instead)
         checked = op in CHECKED_DIVISION and kind_of(dtype) == "int"
         ret, bad = ("int", " reduction(|:bad)") if checked else ("void", "")
         prefix = kernel_name(op, dtype)
@@ -301,8 +304,6 @@ class CpuRenderer(CRenderer):
                          f"float {x} = {load}(in_{x}[{{{x}}}]);" for x in names)
         pointers = [f"    {O}* restrict out = ({O}*)out_base + out_off;"]
         pointers += [f"    const {types[x]}* restrict in_{x} = (const {types[x]}*){x}_base + {x}_off;" for x in names]
-        if out_dtype != dtype:
-            store = f"({O})"
         body = f"{loads} out[{{o}}] = {store}({expr});" + (" bad |= (b == 0);" if checked else "")
         start = ["    int bad = 0;"] if checked else []
         end = ["    return bad;"] if checked else []
