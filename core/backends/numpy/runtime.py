@@ -129,7 +129,7 @@ def wrap(a, like) -> Tensor:
     if a.__class__ is not np.ndarray:
         a = np.asarray(a)
     if a.dtype != dtype.numpy:
-        a = a.astype(dtype.numpy)
+        a = a.astype(dtype.numpy, order="C")  # the storage's bytes are row-major (an F-ordered result's cast is not)
     elif not a.flags.c_contiguous:
         a = a.copy()
     shape = a.shape

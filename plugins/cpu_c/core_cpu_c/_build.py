@@ -1,7 +1,8 @@
 """cffi API-mode build of core_cpu_c._ext: the C sources in csrc/, -O3 and OpenMP.
 
 Environment switches (read at build time):
-  CORE_CPU_C_NATIVE=0    a portable build: no -march=native (by default the C is vectorised for the build machine)
+  CORE_CPU_C_NATIVE=0    a portable build: no -march=native (by default the C is vectorised for the build machine;
+                         float16 then converts with csrc/half.h's portable bit path, not F16C)
   CORE_CPU_C_SANITIZE=1  add -fsanitize=address,undefined (see docs/backends/cpu_c.md)
   CORE_CPU_C_OPENMP=0    build without OpenMP (single-threaded kernels)
 """

@@ -12,7 +12,8 @@ data). One template for every op and dtype.
 
 Each op compiles for the dtypes it lists in :data:`OP_DTYPES`, with the same
 dtype in and out (``bool`` out for comparisons, predicates and logical ops;
-``where``'s condition is a byte). What the NumPy reference does for a dtype is
+``where``'s condition is a byte); float16/bfloat16 kernels load each element as float32, evaluate the float32
+expression and store the result rounded to nearest even (csrc/half.h). What the NumPy reference does for a dtype is
 the spec: integer arithmetic wraps (computed in an unsigned type, so C has no
 signed-overflow UB), bool ``add`` is ``or``. Integer division by zero raises
 in the reference: those kernels return how many zero divisors they saw, and
@@ -23,13 +24,17 @@ from __future__ import annotations
 
 from core.codegen import CRenderer
 
-__all__ = ["CpuRenderer", "KERNEL_OPS", "OP_DTYPES", "UNARY_OPS", "BINARY_OPS", "kernel_name", "render_all"]
+__all__ = ["CpuRenderer", "HALF", "KERNEL_OPS", "OP_DTYPES", "UNARY_OPS", "BINARY_OPS", "kernel_name", "render_all"]
 
 FLOATS = ("float32", "float64")
 INTEGERS = ("int8", "uint8", "int16", "int32", "int64")
 NUMBERS = FLOATS + INTEGERS
 ALL = NUMBERS + ("bool",)
 DTYPES = FLOATS  # the product's dtypes (kernels.py)
+# float16/bfloat16: stored as 16 bits, each element loaded as float32, computed with the float32 expression and
+# stored rounded to nearest even (csrc/half.h), the reference's (and PyTorch's) float32 opmath
+HALF = ("float16", "bfloat16")
+_HALF_IO = {"float16": ("ccc_f16_load", "ccc_f16_store"), "bfloat16": ("ccc_bf16_load", "ccc_bf16_store")}
 
 _FLOAT_UNARY = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
                 "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "erfc",
@@ -53,6 +58,11 @@ OP_DTYPES = {
     **dict.fromkeys(("bitwise_left_shift", "bitwise_right_shift"), INTEGERS),
     "where": ALL, "clamp": ALL,
 }
+# every op with float kernels gets half ones, but nextafter (its step is the half type's, not float32's) and
+# signbit (GCC 12 fails to compile its vectorised loop over half loads: an internal compiler error)
+for _op, _dtypes in OP_DTYPES.items():
+    if "float32" in _dtypes and _op not in ("nextafter", "signbit"):
+        OP_DTYPES[_op] = _dtypes + HALF
 _UNARY = ("neg", "abs", "square", "positive", "relu", "sign", "sgn", "floor", "ceil", "trunc", "round", "frac", "isnan",
           "isinf", "isfinite", "isposinf", "isneginf", "signbit", "logical_not", "bitwise_not")
 KERNEL_OPS = {op: 3 if op in ("where", "clamp") else 1 if op in _UNARY or op in _FLOAT_UNARY else 2
@@ -232,7 +242,7 @@ _BITS = {"int8": 8, "uint8": 8, "int16": 16, "int32": 32, "int64": 64}
 
 def kind_of(dtype: str) -> str:
     """"float", "int" or "bool": which expression of an op serves ``dtype``."""
-    return "float" if dtype in FLOATS else "bool" if dtype == "bool" else "int"
+    return "float" if dtype in FLOATS + HALF else "bool" if dtype == "bool" else "int"
 
 
 def kernel_name(op: str, dtype: str) -> str:
@@ -272,9 +282,14 @@ class CpuRenderer(CRenderer):
         """(C source, prototypes) of C kernel ``op``'s two entry points for inputs of ``dtype``."""
         names = {"clamp": "abc", "clamp_min": "ab", "clamp_max": "ac"}.get(op) or "abc"[:KERNEL_OPS[op]]
         out_dtype = "bool" if op in BOOL_OUTPUT else dtype
-        expr = self.expression(op, dtype)
-        T, O = self.type_name(dtype), self.type_name(out_dtype)
+        half = dtype in HALF
+        expr = self.expression(op, "float32" if half else dtype)
+        T = "unsigned short" if half else self.type_name(dtype)
+        O = T if out_dtype == dtype else self.type_name(out_dtype)
         types = {x: ("unsigned char" if op == "where" and x == "a" else T) for x in names}
+        load, store = _HALF_IO.get(dtype, ("", ""))
+        if out_dtype != dtype or not half:
+            store = f"({O})"  # a cast (a half output is rounded by its store function instead)
         checked = op in CHECKED_DIVISION and kind_of(dtype) == "int"
         ret, bad = ("int", " reduction(|:bad)") if checked else ("void", "")
         prefix = kernel_name(op, dtype)
@@ -285,10 +300,11 @@ class CpuRenderer(CRenderer):
             strided_params += [f"const void* {name}_base"]
         contig_sig = f"{ret} {prefix}_contig({', '.join(contig_params)})"
         strided_sig = f"{ret} {prefix}_strided({', '.join(strided_params)})"
-        loads = " ".join(f"{types[x]} {x} = in_{x}[{{{x}}}];" for x in names)
+        loads = " ".join(f"{types[x]} {x} = in_{x}[{{{x}}}];" if types[x] != T or not half else
+                         f"float {x} = {load}(in_{x}[{{{x}}}]);" for x in names)
         pointers = [f"    {O}* restrict out = ({O}*)out_base + out_off;"]
         pointers += [f"    const {types[x]}* restrict in_{x} = (const {types[x]}*){x}_base + {x}_off;" for x in names]
-        body = f"{loads} out[{{o}}] = ({O})({expr});" + (" bad |= (b == 0);" if checked else "")
+        body = f"{loads} out[{{o}}] = {store}({expr});" + (" bad |= (b == 0);" if checked else "")
         start = ["    int bad = 0;"] if checked else []
         end = ["    return bad;"] if checked else []
         contig = [contig_sig + " {", *pointers, *start, *_streaming(O, loads, expr, checked or out_dtype not in _FLOAT),
@@ -334,6 +350,7 @@ PREAMBLE = """/* GENERATED by `python -m core_cpu_c.gen` from core.codegen's exp
 #include <math.h>
 #include "omp_compat.h"
 #include "stream.h"
+#include "half.h"
 """
 _FLOAT = ("float32", "float64")
 

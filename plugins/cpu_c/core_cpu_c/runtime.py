@@ -15,7 +15,7 @@ from core.backends.numpy.runtime import TRACK_MIN_BYTES, CPU, NumpyRuntime, arra
 
 from . import lib
 
-__all__ = ["CpuCRuntime", "RUNTIME", "aligned_empty", "new_tensor", "ALIGNMENT"]
+__all__ = ["CpuCRuntime", "RUNTIME", "aligned_empty", "new_tensor", "half_path", "ALIGNMENT"]
 
 ALIGNMENT = 64
 CACHE_MIN_BYTES = 1 << 16  # fresh buffers this large cost page faults on first touch (a*b+c ran at 1/3 the
@@ -63,6 +63,14 @@ def _address(a: np.ndarray) -> int:
 _FFI: list = []  # the extension's ffi, once loaded
 
 
+def half_path() -> str:
+    """Which float16 conversion the extension was built with (csrc/half.h): "F16C" (the compiler's _Float16 and
+    the F16C instructions) or "portable" (bit arithmetic); bfloat16 always converts with bit arithmetic."""
+    from .lib import load
+
+    return "F16C" if load()[1].ccc_half_path() else "portable"
+
+
 class CpuCRuntime(NumpyRuntime):
     """The NumPy reference's host memory, aligned, plus cpu_c's thread controls."""
 
@@ -70,7 +78,8 @@ class CpuCRuntime(NumpyRuntime):
         return aligned_empty(nbytes)
 
     def device_name(self, index: int = 0) -> str:
-        return f"{super().device_name(index)} (cpu_c)"
+        """The CPU's name, then the backend's and how its float16 kernels convert (``python -m core info``)."""
+        return f"{super().device_name(index)} (cpu_c, float16 {half_path()})"
 
     def empty_cache(self) -> None:
         empty_cache()

@@ -3,6 +3,7 @@
 #include <math.h>
 #include "omp_compat.h"
 #include "stream.h"
+#include "half.h"
 static inline float ccc_divmod_float32(float a, float b, float* modulus) {
     /* npy_divmod: Python's floor division and remainder (remainder takes the divisor's sign) */
     float mod = fmodf(a, b);
@@ -446,6 +447,100 @@ void ccc_exp_float64_strided(long long n, int ndim, const long long* meta, void*
         }
     }
 }
+void ccc_exp_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(expf(a));
+    }
+}
+void ccc_exp_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(expf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(expf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_exp_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(expf(a));
+    }
+}
+void ccc_exp_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(expf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(expf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_exp2_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -578,6 +673,100 @@ void ccc_exp2_float64_strided(long long n, int ndim, const long long* meta, void
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(exp2(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_exp2_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(exp2f(a));
+    }
+}
+void ccc_exp2_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(exp2f(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(exp2f(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_exp2_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(exp2f(a));
+    }
+}
+void ccc_exp2_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(exp2f(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(exp2f(a));
                 }
             }
             i += len;
@@ -722,6 +911,100 @@ void ccc_expm1_float64_strided(long long n, int ndim, const long long* meta, voi
         }
     }
 }
+void ccc_expm1_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(expm1f(a));
+    }
+}
+void ccc_expm1_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(expm1f(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(expm1f(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_expm1_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(expm1f(a));
+    }
+}
+void ccc_expm1_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(expm1f(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(expm1f(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_log_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -854,6 +1137,100 @@ void ccc_log_float64_strided(long long n, int ndim, const long long* meta, void*
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(log(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_log_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(logf(a));
+    }
+}
+void ccc_log_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(logf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(logf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_log_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(logf(a));
+    }
+}
+void ccc_log_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(logf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(logf(a));
                 }
             }
             i += len;
@@ -998,6 +1375,100 @@ void ccc_log2_float64_strided(long long n, int ndim, const long long* meta, void
         }
     }
 }
+void ccc_log2_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(log2f(a));
+    }
+}
+void ccc_log2_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(log2f(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(log2f(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_log2_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(log2f(a));
+    }
+}
+void ccc_log2_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(log2f(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(log2f(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_log10_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -1130,6 +1601,100 @@ void ccc_log10_float64_strided(long long n, int ndim, const long long* meta, voi
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(log10(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_log10_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(log10f(a));
+    }
+}
+void ccc_log10_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(log10f(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(log10f(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_log10_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(log10f(a));
+    }
+}
+void ccc_log10_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(log10f(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(log10f(a));
                 }
             }
             i += len;
@@ -1274,6 +1839,100 @@ void ccc_log1p_float64_strided(long long n, int ndim, const long long* meta, voi
         }
     }
 }
+void ccc_log1p_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(log1pf(a));
+    }
+}
+void ccc_log1p_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(log1pf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(log1pf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_log1p_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(log1pf(a));
+    }
+}
+void ccc_log1p_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(log1pf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(log1pf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_sqrt_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -1406,6 +2065,100 @@ void ccc_sqrt_float64_strided(long long n, int ndim, const long long* meta, void
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(sqrt(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_sqrt_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(sqrtf(a));
+    }
+}
+void ccc_sqrt_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(sqrtf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(sqrtf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_sqrt_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(sqrtf(a));
+    }
+}
+void ccc_sqrt_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(sqrtf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(sqrtf(a));
                 }
             }
             i += len;
@@ -1550,6 +2303,100 @@ void ccc_rsqrt_float64_strided(long long n, int ndim, const long long* meta, voi
         }
     }
 }
+void ccc_rsqrt_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(((float)1 / sqrtf(a)));
+    }
+}
+void ccc_rsqrt_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(((float)1 / sqrtf(a)));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(((float)1 / sqrtf(a)));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_rsqrt_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(((float)1 / sqrtf(a)));
+    }
+}
+void ccc_rsqrt_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(((float)1 / sqrtf(a)));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(((float)1 / sqrtf(a)));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_sin_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -1682,6 +2529,100 @@ void ccc_sin_float64_strided(long long n, int ndim, const long long* meta, void*
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(sin(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_sin_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(sinf(a));
+    }
+}
+void ccc_sin_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(sinf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(sinf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_sin_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(sinf(a));
+    }
+}
+void ccc_sin_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(sinf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(sinf(a));
                 }
             }
             i += len;
@@ -1826,6 +2767,100 @@ void ccc_cos_float64_strided(long long n, int ndim, const long long* meta, void*
         }
     }
 }
+void ccc_cos_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(cosf(a));
+    }
+}
+void ccc_cos_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(cosf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(cosf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_cos_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(cosf(a));
+    }
+}
+void ccc_cos_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(cosf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(cosf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_tan_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -1958,6 +2993,100 @@ void ccc_tan_float64_strided(long long n, int ndim, const long long* meta, void*
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(tan(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_tan_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(tanf(a));
+    }
+}
+void ccc_tan_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(tanf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(tanf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_tan_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(tanf(a));
+    }
+}
+void ccc_tan_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(tanf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(tanf(a));
                 }
             }
             i += len;
@@ -2102,6 +3231,100 @@ void ccc_asin_float64_strided(long long n, int ndim, const long long* meta, void
         }
     }
 }
+void ccc_asin_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(asinf(a));
+    }
+}
+void ccc_asin_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(asinf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(asinf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_asin_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(asinf(a));
+    }
+}
+void ccc_asin_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(asinf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(asinf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_acos_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -2234,6 +3457,100 @@ void ccc_acos_float64_strided(long long n, int ndim, const long long* meta, void
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(acos(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_acos_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(acosf(a));
+    }
+}
+void ccc_acos_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(acosf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(acosf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_acos_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(acosf(a));
+    }
+}
+void ccc_acos_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(acosf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(acosf(a));
                 }
             }
             i += len;
@@ -2378,6 +3695,100 @@ void ccc_atan_float64_strided(long long n, int ndim, const long long* meta, void
         }
     }
 }
+void ccc_atan_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(atanf(a));
+    }
+}
+void ccc_atan_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(atanf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(atanf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_atan_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(atanf(a));
+    }
+}
+void ccc_atan_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(atanf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(atanf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_sinh_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -2510,6 +3921,100 @@ void ccc_sinh_float64_strided(long long n, int ndim, const long long* meta, void
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(sinh(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_sinh_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(sinhf(a));
+    }
+}
+void ccc_sinh_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(sinhf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(sinhf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_sinh_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(sinhf(a));
+    }
+}
+void ccc_sinh_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(sinhf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(sinhf(a));
                 }
             }
             i += len;
@@ -2654,6 +4159,100 @@ void ccc_cosh_float64_strided(long long n, int ndim, const long long* meta, void
         }
     }
 }
+void ccc_cosh_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(coshf(a));
+    }
+}
+void ccc_cosh_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(coshf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(coshf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_cosh_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(coshf(a));
+    }
+}
+void ccc_cosh_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(coshf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(coshf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_tanh_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -2786,6 +4385,100 @@ void ccc_tanh_float64_strided(long long n, int ndim, const long long* meta, void
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(tanh(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_tanh_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(tanhf(a));
+    }
+}
+void ccc_tanh_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(tanhf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(tanhf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_tanh_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(tanhf(a));
+    }
+}
+void ccc_tanh_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(tanhf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(tanhf(a));
                 }
             }
             i += len;
@@ -2930,6 +4623,100 @@ void ccc_asinh_float64_strided(long long n, int ndim, const long long* meta, voi
         }
     }
 }
+void ccc_asinh_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(asinhf(a));
+    }
+}
+void ccc_asinh_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(asinhf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(asinhf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_asinh_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(asinhf(a));
+    }
+}
+void ccc_asinh_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(asinhf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(asinhf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_acosh_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -3062,6 +4849,100 @@ void ccc_acosh_float64_strided(long long n, int ndim, const long long* meta, voi
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(acosh(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_acosh_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(acoshf(a));
+    }
+}
+void ccc_acosh_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(acoshf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(acoshf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_acosh_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(acoshf(a));
+    }
+}
+void ccc_acosh_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(acoshf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(acoshf(a));
                 }
             }
             i += len;
@@ -3206,6 +5087,100 @@ void ccc_atanh_float64_strided(long long n, int ndim, const long long* meta, voi
         }
     }
 }
+void ccc_atanh_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(atanhf(a));
+    }
+}
+void ccc_atanh_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(atanhf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(atanhf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_atanh_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(atanhf(a));
+    }
+}
+void ccc_atanh_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(atanhf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(atanhf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_sigmoid_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -3338,6 +5313,100 @@ void ccc_sigmoid_float64_strided(long long n, int ndim, const long long* meta, v
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(((double)1 / ((double)1 + exp(-a))));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_sigmoid_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(((float)1 / ((float)1 + expf(-a))));
+    }
+}
+void ccc_sigmoid_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(((float)1 / ((float)1 + expf(-a))));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(((float)1 / ((float)1 + expf(-a))));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_sigmoid_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(((float)1 / ((float)1 + expf(-a))));
+    }
+}
+void ccc_sigmoid_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(((float)1 / ((float)1 + expf(-a))));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(((float)1 / ((float)1 + expf(-a))));
                 }
             }
             i += len;
@@ -3482,6 +5551,100 @@ void ccc_erf_float64_strided(long long n, int ndim, const long long* meta, void*
         }
     }
 }
+void ccc_erf_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(erff(a));
+    }
+}
+void ccc_erf_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(erff(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(erff(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_erf_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(erff(a));
+    }
+}
+void ccc_erf_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(erff(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(erff(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_erfc_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -3614,6 +5777,100 @@ void ccc_erfc_float64_strided(long long n, int ndim, const long long* meta, void
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(erfc(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_erfc_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(erfcf(a));
+    }
+}
+void ccc_erfc_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(erfcf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(erfcf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_erfc_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(erfcf(a));
+    }
+}
+void ccc_erfc_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(erfcf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(erfcf(a));
                 }
             }
             i += len;
@@ -3758,6 +6015,100 @@ void ccc_reciprocal_float64_strided(long long n, int ndim, const long long* meta
         }
     }
 }
+void ccc_reciprocal_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(((float)1 / a));
+    }
+}
+void ccc_reciprocal_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(((float)1 / a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(((float)1 / a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_reciprocal_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(((float)1 / a));
+    }
+}
+void ccc_reciprocal_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(((float)1 / a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(((float)1 / a));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_deg2rad_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -3890,6 +6241,100 @@ void ccc_deg2rad_float64_strided(long long n, int ndim, const long long* meta, v
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)((a * ((double)M_PI / (double)180)));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_deg2rad_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store((a * ((float)M_PI / (float)180)));
+    }
+}
+void ccc_deg2rad_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store((a * ((float)M_PI / (float)180)));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store((a * ((float)M_PI / (float)180)));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_deg2rad_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store((a * ((float)M_PI / (float)180)));
+    }
+}
+void ccc_deg2rad_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store((a * ((float)M_PI / (float)180)));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store((a * ((float)M_PI / (float)180)));
                 }
             }
             i += len;
@@ -4034,6 +6479,100 @@ void ccc_rad2deg_float64_strided(long long n, int ndim, const long long* meta, v
         }
     }
 }
+void ccc_rad2deg_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store((a * ((float)180 / (float)M_PI)));
+    }
+}
+void ccc_rad2deg_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store((a * ((float)180 / (float)M_PI)));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store((a * ((float)180 / (float)M_PI)));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_rad2deg_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store((a * ((float)180 / (float)M_PI)));
+    }
+}
+void ccc_rad2deg_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store((a * ((float)180 / (float)M_PI)));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store((a * ((float)180 / (float)M_PI)));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_sinc_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -4172,6 +6711,100 @@ void ccc_sinc_float64_strided(long long n, int ndim, const long long* meta, void
         }
     }
 }
+void ccc_sinc_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(ccc_sinc_float32(a));
+    }
+}
+void ccc_sinc_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(ccc_sinc_float32(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(ccc_sinc_float32(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_sinc_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(ccc_sinc_float32(a));
+    }
+}
+void ccc_sinc_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(ccc_sinc_float32(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(ccc_sinc_float32(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_lgamma_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -4304,6 +6937,100 @@ void ccc_lgamma_float64_strided(long long n, int ndim, const long long* meta, vo
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(ccc_lgamma_float64(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_lgamma_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(ccc_lgamma_float32(a));
+    }
+}
+void ccc_lgamma_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(ccc_lgamma_float32(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(ccc_lgamma_float32(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_lgamma_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(ccc_lgamma_float32(a));
+    }
+}
+void ccc_lgamma_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(ccc_lgamma_float32(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(ccc_lgamma_float32(a));
                 }
             }
             i += len;
@@ -4683,6 +7410,100 @@ void ccc_neg_int64_strided(long long n, int ndim, const long long* meta, void* o
         }
     }
 }
+void ccc_neg_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(-a);
+    }
+}
+void ccc_neg_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(-a);
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(-a);
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_neg_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(-a);
+    }
+}
+void ccc_neg_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(-a);
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(-a);
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_relu_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -5050,6 +7871,100 @@ void ccc_relu_int64_strided(long long n, int ndim, const long long* meta, void* 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; out[o + k * so] = (long long)((a > 0 ? a : (long long)0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_relu_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(((a > 0 || a != a) ? a : (float)0));
+    }
+}
+void ccc_relu_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(((a > 0 || a != a) ? a : (float)0));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(((a > 0 || a != a) ? a : (float)0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_relu_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(((a > 0 || a != a) ? a : (float)0));
+    }
+}
+void ccc_relu_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(((a > 0 || a != a) ? a : (float)0));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(((a > 0 || a != a) ? a : (float)0));
                 }
             }
             i += len;
@@ -5476,6 +8391,100 @@ void ccc_abs_bool_strided(long long n, int ndim, const long long* meta, void* ou
         }
     }
 }
+void ccc_abs_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store((fabsf(a)));
+    }
+}
+void ccc_abs_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store((fabsf(a)));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store((fabsf(a)));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_abs_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store((fabsf(a)));
+    }
+}
+void ccc_abs_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store((fabsf(a)));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store((fabsf(a)));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_square_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -5890,6 +8899,100 @@ void ccc_square_bool_strided(long long n, int ndim, const long long* meta, void*
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(a);
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_square_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store((a * a));
+    }
+}
+void ccc_square_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store((a * a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store((a * a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_square_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store((a * a));
+    }
+}
+void ccc_square_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store((a * a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store((a * a));
                 }
             }
             i += len;
@@ -6316,6 +9419,100 @@ void ccc_positive_bool_strided(long long n, int ndim, const long long* meta, voi
         }
     }
 }
+void ccc_positive_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(a);
+    }
+}
+void ccc_positive_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(a);
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(a);
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_positive_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(a);
+    }
+}
+void ccc_positive_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(a);
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(a);
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_sign_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -6730,6 +9927,100 @@ void ccc_sign_bool_strided(long long n, int ndim, const long long* meta, void* o
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(a);
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_sign_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(((float)((a > 0) - (a < 0))));
+    }
+}
+void ccc_sign_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(((float)((a > 0) - (a < 0))));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(((float)((a > 0) - (a < 0))));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_sign_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(((float)((a > 0) - (a < 0))));
+    }
+}
+void ccc_sign_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(((float)((a > 0) - (a < 0))));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(((float)((a > 0) - (a < 0))));
                 }
             }
             i += len;
@@ -7156,6 +10447,100 @@ void ccc_sgn_bool_strided(long long n, int ndim, const long long* meta, void* ou
         }
     }
 }
+void ccc_sgn_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store((float)((a > 0) - (a < 0)));
+    }
+}
+void ccc_sgn_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store((float)((a > 0) - (a < 0)));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store((float)((a > 0) - (a < 0)));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_sgn_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store((float)((a > 0) - (a < 0)));
+    }
+}
+void ccc_sgn_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store((float)((a > 0) - (a < 0)));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store((float)((a > 0) - (a < 0)));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_floor_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -7570,6 +10955,100 @@ void ccc_floor_bool_strided(long long n, int ndim, const long long* meta, void* 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(a);
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_floor_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(floorf(a));
+    }
+}
+void ccc_floor_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(floorf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(floorf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_floor_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(floorf(a));
+    }
+}
+void ccc_floor_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(floorf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(floorf(a));
                 }
             }
             i += len;
@@ -7996,6 +11475,100 @@ void ccc_ceil_bool_strided(long long n, int ndim, const long long* meta, void* o
         }
     }
 }
+void ccc_ceil_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(ceilf(a));
+    }
+}
+void ccc_ceil_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(ceilf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(ceilf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_ceil_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(ceilf(a));
+    }
+}
+void ccc_ceil_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(ceilf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(ceilf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_trunc_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -8410,6 +11983,100 @@ void ccc_trunc_bool_strided(long long n, int ndim, const long long* meta, void* 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(a);
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_trunc_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(truncf(a));
+    }
+}
+void ccc_trunc_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(truncf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(truncf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_trunc_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(truncf(a));
+    }
+}
+void ccc_trunc_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(truncf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(truncf(a));
                 }
             }
             i += len;
@@ -8836,6 +12503,100 @@ void ccc_round_bool_strided(long long n, int ndim, const long long* meta, void* 
         }
     }
 }
+void ccc_round_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(rintf(a));
+    }
+}
+void ccc_round_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(rintf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(rintf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_round_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(rintf(a));
+    }
+}
+void ccc_round_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(rintf(a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(rintf(a));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_isnan_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -9206,6 +12967,100 @@ void ccc_isnan_bool_strided(long long n, int ndim, const long long* meta, void* 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isnan_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = (unsigned char)((a != a));
+    }
+}
+void ccc_isnan_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = (unsigned char)((a != a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = (unsigned char)((a != a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isnan_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = (unsigned char)((a != a));
+    }
+}
+void ccc_isnan_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = (unsigned char)((a != a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = (unsigned char)((a != a));
                 }
             }
             i += len;
@@ -9588,6 +13443,100 @@ void ccc_isinf_bool_strided(long long n, int ndim, const long long* meta, void* 
         }
     }
 }
+void ccc_isinf_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = (unsigned char)((isinf(a) != 0));
+    }
+}
+void ccc_isinf_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = (unsigned char)((isinf(a) != 0));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = (unsigned char)((isinf(a) != 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isinf_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = (unsigned char)((isinf(a) != 0));
+    }
+}
+void ccc_isinf_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = (unsigned char)((isinf(a) != 0));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = (unsigned char)((isinf(a) != 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_isfinite_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -9958,6 +13907,100 @@ void ccc_isfinite_bool_strided(long long n, int ndim, const long long* meta, voi
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 1));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isfinite_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = (unsigned char)((isfinite(a) != 0));
+    }
+}
+void ccc_isfinite_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = (unsigned char)((isfinite(a) != 0));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = (unsigned char)((isfinite(a) != 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isfinite_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = (unsigned char)((isfinite(a) != 0));
+    }
+}
+void ccc_isfinite_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = (unsigned char)((isfinite(a) != 0));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = (unsigned char)((isfinite(a) != 0));
                 }
             }
             i += len;
@@ -10340,6 +14383,100 @@ void ccc_isposinf_bool_strided(long long n, int ndim, const long long* meta, voi
         }
     }
 }
+void ccc_isposinf_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = (unsigned char)((a == (float)INFINITY));
+    }
+}
+void ccc_isposinf_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = (unsigned char)((a == (float)INFINITY));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = (unsigned char)((a == (float)INFINITY));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isposinf_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = (unsigned char)((a == (float)INFINITY));
+    }
+}
+void ccc_isposinf_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = (unsigned char)((a == (float)INFINITY));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = (unsigned char)((a == (float)INFINITY));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_isneginf_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -10710,6 +14847,100 @@ void ccc_isneginf_bool_strided(long long n, int ndim, const long long* meta, voi
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)(((void)a, 0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isneginf_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = (unsigned char)((a == -(float)INFINITY));
+    }
+}
+void ccc_isneginf_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = (unsigned char)((a == -(float)INFINITY));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = (unsigned char)((a == -(float)INFINITY));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_isneginf_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = (unsigned char)((a == -(float)INFINITY));
+    }
+}
+void ccc_isneginf_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = (unsigned char)((a == -(float)INFINITY));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = (unsigned char)((a == -(float)INFINITY));
                 }
             }
             i += len;
@@ -11465,6 +15696,100 @@ void ccc_frac_int64_strided(long long n, int ndim, const long long* meta, void* 
         }
     }
 }
+void ccc_frac_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store((a - truncf(a)));
+    }
+}
+void ccc_frac_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store((a - truncf(a)));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store((a - truncf(a)));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_frac_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store((a - truncf(a)));
+    }
+}
+void ccc_frac_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store((a - truncf(a)));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store((a - truncf(a)));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_logical_not_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -11835,6 +16160,100 @@ void ccc_logical_not_bool_strided(long long n, int ndim, const long long* meta, 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; out[o + k * so] = (unsigned char)((!a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_logical_not_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); out[i] = (unsigned char)((!a));
+    }
+}
+void ccc_logical_not_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = (unsigned char)((!a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = (unsigned char)((!a));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_logical_not_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); out[i] = (unsigned char)((!a));
+    }
+}
+void ccc_logical_not_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* offs = meta + 3 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            if (so == 1 && sa == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = (unsigned char)((!a));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = (unsigned char)((!a));
                 }
             }
             i += len;
@@ -12273,6 +16692,112 @@ void ccc_div_float64_strided(long long n, int ndim, const long long* meta, void*
         }
     }
 }
+void ccc_div_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store((a / b));
+    }
+}
+void ccc_div_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a / b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store((a / b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_div_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store((a / b));
+    }
+}
+void ccc_div_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a / b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store((a / b));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_atan2_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -12417,6 +16942,112 @@ void ccc_atan2_float64_strided(long long n, int ndim, const long long* meta, voi
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)(atan2(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_atan2_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(atan2f(a, b));
+    }
+}
+void ccc_atan2_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(atan2f(a, b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store(atan2f(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_atan2_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(atan2f(a, b));
+    }
+}
+void ccc_atan2_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(atan2f(a, b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store(atan2f(a, b));
                 }
             }
             i += len;
@@ -12573,6 +17204,112 @@ void ccc_copysign_float64_strided(long long n, int ndim, const long long* meta, 
         }
     }
 }
+void ccc_copysign_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(copysignf(a, b));
+    }
+}
+void ccc_copysign_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(copysignf(a, b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store(copysignf(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_copysign_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(copysignf(a, b));
+    }
+}
+void ccc_copysign_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(copysignf(a, b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store(copysignf(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_hypot_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -12717,6 +17454,112 @@ void ccc_hypot_float64_strided(long long n, int ndim, const long long* meta, voi
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)(hypot(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_hypot_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(hypotf(a, b));
+    }
+}
+void ccc_hypot_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(hypotf(a, b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store(hypotf(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_hypot_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(hypotf(a, b));
+    }
+}
+void ccc_hypot_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(hypotf(a, b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store(hypotf(a, b));
                 }
             }
             i += len;
@@ -12873,6 +17716,112 @@ void ccc_logaddexp_float64_strided(long long n, int ndim, const long long* meta,
         }
     }
 }
+void ccc_logaddexp_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(ccc_logaddexp_float32(a, b));
+    }
+}
+void ccc_logaddexp_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(ccc_logaddexp_float32(a, b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store(ccc_logaddexp_float32(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_logaddexp_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(ccc_logaddexp_float32(a, b));
+    }
+}
+void ccc_logaddexp_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(ccc_logaddexp_float32(a, b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store(ccc_logaddexp_float32(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_logaddexp2_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -13023,6 +17972,112 @@ void ccc_logaddexp2_float64_strided(long long n, int ndim, const long long* meta
         }
     }
 }
+void ccc_logaddexp2_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(ccc_logaddexp2_float32(a, b));
+    }
+}
+void ccc_logaddexp2_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(ccc_logaddexp2_float32(a, b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store(ccc_logaddexp2_float32(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_logaddexp2_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(ccc_logaddexp2_float32(a, b));
+    }
+}
+void ccc_logaddexp2_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(ccc_logaddexp2_float32(a, b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store(ccc_logaddexp2_float32(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_xlogy_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -13167,6 +18222,112 @@ void ccc_xlogy_float64_strided(long long n, int ndim, const long long* meta, voi
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)(ccc_xlogy_float64(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_xlogy_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(ccc_xlogy_float32(a, b));
+    }
+}
+void ccc_xlogy_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(ccc_xlogy_float32(a, b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store(ccc_xlogy_float32(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_xlogy_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(ccc_xlogy_float32(a, b));
+    }
+}
+void ccc_xlogy_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(ccc_xlogy_float32(a, b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store(ccc_xlogy_float32(a, b));
                 }
             }
             i += len;
@@ -13473,6 +18634,112 @@ void ccc_tanh_backward_float64_strided(long long n, int ndim, const long long* m
         }
     }
 }
+void ccc_tanh_backward_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store((a * ((float)1 - b * b)));
+    }
+}
+void ccc_tanh_backward_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a * ((float)1 - b * b)));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store((a * ((float)1 - b * b)));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_tanh_backward_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store((a * ((float)1 - b * b)));
+    }
+}
+void ccc_tanh_backward_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a * ((float)1 - b * b)));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store((a * ((float)1 - b * b)));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_sigmoid_backward_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -13623,6 +18890,112 @@ void ccc_sigmoid_backward_float64_strided(long long n, int ndim, const long long
         }
     }
 }
+void ccc_sigmoid_backward_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store((a * b * ((float)1 - b)));
+    }
+}
+void ccc_sigmoid_backward_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a * b * ((float)1 - b)));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store((a * b * ((float)1 - b)));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_sigmoid_backward_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store((a * b * ((float)1 - b)));
+    }
+}
+void ccc_sigmoid_backward_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a * b * ((float)1 - b)));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store((a * b * ((float)1 - b)));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_relu_backward_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -13767,6 +19140,112 @@ void ccc_relu_backward_float64_strided(long long n, int ndim, const long long* m
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)((b > 0 ? a : (double)0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_relu_backward_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store((b > 0 ? a : (float)0));
+    }
+}
+void ccc_relu_backward_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((b > 0 ? a : (float)0));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store((b > 0 ? a : (float)0));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_relu_backward_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store((b > 0 ? a : (float)0));
+    }
+}
+void ccc_relu_backward_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((b > 0 ? a : (float)0));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store((b > 0 ? a : (float)0));
                 }
             }
             i += len;
@@ -14241,6 +19720,112 @@ void ccc_add_bool_strided(long long n, int ndim, const long long* meta, void* ou
         }
     }
 }
+void ccc_add_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store((a + b));
+    }
+}
+void ccc_add_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a + b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store((a + b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_add_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store((a + b));
+    }
+}
+void ccc_add_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a + b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store((a + b));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_mul_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -14703,6 +20288,112 @@ void ccc_mul_bool_strided(long long n, int ndim, const long long* meta, void* ou
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a && b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_mul_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store((a * b));
+    }
+}
+void ccc_mul_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a * b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store((a * b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_mul_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store((a * b));
+    }
+}
+void ccc_mul_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a * b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store((a * b));
                 }
             }
             i += len;
@@ -15177,6 +20868,112 @@ void ccc_maximum_bool_strided(long long n, int ndim, const long long* meta, void
         }
     }
 }
+void ccc_maximum_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store((a > b || a != a ? a : b));
+    }
+}
+void ccc_maximum_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a > b || a != a ? a : b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store((a > b || a != a ? a : b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_maximum_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store((a > b || a != a ? a : b));
+    }
+}
+void ccc_maximum_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a > b || a != a ? a : b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store((a > b || a != a ? a : b));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_minimum_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -15639,6 +21436,112 @@ void ccc_minimum_bool_strided(long long n, int ndim, const long long* meta, void
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a && b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_minimum_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store((a < b || a != a ? a : b));
+    }
+}
+void ccc_minimum_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a < b || a != a ? a : b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store((a < b || a != a ? a : b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_minimum_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store((a < b || a != a ? a : b));
+    }
+}
+void ccc_minimum_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a < b || a != a ? a : b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store((a < b || a != a ? a : b));
                 }
             }
             i += len;
@@ -16113,6 +22016,112 @@ void ccc_fmax_bool_strided(long long n, int ndim, const long long* meta, void* o
         }
     }
 }
+void ccc_fmax_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(((a > b || b != b) ? a : b));
+    }
+}
+void ccc_fmax_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(((a > b || b != b) ? a : b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store(((a > b || b != b) ? a : b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_fmax_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(((a > b || b != b) ? a : b));
+    }
+}
+void ccc_fmax_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(((a > b || b != b) ? a : b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store(((a > b || b != b) ? a : b));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_fmin_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -16575,6 +22584,112 @@ void ccc_fmin_bool_strided(long long n, int ndim, const long long* meta, void* o
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a && b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_fmin_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(((a < b || b != b) ? a : b));
+    }
+}
+void ccc_fmin_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(((a < b || b != b) ? a : b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store(((a < b || b != b) ? a : b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_fmin_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(((a < b || b != b) ? a : b));
+    }
+}
+void ccc_fmin_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(((a < b || b != b) ? a : b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store(((a < b || b != b) ? a : b));
                 }
             }
             i += len;
@@ -17049,6 +23164,112 @@ void ccc_pow_bool_strided(long long n, int ndim, const long long* meta, void* ou
         }
     }
 }
+void ccc_pow_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(powf(a, b));
+    }
+}
+void ccc_pow_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(powf(a, b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store(powf(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_pow_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(powf(a, b));
+    }
+}
+void ccc_pow_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(powf(a, b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store(powf(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_sub_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -17458,6 +23679,112 @@ void ccc_sub_int64_strided(long long n, int ndim, const long long* meta, void* o
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k * sa]; long long b = in_b[b_at + k * sb]; out[o + k * so] = (long long)((long long)((unsigned long long)a - (unsigned long long)b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_sub_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store((a - b));
+    }
+}
+void ccc_sub_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a - b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store((a - b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_sub_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store((a - b));
+    }
+}
+void ccc_sub_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a - b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store((a - b));
                 }
             }
             i += len;
@@ -17899,6 +24226,112 @@ int ccc_floor_divide_int64_strided(long long n, int ndim, const long long* meta,
     }
     return bad;
 }
+void ccc_floor_divide_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(ccc_floor_divide_float32(a, b));
+    }
+}
+void ccc_floor_divide_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(ccc_floor_divide_float32(a, b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store(ccc_floor_divide_float32(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_floor_divide_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(ccc_floor_divide_float32(a, b));
+    }
+}
+void ccc_floor_divide_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(ccc_floor_divide_float32(a, b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store(ccc_floor_divide_float32(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_remainder_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -18333,6 +24766,112 @@ int ccc_remainder_int64_strided(long long n, int ndim, const long long* meta, vo
         }
     }
     return bad;
+}
+void ccc_remainder_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(ccc_remainder_float32(a, b));
+    }
+}
+void ccc_remainder_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(ccc_remainder_float32(a, b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store(ccc_remainder_float32(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_remainder_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(ccc_remainder_float32(a, b));
+    }
+}
+void ccc_remainder_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(ccc_remainder_float32(a, b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store(ccc_remainder_float32(a, b));
+                }
+            }
+            i += len;
+        }
+    }
 }
 void ccc_fmod_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
     float* restrict out = (float*)out_base + out_off;
@@ -18769,6 +25308,112 @@ int ccc_fmod_int64_strided(long long n, int ndim, const long long* meta, void* o
     }
     return bad;
 }
+void ccc_fmod_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(fmodf(a, b));
+    }
+}
+void ccc_fmod_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(fmodf(a, b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store(fmodf(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_fmod_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(fmodf(a, b));
+    }
+}
+void ccc_fmod_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(fmodf(a, b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store(fmodf(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_div_trunc_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -19204,6 +25849,112 @@ int ccc_div_trunc_int64_strided(long long n, int ndim, const long long* meta, vo
     }
     return bad;
 }
+void ccc_div_trunc_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(truncf(a / b));
+    }
+}
+void ccc_div_trunc_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(truncf(a / b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store(truncf(a / b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_div_trunc_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(truncf(a / b));
+    }
+}
+void ccc_div_trunc_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(truncf(a / b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store(truncf(a / b));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_eq_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -19622,6 +26373,112 @@ void ccc_eq_bool_strided(long long n, int ndim, const long long* meta, void* out
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a == b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_eq_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = (unsigned char)((a == b));
+    }
+}
+void ccc_eq_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a == b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = (unsigned char)((a == b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_eq_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = (unsigned char)((a == b));
+    }
+}
+void ccc_eq_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a == b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = (unsigned char)((a == b));
                 }
             }
             i += len;
@@ -20052,6 +26909,112 @@ void ccc_ne_bool_strided(long long n, int ndim, const long long* meta, void* out
         }
     }
 }
+void ccc_ne_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = (unsigned char)((a != b));
+    }
+}
+void ccc_ne_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a != b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = (unsigned char)((a != b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_ne_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = (unsigned char)((a != b));
+    }
+}
+void ccc_ne_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a != b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = (unsigned char)((a != b));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_lt_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -20470,6 +27433,112 @@ void ccc_lt_bool_strided(long long n, int ndim, const long long* meta, void* out
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a < b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_lt_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = (unsigned char)((a < b));
+    }
+}
+void ccc_lt_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a < b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = (unsigned char)((a < b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_lt_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = (unsigned char)((a < b));
+    }
+}
+void ccc_lt_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a < b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = (unsigned char)((a < b));
                 }
             }
             i += len;
@@ -20900,6 +27969,112 @@ void ccc_le_bool_strided(long long n, int ndim, const long long* meta, void* out
         }
     }
 }
+void ccc_le_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = (unsigned char)((a <= b));
+    }
+}
+void ccc_le_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a <= b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = (unsigned char)((a <= b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_le_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = (unsigned char)((a <= b));
+    }
+}
+void ccc_le_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a <= b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = (unsigned char)((a <= b));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_gt_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -21318,6 +28493,112 @@ void ccc_gt_bool_strided(long long n, int ndim, const long long* meta, void* out
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a > b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_gt_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = (unsigned char)((a > b));
+    }
+}
+void ccc_gt_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a > b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = (unsigned char)((a > b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_gt_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = (unsigned char)((a > b));
+    }
+}
+void ccc_gt_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a > b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = (unsigned char)((a > b));
                 }
             }
             i += len;
@@ -21748,6 +29029,112 @@ void ccc_ge_bool_strided(long long n, int ndim, const long long* meta, void* out
         }
     }
 }
+void ccc_ge_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = (unsigned char)((a >= b));
+    }
+}
+void ccc_ge_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a >= b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = (unsigned char)((a >= b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_ge_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = (unsigned char)((a >= b));
+    }
+}
+void ccc_ge_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a >= b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = (unsigned char)((a >= b));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_logical_and_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -22166,6 +29553,112 @@ void ccc_logical_and_bool_strided(long long n, int ndim, const long long* meta, 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((a && b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_logical_and_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = (unsigned char)((a && b));
+    }
+}
+void ccc_logical_and_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a && b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = (unsigned char)((a && b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_logical_and_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = (unsigned char)((a && b));
+    }
+}
+void ccc_logical_and_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a && b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = (unsigned char)((a && b));
                 }
             }
             i += len;
@@ -22596,6 +30089,112 @@ void ccc_logical_or_bool_strided(long long n, int ndim, const long long* meta, v
         }
     }
 }
+void ccc_logical_or_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = (unsigned char)((a || b));
+    }
+}
+void ccc_logical_or_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a || b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = (unsigned char)((a || b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_logical_or_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = (unsigned char)((a || b));
+    }
+}
+void ccc_logical_or_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a || b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = (unsigned char)((a || b));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_logical_xor_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -23014,6 +30613,112 @@ void ccc_logical_xor_bool_strided(long long n, int ndim, const long long* meta, 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char b = in_b[b_at + k * sb]; out[o + k * so] = (unsigned char)((!a != !b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_logical_xor_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = (unsigned char)((!a != !b));
+    }
+}
+void ccc_logical_xor_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((!a != !b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = (unsigned char)((!a != !b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_logical_xor_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned char* restrict out = (unsigned char*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = (unsigned char)((!a != !b));
+    }
+}
+void ccc_logical_xor_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned char* restrict out = (unsigned char*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((!a != !b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = (unsigned char)((!a != !b));
                 }
             }
             i += len;
@@ -25020,6 +32725,124 @@ void ccc_where_bool_strided(long long n, int ndim, const long long* meta, void* 
         }
     }
 }
+void ccc_where_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off, const void* c_base, long long c_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    const unsigned short* restrict in_c = (const unsigned short*)c_base + c_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        unsigned char a = in_a[i]; float b = ccc_f16_load(in_b[i]); float c = ccc_f16_load(in_c[i]); out[i] = ccc_f16_store((a ? b : c));
+    }
+}
+void ccc_where_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base, const void* c_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* cs = meta + 4 * ndim;
+    const long long* offs = meta + 5 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const unsigned short* restrict in_c = (const unsigned short*)c_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            long long c_at = offs[3] + j * cs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+                c_at += c * cs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            const long long sc = cs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1 && sc == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; float b = ccc_f16_load(in_b[b_at + k]); float c = ccc_f16_load(in_c[c_at + k]); out[o + k] = ccc_f16_store((a ? b : c));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k * sa]; float b = ccc_f16_load(in_b[b_at + k * sb]); float c = ccc_f16_load(in_c[c_at + k * sc]); out[o + k * so] = ccc_f16_store((a ? b : c));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_where_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off, const void* c_base, long long c_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    const unsigned short* restrict in_c = (const unsigned short*)c_base + c_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        unsigned char a = in_a[i]; float b = ccc_bf16_load(in_b[i]); float c = ccc_bf16_load(in_c[i]); out[i] = ccc_bf16_store((a ? b : c));
+    }
+}
+void ccc_where_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base, const void* c_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* cs = meta + 4 * ndim;
+    const long long* offs = meta + 5 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned char* restrict in_a = (const unsigned char*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const unsigned short* restrict in_c = (const unsigned short*)c_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            long long c_at = offs[3] + j * cs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+                c_at += c * cs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            const long long sc = cs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1 && sc == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; float b = ccc_bf16_load(in_b[b_at + k]); float c = ccc_bf16_load(in_c[c_at + k]); out[o + k] = ccc_bf16_store((a ? b : c));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k * sa]; float b = ccc_bf16_load(in_b[b_at + k * sb]); float c = ccc_bf16_load(in_c[c_at + k * sc]); out[o + k * so] = ccc_bf16_store((a ? b : c));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_clamp_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off, const void* c_base, long long c_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -25536,6 +33359,124 @@ void ccc_clamp_bool_strided(long long n, int ndim, const long long* meta, void* 
         }
     }
 }
+void ccc_clamp_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off, const void* c_base, long long c_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    const unsigned short* restrict in_c = (const unsigned short*)c_base + c_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); float c = ccc_f16_load(in_c[i]); out[i] = ccc_f16_store(ccc_clamp_max_float32(ccc_clamp_min_float32(a, b), c));
+    }
+}
+void ccc_clamp_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base, const void* c_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* cs = meta + 4 * ndim;
+    const long long* offs = meta + 5 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const unsigned short* restrict in_c = (const unsigned short*)c_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            long long c_at = offs[3] + j * cs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+                c_at += c * cs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            const long long sc = cs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1 && sc == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); float c = ccc_f16_load(in_c[c_at + k]); out[o + k] = ccc_f16_store(ccc_clamp_max_float32(ccc_clamp_min_float32(a, b), c));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); float c = ccc_f16_load(in_c[c_at + k * sc]); out[o + k * so] = ccc_f16_store(ccc_clamp_max_float32(ccc_clamp_min_float32(a, b), c));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_clamp_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off, const void* c_base, long long c_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    const unsigned short* restrict in_c = (const unsigned short*)c_base + c_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); float c = ccc_bf16_load(in_c[i]); out[i] = ccc_bf16_store(ccc_clamp_max_float32(ccc_clamp_min_float32(a, b), c));
+    }
+}
+void ccc_clamp_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base, const void* c_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* cs = meta + 4 * ndim;
+    const long long* offs = meta + 5 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const unsigned short* restrict in_c = (const unsigned short*)c_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            long long c_at = offs[3] + j * cs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+                c_at += c * cs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            const long long sc = cs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1 && sc == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); float c = ccc_bf16_load(in_c[c_at + k]); out[o + k] = ccc_bf16_store(ccc_clamp_max_float32(ccc_clamp_min_float32(a, b), c));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); float c = ccc_bf16_load(in_c[c_at + k * sc]); out[o + k * so] = ccc_bf16_store(ccc_clamp_max_float32(ccc_clamp_min_float32(a, b), c));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_clamp_min_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -26004,6 +33945,112 @@ void ccc_clamp_min_bool_strided(long long n, int ndim, const long long* meta, vo
         }
     }
 }
+void ccc_clamp_min_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(ccc_clamp_min_float32(a, b));
+    }
+}
+void ccc_clamp_min_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(ccc_clamp_min_float32(a, b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store(ccc_clamp_min_float32(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_clamp_min_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(ccc_clamp_min_float32(a, b));
+    }
+}
+void ccc_clamp_min_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(ccc_clamp_min_float32(a, b));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store(ccc_clamp_min_float32(a, b));
+                }
+            }
+            i += len;
+        }
+    }
+}
 void ccc_clamp_max_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* c_base, long long c_off) {
     float* restrict out = (float*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
@@ -26466,6 +34513,112 @@ void ccc_clamp_max_bool_strided(long long n, int ndim, const long long* meta, vo
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k * sa]; unsigned char c = in_c[c_at + k * sc]; out[o + k * so] = (unsigned char)(ccc_clamp_max_bool(a, c));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_clamp_max_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* c_base, long long c_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_c = (const unsigned short*)c_base + c_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float c = ccc_f16_load(in_c[i]); out[i] = ccc_f16_store(ccc_clamp_max_float32(a, c));
+    }
+}
+void ccc_clamp_max_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* c_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* cs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_c = (const unsigned short*)c_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long c_at = offs[2] + j * cs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                c_at += c * cs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sc = cs[ndim - 1];
+            if (so == 1 && sa == 1 && sc == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float c = ccc_f16_load(in_c[c_at + k]); out[o + k] = ccc_f16_store(ccc_clamp_max_float32(a, c));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float c = ccc_f16_load(in_c[c_at + k * sc]); out[o + k * so] = ccc_f16_store(ccc_clamp_max_float32(a, c));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_clamp_max_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* c_base, long long c_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_c = (const unsigned short*)c_base + c_off;
+    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float c = ccc_bf16_load(in_c[i]); out[i] = ccc_bf16_store(ccc_clamp_max_float32(a, c));
+    }
+}
+void ccc_clamp_max_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* c_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* cs = meta + 3 * ndim;
+    const long long* offs = meta + 4 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_c = (const unsigned short*)c_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long c_at = offs[2] + j * cs[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                c_at += c * cs[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sc = cs[ndim - 1];
+            if (so == 1 && sa == 1 && sc == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float c = ccc_bf16_load(in_c[c_at + k]); out[o + k] = ccc_bf16_store(ccc_clamp_max_float32(a, c));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float c = ccc_bf16_load(in_c[c_at + k * sc]); out[o + k * so] = ccc_bf16_store(ccc_clamp_max_float32(a, c));
                 }
             }
             i += len;

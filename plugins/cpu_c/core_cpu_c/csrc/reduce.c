@@ -10,6 +10,7 @@ When there are fewer rows than threads (x.sum() of a whole tensor), each row is 
 #include <stdlib.h>
 
 #include "omp_compat.h"
+#include "half.h"
 #include "reduce.h"
 
 #define LANES 16 /* independent accumulators per row: several vector registers */
@@ -19,48 +20,71 @@ When there are fewer rows than threads (x.sum() of a whole tensor), each row is 
    the compiler keep LANES accumulators in several vector registers (a reordering plain -O3 would not do). The
    extremum's select drops NaNs: c += v - v turns NaN on a NaN (or an infinity), and then a rescan finds
    whether a NaN was there. */
-#define DEFINE_ROW_OPS(T, NAME, CMP)                                                                                   \
-    static T row_##NAME##_##T(const T* x, long long n) {                                                               \
+#define DEFINE_ROW_OPS(S, T, D, NAME, CMP)                                                                                   \
+    static T row_##NAME##_##D(const S* x, long long n) {                                                               \
         T m[LANES], c[LANES];                                                                                          \
         long long i = 0;                                                                                               \
-        for (int l = 0; l < LANES; l++) m[l] = x[0], c[l] = 0;                                                         \
+        for (int l = 0; l < LANES; l++) m[l] = LOAD_##D(x[0]), c[l] = 0;                                                         \
         for (; i + LANES <= n; i += LANES) {                                                                           \
             _Pragma("omp simd") for (int l = 0; l < LANES; l++) {                                                      \
-                m[l] = x[i + l] CMP m[l] ? x[i + l] : m[l];                                                            \
-                c[l] += x[i + l] - x[i + l];                                                                           \
+                T v = LOAD_##D(x[i + l]);                                                                              \
+                m[l] = v CMP m[l] ? v : m[l];                                                                          \
+                c[l] += v - v;                                                                                         \
             }                                                                                                          \
         }                                                                                                              \
         T r = m[0], chk = 0;                                                                                           \
         for (int l = 0; l < LANES; l++) r = m[l] CMP r ? m[l] : r, chk += c[l];                                        \
-        for (; i < n; i++) r = x[i] CMP r ? x[i] : r, chk += x[i] - x[i];                                              \
+        for (; i < n; i++) {                                                                                           \
+            T v = LOAD_##D(x[i]);                                                                                      \
+            r = v CMP r ? v : r, chk += v - v;                                                                         \
+        }                                                                                                              \
         if (chk != chk)                                                                                                \
             for (i = 0; i < n; i++)                                                                                    \
-                if (x[i] != x[i]) return x[i];                                                                         \
+                if (LOAD_##D(x[i]) != LOAD_##D(x[i])) return LOAD_##D(x[i]);                                           \
         return r;                                                                                                      \
     }
 
-#define DEFINE_ROW_SUM(T)                                                                                              \
-    static double row_sum_##T(const T* x, long long n) {                                                               \
+#define DEFINE_ROW_SUM(S, T, D)                                                                                              \
+    static double row_sum_##D(const S* x, long long n) {                                                               \
         double acc[LANES] = {0}, s = 0;                                                                                \
         long long i = 0;                                                                                               \
         for (; i + LANES <= n; i += LANES) {                                                                           \
-            _Pragma("omp simd") for (int l = 0; l < LANES; l++) acc[l] += (double)x[i + l];                            \
+            _Pragma("omp simd") for (int l = 0; l < LANES; l++) acc[l] += (double)WIDE_##D(x[i + l]);                            \
         }                                                                                                              \
-        for (; i < n; i++) s += (double)x[i];                                                                          \
+        for (; i < n; i++) s += (double)WIDE_##D(x[i]);                                                                          \
         for (int l = 0; l < LANES; l++) s += acc[l];                                                                   \
         return s;                                                                                                      \
     }                                                                                                                  \
     /* sign = 1: maximum, -1: minimum */                                                                               \
-    static T row_ext_##T(const T* x, long long n, int sign) {                                                          \
-        return sign > 0 ? row_max_##T(x, n) : row_min_##T(x, n);                                                       \
+    static T row_ext_##D(const S* x, long long n, int sign) {                                                          \
+        return sign > 0 ? row_max_##D(x, n) : row_min_##D(x, n);                                                       \
     }
 
-DEFINE_ROW_OPS(float, max, >)
-DEFINE_ROW_OPS(float, min, <)
-DEFINE_ROW_OPS(double, max, >)
-DEFINE_ROW_OPS(double, min, <)
-DEFINE_ROW_SUM(float)
-DEFINE_ROW_SUM(double)
+/* How each dtype's elements load as, and store from, the compute type (half types: float32, csrc/half.h) */
+#define LOAD_float32(v) (v)
+#define LOAD_float64(v) (v)
+#define LOAD_float16(v) ccc_f16_load(v)
+#define LOAD_bfloat16(v) ccc_bf16_load(v)
+/* what a sum widens to double: GCC folds (double)(float) of a _Float16 into one conversion that F16C lacks (a
+   libgcc call per element); the + 0.0f (not foldable: -0 + 0 is +0, which changes no sum) keeps F16C's */
+#define WIDE_float32(v) (v)
+#define WIDE_float64(v) (v)
+#define WIDE_float16(v) (ccc_f16_load(v) + 0.0f)
+#define WIDE_bfloat16(v) ccc_bf16_load(v)
+#define STORE_float32(v) ((float)(v))
+#define STORE_float64(v) ((double)(v))
+#define STORE_float16(v) ccc_f16_store((float)(v))
+#define STORE_bfloat16(v) ccc_bf16_store((float)(v))
+
+#define DEFINE_ROWS(S, T, D)                                                                                           \
+    DEFINE_ROW_OPS(S, T, D, max, >)                                                                                    \
+    DEFINE_ROW_OPS(S, T, D, min, <)                                                                                    \
+    DEFINE_ROW_SUM(S, T, D)
+
+DEFINE_ROWS(float, float, float32)
+DEFINE_ROWS(double, double, float64)
+DEFINE_ROWS(unsigned short, float, float16)
+DEFINE_ROWS(unsigned short, float, bfloat16)
 
 /* Per-thread chunks of one long row (rows < threads): partial results, then combined in order. */
 static int split_count(long long rows, long long cols) {
@@ -69,31 +93,35 @@ static int split_count(long long rows, long long cols) {
     return threads < 256 ? threads : 256; /* the partial arrays' size */
 }
 
-#define DEFINE_REDUCTIONS(T, NAME)                                                                                     \
-    void ccc_sum_##NAME(long long rows, long long cols, const void* in_base, long long in_off,                         \
+/* FN: the sum of each row of dtype NAME (storage S), accumulated in double, stored as O by STORE */
+#define DEFINE_SUM(S, NAME, O, STORE, FN)                                                                                   \
+    void FN(long long rows, long long cols, const void* in_base, long long in_off,                         \
                         long long row_stride, void* out_base) {                                                        \
-        const T* in = (const T*)in_base + in_off;                                                                      \
-        T* out = (T*)out_base;                                                                                         \
+        const S* in = (const S*)in_base + in_off;                                                                      \
+        O* out = (O*)out_base;                                                                                         \
         int parts = split_count(rows, cols);                                                                           \
         if (parts > 1) {                                                                                               \
             long long chunk = (cols + parts - 1) / parts;                                                              \
             for (long long r = 0; r < rows; r++) {                                                                     \
                 double partial[256] = {0};                                                                             \
-                const T* x = in + r * row_stride;                                                                      \
+                const S* x = in + r * row_stride;                                                                      \
                 _Pragma("omp parallel for num_threads(parts)") for (int p = 0; p < parts; p++) {                       \
                     long long lo = p * chunk, hi = lo + chunk < cols ? lo + chunk : cols;                              \
-                    partial[p] = lo < hi ? row_sum_##T(x + lo, hi - lo) : 0.0;                                         \
+                    partial[p] = lo < hi ? row_sum_##NAME(x + lo, hi - lo) : 0.0;                                         \
                 }                                                                                                      \
                 double s = 0;                                                                                          \
                 for (int p = 0; p < parts; p++) s += partial[p];                                                       \
-                out[r] = (T)s;                                                                                         \
+                out[r] = STORE(s);                                                                                         \
             }                                                                                                          \
             return;                                                                                                    \
         }                                                                                                              \
         _Pragma("omp parallel for schedule(static) if(rows * cols >= PARALLEL_MIN)")                                   \
-        for (long long r = 0; r < rows; r++) out[r] = (T)row_sum_##T(in + r * row_stride, cols);                       \
-    }                                                                                                                  \
-    static void extremum_##NAME(long long rows, long long cols, const T* in, long long row_stride, T* out,             \
+        for (long long r = 0; r < rows; r++) out[r] = STORE(row_sum_##NAME(in + r * row_stride, cols));                       \
+    }
+
+#define DEFINE_REDUCTIONS(S, T, NAME, C)                                                                                     \
+    DEFINE_SUM(S, NAME, S, STORE_##NAME, ccc_sum_##NAME)                                                                \
+    static void extremum_##NAME(long long rows, long long cols, const S* in, long long row_stride, S* out,             \
                                 int sign) {                                                                            \
         int parts = split_count(rows, cols);                                                                           \
         if (parts > 1) {                                                                                               \
@@ -101,29 +129,33 @@ static int split_count(long long rows, long long cols) {
             for (long long r = 0; r < rows; r++) {                                                                     \
                 T partial[256];                                                                                        \
                 int used = (int)((cols + chunk - 1) / chunk);                                                          \
-                const T* x = in + r * row_stride;                                                                      \
+                const S* x = in + r * row_stride;                                                                      \
                 _Pragma("omp parallel for num_threads(parts)") for (int p = 0; p < used; p++) {                        \
                     long long lo = p * chunk, hi = lo + chunk < cols ? lo + chunk : cols;                              \
-                    partial[p] = row_ext_##T(x + lo, hi - lo, sign);                                                   \
+                    partial[p] = row_ext_##NAME(x + lo, hi - lo, sign);                                                   \
                 }                                                                                                      \
-                out[r] = row_ext_##T(partial, used, sign);                                                             \
+                out[r] = STORE_##NAME(row_ext_##C(partial, used, sign));                                                             \
             }                                                                                                          \
             return;                                                                                                    \
         }                                                                                                              \
         _Pragma("omp parallel for schedule(static) if(rows * cols >= PARALLEL_MIN)")                                   \
-        for (long long r = 0; r < rows; r++) out[r] = row_ext_##T(in + r * row_stride, cols, sign);                    \
+        for (long long r = 0; r < rows; r++) out[r] = STORE_##NAME(row_ext_##NAME(in + r * row_stride, cols, sign));                    \
     }                                                                                                                  \
     void ccc_amax_##NAME(long long rows, long long cols, const void* in_base, long long in_off,                        \
                          long long row_stride, void* out) {                                                            \
-        extremum_##NAME(rows, cols, (const T*)in_base + in_off, row_stride, (T*)out, 1);                               \
+        extremum_##NAME(rows, cols, (const S*)in_base + in_off, row_stride, (S*)out, 1);                               \
     }                                                                                                                  \
     void ccc_amin_##NAME(long long rows, long long cols, const void* in_base, long long in_off,                        \
                          long long row_stride, void* out) {                                                            \
-        extremum_##NAME(rows, cols, (const T*)in_base + in_off, row_stride, (T*)out, -1);                              \
+        extremum_##NAME(rows, cols, (const S*)in_base + in_off, row_stride, (S*)out, -1);                              \
     }
 
-DEFINE_REDUCTIONS(float, float32)
-DEFINE_REDUCTIONS(double, float64)
+DEFINE_REDUCTIONS(float, float, float32, float32)
+DEFINE_REDUCTIONS(double, double, float64, float64)
+DEFINE_REDUCTIONS(unsigned short, float, float16, float32) /* partial extrema combine in float32 */
+DEFINE_REDUCTIONS(unsigned short, float, bfloat16, float32)
+DEFINE_SUM(unsigned short, float16, float, STORE_float32, ccc_sum_float16_float32) /* mean's float32 sum */
+DEFINE_SUM(unsigned short, bfloat16, float, STORE_float32, ccc_sum_bfloat16_float32)
 
 /* softmax: exp(x - max) / sum(exp(x - max)); log: (x - max) - log(sum(exp(x - max))); the formula of NumPy's
    kernel, so NaN and infinities come out the same (a NaN or +inf in a row makes NaNs). Rows have cols >= 1. */
@@ -136,7 +168,7 @@ DEFINE_REDUCTIONS(double, float64)
         for (long long r = 0; r < rows; r++) {                                                                         \
             const T* x = in + r * row_stride;                                                                          \
             T* y = out_all + r * cols;                                                                                 \
-            T m = row_ext_##T(x, cols, 1);                                                                             \
+            T m = row_ext_##NAME(x, cols, 1);                                                                             \
             double s = 0;                                                                                              \
             for (long long i = 0; i < cols; i++) {                                                                     \
                 T e = EXP(x[i] - m);                                                                                   \

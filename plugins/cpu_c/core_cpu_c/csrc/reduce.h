@@ -12,6 +12,23 @@ void ccc_amin_float32(long long rows, long long cols, const void* in_base, long 
                       void* out);
 void ccc_amin_float64(long long rows, long long cols, const void* in_base, long long in_off, long long row_stride,
                       void* out);
+/* float16/bfloat16 rows: float32 compute (sums accumulate in double), rounded once to the dtype */
+void ccc_sum_float16(long long rows, long long cols, const void* in_base, long long in_off, long long row_stride,
+                     void* out);
+void ccc_sum_bfloat16(long long rows, long long cols, const void* in_base, long long in_off, long long row_stride,
+                      void* out);
+void ccc_sum_float16_float32(long long rows, long long cols, const void* in_base, long long in_off,
+                             long long row_stride, void* out);
+void ccc_sum_bfloat16_float32(long long rows, long long cols, const void* in_base, long long in_off,
+                              long long row_stride, void* out);
+void ccc_amax_float16(long long rows, long long cols, const void* in_base, long long in_off, long long row_stride,
+                      void* out);
+void ccc_amax_bfloat16(long long rows, long long cols, const void* in_base, long long in_off, long long row_stride,
+                       void* out);
+void ccc_amin_float16(long long rows, long long cols, const void* in_base, long long in_off, long long row_stride,
+                      void* out);
+void ccc_amin_bfloat16(long long rows, long long cols, const void* in_base, long long in_off, long long row_stride,
+                       void* out);
 void ccc_softmax_float32(long long rows, long long cols, const void* in_base, long long in_off, long long row_stride,
                          void* out, int take_log);
 void ccc_softmax_float64(long long rows, long long cols, const void* in_base, long long in_off, long long row_stride,

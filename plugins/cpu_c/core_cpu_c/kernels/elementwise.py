@@ -1,8 +1,9 @@
 """Elementwise kernels (core.ops.elementwise): the generated C loops of renderer.py over any strides and
 broadcasting, fused softmax/log_softmax along the last dim (csrc/reduce.c) and fused GELU (csrc/norm.c).
 
+float16/bfloat16 run the same loops, each element loaded as float32 and the result rounded once (csrc/half.h).
 Each kernel validates its operands in Python (layout.py) and then makes one C call; whatever C does not cover
-(half and complex dtypes, mixed dtypes, ``alpha``, negative strides, integer division by zero) is handed to the
+(complex dtypes, mixed dtypes, ``alpha``, negative strides, integer division by zero) is handed to the
 reference kernel it replaces (``ctx.reference(op)``), so results never depend on which path ran.
 """
 
@@ -15,7 +16,7 @@ from core.backends.api import Kernel, coalesce, contiguous_strides, is_contiguou
 
 from ..context import Family
 from ..layout import check_bounds, operand
-from ..renderer import BOOL_OUTPUT, DTYPES, KERNEL_OPS, OP_DTYPES, kernel_name
+from ..renderer import BOOL_OUTPUT, DTYPES, HALF, KERNEL_OPS, OP_DTYPES, kernel_name
 from ..runtime import new_tensor
 
 __all__ = ["kernels", "min_numel", "composite", "DERIVATIVES"]
@@ -62,7 +63,16 @@ def c_entries(ctx, name: str, op: str | None = None) -> dict:
 
 
 def _scalar(x, dtype):
-    """Python number ``x`` as the reference kernel reads it in ``dtype`` (integers wrap); None if C cannot take it."""
+    """Python number ``x`` as the reference kernel reads it in ``dtype`` (integers wrap); None if C cannot take it.
+
+    Half kernels read a scalar operand from a buffer of their own dtype, while the reference (as PyTorch) computes
+    with it in float32: only scalars the half dtype holds exactly (1, 0.5, 2, ...) take the C path.
+    """
+    if dtype.name in HALF:
+        with np.errstate(over="ignore"):
+            value = np.float32(x)
+            exact = np.array(value).astype(dtype.numpy).astype(np.float32) == value
+        return x if exact or value != value else None
     if dtype.is_floating_point:
         return x
     if isinstance(x, float):

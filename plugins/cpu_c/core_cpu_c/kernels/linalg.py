@@ -1,5 +1,7 @@
 """Products (core.ops.linalg): ``batched_matmul`` (so matmul, mm, bmm, addmm, linear) through OpenBLAS
-``sgemm``/``dgemm``, the batch loop in C, transposed or sliced operands passed as BLAS flags and leading dims."""
+``sgemm``/``dgemm``, the batch loop in C, transposed or sliced operands passed as BLAS flags and leading dims.
+float16/bfloat16 operands are widened to float32 in C, multiplied by ``sgemm`` and the product rounded once
+(csrc/blas.c): PyTorch's float32 accumulation."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import numpy as np
 from core.backends.api import Kernel
 
 from ..layout import check_bounds
-from ..renderer import DTYPES
+from ..renderer import DTYPES, HALF
 from ..runtime import array, new_tensor
 
 __all__ = ["kernels", "min_numel"]
@@ -44,7 +46,7 @@ def _batch_offsets(offset: int, batch_shape: tuple, batch_strides: tuple) -> np.
 
 
 def _matmul(ctx, base):
-    gemm = {d: getattr(ctx.lib, f"ccc_gemm_{d}") for d in DTYPES}
+    gemm = {d: getattr(ctx.lib, f"ccc_gemm_{d}") for d in DTYPES + HALF}
 
     def matrix(t, rows: int, cols: int):
         """(buffer, batch offsets, transposed, ld) of BLAS-readable operand ``t``; copies only odd layouts."""
@@ -78,8 +80,11 @@ def _matmul(ctx, base):
         b_buf, b_offs, tb, ldb = matrix(b, k, m)
         fb = ctx.from_buffer
         batch = len(a_offs)
-        fn(batch, n, m, k, fb(a_buf), fb("long long[]", a_offs), ta, lda, fb(b_buf), fb("long long[]", b_offs), tb,
-           ldb, fb(buf), 0)
+        status = fn(batch, n, m, k, fb(a_buf), fb("long long[]", a_offs), ta, lda, fb(b_buf), fb("long long[]", b_offs),
+                    tb, ldb, fb(buf), 0)
+        if status:  # a half GEMM's float32 scratch
+            raise MemoryError(f"batched_matmul: cannot allocate the float32 copies of {d.name} operands "
+                              f"({n}x{k} and {k}x{m})")
         return out
 
     return kernel

@@ -3,7 +3,9 @@ argmax/argmin, cumsum/cumprod/cummax/cummin.
 
 Each kernel validates its operand in Python (dtype, non-negative strides, bounds), splits its dims into kept and
 reduced (or scanned) ones, collapses each group and makes one C call that walks the strides; what C does not take
-(half dtypes, sum's ``dtype=`` to another type, negative strides) runs the NumPy reference kernel it replaces.
+(sum's ``dtype=`` to another type, negative strides) runs the NumPy reference kernel it replaces. float16/bfloat16
+sum/amax/amin (and so mean) run the row kernels (one contiguous row per output), computing in float32 and summing
+in double, rounded once; their other layouts and reductions run the reference.
 
 No dispatcher threshold: the output can be one element for a million inputs, so each kernel checks its *input*
 size against ``ctx.min_numel`` itself.
@@ -16,6 +18,7 @@ import math
 from core.backends.api import coalesce
 
 from ..layout import check_bounds
+from ..renderer import HALF
 from ..runtime import new_tensor
 
 __all__ = ["kernels", "OPS"]
@@ -71,25 +74,32 @@ def _reduction(ctx, op: str, base):
     keepdim[, dtype]). Float sum/amax/amin whose reduced elements are one contiguous row per output take the
     vectorised row kernels; everything else csrc/reduce.c's strided walk."""
     general = {d: getattr(ctx.lib, f"ccc_reduce_{op}_{d}") for d in _ALL}
-    rows = {d: getattr(ctx.lib, f"ccc_{op}_{d}") for d in _FLOATS} if op in ("sum", "amax", "amin") else {}
+    # {(input dtype, output dtype): row kernel}; a half sum also into float32 (mean's, sum(dtype=float32)'s)
+    rows = {(d, d): getattr(ctx.lib, f"ccc_{op}_{d}") for d in _FLOATS + HALF} if op in ("sum", "amax", "amin") else {}
+    if op == "sum":
+        rows.update({(d, "float32"): getattr(ctx.lib, f"ccc_sum_{d}_float32") for d in HALF})
 
     def kernel(spec, input, dims, keepdim=False, dtype=None):
         d = input.dtype
-        if not (_usable(ctx, input, _ALL) and _out_dtype_ok(op, spec, d)):
+        row = rows.get((d.name, spec.dtype.name))
+        half = d.name in HALF
+        if not (_usable(ctx, input, _ALL + HALF) and (row is not None if half else _out_dtype_ok(op, spec, d))):
+            return base(spec, input, dims, keepdim, dtype)
+        meta, nout = _walk(input, tuple(dims), True)
+        nk, nr, block = meta[:3]
+        by_rows = row is not None and not block and nk == 1 and nr == 1 and meta[-1] == 1
+        if half and not by_rows:  # the strided walk has no half kernels
             return base(spec, input, dims, keepdim, dtype)
         check_bounds(op, input)
         odt = spec.dtype
-        meta, nout = _walk(input, tuple(dims), True)
         out, buf = new_tensor(spec.shape, odt, nout * odt.itemsize, ctx.key)
         if nout == 0:
             return out
-        nk, nr, block = meta[:3]
         rshape = meta[4 + 2 * nk:4 + 2 * nk + nr]
         if 0 in rshape:  # an empty reduction: sum 0, prod 1, any False, all True (amax/amin: the meta refused)
             buf.view(odt.numpy)[:] = _IDENTITY[op]
             return out
-        row = rows.get(d.name)
-        if row is not None and not block and nk == 1 and nr == 1 and meta[-1] == 1:
+        if by_rows:
             row(nout, rshape[0], ctx.from_buffer(input._storage.data), input._offset, meta[4 + nk],
                 ctx.from_buffer(buf))
         else:
@@ -97,7 +107,7 @@ def _reduction(ctx, op: str, base):
                             ctx.from_buffer(buf))
         return out
 
-    kernel.c_functions = {"rows": rows, "strided": general}  # {table: {dtype: C function}}, for tests to count
+    kernel.c_functions = {"rows": rows, "strided": general}  # {table: {key: C function}}, for tests to count
     return kernel
 
 
