@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import time
@@ -85,7 +86,9 @@ def test_a_rank_that_dies_is_named_by_the_others_within_the_timeout():
     done = _launch(2, "fault.py", "exit", "2")
     assert time.monotonic() - start < 30
     assert done.returncode != 0 and "rank 0 was not stopped" not in done.stdout
-    assert "all_reduce on rank 0 did not complete within 2 s: rank 1 (pid" in done.stderr, done.stderr
+    # MPI either leaves rank 0 waiting (our timeout) or reports the closed connection first (a backend error)
+    assert re.search(r"all_reduce on rank 0 (did not complete within 2 s|failed \(.*\)): rank 1 \(pid \d+\) has "
+                     r"exited", done.stderr, re.S), done.stderr
     assert "has exited" in done.stderr
 
 

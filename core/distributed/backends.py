@@ -63,10 +63,29 @@ class Work:
         self._done = False
 
     def is_completed(self) -> bool:
-        """Whether the operation has finished (``Work.is_completed``); never blocks."""
-        if not self._done and self._poll():
-            self._complete()
+        """Whether the operation has finished (``Work.is_completed``); never blocks. A backend error while polling
+        (MPI reporting a peer's closed connection) is a DistBackendError naming the ranks that are gone."""
+        if not self._done:
+            try:
+                done = self._poll()
+            except Exception as exc:
+                raise DistBackendError(f"core.distributed: {self.what} failed ({type(exc).__name__}: "
+                                       f"{str(exc).strip()})" + self._why()) from exc
+            if done:
+                self._complete()
         return self._done
+
+    def _why(self, settle: float = 1.0) -> str:
+        """``": <which peers are gone>"`` from the backend, given ``settle`` seconds for a dying peer's process to
+        be reaped (a failure can be seen before its process has gone), or "" when the backend cannot tell."""
+        if self._diagnose is None:
+            return ""
+        deadline = time.monotonic() + settle
+        why = self._diagnose()
+        while "has exited" not in why and time.monotonic() < deadline:
+            time.sleep(0.05)
+            why = self._diagnose()
+        return f": {why}" if why else ""
 
     def is_success(self) -> bool:
         """Whether the operation finished without error (``Work.is_success``)."""
@@ -81,9 +100,8 @@ class Work:
         while not self.is_completed():
             now = time.monotonic()
             if now > deadline:
-                why = self._diagnose() if self._diagnose is not None else ""
                 raise DistBackendError(f"core.distributed: {self.what} did not complete within {limit:g} s"
-                                       + (f": {why}" if why else ""))
+                                       + self._why())
             if now - start > _SPIN_SECONDS:  # as MPI's own Wait, spin first (a sleep costs ~100 µs of latency),
                 time.sleep(pause)             # then back off to 1 ms so that a rank waiting long leaves the CPU
                 pause = min(1e-3, 2 * pause)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...plugins.hookspecs import hookimpl
 from ..kit import register_all
 
-CORE_PLUGIN_API = (1, 3)
+CORE_PLUGIN_API = (1, 4)
 
 
 @hookimpl

@@ -4,7 +4,7 @@ from core.backends.api import hookimpl, register_all
 
 from . import __version__
 
-CORE_PLUGIN_API = (1, 3)  # the plugin API this package was written for
+CORE_PLUGIN_API = (1, 4)  # the plugin API this package was written for
 
 DISABLED_KERNELS = set()  # [tool.core.plugin.toy] disable = ["exp"] sends those ops to the CPU fallback
 

@@ -8,7 +8,7 @@ from core.backends.api import get_operator, hookimpl, register_all
 
 from .lib import probe
 
-CORE_PLUGIN_API = (1, 3)
+CORE_PLUGIN_API = (1, 4)
 DEFAULT_MIN_NUMEL = 4096
 _SETTINGS = {"min_numel": DEFAULT_MIN_NUMEL}
 _STATE: dict = {}  # "context": the Context the registered kernels share, "key": their dispatch key

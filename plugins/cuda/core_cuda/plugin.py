@@ -7,7 +7,7 @@ from core.backends.api import hookimpl, register_all
 from . import __version__
 from .runtime import probe
 
-CORE_PLUGIN_API = (1, 3)
+CORE_PLUGIN_API = (1, 4)
 
 INSTALL_HINT = ("needs an NVIDIA GPU and driver; the extra core[cuda] with this plugin (from a checkout: "
                 "pip install -e '.[cuda]' -e plugins/cuda; cupy-cuda13x is for CUDA 13 drivers, use cupy-cuda12x on "

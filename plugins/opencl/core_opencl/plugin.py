@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from core.backends.api import hookimpl, register_all
 
-CORE_PLUGIN_API = (1, 3)
+CORE_PLUGIN_API = (1, 4)
 INSTALL_HINT = ("install an OpenCL runtime: `pip install \"pyopencl[pocl]\"` (PoCL, a CPU OpenCL), Debian's newer "
                 "PoCL (`apt install pocl-opencl-icd`, for CPUs too new for pip's), or your GPU vendor's ICD")
 
