@@ -70,7 +70,10 @@ class CpuCRuntime(NumpyRuntime):
         return aligned_empty(nbytes)
 
     def device_name(self, index: int = 0) -> str:
-        return f"{super().device_name(index)} (cpu_c)"
+        """The CPU's name, then cpu_c's and which kernels serve float32 convolution (``python -m core info``)."""
+        from .kernels.conv import conv_path
+
+        return f"{super().device_name(index)} (cpu_c; float32 convolution: {conv_path()})"
 
     def empty_cache(self) -> None:
         empty_cache()
