@@ -197,3 +197,22 @@ def test_disabled_onednn_leaves_convolution_to_cpu_c_c():
     name, values = result.stdout.strip().splitlines()
     assert "float32 convolution: cpu_c C (im2col + OpenBLAS); disabled by CORE_CPU_C_ONEDNN=0" in name
     assert values == f"{[18.0] * 12} 0"
+
+
+def test_onednn_primitives_follow_the_thread_count(dnnl):
+    """A primitive is made per thread count (oneDNN splits its work for the count it is created under)."""
+    import core_cpu_c
+
+    (x, w, b, g), geometry = _case(1)
+    expected = _reference(x, w, b, g, *geometry)
+    cx, cw, cb, cg = (core.tensor(a, dtype=core.float32) for a in (x, w, b, g))
+    before = core_cpu_c.get_num_threads()
+    try:
+        for threads in (1, 2):
+            core_cpu_c.set_num_threads(threads)
+            got = [get_operator("convolution")(cx, cw, cb, *geometry),
+                   *get_operator("convolution_backward")(cg, cx, cw, *geometry, (True, True, True))]
+            for r, e in zip(got, expected):
+                assert_close(r, core.tensor(e, dtype=core.float32), **_TOL)
+    finally:
+        core_cpu_c.set_num_threads(before)

@@ -53,7 +53,7 @@ ffibuilder.set_source(
     include_dirs=[str(CSRC)] + ([str(_prefix / "include")] if _prefix else []),
     # libdnnl.so.3 is not linked: lib.load_onednn loads it (RTLD_GLOBAL) from the run-time environment first
     extra_compile_args=["-O2", "-std=c99", "-D_POSIX_C_SOURCE=200809L"],
-    libraries=["pthread"],
+    libraries=["pthread", "gomp"],
 )
 
 if __name__ == "__main__":

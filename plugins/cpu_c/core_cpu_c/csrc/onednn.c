@@ -1,16 +1,19 @@
 /* Convolution forward and backward (data, weights + bias) through oneDNN's C API (dnnl.h), float32.
 
-   The caller's buffers are dense in PyTorch's layouts. Each problem (kind + ccc_dnnl_conv) gets a cache entry made
-   once: the primitive, created over format_tag_any so oneDNN picks its fastest (blocked) layouts, and per argument a
-   memory over the caller's buffer plus, where the layouts differ, a memory in oneDNN's layout and the reorder between
-   them. A call sets the buffers' handles, reorders the inputs in, runs the primitive and reorders the outputs back.
-   One mutex serialises the calls (cffi releases the GIL; the cache and the primitives' scratchpads are shared). */
+   The caller's buffers are dense in PyTorch's layouts. Each problem (kind + ccc_dnnl_conv + the thread count) gets
+   a cache entry made once: the primitive, created over format_tag_any so oneDNN picks its fastest (blocked) layouts,
+   and per argument a memory over the caller's buffer plus, where the layouts differ, a memory in oneDNN's layout and
+   the reorder between them. A call sets the buffers' handles, reorders the inputs in, runs the primitive and
+   reorders the outputs back. One mutex serialises the calls (cffi releases the GIL; the cache and the primitives'
+   scratchpads are shared). */
 #include <dnnl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "onednn.h"
+
+int omp_get_max_threads(void); /* libgomp's (oneDNN's GNU OpenMP build and cpu_c share it) */
 
 enum { FWD, BWD_DATA, BWD_WEIGHTS };
 #define MAX_ARGS 4
@@ -29,7 +32,7 @@ typedef struct {
 } arg_t;
 
 typedef struct entry {
-    int kind;
+    int kind, threads; /* oneDNN sizes a primitive's work split for the thread count it is created under */
     ccc_dnnl_conv key;
     dnnl_primitive_t prim;
     int nargs;
@@ -187,8 +190,9 @@ static dnnl_status_t build(entry_t* e) {
 
 /* The cached entry of (kind, p), made on first use; NULL (and *status) when oneDNN cannot run the problem. */
 static entry_t* find(int kind, const ccc_dnnl_conv* p, dnnl_status_t* status) {
+    int threads = omp_get_max_threads();
     for (entry_t* e = cache; e; e = e->next)
-        if (e->kind == kind && !memcmp(&e->key, p, sizeof *p)) return e;
+        if (e->kind == kind && e->threads == threads && !memcmp(&e->key, p, sizeof *p)) return e;
     if (!engine) {
         if ((*status = dnnl_engine_create(&engine, dnnl_cpu, 0)) != dnnl_success) return NULL;
         if ((*status = dnnl_stream_create(&stream, engine, dnnl_stream_default_flags)) != dnnl_success) return NULL;
@@ -200,6 +204,7 @@ static entry_t* find(int kind, const ccc_dnnl_conv* p, dnnl_status_t* status) {
         return NULL;
     }
     e->kind = kind;
+    e->threads = threads;
     e->key = *p;
     if ((*status = build(e)) != dnnl_success) {
         destroy(e);

@@ -75,7 +75,8 @@ def _dnnl_problem(ffi, x, weight, stride, padding, dilation, groups, has_bias: b
     n, c, o = x.shape[0], x.shape[1], weight.shape[0]
     if min(stride + dilation + kernel) < 1 or min(padding) < 0 or c != weight.shape[1] * groups or o % groups:
         return None
-    out = tuple((i + 2 * p - d * (k - 1) - 1) // s + 1 for i, k, s, p, d in zip(size, kernel, stride, padding, dilation))
+    out = tuple((i + 2 * p - d * (k - 1) - 1) // s + 1
+                for i, k, s, p, d in zip(size, kernel, stride, padding, dilation))
     if min((n, c, o) + out) < 1:
         return None
     pad3 = lambda v, fill: [int(e) for e in v] + [fill] * (3 - nd)  # noqa: E731 - unused dims stay fixed (the key)
