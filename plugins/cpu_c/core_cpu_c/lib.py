@@ -24,6 +24,10 @@ def load():
         # Idle OpenMP and OpenBLAS workers spin by default, and two spinning pools on few cores slow each other
         # 2-4x: let idle workers sleep. Must be set before libgomp initialises.
         os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+        # OpenBLAS' workers spin 2**28 cycles (~0.1 s) after each GEMM by default, taking the cores oneDNN's OpenMP
+        # threads then need: 2**4 makes them sleep at once (measured: the referee's CNN step 15 -> 9.3 ms with
+        # oneDNN, unchanged without it). Read when OpenBLAS initialises, below.
+        os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
         _preload_openblas()
         from ._ext import ffi, lib
 
