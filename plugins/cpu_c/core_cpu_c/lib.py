@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 
-__all__ = ["load", "set_num_threads", "get_num_threads"]
+__all__ = ["load", "load_onednn", "onednn_status", "set_num_threads", "get_num_threads"]
 
 _STATE: dict = {}
 
@@ -23,6 +24,10 @@ def load():
         # Idle OpenMP and OpenBLAS workers spin by default, and two spinning pools on few cores slow each other
         # 2-4x: let idle workers sleep. Must be set before libgomp initialises.
         os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+        # OpenBLAS' workers spin 2**28 cycles (~0.1 s) after each GEMM by default, taking the cores oneDNN's OpenMP
+        # threads then need: 2**4 makes them sleep at once (measured: the referee's CNN step 15 -> 9.3 ms with
+        # oneDNN, unchanged without it). Read when OpenBLAS initialises, below.
+        os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
         _preload_openblas()
         from ._ext import ffi, lib
 
@@ -35,6 +40,49 @@ def load():
         threads = config.get("num_threads")
         set_num_threads(threads if threads > 0 else os.cpu_count() or 1)
     return _STATE["ffi"], _STATE["lib"]
+
+
+def _onednn_library() -> str:
+    """The path of libdnnl.so.3: from the ``onednn-cpu-gomp`` wheel's file list, else CORE_ONEDNN_PREFIX's or the
+    environment prefix's lib/ (the soname alone, for the loader's search path, when none has it)."""
+    from importlib import metadata
+
+    try:
+        for f in metadata.distribution("onednn-cpu-gomp").files or ():
+            if str(f).endswith("libdnnl.so.3"):
+                return str(f.locate())
+    except metadata.PackageNotFoundError:
+        pass
+    for prefix in (os.environ.get("CORE_ONEDNN_PREFIX"), sys.prefix):
+        if prefix and os.path.isfile(os.path.join(prefix, "lib", "libdnnl.so.3")):
+            return os.path.join(prefix, "lib", "libdnnl.so.3")
+    return "libdnnl.so.3"
+
+
+def load_onednn():
+    """(ffi, lib) of core_cpu_c._onednn (oneDNN's convolution), or None where it is not there: not built (no
+    oneDNN headers at install), libdnnl.so.3 missing, or CORE_CPU_C_ONEDNN=0 (read once). :func:`onednn_status`
+    says why."""
+    if "onednn" not in _STATE:
+        _STATE["onednn"], _STATE["onednn_why"] = None, "disabled by CORE_CPU_C_ONEDNN=0"
+        if os.environ.get("CORE_CPU_C_ONEDNN", "1") != "0":
+            try:
+                load()  # libgomp and the thread count first: oneDNN shares the extension's OpenMP runtime
+                ctypes.CDLL(_onednn_library(), mode=ctypes.RTLD_GLOBAL)
+                from ._onednn import ffi, lib
+
+                _STATE["onednn"] = (ffi, lib)
+                version = lib.ccc_dnnl_version()
+                _STATE["onednn_why"] = f"oneDNN {version // 10000}.{version // 100 % 100}.{version % 100}"
+            except Exception as exc:  # not installed or not built: cpu_c's own kernels serve
+                _STATE["onednn_why"] = f"oneDNN unavailable ({type(exc).__name__}: {exc})"
+    return _STATE["onednn"]
+
+
+def onednn_status() -> str:
+    """"oneDNN X.Y.Z" when :func:`load_onednn` found it, else why not."""
+    load_onednn()
+    return _STATE["onednn_why"]
 
 
 def probe() -> tuple:

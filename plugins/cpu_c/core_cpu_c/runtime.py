@@ -78,8 +78,11 @@ class CpuCRuntime(NumpyRuntime):
         return aligned_empty(nbytes)
 
     def device_name(self, index: int = 0) -> str:
-        """The CPU's name, then the backend's and how its float16 kernels convert (``python -m core info``)."""
-        return f"{super().device_name(index)} (cpu_c, float16 {half_path()})"
+        """The CPU's name, then cpu_c's, how its float16 kernels convert and which kernels serve float32 convolution
+        (``python -m core info``)."""
+        from .kernels.conv import conv_path
+
+        return f"{super().device_name(index)} (cpu_c, float16 {half_path()}; float32 convolution: {conv_path()})"
 
     def empty_cache(self) -> None:
         empty_cache()

@@ -1,16 +1,28 @@
-"""Convolution (core.ops.conv, csrc/conv.c): ``convolution`` and ``convolution_backward`` as im2col + one OpenBLAS GEMM
-per image and group. C takes one or two spatial dims (1-D runs as 2-D with a height of 1), any stride, padding,
-dilation and groups (the rest: 3-D, an empty batch, runs the decomposition; see :class:`core_cpu_c.context.Family`).
+"""Convolution (core.ops.conv): ``convolution`` and ``convolution_backward``.
+
+float32 goes to oneDNN first (csrc/onednn.c, :func:`core_cpu_c.lib.load_onednn`): 1-, 2- and 3-D, any stride,
+padding, dilation and groups, the bias fused. Where oneDNN is not installed or declines a problem, and for float64,
+cpu_c's own C runs (csrc/conv.c): im2col + one OpenBLAS GEMM per image and group, one or two spatial dims (1-D as 2-D
+with a height of 1); the rest (3-D float64, an empty batch) runs the decomposition (:class:`core_cpu_c.context.Family`).
 """
 
 from __future__ import annotations
 
 from ..context import FLOATS, Family
 
-__all__ = ["kernels", "OPS", "same_float_dtype", "as_2d"]
+__all__ = ["kernels", "OPS", "same_float_dtype", "as_2d", "ONEDNN_CALLS", "conv_path"]
 
 OPS = ("convolution", "convolution_backward")
 _INT_MAX = 2**31 - 1
+ONEDNN_CALLS = {"forward": 0, "backward_data": 0, "backward_weights": 0}  # oneDNN primitive runs (tests read them)
+
+
+def conv_path() -> str:
+    """Which kernels serve float32 convolution on cpu_c: "oneDNN X.Y.Z", or cpu_c's own C and why (``core info``)."""
+    from ..lib import load_onednn, onednn_status
+
+    status = onednn_status()
+    return status if load_onednn() else f"cpu_c C (im2col + OpenBLAS); {status}"
 
 
 def same_float_dtype(*tensors) -> bool:
@@ -52,11 +64,88 @@ def _conv_geometry(ffi, x, weight, stride, padding, dilation, groups):
     return geometry, (oh, ow)[2 - (x.dim() - 2):]
 
 
+def _dnnl_problem(ffi, x, weight, stride, padding, dilation, groups, has_bias: bool):
+    """The ``ccc_dnnl_conv`` of a float32 convolution oneDNN may take (1 to 3 spatial dims, nothing empty) and its
+    output spatial sizes; None otherwise."""
+    nd = x.dim() - 2
+    if not 1 <= nd <= 3 or weight.dim() != x.dim() or not isinstance(groups, int) or groups < 1 \
+            or x.dtype.name != "float32" or not all(len(v) == nd for v in (stride, padding, dilation)):
+        return None
+    size, kernel = tuple(x.shape[2:]), tuple(weight.shape[2:])
+    n, c, o = x.shape[0], x.shape[1], weight.shape[0]
+    if min(stride + dilation + kernel) < 1 or min(padding) < 0 or c != weight.shape[1] * groups or o % groups:
+        return None
+    out = tuple((i + 2 * p - d * (k - 1) - 1) // s + 1
+                for i, k, s, p, d in zip(size, kernel, stride, padding, dilation))
+    if min((n, c, o) + out) < 1:
+        return None
+    pad3 = lambda v, fill: [int(e) for e in v] + [fill] * (3 - nd)  # noqa: E731 - unused dims stay fixed (the key)
+    problem = ffi.new("ccc_dnnl_conv*", {
+        "nd": nd, "batch": n, "channels": c, "out_channels": o, "groups": groups, "has_bias": int(has_bias),
+        "in": pad3(size, 0), "kernel": pad3(kernel, 0), "out": pad3(out, 0), "stride": pad3(stride, 0),
+        "pad": pad3(padding, 0), "dilation": pad3(dilation, 0)})
+    return problem, out
+
+
 class _Convolution(Family):
     ops, c_names = OPS, {"convolution": "conv2d", "convolution_backward": "conv2d_backward"}
 
+    def __init__(self, ctx):
+        from ..lib import load_onednn
+
+        super().__init__(ctx)
+        self.dnnl = load_onednn()  # (ffi, lib) or None
+
+    def _dnnl(self, kind: str, problem, *tensors) -> bool:
+        """Run oneDNN's ``kind`` primitive over the dense float32 ``tensors`` (NULL for None, in the C call's order);
+        False when oneDNN declines the problem (nothing was written)."""
+        ffi, lib = self.dnnl
+        pointers = [ffi.NULL if t is None else ffi.cast("void*", self.pointer(f"convolution ({kind})", t))
+                    for t in tensors]
+        if getattr(lib, f"ccc_dnnl_conv_{kind}")(problem, *pointers):
+            return False
+        ONEDNN_CALLS[kind] += 1
+        return True
+
+    def _dnnl_forward(self, input, weight, bias, stride, padding, dilation, groups):
+        """oneDNN's convolution (bias fused), or None when it does not take the problem."""
+        if self.dnnl is None or (bias is not None and (bias.dtype is not input.dtype or bias.dim() != 1)):
+            return None
+        found = _dnnl_problem(self.dnnl[0], input, weight, stride, padding, dilation, groups, bias is not None) \
+            if weight.dtype is input.dtype else None
+        if found is None:
+            return None
+        x, w, b = input.contiguous(), weight.contiguous(), self.contiguous(bias)
+        out, _ = self.empty((x.shape[0], w.shape[0]) + found[1], x.dtype)
+        return out if self._dnnl("forward", found[0], x, w, b, out) else None
+
+    def _dnnl_backward(self, grad_output, input, weight, stride, padding, dilation, groups, output_mask):
+        """oneDNN's (grad_input, grad_weight, grad_bias), or None when it does not take the problem."""
+        if self.dnnl is None or not same_float_dtype(grad_output, input, weight):
+            return None
+        found = _dnnl_problem(self.dnnl[0], input, weight, stride, padding, dilation, groups, bool(output_mask[2]))
+        if found is None or tuple(grad_output.shape) != (input.shape[0], weight.shape[0]) + found[1]:
+            return None
+        problem, g, x, w = found[0], grad_output.contiguous(), input.contiguous(), weight.contiguous()
+        grad_input = grad_weight = grad_bias = None
+        if output_mask[1] or output_mask[2]:  # one primitive gives both; a grad_weight nobody wants is dropped
+            grad_weight, _ = self.empty(tuple(w.shape), w.dtype)
+            grad_bias = self.empty((w.shape[0],), w.dtype)[0] if output_mask[2] else None
+            if not self._dnnl("backward_weights", problem, g, x, grad_weight, grad_bias):
+                return None
+        if output_mask[0]:
+            problem.has_bias = 0  # backward data has no bias: one cache entry whatever the mask
+            grad_input, _ = self.empty(tuple(x.shape), x.dtype)
+            if not self._dnnl("backward_data", problem, g, w, grad_input):
+                return None
+        return grad_input, grad_weight if output_mask[1] else None, grad_bias
+
     def convolution(self, input, weight, bias, stride, padding, dilation, groups):
-        """``convolution`` over the batched input: bias preset in the output, then one GEMM per image and group."""
+        """``convolution`` over the batched input: oneDNN for float32, else bias preset in the output, then one GEMM
+        per image and group."""
+        served = self._dnnl_forward(input, weight, bias, stride, padding, dilation, groups)
+        if served is not None:
+            return served
         tensors = (input, weight) if bias is None else (input, weight, bias)
         found = _conv_geometry(self.ffi, input, weight, stride, padding, dilation, groups) \
             if same_float_dtype(*tensors) else None
@@ -72,6 +161,9 @@ class _Convolution(Family):
 
     def convolution_backward(self, grad_output, input, weight, stride, padding, dilation, groups, output_mask):
         """(grad_input, grad_weight, grad_bias), None where ``output_mask`` is False."""
+        served = self._dnnl_backward(grad_output, input, weight, stride, padding, dilation, groups, output_mask)
+        if served is not None:
+            return served
         found = _conv_geometry(self.ffi, input, weight, stride, padding, dilation, groups) \
             if same_float_dtype(grad_output, input, weight) else None
         if found is None or tuple(grad_output.shape) != (input.shape[0], weight.shape[0]) + found[1]:

@@ -1,0 +1,285 @@
+/* Convolution forward and backward (data, weights + bias) through oneDNN's C API (dnnl.h), float32.
+
+   The caller's buffers are dense in PyTorch's layouts. Each problem (kind + ccc_dnnl_conv + the thread count) gets
+   a cache entry made once: the primitive, created over format_tag_any so oneDNN picks its fastest (blocked) layouts,
+   and per argument a memory over the caller's buffer plus, where the layouts differ, a memory in oneDNN's layout and
+   the reorder between them. A call sets the buffers' handles, reorders the inputs in, runs the primitive and
+   reorders the outputs back. One mutex serialises the calls (cffi releases the GIL; the cache and the primitives'
+   scratchpads are shared). */
+#include <dnnl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onednn.h"
+
+int omp_get_max_threads(void); /* libgomp's (oneDNN's GNU OpenMP build and cpu_c share it) */
+
+enum { FWD, BWD_DATA, BWD_WEIGHTS };
+#define MAX_ARGS 4
+#define MAX_ENTRIES 256 /* the cache is emptied when it holds this many problems */
+#define CHECK(call)                                                                                                    \
+    do {                                                                                                               \
+        dnnl_status_t status_ = (call);                                                                                \
+        if (status_ != dnnl_success) return status_;                                                                   \
+    } while (0)
+
+typedef struct {
+    int arg, output;          /* DNNL_ARG_* of the primitive; whether oneDNN writes it */
+    dnnl_memory_t user;       /* over the caller's buffer (its handle is set per call) */
+    dnnl_memory_t inner;      /* in the primitive's layout; NULL when the caller's layout is the primitive's */
+    dnnl_primitive_t reorder; /* user -> inner for inputs, inner -> user for outputs */
+} arg_t;
+
+typedef struct entry {
+    int kind, threads; /* oneDNN sizes a primitive's work split for the thread count it is created under */
+    ccc_dnnl_conv key;
+    dnnl_primitive_t prim;
+    int nargs;
+    arg_t args[MAX_ARGS];
+    struct entry* next;
+} entry_t;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static dnnl_engine_t engine;
+static dnnl_stream_t stream;
+static entry_t* cache;
+static int cache_len;
+
+static void destroy(entry_t* e) {
+    for (int i = 0; i < e->nargs; ++i) {
+        if (e->args[i].reorder) dnnl_primitive_destroy(e->args[i].reorder);
+        if (e->args[i].inner) dnnl_memory_destroy(e->args[i].inner);
+        if (e->args[i].user) dnnl_memory_destroy(e->args[i].user);
+    }
+    if (e->prim) dnnl_primitive_destroy(e->prim);
+    free(e);
+}
+
+static void clear(void) {
+    while (cache) {
+        entry_t* next = cache->next;
+        destroy(cache);
+        cache = next;
+    }
+    cache_len = 0;
+}
+
+/* A memory descriptor of dense row-major float32 (the caller's layout), or format_tag_any (oneDNN's choice). */
+static dnnl_status_t make_md(dnnl_memory_desc_t* md, int ndims, const dnnl_dims_t dims, int any) {
+    if (any) return dnnl_memory_desc_create_with_tag(md, ndims, dims, dnnl_f32, dnnl_format_tag_any);
+    dnnl_dims_t strides;
+    dnnl_dim_t s = 1;
+    for (int i = ndims - 1; i >= 0; --i) {
+        strides[i] = s;
+        s *= dims[i];
+    }
+    return dnnl_memory_desc_create_with_strides(md, ndims, dims, dnnl_f32, strides);
+}
+
+/* The descriptors of src, weights, bias, dst (layout any, or the caller's); bias is NULL without one. */
+static dnnl_status_t make_mds(const ccc_dnnl_conv* p, int any, dnnl_memory_desc_t md[4]) {
+    int nd = (int)p->nd, grouped = p->groups > 1;
+    dnnl_dims_t src = {p->batch, p->channels}, dst = {p->batch, p->out_channels}, bias = {p->out_channels}, w;
+    int wd = 0;
+    if (grouped) w[wd++] = p->groups;
+    w[wd++] = p->out_channels / p->groups;
+    w[wd++] = p->channels / p->groups;
+    for (int i = 0; i < nd; ++i) {
+        src[2 + i] = p->in[i];
+        dst[2 + i] = p->out[i];
+        w[wd + i] = p->kernel[i];
+    }
+    CHECK(make_md(&md[0], nd + 2, src, any));
+    CHECK(make_md(&md[1], wd + nd, w, any));
+    if (p->has_bias) CHECK(make_md(&md[2], 1, bias, any));
+    return make_md(&md[3], nd + 2, dst, any);
+}
+
+static void free_mds(dnnl_memory_desc_t md[4]) {
+    for (int i = 0; i < 4; ++i)
+        if (md[i]) dnnl_memory_desc_destroy(md[i]);
+}
+
+/* strides, dilations (oneDNN counts them from 0), left and right padding; the right padding makes oneDNN's output
+   size PyTorch's (floor division drops the rows a stride does not reach). */
+typedef struct {
+    dnnl_dims_t strides, dilates, pad_l, pad_r;
+} geometry_t;
+
+static void geometry(const ccc_dnnl_conv* p, geometry_t* g) {
+    for (int i = 0; i < p->nd; ++i) {
+        g->strides[i] = p->stride[i];
+        g->dilates[i] = p->dilation[i] - 1;
+        g->pad_l[i] = p->pad[i];
+        g->pad_r[i] = (p->out[i] - 1) * p->stride[i] + (p->kernel[i] - 1) * p->dilation[i] + 1 - p->in[i] - p->pad[i];
+    }
+}
+
+/* Appends the primitive's argument `arg` (its descriptor: query `what`, index `index`) over a caller's buffer of
+   descriptor `user_md`, with a reorder when the primitive's layout differs. */
+static dnnl_status_t add_arg(entry_t* e, const_dnnl_primitive_desc_t pd, int arg, dnnl_query_t what, int index,
+                             const_dnnl_memory_desc_t user_md, int output) {
+    arg_t* a = &e->args[e->nargs++];
+    a->arg = arg;
+    a->output = output;
+    const_dnnl_memory_desc_t inner_md = dnnl_primitive_desc_query_md(pd, what, index);
+    CHECK(dnnl_memory_create(&a->user, user_md, engine, DNNL_MEMORY_NONE));
+    if (dnnl_memory_desc_equal(user_md, inner_md)) return dnnl_success;
+    CHECK(dnnl_memory_create(&a->inner, inner_md, engine, DNNL_MEMORY_ALLOCATE));
+    dnnl_primitive_desc_t rpd;
+    CHECK(output ? dnnl_reorder_primitive_desc_create(&rpd, inner_md, engine, user_md, engine, NULL)
+                 : dnnl_reorder_primitive_desc_create(&rpd, user_md, engine, inner_md, engine, NULL));
+    dnnl_status_t status = dnnl_primitive_create(&a->reorder, rpd);
+    dnnl_primitive_desc_destroy(rpd);
+    return status;
+}
+
+/* The primitive and arguments of entry e (its kind and key set); the argument order is the call's pointer order. */
+static dnnl_status_t build_pds(entry_t* e, dnnl_memory_desc_t user[4], dnnl_memory_desc_t any[4],
+                               dnnl_primitive_desc_t* hint, dnnl_primitive_desc_t* pd) {
+    const ccc_dnnl_conv* p = &e->key;
+    geometry_t g;
+    geometry(p, &g);
+    const dnnl_alg_kind_t alg = dnnl_convolution_direct;
+    CHECK(make_mds(p, 0, user));
+    CHECK(make_mds(p, 1, any));
+    CHECK(dnnl_convolution_forward_primitive_desc_create(hint, engine, dnnl_forward_training, alg, any[0], any[1],
+                                                         any[2], any[3], g.strides, g.dilates, g.pad_l, g.pad_r,
+                                                         NULL));
+    if (e->kind == BWD_DATA)
+        CHECK(dnnl_convolution_backward_data_primitive_desc_create(pd, engine, alg, any[0], any[1], any[3], g.strides,
+                                                                   g.dilates, g.pad_l, g.pad_r, *hint, NULL));
+    else if (e->kind == BWD_WEIGHTS)
+        CHECK(dnnl_convolution_backward_weights_primitive_desc_create(pd, engine, alg, any[0], any[1], any[2], any[3],
+                                                                      g.strides, g.dilates, g.pad_l, g.pad_r, *hint,
+                                                                      NULL));
+    else {
+        *pd = *hint;
+        *hint = NULL;
+    }
+    CHECK(dnnl_primitive_create(&e->prim, *pd));
+    if (e->kind == FWD) {
+        CHECK(add_arg(e, *pd, DNNL_ARG_SRC, dnnl_query_src_md, 0, user[0], 0));
+        CHECK(add_arg(e, *pd, DNNL_ARG_WEIGHTS, dnnl_query_weights_md, 0, user[1], 0));
+        if (e->key.has_bias) CHECK(add_arg(e, *pd, DNNL_ARG_BIAS, dnnl_query_weights_md, 1, user[2], 0));
+        return add_arg(e, *pd, DNNL_ARG_DST, dnnl_query_dst_md, 0, user[3], 1);
+    }
+    if (e->kind == BWD_DATA) {
+        CHECK(add_arg(e, *pd, DNNL_ARG_DIFF_DST, dnnl_query_diff_dst_md, 0, user[3], 0));
+        CHECK(add_arg(e, *pd, DNNL_ARG_WEIGHTS, dnnl_query_weights_md, 0, user[1], 0));
+        return add_arg(e, *pd, DNNL_ARG_DIFF_SRC, dnnl_query_diff_src_md, 0, user[0], 1);
+    }
+    CHECK(add_arg(e, *pd, DNNL_ARG_DIFF_DST, dnnl_query_diff_dst_md, 0, user[3], 0));
+    CHECK(add_arg(e, *pd, DNNL_ARG_SRC, dnnl_query_src_md, 0, user[0], 0));
+    CHECK(add_arg(e, *pd, DNNL_ARG_DIFF_WEIGHTS, dnnl_query_diff_weights_md, 0, user[1], 1));
+    if (e->key.has_bias) CHECK(add_arg(e, *pd, DNNL_ARG_DIFF_BIAS, dnnl_query_diff_weights_md, 1, user[2], 1));
+    return dnnl_success;
+}
+
+static dnnl_status_t build(entry_t* e) {
+    dnnl_memory_desc_t user[4] = {0}, any[4] = {0};
+    dnnl_primitive_desc_t hint = NULL, pd = NULL;
+    dnnl_status_t status = build_pds(e, user, any, &hint, &pd);
+    if (pd) dnnl_primitive_desc_destroy(pd);
+    if (hint) dnnl_primitive_desc_destroy(hint);
+    free_mds(user);
+    free_mds(any);
+    return status;
+}
+
+/* The cached entry of (kind, p), made on first use; NULL (and *status) when oneDNN cannot run the problem. */
+static entry_t* find(int kind, const ccc_dnnl_conv* p, dnnl_status_t* status) {
+    int threads = omp_get_max_threads();
+    for (entry_t* e = cache; e; e = e->next)
+        if (e->kind == kind && e->threads == threads && !memcmp(&e->key, p, sizeof *p)) return e;
+    if (!engine) {
+        if ((*status = dnnl_engine_create(&engine, dnnl_cpu, 0)) != dnnl_success) return NULL;
+        if ((*status = dnnl_stream_create(&stream, engine, dnnl_stream_default_flags)) != dnnl_success) return NULL;
+    }
+    if (cache_len >= MAX_ENTRIES) clear();
+    entry_t* e = calloc(1, sizeof *e);
+    if (!e) {
+        *status = dnnl_out_of_memory;
+        return NULL;
+    }
+    e->kind = kind;
+    e->threads = threads;
+    e->key = *p;
+    if ((*status = build(e)) != dnnl_success) {
+        destroy(e);
+        return NULL;
+    }
+    e->next = cache;
+    cache = e;
+    ++cache_len;
+    return e;
+}
+
+static dnnl_status_t execute(const entry_t* e, void* const* buffers) {
+    dnnl_exec_arg_t exec[MAX_ARGS];
+    for (int i = 0; i < e->nargs; ++i) {
+        const arg_t* a = &e->args[i];
+        CHECK(dnnl_memory_set_data_handle(a->user, buffers[i]));
+        exec[i].arg = a->arg;
+        exec[i].memory = a->inner ? a->inner : a->user;
+        if (a->reorder && !a->output) {
+            dnnl_exec_arg_t r[2] = {{DNNL_ARG_FROM, a->user}, {DNNL_ARG_TO, a->inner}};
+            CHECK(dnnl_primitive_execute(a->reorder, stream, 2, r));
+        }
+    }
+    CHECK(dnnl_primitive_execute(e->prim, stream, e->nargs, exec));
+    for (int i = 0; i < e->nargs; ++i) {
+        const arg_t* a = &e->args[i];
+        if (a->reorder && a->output) {
+            dnnl_exec_arg_t r[2] = {{DNNL_ARG_FROM, a->inner}, {DNNL_ARG_TO, a->user}};
+            CHECK(dnnl_primitive_execute(a->reorder, stream, 2, r));
+        }
+    }
+    return dnnl_stream_wait(stream);
+}
+
+static int run(int kind, const ccc_dnnl_conv* p, void* const* buffers) {
+    if (p->nd < 1 || p->nd > 3) return dnnl_invalid_arguments;
+    pthread_mutex_lock(&lock);
+    dnnl_status_t status = dnnl_success;
+    entry_t* e = find(kind, p, &status);
+    if (e) status = execute(e, buffers);
+    pthread_mutex_unlock(&lock);
+    return (int)status;
+}
+
+int ccc_dnnl_conv_forward(const ccc_dnnl_conv* p, const void* x, const void* w, const void* bias, void* out) {
+    void* const with_bias[4] = {(void*)x, (void*)w, (void*)bias, out};
+    void* const without[3] = {(void*)x, (void*)w, out};
+    return run(FWD, p, p->has_bias ? with_bias : without);
+}
+
+int ccc_dnnl_conv_backward_data(const ccc_dnnl_conv* p, const void* grad_out, const void* w, void* grad_x) {
+    void* const buffers[3] = {(void*)grad_out, (void*)w, grad_x};
+    return run(BWD_DATA, p, buffers);
+}
+
+int ccc_dnnl_conv_backward_weights(const ccc_dnnl_conv* p, const void* grad_out, const void* x, void* grad_w,
+                                   void* grad_b) {
+    void* const buffers[4] = {(void*)grad_out, (void*)x, grad_w, grad_b};
+    return run(BWD_WEIGHTS, p, buffers);
+}
+
+int ccc_dnnl_cache_size(void) {
+    pthread_mutex_lock(&lock);
+    int n = cache_len;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+void ccc_dnnl_cache_clear(void) {
+    pthread_mutex_lock(&lock);
+    clear();
+    pthread_mutex_unlock(&lock);
+}
+
+int ccc_dnnl_version(void) {
+    const dnnl_version_t* v = dnnl_version();
+    return v->major * 10000 + v->minor * 100 + v->patch;
+}

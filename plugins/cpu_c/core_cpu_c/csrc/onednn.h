@@ -1,0 +1,18 @@
+/* oneDNN convolution (declarations cffi reads: plain C, no macros; onednn.c includes dnnl.h). A problem is one
+   ccc_dnnl_conv: 1, 2 or 3 spatial dims, dense (contiguous) float32 buffers in PyTorch's layouts (N, C, *spatial),
+   (O, C / groups, *kernel), (O,). Each call returns 0, or a nonzero dnnl_status_t when oneDNN cannot run the problem
+   (the caller then runs its other kernels). Primitives are cached on the whole struct, so a repeated call reuses
+   them and only reorders data. */
+typedef struct {
+    long long nd, batch, channels, out_channels, groups, has_bias;
+    long long in[3], kernel[3], out[3], stride[3], pad[3], dilation[3];
+} ccc_dnnl_conv;
+
+int ccc_dnnl_conv_forward(const ccc_dnnl_conv* p, const void* x, const void* w, const void* bias, void* out);
+int ccc_dnnl_conv_backward_data(const ccc_dnnl_conv* p, const void* grad_out, const void* w, void* grad_x);
+/* grad_b may be NULL when p->has_bias is 0 */
+int ccc_dnnl_conv_backward_weights(const ccc_dnnl_conv* p, const void* grad_out, const void* x, void* grad_w,
+                                   void* grad_b);
+int ccc_dnnl_cache_size(void);
+void ccc_dnnl_cache_clear(void);
+int ccc_dnnl_version(void);

@@ -1,0 +1,218 @@
+"""cpu_c's oneDNN convolution (plugins/cpu_c/core_cpu_c/csrc/onednn.c): it serves float32 when oneDNN is installed,
+matches a NumPy reference forward and backward (1-, 2- and 3-D, stride, padding, dilation, groups, bias), reuses its
+cached primitives, and leaves float64 and a disabled oneDNN to cpu_c's own C."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import core
+import core.nn.functional as F
+from core.dispatch import get_operator
+from core.testing import assert_close
+
+pytest.importorskip("core_cpu_c", reason="the cpu_c plugin is not installed (pip install plugins/cpu_c)")
+if not hasattr(pytest.importorskip("core_cpu_c.lib"), "load_onednn"):
+    pytest.skip("the installed cpu_c is not this checkout's (it has no oneDNN path)", allow_module_level=True)
+from cpu_c_support import load_cpu_c  # noqa: E402
+
+
+@pytest.fixture
+def dnnl():
+    """(ffi, lib) of core_cpu_c._onednn, cpu_c serving ``cpu``; skips where oneDNN is not installed or not built."""
+    load_cpu_c(require_selected=True)
+    from core_cpu_c.lib import load_onednn, onednn_status
+
+    found = load_onednn()
+    if found is None:
+        pytest.skip(onednn_status())
+    return found
+
+
+def _calls() -> dict:
+    from core_cpu_c.kernels.conv import ONEDNN_CALLS
+
+    return dict(ONEDNN_CALLS)
+
+
+# -- the NumPy reference: one slice of the padded input per kernel offset, float64 --------------------------------
+def _offsets(x, kernel, stride, padding, dilation, out):
+    """(kernel offset, the padded input's slice it multiplies) for each offset of the kernel."""
+    for k in itertools.product(*(range(n) for n in kernel)):
+        yield k, (slice(None), slice(None)) + tuple(
+            slice(ki * d, ki * d + s * (o - 1) + 1, s) for ki, d, s, o in zip(k, dilation, stride, out))
+
+
+def _grouped(a, groups):  # (N, C, ...) -> (N, G, C/G, ...)
+    return a.reshape((a.shape[0], groups, a.shape[1] // groups) + a.shape[2:])
+
+
+def _reference(x, w, b, g, stride, padding, dilation, groups):
+    """(out, grad_x, grad_w, grad_b) of conv(x, w) + b in float64 NumPy; ``g`` is the gradient of out (None: zeros)."""
+    nd = x.ndim - 2
+    kernel = w.shape[2:]
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
+    out_size = tuple((i + 2 * p - d * (k - 1) - 1) // s + 1
+                     for i, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation))
+    wg = w.reshape((groups, w.shape[0] // groups) + w.shape[1:])  # (G, O/G, C/G, *K)
+    g = np.zeros((x.shape[0], w.shape[0]) + out_size) if g is None else g
+    gg = _grouped(g, groups)  # (N, G, O/G, *L)
+    out = np.zeros((x.shape[0], groups, w.shape[0] // groups) + out_size)
+    grad_xp, grad_w = np.zeros_like(xp), np.zeros_like(wg)
+    for k, where in _offsets(xp, kernel, stride, padding, dilation, out_size):
+        window = _grouped(xp[where], groups)  # (N, G, C/G, *L)
+        flat = window.reshape(window.shape[:3] + (-1,))  # (N, G, C/G, L)
+        wk = wg[(Ellipsis,) + k]  # (G, O/G, C/G)
+        out += np.einsum("goc,ngcl->ngol", wk, flat).reshape(out.shape)
+        grad_w[(Ellipsis,) + k] = np.einsum("ngol,ngcl->goc", gg.reshape(gg.shape[:3] + (-1,)), flat)
+        grad_xp[where] += np.einsum("goc,ngol->ngcl", wk, gg.reshape(gg.shape[:3] + (-1,))).reshape(xp[where].shape)
+    out = out.reshape((x.shape[0], w.shape[0]) + out_size) + b.reshape((-1,) + (1,) * nd)
+    crop = (slice(None), slice(None)) + tuple(slice(p, p + n) for p, n in zip(padding, x.shape[2:]))
+    return out, grad_xp[crop], grad_w.reshape(w.shape), g.sum(axis=(0,) + tuple(range(2, g.ndim)))
+
+
+# (input shape, weight shape, stride, padding, dilation, groups): 2-D plain, the referee's shape, strided + dilated +
+# grouped, depthwise, pointwise, windows that miss the last rows (oneDNN's right padding), 1-D and 3-D
+_CASES = [
+    ((3, 4, 9, 8), (6, 4, 3, 3), (1, 1), (0, 0), (1, 1), 1),
+    ((4, 16, 28, 28), (32, 16, 3, 3), (1, 1), (1, 1), (1, 1), 1),
+    ((2, 4, 9, 11), (6, 2, 3, 2), (2, 3), (1, 2), (2, 1), 2),
+    ((4, 6, 7, 7), (6, 1, 3, 3), (1, 1), (1, 1), (1, 1), 6),
+    ((5, 8, 6, 5), (4, 8, 1, 1), (1, 1), (0, 0), (1, 1), 1),
+    ((2, 3, 10, 10), (2, 3, 4, 4), (3, 3), (0, 0), (1, 1), 1),
+    ((1, 3, 8, 8), (5, 3, 2, 3), (2, 1), (1, 0), (1, 2), 1),
+    ((3, 4, 17), (6, 2, 3), (2,), (1,), (2,), 2),
+    ((2, 2, 5, 6, 7), (4, 2, 3, 2, 3), (1, 2, 1), (1, 0, 2), (1, 1, 2), 1),
+]
+
+
+def _case(i):
+    x_shape, w_shape, stride, padding, dilation, groups = _CASES[i]
+    rng = np.random.default_rng(i)
+    x, w, b = rng.standard_normal(x_shape), rng.standard_normal(w_shape), rng.standard_normal(w_shape[0])
+    ref = _reference(x, w, b, None, stride, padding, dilation, groups)[0]
+    g = rng.standard_normal(ref.shape)
+    return (x, w, b, g), (stride, padding, dilation, groups)
+
+
+_TOL = {"rtol": 2e-4, "atol": 2e-4}
+
+
+@pytest.mark.parametrize("case", range(len(_CASES)))
+def test_onednn_convolution_matches_numpy(dnnl, case):
+    (x, w, b, g), geometry = _case(case)
+    out, grad_x, grad_w, grad_b = _reference(x, w, b, g, *geometry)
+    cx, cw, cb, cg = (core.tensor(a, dtype=core.float32) for a in (x, w, b, g))
+    before = _calls()
+    assert_close(get_operator("convolution")(cx, cw, cb, *geometry), core.tensor(out, dtype=core.float32), **_TOL)
+    no_bias = out - b.reshape((-1,) + (1,) * (x.ndim - 2))
+    assert_close(get_operator("convolution")(cx, cw, None, *geometry), core.tensor(no_bias, dtype=core.float32),
+                 **_TOL)
+    expected = [core.tensor(a, dtype=core.float32) for a in (grad_x, grad_w, grad_b)]
+    for mask in [(True, True, True), (True, False, False), (False, True, False), (False, False, True)]:
+        got = get_operator("convolution_backward")(cg, cx, cw, *geometry, mask)
+        for wanted, r, e in zip(mask, got, expected):
+            assert (r is None) == (not wanted)
+            if wanted:
+                assert r.shape == e.shape and r.dtype == core.float32
+                assert_close(r, e, **_TOL)
+    after = _calls()
+    assert after["forward"] - before["forward"] == 2
+    assert after["backward_data"] - before["backward_data"] == 2
+    assert after["backward_weights"] - before["backward_weights"] == 3
+
+
+@pytest.mark.parametrize("case", [1, 2, 7, 8])
+def test_onednn_gradients_through_autograd(dnnl, case):
+    """F.conv*d + backward in float32 (oneDNN forward and both backward primitives) against NumPy's gradients."""
+    (x, w, b, g), (stride, padding, dilation, groups) = _case(case)
+    _, grad_x, grad_w, grad_b = _reference(x, w, b, g, stride, padding, dilation, groups)
+    cx, cw, cb = (core.tensor(a, dtype=core.float32, requires_grad=True) for a in (x, w, b))
+    conv = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[x.ndim - 2]
+    before = _calls()
+    conv(cx, cw, cb, stride, padding, dilation, groups).backward(core.tensor(g, dtype=core.float32))
+    for t, e in ((cx, grad_x), (cw, grad_w), (cb, grad_b)):
+        assert_close(t.grad, core.tensor(e, dtype=core.float32), **_TOL)
+    after = _calls()
+    assert all(after[k] > before[k] for k in after)
+
+
+def test_onednn_takes_strided_operands(dnnl):
+    x = core.randn(2, 3, 8, 9).transpose(2, 3)
+    w = core.randn(3, 5, 3, 2).permute(1, 0, 2, 3)
+    b = core.randn(10)[::2]
+    geometry = ((1, 2), (1, 0), (1, 1), 1)
+    before = _calls()
+    out = get_operator("convolution")(x, w, b, *geometry)
+    expected = _reference(*(a.numpy().astype(np.float64) for a in (x, w, b)), None, *geometry)[0]
+    assert_close(out, core.tensor(expected, dtype=core.float32), **_TOL)
+    assert _calls()["forward"] == before["forward"] + 1
+
+
+def test_onednn_reuses_its_cached_primitives(dnnl):
+    _, lib = dnnl
+    lib.ccc_dnnl_cache_clear()
+    x, w = core.randn(2, 3, 8, 8), core.randn(4, 3, 3, 3)
+    first = get_operator("convolution")(x, w, None, (1, 1), (1, 1), (1, 1), 1)
+    assert lib.ccc_dnnl_cache_size() == 1
+    again = get_operator("convolution")(x * 2, w, None, (1, 1), (1, 1), (1, 1), 1)  # same problem, new data
+    assert lib.ccc_dnnl_cache_size() == 1
+    assert_close(again, first * 2, rtol=1e-5, atol=1e-5)
+    get_operator("convolution")(core.randn(3, 3, 8, 8), w, None, (1, 1), (1, 1), (1, 1), 1)  # another batch size
+    assert lib.ccc_dnnl_cache_size() == 2
+    lib.ccc_dnnl_cache_clear()
+    assert lib.ccc_dnnl_cache_size() == 0
+
+
+def test_float64_and_empty_batches_stay_on_cpu_c_own_path(dnnl):
+    before = _calls()
+    x, w = core.randn(2, 3, 8, 8, dtype=core.float64), core.randn(4, 3, 3, 3, dtype=core.float64)
+    out = get_operator("convolution")(x, w, None, (1, 1), (0, 0), (1, 1), 1)
+    expected = _reference(x.numpy(), w.numpy(), np.zeros(4), None, (1, 1), (0, 0), (1, 1), 1)[0]
+    assert_close(out, core.tensor(expected))
+    empty = get_operator("convolution")(core.randn(0, 3, 8, 8), w.float(), None, (1, 1), (0, 0), (1, 1), 1)
+    assert empty.shape == (0, 4, 6, 6)
+    assert _calls() == before
+
+
+def test_core_info_names_the_convolution_path(dnnl):
+    assert "float32 convolution: oneDNN 3." in core.cpu.get_device_name()
+
+
+def test_disabled_onednn_leaves_convolution_to_cpu_c_c():
+    code = ("import numpy as np, core; from core.dispatch import get_operator; "
+            "from core_cpu_c.kernels.conv import ONEDNN_CALLS; "
+            "x = core.ones(1, 2, 4, 4); w = core.ones(3, 2, 3, 3); "
+            "out = get_operator('convolution')(x, w, None, (1, 1), (0, 0), (1, 1), 1); "
+            "print(core.cpu.get_device_name()); print(out.numpy().ravel().tolist(), sum(ONEDNN_CALLS.values()))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "CORE_CPU_C_ONEDNN": "0", "CORE_BACKENDS": "cpu=cpu_c"})
+    assert result.returncode == 0, result.stderr
+    name, values = result.stdout.strip().splitlines()
+    assert "float32 convolution: cpu_c C (im2col + OpenBLAS); disabled by CORE_CPU_C_ONEDNN=0" in name
+    assert values == f"{[18.0] * 12} 0"
+
+
+def test_onednn_primitives_follow_the_thread_count(dnnl):
+    """A primitive is made per thread count (oneDNN splits its work for the count it is created under)."""
+    import core_cpu_c
+
+    (x, w, b, g), geometry = _case(1)
+    expected = _reference(x, w, b, g, *geometry)
+    cx, cw, cb, cg = (core.tensor(a, dtype=core.float32) for a in (x, w, b, g))
+    before = core_cpu_c.get_num_threads()
+    try:
+        for threads in (1, 2):
+            core_cpu_c.set_num_threads(threads)
+            got = [get_operator("convolution")(cx, cw, cb, *geometry),
+                   *get_operator("convolution_backward")(cg, cx, cw, *geometry, (True, True, True))]
+            for r, e in zip(got, expected):
+                assert_close(r, core.tensor(e, dtype=core.float32), **_TOL)
+    finally:
+        core_cpu_c.set_num_threads(before)
