@@ -73,6 +73,7 @@ def ddp_step_rate(model, batch, steps: int) -> float:
 def main() -> None:
     quick = "--quick" in sys.argv
     dist.init_process_group("mpi")
+    core.set_num_threads(1)  # n processes x 1 thread against 1 process x 1 thread: no core is oversubscribed
     rank, world = dist.get_rank(), dist.get_world_size()
     rows = all_reduce_table(quick)
     rng = np.random.default_rng(rank)

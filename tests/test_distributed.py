@@ -210,6 +210,48 @@ def test_without_a_launcher_the_world_is_one_process_and_env_must_agree():
            "mpiexec -n N" in done.stderr
 
 
+_FAST_PATH = """
+import numpy as np
+import core, core.nn as nn, core.distributed as dist
+
+dist.init_process_group()
+pg = dist.group.WORLD
+for t in (core.arange(6.0), nn.Parameter(core.ones(2, 3)), core.arange(4, dtype=core.int64)):
+    array, write_back = pg.buffer(t)  # contiguous host memory of a dtype MPI knows: the tensor's own
+    assert write_back is None and np.shares_memory(array, t.detach().numpy()), t
+for t in (core.zeros(4, 2)[:, 0], core.ones(3, dtype=core.float16)):  # strided, no MPI dtype: staged
+    array, write_back = pg.buffer(t)
+    assert write_back is not None and array.flags.c_contiguous and array.dtype == np.float32, t
+t = core.arange(6.0)
+assert dist.all_reduce(t) is None and t.tolist() == [0, 1, 2, 3, 4, 5]
+work = dist.all_reduce(t, op=dist.ReduceOp.AVG, async_op=True)
+assert work.wait() and work.result()[0] is t and t.tolist() == [0, 1, 2, 3, 4, 5]
+half = core.tensor([1.5, 2.5], dtype=core.float16)
+dist.all_reduce(half, op=dist.ReduceOp.MAX)
+assert half.dtype == core.float16 and half.tolist() == [1.5, 2.5]
+for call, error in ((lambda: dist.all_reduce([1.0]), "all_reduce(): expected parameter `tensor` of type Tensor "
+                                                    "but got list instead"),
+                    (lambda: dist.all_reduce(t, op="sum"), "all_reduce(): op must be a ReduceOp, got 'sum'"),
+                    (lambda: dist.all_reduce(core.ones(2, dtype=core.complex64), op=dist.ReduceOp.MAX),
+                     "all_reduce does not support ReduceOp.MAX on complex tensors")):
+    try:
+        call()
+    except (TypeError, ValueError) as exc:
+        assert str(exc) == error, exc
+    else:
+        raise AssertionError(error)
+dist.destroy_process_group()
+print("ok")
+"""
+
+
+@needs_mpi
+def test_all_reduce_hands_host_tensors_to_mpi_without_copies_and_checks_its_arguments():
+    done = subprocess.run([sys.executable, "-c", _FAST_PATH], capture_output=True, text=True, timeout=60,
+                          env=_env())
+    assert done.returncode == 0 and done.stdout.split() == ["ok"], done.stderr
+
+
 @pytest.mark.parametrize("kind", ["hash", "file", "prefix", "tcp"])
 def test_stores_set_get_add_compare_set_and_wait(kind, tmp_path):
     from datetime import timedelta

@@ -19,6 +19,7 @@ __all__ = ["ReduceOp", "Work", "ProcessGroup", "DistError", "DistBackendError", 
            "process_group_backend"]
 
 _SPIN_SECONDS = 0.005  # how long Work.wait polls without sleeping
+_QUICK_POLLS = range(200)  # polls before Work.wait looks at the clock (a few µs: far below any timeout)
 
 #: The default collective timeout (``torch.distributed.default_pg_timeout``).
 default_pg_timeout = timedelta(minutes=30)
@@ -46,6 +47,10 @@ class ReduceOp(enum.Enum):
     BOR = "bor"
     BXOR = "bxor"
 
+    # members are singletons compared by identity: hash them so too (Enum's own __hash__ is Python code that
+    # hashes the name, a cost on every collective's op look-up)
+    __hash__ = object.__hash__
+
     def __repr__(self) -> str:
         return f"<ReduceOp.{self.name}>"
 
@@ -57,8 +62,10 @@ class Work:
     averaging) run once, when it is; ``diagnose()`` explains a timeout (which peers are gone).
     """
 
+    __slots__ = ("what", "_poll", "_finish", "_timeout", "_diagnose", "_result", "_done")
+
     def __init__(self, what: str, poll, finish=(), timeout: float = 1800.0, diagnose=None, result=None):
-        self.what, self._poll, self._finish = what, poll, list(finish)
+        self.what, self._poll, self._finish = what, poll, [f for f in finish if f is not None] if finish else []
         self._timeout, self._diagnose, self._result = timeout, diagnose, result
         self._done = False
 
@@ -69,11 +76,14 @@ class Work:
             try:
                 done = self._poll()
             except Exception as exc:
-                raise DistBackendError(f"core.distributed: {self.what} failed ({type(exc).__name__}: "
-                                       f"{str(exc).strip()})" + self._why()) from exc
+                raise self._failed(exc) from exc
             if done:
                 self._complete()
         return self._done
+
+    def _failed(self, exc: Exception) -> DistBackendError:
+        return DistBackendError(f"core.distributed: {self.what} failed ({type(exc).__name__}: {str(exc).strip()})"
+                                + self._why())
 
     def _why(self, settle: float = 1.0) -> str:
         """``": <which peers are gone>"`` from the backend, given ``settle`` seconds for a dying peer's process to
@@ -94,18 +104,39 @@ class Work:
     def wait(self, timeout: timedelta | None = None) -> bool:
         """Block until the operation finishes (``Work.wait``); DistBackendError, naming the ranks that are gone
         where the backend can tell, after ``timeout`` (default: the process group's)."""
-        limit = timeout.total_seconds() if timeout is not None else self._timeout
+        if self._done:
+            return True
+        poll = self._poll  # is_completed() inlined: a small message's whole wait is these few polls
+        try:
+            if not poll():
+                for _ in _QUICK_POLLS:  # a small message completes within microseconds: poll without the clock
+                    if poll():
+                        break
+                else:
+                    self._wait_timed(poll, timeout.total_seconds() if timeout is not None else self._timeout)
+        except _Timeout as late:
+            raise DistBackendError(f"core.distributed: {self.what} did not complete within {late.args[0]:g} s"
+                                   + self._why()) from None
+        except Exception as exc:
+            raise self._failed(exc) from exc
+        self._done = True
+        for finish in self._finish:
+            finish()
+        return True
+
+    @staticmethod
+    def _wait_timed(poll, limit: float) -> None:
+        """Poll until done; _Timeout after ``limit`` seconds. As MPI's own Wait, spin first (a sleep costs ~100 µs
+        of latency), then back off to sleeps of up to 1 ms so that a rank waiting long leaves the CPU."""
         start = time.monotonic()
-        deadline, pause = start + limit, 1e-5
-        while not self.is_completed():
+        deadline, spin_end, pause = start + limit, start + _SPIN_SECONDS, 1e-5
+        while not poll():
             now = time.monotonic()
             if now > deadline:
-                raise DistBackendError(f"core.distributed: {self.what} did not complete within {limit:g} s"
-                                       + self._why())
-            if now - start > _SPIN_SECONDS:  # as MPI's own Wait, spin first (a sleep costs ~100 µs of latency),
-                time.sleep(pause)             # then back off to 1 ms so that a rank waiting long leaves the CPU
+                raise _Timeout(limit)
+            if now > spin_end:
+                time.sleep(pause)
                 pause = min(1e-3, 2 * pause)
-        return True
 
     def result(self):
         """The operation's output: the tensors it wrote, or the sender's rank for a receive (``Work.result``)."""
@@ -125,6 +156,10 @@ class Work:
         self._done = True
         for finish in self._finish:
             finish()
+
+
+class _Timeout(Exception):
+    """Work.wait's deadline passed (turned into a DistBackendError outside the polling loop)."""
 
 
 class _DrivenFuture(Future):

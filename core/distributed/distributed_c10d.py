@@ -144,10 +144,11 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
 
 def _group(group) -> ProcessGroup:
     """``group``, or the default group; ValueError before ``init_process_group``."""
-    if GroupMember.WORLD is None:
+    world = GroupMember.WORLD
+    if world is None:
         raise ValueError("Default process group has not been initialized, please make sure to call "
                          "init_process_group.")
-    return GroupMember.WORLD if group is None else group
+    return world if group is None else group
 
 
 def get_rank(group=None) -> int:
@@ -247,20 +248,26 @@ def _average(array, size: int):
 
 
 def _run(work: Work, async_op: bool, outputs=None):
-    """The Work for ``async_op``, else wait for it; ``outputs`` (the tensors written) become its result."""
+    """The Work for ``async_op`` (``outputs``, the tensors written, become its result), else wait for it."""
+    if not async_op:
+        work.wait()
+        return None
     if outputs is not None:
         work._result = outputs
-    return work if async_op else work.wait() and None
+    return work
 
 
 def _member(pg) -> bool:
     return pg is not GroupMember.NON_GROUP_MEMBER
 
 
+_REAL_ONLY = frozenset({ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PRODUCT, ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR})
+
+
 def _reduce_op(op, name: str, tensor=None) -> ReduceOp:
-    if not isinstance(op, ReduceOp):
+    if op.__class__ is not ReduceOp:
         raise TypeError(f"{name}(): op must be a ReduceOp, got {op!r}")
-    if tensor is not None and tensor.is_complex() and not supports_complex(op):
+    if op in _REAL_ONLY and tensor is not None and tensor.is_complex():
         raise ValueError(f"{name} does not support {op} on complex tensors")
     return op
 
@@ -273,14 +280,22 @@ def barrier(group=None, async_op=False, device_ids=None):
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
-    """Reduce ``tensor`` over every rank, in place on every rank (``torch.distributed.all_reduce``)."""
-    pg, tensor = _group(group), _tensor(tensor, "tensor", "all_reduce")
-    op = _reduce_op(op, "all_reduce", tensor)
-    if not _member(pg):
+    """Reduce ``tensor`` over every rank, in place on every rank (``torch.distributed.all_reduce``).
+
+    The common call (a contiguous host tensor, SUM, synchronous) costs one buffer look-up, one MPI request and
+    its polling: small messages are dominated by this function's own Python, so it does nothing more."""
+    pg = GroupMember.WORLD if group is None else group
+    if pg is None or tensor.__class__ is not Tensor and not isinstance(tensor, Tensor) or op is not ReduceOp.SUM:
+        pg, tensor = _group(group), _tensor(tensor, "tensor", "all_reduce")  # the checks, with their errors
+        op = _reduce_op(op, "all_reduce", tensor)
+    if pg is GroupMember.NON_GROUP_MEMBER:
         return None
     array, write_back = pg.buffer(tensor)
-    average = _average(array, pg.size) if op is ReduceOp.AVG else None
-    return _run(pg.allreduce(array, op, [average, write_back]), async_op, [tensor])
+    if op is ReduceOp.AVG:
+        finish = (_average(array, pg.size), write_back)
+    else:
+        finish = (write_back,) if write_back is not None else ()
+    return _run(pg.allreduce(array, op, finish), async_op, [tensor])
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):

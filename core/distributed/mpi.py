@@ -53,11 +53,6 @@ def _mpi():
     return _LOADED["MPI"]
 
 
-def _mpi_op(op: ReduceOp):
-    _mpi()
-    return _LOADED["ops"][op]
-
-
 class ProcessGroupMPI(ProcessGroup):
     """A group of MPI processes: COMM_WORLD for the default group, a sub-communicator for ``new_group``."""
 
@@ -71,6 +66,8 @@ class ProcessGroupMPI(ProcessGroup):
         self.ranks = list(MPI.Group.Translate_ranks(self.comm.Get_group(), list(range(self.size)), world))
         # (host, pid) of every rank, so that a timeout can name the local ranks that are gone
         self.peers = peers if peers is not None else self.comm.allgather((socket.gethostname(), os.getpid()))
+        # looked up once: every operation's Python overhead counts for small messages
+        self._ops, self._in_place, self._where = _LOADED["ops"], MPI.IN_PLACE, f" on rank {self.ranks[self.rank]}"
 
     @classmethod
     def world(cls, timeout: float):
@@ -81,10 +78,11 @@ class ProcessGroupMPI(ProcessGroup):
     def buffer(self, tensor, *, read_only: bool = False):
         """The tensor's own NumPy view where it is contiguous host memory of a dtype MPI knows, else a staged
         host copy and the callable that writes it back."""
-        if tensor.device.type == "cpu" and tensor.dtype.name in _NATIVE:
+        array = tensor._np  # the cpu backends' cached NumPy view of the tensor's own memory (cuda's: a CuPy one)
+        if array is None and tensor.device.type == "cpu":
             array = tensor.numpy(force=True)  # a CPU tensor's own memory (force: also one that requires grad)
-            if array.flags.c_contiguous:
-                return array, None
+        if array.__class__ is np.ndarray and array.flags.c_contiguous and tensor.dtype.name in _NATIVE:
+            return array, None
         import core
 
         dtype = tensor.dtype if tensor.dtype.name in _NATIVE else core.float32
@@ -99,44 +97,43 @@ class ProcessGroupMPI(ProcessGroup):
         return array, write_back
 
     # -- operations: each returns a Work over MPI requests -----------------------------------------------
-    def _work(self, what: str, requests: list, finish=(), poll=None) -> Work:
-        """A Work over ``requests`` (done when all are; ``poll`` replaces that test), then ``finish``."""
-        MPI = _mpi()
-        return Work(f"{what} on rank {self.ranks[self.rank]}", poll or (lambda: MPI.Request.Testall(requests)),
-                    [f for f in finish if f is not None], self.timeout, self.diagnose)
+    def _work(self, what: str, request, finish=(), poll=None) -> Work:
+        """A Work over one MPI ``request`` (done when it is; ``poll`` replaces that test), then ``finish``."""
+        return Work(what + self._where, poll or request.Test, finish, self.timeout, self.diagnose)
 
     def allreduce(self, array, op: ReduceOp, finish=()) -> Work:
-        return self._work("all_reduce", [self.comm.Iallreduce(_mpi().IN_PLACE, array, _mpi_op(op))], finish)
+        # _work inlined: DDP's buckets and small tensors make this the hottest call
+        return Work("all_reduce" + self._where, self.comm.Iallreduce(self._in_place, array, self._ops[op]).Test,
+                    finish, self.timeout, self.diagnose)
 
     def broadcast(self, array, root: int, finish=()) -> Work:
-        return self._work("broadcast", [self.comm.Ibcast(array, root)], finish)
+        return self._work("broadcast", self.comm.Ibcast(array, root), finish)
 
     def reduce(self, array, op: ReduceOp, root: int, finish=()) -> Work:
-        MPI = _mpi()
-        args = (MPI.IN_PLACE, array) if self.rank == root else (array, None)
-        return self._work("reduce", [self.comm.Ireduce(*args, _mpi_op(op), root)], finish)
+        args = (self._in_place, array) if self.rank == root else (array, None)
+        return self._work("reduce", self.comm.Ireduce(*args, self._ops[op], root), finish)
 
     def allgather(self, send, recv, finish=()) -> Work:
-        return self._work("all_gather", [self.comm.Iallgather(send, recv)], finish)
+        return self._work("all_gather", self.comm.Iallgather(send, recv), finish)
 
     def reduce_scatter(self, send, recv, op: ReduceOp, finish=()) -> Work:
-        return self._work("reduce_scatter", [self.comm.Ireduce_scatter_block(send, recv, _mpi_op(op))], finish)
+        return self._work("reduce_scatter", self.comm.Ireduce_scatter_block(send, recv, self._ops[op]), finish)
 
     def gather(self, send, recv, root: int, finish=()) -> Work:
-        return self._work("gather", [self.comm.Igather(send, recv if self.rank == root else None, root)], finish)
+        return self._work("gather", self.comm.Igather(send, recv if self.rank == root else None, root), finish)
 
     def scatter(self, send, recv, root: int, finish=()) -> Work:
-        return self._work("scatter", [self.comm.Iscatter(send if self.rank == root else None, recv, root)], finish)
+        return self._work("scatter", self.comm.Iscatter(send if self.rank == root else None, recv, root), finish)
 
     def alltoallv(self, send, send_counts, recv, recv_counts, finish=()) -> Work:
         def spec(array, counts):
             return [array, (list(counts), list(np.cumsum([0, *counts[:-1]])))]
 
-        return self._work("all_to_all", [self.comm.Ialltoallv(spec(send, send_counts), spec(recv, recv_counts))],
+        return self._work("all_to_all", self.comm.Ialltoallv(spec(send, send_counts), spec(recv, recv_counts)),
                           finish)
 
     def send(self, array, dst: int, tag: int) -> Work:
-        return self._work(f"send to rank {self.ranks[dst]}", [self.comm.Isend(array, dst, tag)])
+        return self._work(f"send to rank {self.ranks[dst]}", self.comm.Isend(array, dst, tag))
 
     def recv(self, array, src: int | None, tag: int, finish=()) -> Work:
         MPI = _mpi()
@@ -146,12 +143,12 @@ class ProcessGroupMPI(ProcessGroup):
         def record_sender():
             work._result = self.ranks[status.Get_source()]
 
-        work = self._work("recv" + (f" from rank {self.ranks[src]}" if src is not None else ""), [request],
+        work = self._work("recv" + (f" from rank {self.ranks[src]}" if src is not None else ""), request,
                           [*finish, record_sender], poll=lambda: request.Test(status))
         return work
 
     def barrier(self) -> Work:
-        return self._work("barrier", [self.comm.Ibarrier()])
+        return self._work("barrier", self.comm.Ibarrier())
 
     # -- groups and faults --------------------------------------------------------------------------------
     def new_group(self, ranks: list, timeout: float):
