@@ -71,13 +71,16 @@ def test_launcher_runs_the_script_with_torchrun_variables(tmp_path):
     script.write_text("import os, sys\nimport core, core.distributed as dist\ndist.init_process_group()\n"
                       "t = core.tensor([float(os.environ['RANK'])])\ndist.all_reduce(t)\n"
                       "line = f\"rank {os.environ['RANK']} {os.environ['LOCAL_RANK']} {os.environ['WORLD_SIZE']} "
-                      "{t.item()} {sys.argv[1:]}\\n\"\n"
+                      "{t.item()} {sys.argv[1:]} threads {os.environ['OMP_NUM_THREADS']} {core.get_num_threads()}"
+                      "\\n\"\n"
                       "os.write(1, line.encode())  # one write: the ranks share the pipe\n")
     done = subprocess.run([sys.executable, "-m", "core.distributed.run", "--nproc-per-node", "2", str(script), "a",
-                           "--b"], capture_output=True, text=True, timeout=60, env=_env())
+                           "--b"], capture_output=True, text=True, timeout=60,
+                          env={k: v for k, v in _env().items() if k not in ("OMP_NUM_THREADS", "CORE_NUM_THREADS")})
     assert done.returncode == 0, done.stderr
-    for rank in (0, 1):
-        assert f"rank {rank} {rank} 2 1.0 ['a', '--b']" in done.stdout, done.stdout
+    for rank in (0, 1):  # as torchrun: one thread per rank when OMP_NUM_THREADS is not set, with its warning
+        assert f"rank {rank} {rank} 2 1.0 ['a', '--b'] threads 1 1" in done.stdout, done.stdout
+    assert "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default" in done.stderr
 
 
 @needs_mpi

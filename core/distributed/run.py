@@ -5,7 +5,8 @@ Built on the MPI launcher of the environment (``mpiexec``, from the ``mpich`` wh
 (``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``) from MPI's
 and runs the script as ``__main__``. With MPICH's Hydra launcher it passes ``-disable-auto-cleanup`` so that a
 rank that dies leaves the others running long enough to report it (within the process group's timeout)
-instead of being killed silently. ``--hostfile FILE`` runs across machines.
+instead of being killed silently. ``--hostfile FILE`` runs across machines. As torchrun, with several ranks
+and no ``OMP_NUM_THREADS`` it gives each rank one thread of CPU kernels.
 """
 
 from __future__ import annotations
@@ -47,6 +48,24 @@ def mpiexec_command(nproc: int, argv: list, hostfile: str | None = None, mpiexec
     return [mpiexec, *flags, "-n", str(nproc), sys.executable, *argv]
 
 
+_THREADS_WARNING = ("\n*****************************************\nSetting OMP_NUM_THREADS environment variable for each "
+                    "process to be 1 in default, to avoid your system being overloaded, please further tune the "
+                    "variable for optimal performance in your application as needed. \n"
+                    "*****************************************")
+
+
+def _threads_per_rank(nproc: int) -> None:
+    """torchrun's default: several ranks per machine and no ``OMP_NUM_THREADS`` give each rank one thread (with
+    torchrun's warning), so that N ranks do not run N x cores threads. core's CPU kernels take their thread count
+    from ``CORE_NUM_THREADS`` (where not set) = ``OMP_NUM_THREADS``, so the setting reaches them too."""
+    if nproc > 1 and "OMP_NUM_THREADS" not in os.environ:
+        print(_THREADS_WARNING, file=sys.stderr)
+        os.environ["OMP_NUM_THREADS"] = "1"
+    threads = os.environ.get("OMP_NUM_THREADS", "")
+    if threads.isdigit() and int(threads) > 0:
+        os.environ.setdefault("CORE_NUM_THREADS", threads)
+
+
 def _export_rank_variables() -> None:
     """Set torchrun's environment variables from the MPI launcher's (for scripts that read them)."""
     for names in _LAUNCHER_VARIABLES:
@@ -83,6 +102,7 @@ def main(args: list | None = None) -> int:
         parser.error("--nproc-per-node must be at least 1")
     argv = ["-m", "core.distributed.run", "--worker", *(["-m"] if options.module else []), options.script,
             *options.script_args]
+    _threads_per_rank(options.nproc_per_node)
     command = mpiexec_command(options.nproc_per_node, argv, options.hostfile, options.mpiexec)
     return subprocess.run(command).returncode
 
