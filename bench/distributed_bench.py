@@ -3,14 +3,17 @@
     python -m core.distributed.run --nproc-per-node 2 bench/distributed_bench.py [--quick]
 
 all_reduce (SUM, float32) of 1 KB to 64 MB: core's ``dist.all_reduce`` on a CPU tensor against mpi4py's
-``Iallreduce`` + ``Wait`` on the very same NumPy buffer, alternating, median of several rounds; bus bandwidth as
+``Iallreduce`` + ``Wait`` on the very same NumPy buffer, and against ``Iallreduce`` polled by a Python loop on
+``Test`` (what core does inside), alternating, median of several rounds; bus bandwidth as
 NCCL's tests define it (2 (n-1)/n * bytes / time). Then a DDP training step (an MLP on 64-sample batches per
-rank) against the same step in one process on one rank's batch: scaling efficiency = (n ranks' samples/s) /
-(n * one process's samples/s). Rank 0 prints the tables.
+rank) against the same step in one process on one rank's batch, one thread per process: scaling efficiency =
+(n ranks' samples/s) / (n * one process's samples/s). Rank 0 prints the tables, and the machine's load average
+(the numbers are only as quiet as the machine).
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
@@ -45,15 +48,21 @@ def all_reduce_table(quick: bool) -> list:
         tensor = core.ones(nbytes // 4)
         array = tensor.numpy()
         repeats = max(3, min(50, 2 ** 20 // nbytes))
+        def polled(a=array):
+            request = comm.Iallreduce(MPI.IN_PLACE, a, MPI.SUM)
+            while not request.Test():
+                pass
+
         contenders = {"core": lambda t=tensor: dist.all_reduce(t),
-                      "mpi4py": lambda a=array: comm.Iallreduce(MPI.IN_PLACE, a, MPI.SUM).Wait()}
+                      "mpi4py": lambda a=array: comm.Iallreduce(MPI.IN_PLACE, a, MPI.SUM).Wait(),
+                      "polled": polled}
         times = {name: [] for name in contenders}
-        for _ in range(5):  # alternate, so that the shared machine's noise hits both alike
+        for _ in range(5):  # alternate, so that the shared machine's noise hits all alike
             for name, fn in contenders.items():
                 times[name].append(median_seconds(fn, repeats))
-        ours, raw = statistics.median(times["core"]), statistics.median(times["mpi4py"])
+        ours, raw, poll = (statistics.median(times[name]) for name in contenders)
         bus = 2 * (world - 1) / world * nbytes
-        rows.append((nbytes, bus / ours / 1e9, bus / raw / 1e9, raw / ours))
+        rows.append((nbytes, bus / ours / 1e9, bus / raw / 1e9, bus / poll / 1e9, raw / ours, poll / ours))
     return rows
 
 
@@ -91,12 +100,16 @@ def main() -> None:
     dist.barrier()
     parallel = ddp_step_rate(DistributedDataParallel(net), batch, steps) * world
     if rank == 0:
-        print(f"all_reduce float32 SUM, {world} ranks (bus bandwidth GB/s)")
-        print(f"{'bytes':>10} {'core':>8} {'mpi4py':>8} {'core/mpi4py':>12}")
-        for nbytes, ours, raw, ratio in rows:
-            print(f"{nbytes:>10} {ours:>8.3f} {raw:>8.3f} {ratio:>12.2f}")
-        print(f"\nDDP step, MLP 784-256-10, batch 64 per rank: 1 process {single:.0f} samples/s, {world} processes "
-              f"{parallel:.0f} samples/s, scaling efficiency {parallel / (world * single):.2f}")
+        print(f"all_reduce float32 SUM, {world} ranks (bus bandwidth GB/s; mpi4py: Iallreduce + Wait, polled: "
+              "Iallreduce + a Python loop on Test)")
+        print(f"{'bytes':>10} {'core':>8} {'mpi4py':>8} {'polled':>8} {'core/mpi4py':>12} {'core/polled':>12}")
+        for nbytes, ours, raw, poll, ratio, poll_ratio in rows:
+            print(f"{nbytes:>10} {ours:>8.3f} {raw:>8.3f} {poll:>8.3f} {ratio:>12.2f} {poll_ratio:>12.2f}")
+        print(f"\nDDP step, MLP 784-256-10, batch 64 per rank, 1 thread per process: 1 process {single:.0f} "
+              f"samples/s, {world} processes {parallel:.0f} samples/s, scaling efficiency "
+              f"{parallel / (world * single):.2f}")
+        if hasattr(os, "getloadavg"):
+            print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     dist.destroy_process_group()
 
 
