@@ -122,9 +122,7 @@ class Work:
                                    + self._why()) from None
         except Exception as exc:
             raise self._failed(exc) from exc
-        self._done = True
-        for finish in self._finish:
-            finish()
+        self._complete()
         return True
 
     @staticmethod
@@ -132,10 +130,10 @@ class Work:
         """Poll until done; _Timeout after ``limit`` seconds.
 
         As MPICH's own Wait: spin, then poll yielding the CPU to other runnable processes between polls. Sleeping
-        instead is not an option while data moves: MPI moves a large message in chunks only while both sides poll,
-        so a peer sleeping 1 ms between polls cuts the bandwidth to a chunk per ms (DDP's 1 MB bucket went from 1
-        to 13 ms on a loaded machine). Only a rank waiting for long (a peer busy elsewhere) backs off to sleeps of
-        up to 1 ms, so that it leaves the CPU."""
+        instead is not an option while data moves: MPI progresses an operation only while the ranks poll, and
+        once a loaded machine had delayed one rank past the spin, both ended up sleeping between polls (1 KB
+        all_reduces took milliseconds each). Only a rank waiting for long (a peer busy elsewhere) backs off to
+        sleeps of up to 1 ms, so that it leaves the CPU."""
         start = time.monotonic()
         deadline, spin_end, yield_end, pause = start + limit, start + _SPIN_SECONDS, start + _YIELD_SECONDS, 1e-5
         while not poll():
