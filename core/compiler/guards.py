@@ -66,16 +66,17 @@ def _is_simple(value) -> bool:
     return isinstance(value, (tuple, frozenset)) and all(_is_simple(v) for v in value)
 
 
-def flatten_args(obj, tensors: list):
-    """The guard key of ``obj`` with its tensors appended to ``tensors`` (and replaced by their index)."""
+def flatten_args(obj, tensors: list, shapes: bool = True):
+    """The guard key of ``obj`` with its tensors appended to ``tensors`` (and replaced by their index); with
+    ``shapes=False`` a tensor's key holds its rank instead of its shape (the key of dynamic-shape graphs)."""
     if isinstance(obj, Tensor):
         tensors.append(obj)
-        return ("T", obj._shape, obj.dtype, obj.device, obj.requires_grad)
+        return ("T", obj._shape if shapes else len(obj._shape), obj.dtype, obj.device, obj.requires_grad)
     cls = obj.__class__
     if cls is tuple or cls is list:
-        return (cls, tuple(flatten_args(x, tensors) for x in obj))
+        return (cls, tuple(flatten_args(x, tensors, shapes) for x in obj))
     if cls is dict:
-        return (dict, tuple((k, flatten_args(v, tensors)) for k, v in obj.items()))
+        return (dict, tuple((k, flatten_args(v, tensors, shapes)) for k, v in obj.items()))
     if _is_simple(obj) or isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, type)):
         return (cls, obj)
     raise Unguardable(f"an argument of type {cls.__name__}")
@@ -172,9 +173,10 @@ class GuardBuilder:
                 if _guarded(scope[name]):
                     self.reads.append((f"{label}.{name}", lambda s=scope, n=name: _snapshot(s.get(n, _MISSING))))
 
-    def key(self, args: tuple, kwargs: dict, tensors: list) -> tuple:
-        """The guard key of one call; fills ``tensors`` with the call's tensor arguments in order."""
-        arg_key = flatten_args((args, kwargs), tensors)
+    def key(self, args: tuple, kwargs: dict, tensors: list, shapes: bool = True) -> tuple:
+        """The guard key of one call; fills ``tensors`` with the call's tensor arguments in order. With
+        ``shapes=False``, the arguments' ranks stand for their shapes (see :mod:`.dynamic`)."""
+        arg_key = flatten_args((args, kwargs), tensors, shapes)
         state = (is_grad_enabled(), dt.get_default_dtype(), get_default_device(),
                  frozenset(AUTOCAST.enabled.items()), frozenset(AUTOCAST.dtype.items()))
         module = self.module

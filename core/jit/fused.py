@@ -16,6 +16,7 @@ runs the subgraph (compile failures warn once).
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 from ..autograd.grad_mode import is_grad_enabled
@@ -25,6 +26,20 @@ from .ops import JitOp, register
 from .tracer import is_tracing
 
 __all__ = ["FusedOp", "FusedCall", "STATS"]
+
+_MAX_LAUNCHERS = 16  # launchers kept per fused node (one per device and shape)
+
+
+def _broadcast(shapes: tuple) -> tuple:
+    """The broadcast shape of ``shapes`` (they broadcast: the graph was traced with them or ran its ops)."""
+    rank = max((len(s) for s in shapes), default=0)
+    out = [1] * rank
+    for s in shapes:
+        for i, n in enumerate(s, rank - len(s)):
+            if n != 1:
+                out[i] = n
+    return tuple(out)
+
 
 # How fused nodes ran in this process: "kernel" launches and "unfused" subgraph runs (tests and benchmarks read it).
 STATS = {"kernel": 0, "unfused": 0}
@@ -38,15 +53,26 @@ class FusedCall:
         self.graph = graph
         self.single = single
         self._program = None
-        self._launchers: dict = {}  # device -> launch function, or None when compiling failed
+        self._launchers: dict = {}  # (device, shape) -> launch function, or None when compiling failed
+        self._shapes = tuple(v.shape for v in graph.inputs)  # the inputs' shapes when traced
+        # a graph with dynamic shapes (core.compile) runs the node at other sizes: the kernel's shape is then
+        # its inputs' broadcast shape, when it was so when traced
+        self._resizable = kernel.shape == _broadcast(self._shapes)
 
     def __call__(self, *inputs):
         if is_tracing() or (is_grad_enabled() and any(t.requires_grad for t in inputs)):
             return self.run_unfused(inputs)
         dev = inputs[0].device
-        launch = self._launchers.get(dev, False)
+        shape = self.kernel.shape
+        if any(t._shape != s for t, s in zip(inputs, self._shapes)):
+            if not self._resizable:
+                return self.run_unfused(inputs)
+            shape = _broadcast(tuple(t._shape for t in inputs))
+        launch = self._launchers.get((dev, shape), False)
         if launch is False:
-            launch = self._launchers[dev] = self._compile(dev)
+            if len(self._launchers) >= _MAX_LAUNCHERS:
+                self._launchers.clear()
+            launch = self._launchers[(dev, shape)] = self._compile(dev, shape)
         outs = launch(inputs) if launch is not None else None
         if outs is None:
             return self.run_unfused(inputs)
@@ -61,11 +87,12 @@ class FusedCall:
         outs = self._program.run(list(inputs), {})
         return outs[0] if self.single else outs
 
-    def _compile(self, dev):
+    def _compile(self, dev, shape: tuple):
         from ..plugins.manager import runtime_for
 
+        kernel = self.kernel if shape == self.kernel.shape else dataclasses.replace(self.kernel, shape=shape)
         try:
-            return runtime_for(dev.type).compile_fused(self.kernel, dev)
+            return runtime_for(dev.type).compile_fused(kernel, dev)
         except Exception as exc:  # a compiler missing or failing must not break the program: run the ops
             warnings.warn(f"jit::fused: could not compile {self.kernel.name} for {dev} ({type(exc).__name__}: "
                           f"{exc}); running its {len(self.kernel.steps)} ops unfused", RuntimeWarning, stacklevel=3)
