@@ -6,12 +6,14 @@ computes it (``kernel``) and the names of the fused ops (``ops``, for printing).
 
 Running the node launches the kernel the backend compiled for it
 (:meth:`core.backends.api.Runtime.compile_fused`; compiled on first use and
-cached) — unless autograd must see the ops: when grad mode is on and an input
-requires grad, or while tracing, the subgraph runs op by op through the
-dispatcher, so gradients are exactly those of the unfused program. Fused
-kernels thus serve inference and ``no_grad`` code; training runs the original
-ops. A kernel that fails to compile, or a layout its backend declines, also
-runs the subgraph (compile failures warn once).
+cached). When grad mode is on and an input requires grad, autograd records
+the node as one function whose backward is a generated kernel
+(:mod:`core.jit.fused_backward`: the forward saves the group's inputs, the
+backward recomputes the chain in registers and differentiates it); a group
+with an op that has no derivative rule there runs its ops one by one through
+the dispatcher instead, as does everything while tracing. A kernel that
+fails to compile, or a layout its backend declines, also runs the subgraph
+(compile failures warn once).
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from __future__ import annotations
 import dataclasses
 import warnings
 
-from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.function import Function
+from ..autograd.functional import grad as core_grad
+from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from .interpreter import Program
 from .ir import _fmt_arg
 from .ops import JitOp, register
@@ -46,38 +50,67 @@ STATS = {"kernel": 0, "unfused": 0}
 
 
 class FusedCall:
-    """The callable of one ``jit::fused`` node: the compiled kernel, or the subgraph when autograd must record."""
+    """The callable of one ``jit::fused`` node: the compiled kernel (with a generated backward kernel when autograd
+    records), or the subgraph op by op."""
 
     def __init__(self, kernel, graph, single: bool):
         self.kernel = kernel
         self.graph = graph
         self.single = single
         self._program = None
-        self._launchers: dict = {}  # (device, shape) -> launch function, or None when compiling failed
+        self._launchers: dict = {}  # (kernel, device, shape) -> launch function, or None when compiling failed
+        self._backwards: dict = {}  # wanted-input flags -> (backward kernel, inputs it differentiates) or None
         self._shapes = tuple(v.shape for v in graph.inputs)  # the inputs' shapes when traced
         # a graph with dynamic shapes (core.compile) runs the node at other sizes: the kernel's shape is then
         # its inputs' broadcast shape, when it was so when traced
         self._resizable = kernel.shape == _broadcast(self._shapes)
 
     def __call__(self, *inputs):
-        if is_tracing() or (is_grad_enabled() and any(t.requires_grad for t in inputs)):
+        if is_tracing():
             return self.run_unfused(inputs)
+        if is_grad_enabled() and any(t.requires_grad for t in inputs):
+            return self._train(inputs)
+        outs = self.launch(self.kernel, inputs)
+        if outs is None:
+            return self.run_unfused(inputs)
+        return outs[0] if self.single else tuple(outs)
+
+    def shape_of(self, inputs) -> tuple | None:
+        """The kernel's shape for ``inputs`` (None: they are not the traced shapes and it cannot be resized)."""
+        if all(t._shape == s for t, s in zip(inputs, self._shapes)):
+            return self.kernel.shape
+        return _broadcast(tuple(t._shape for t in inputs)) if self._resizable else None
+
+    def launch(self, kernel, inputs, shape: tuple | None = None):
+        """``kernel``'s outputs on ``inputs`` over ``shape`` (default: the forward's), or None when it cannot run."""
+        shape = shape if shape is not None else self.shape_of(inputs)
+        if shape is None:
+            return None
         dev = inputs[0].device
-        shape = self.kernel.shape
-        if any(t._shape != s for t, s in zip(inputs, self._shapes)):
-            if not self._resizable:
-                return self.run_unfused(inputs)
-            shape = _broadcast(tuple(t._shape for t in inputs))
-        launch = self._launchers.get((dev, shape), False)
+        key = (kernel.name, dev, shape)
+        launch = self._launchers.get(key, False)
         if launch is False:
             if len(self._launchers) >= _MAX_LAUNCHERS:
                 self._launchers.clear()
-            launch = self._launchers[(dev, shape)] = self._compile(dev, shape)
+            launch = self._launchers[key] = self._compile(kernel, dev, shape)
         outs = launch(inputs) if launch is not None else None
+        if outs is not None:
+            STATS["kernel"] += 1
+        return outs
+
+    def _train(self, inputs):
+        """Autograd records the node: one kernel forward and a generated backward kernel, when the group's ops
+        all have derivatives (:mod:`.fused_backward`); else the original ops one by one."""
+        wanted = tuple(t.requires_grad for t in inputs)
+        entry = self._backwards.get(wanted, False)
+        if entry is False:
+            from .fused_backward import backward_kernel
+
+            entry = self._backwards[wanted] = backward_kernel(self.kernel, wanted)
+        outs = self.launch(self.kernel, inputs) if entry is not None else None
         if outs is None:
             return self.run_unfused(inputs)
-        STATS["kernel"] += 1
-        return outs[0] if self.single else tuple(outs)
+        return _FusedFunction.apply(self, entry, outs, *inputs)
 
     def run_unfused(self, inputs):
         """The node's outputs computed by the original ops, through the dispatcher."""
@@ -87,16 +120,68 @@ class FusedCall:
         outs = self._program.run(list(inputs), {})
         return outs[0] if self.single else outs
 
-    def _compile(self, dev, shape: tuple):
+    def _compile(self, kernel, dev, shape: tuple):
         from ..plugins.manager import runtime_for
 
-        kernel = self.kernel if shape == self.kernel.shape else dataclasses.replace(self.kernel, shape=shape)
+        kernel = kernel if shape == kernel.shape else dataclasses.replace(kernel, shape=shape)
         try:
             return runtime_for(dev.type).compile_fused(kernel, dev)
         except Exception as exc:  # a compiler missing or failing must not break the program: run the ops
-            warnings.warn(f"jit::fused: could not compile {self.kernel.name} for {dev} ({type(exc).__name__}: "
-                          f"{exc}); running its {len(self.kernel.steps)} ops unfused", RuntimeWarning, stacklevel=3)
+            warnings.warn(f"jit::fused: could not compile {kernel.name} for {dev} ({type(exc).__name__}: "
+                          f"{exc}); running its {len(kernel.steps)} ops unfused", RuntimeWarning, stacklevel=3)
             return None
+
+
+class _FusedFunction(Function):
+    """A fused group under autograd: the forward kernel saves the group's inputs; backward runs the generated
+    kernel (inputs and output gradients in, input gradients out) and sums each gradient over the dimensions its
+    input was broadcast along. With ``create_graph`` the backward runs the original ops, so it is differentiable."""
+
+    @staticmethod
+    def forward(ctx, call, entry, outs, *inputs):
+        ctx.call, ctx.entry = call, entry  # outs: the forward kernel's, launched by FusedCall
+        ctx.save_for_backward(*inputs)
+        return outs[0] if call.single else tuple(outs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        call, (kernel, written) = ctx.call, ctx.entry
+        inputs = ctx.saved_tensors
+        shape = call.shape_of(inputs)
+        red = call.kernel.reduction
+        if red is not None and not red.keepdim and grads[-1] is not None:  # the sum's, its summed dims back
+            grads = list(grads[:-1]) + [grads[-1].reshape(shape[:len(shape) - red.dims] + (1,) * red.dims)]
+        dtypes = kernel.inputs[len(inputs):]
+        grads = [g if g is not None else _zeros(d, inputs[0].device) for g, d in zip(grads, dtypes)]
+        create = is_grad_enabled()
+        outs = None if create else call.launch(kernel, list(inputs) + [g.contiguous() for g in grads], shape)
+        result = [None] * len(inputs)
+        if outs is None:  # create_graph=True (or a layout the backend declines): differentiate the original ops
+            with enable_grad():
+                forward = call.run_unfused(inputs)
+                forward = [forward] if call.single else list(forward)
+                outs = core_grad(forward, [inputs[i] for i in written], grads, create_graph=create,
+                                 allow_unused=True)
+        for i, g in zip(written, outs):
+            result[i] = _sum_to(g, inputs[i]._shape) if g is not None else None
+        return (None, None, None, *result)
+
+
+def _zeros(dtype_name: str, device):
+    """A zero that broadcasts to any shape: the gradient of an output that autograd did not reach."""
+    from .. import dtypes
+    from ..ops.creation import zeros
+
+    return zeros((), dtype=getattr(dtypes, dtype_name), device=device)
+
+
+def _sum_to(g, shape: tuple):
+    """``g`` summed over the dimensions along which a tensor of ``shape`` was broadcast to ``g``'s shape."""
+    if g._shape == shape:
+        return g
+    lead = len(g._shape) - len(shape)
+    dims = list(range(lead)) + [lead + d for d, n in enumerate(shape) if n == 1 and g._shape[lead + d] != 1]
+    return g.sum(dims, keepdim=True).reshape(shape) if dims else g.reshape(shape)
 
 
 class FusedOp(JitOp):
