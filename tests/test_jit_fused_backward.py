@@ -11,7 +11,7 @@ import core
 import core.jit as jit
 from core.codegen import FusedKernel, FusedReduction, FusedStep
 from core.jit.fused import STATS
-from core.jit.fused_backward import backward_kernel
+from core.jit.fused_backward import backward_kernel, training_kernels
 from core.plugins import manager
 from core.testing import assert_close
 
@@ -164,6 +164,11 @@ def test_backward_kernel_structure():
     amax = FusedKernel("k", (2, 3), ("float32", "float32"), (step,), (),
                        FusedReduction("amax", 0, 1, False, "float32", "float32"))
     assert backward_kernel(amax, (True, True)) is None
+    tanh = FusedStep("tanh", "t", (("v", 0),), "float32", "float32")
+    chain = FusedKernel("k", (2, 3), ("float32", "float32"), (step, tanh, relu), (2,))
+    forward, backward, written, n_saved = training_kernels(chain, (True, True))
+    assert forward.outputs == (2, 1) and n_saved == 1 and written == [0, 1]  # tanh's value is written out
+    assert backward.inputs == ("float32",) * 4 and backward.steps[1].operands == (("in", 2),)  # and read back
     power = FusedKernel("k", (2, 3), ("float32", "float32"),
                         (FusedStep("pow", "p", (("in", 0), ("in", 1)), "float32", "float32"),), (0,))
     assert backward_kernel(power, (True, True)) is None

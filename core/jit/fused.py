@@ -104,13 +104,15 @@ class FusedCall:
         wanted = tuple(t.requires_grad for t in inputs)
         entry = self._backwards.get(wanted, False)
         if entry is False:
-            from .fused_backward import backward_kernel
+            from .fused_backward import training_kernels
 
-            entry = self._backwards[wanted] = backward_kernel(self.kernel, wanted)
-        outs = self.launch(self.kernel, inputs) if entry is not None else None
+            entry = self._backwards[wanted] = training_kernels(self.kernel, wanted)
+        outs = self.launch(entry[0], inputs) if entry is not None else None
         if outs is None:
             return self.run_unfused(inputs)
-        return _FusedFunction.apply(self, entry, outs, *inputs)
+        n, n_saved = len(self.kernel.outputs), entry[3]  # elementwise outputs, saved values, the sum's output
+        saved = outs[n:n + n_saved]
+        return _FusedFunction.apply(self, entry, outs[:n] + outs[n + n_saved:], saved, *inputs)
 
     def run_unfused(self, inputs):
         """The node's outputs computed by the original ops, through the dispatcher."""
@@ -138,23 +140,24 @@ class _FusedFunction(Function):
     input was broadcast along. With ``create_graph`` the backward runs the original ops, so it is differentiable."""
 
     @staticmethod
-    def forward(ctx, call, entry, outs, *inputs):
-        ctx.call, ctx.entry = call, entry  # outs: the forward kernel's, launched by FusedCall
-        ctx.save_for_backward(*inputs)
+    def forward(ctx, call, entry, outs, saved, *inputs):
+        ctx.call, ctx.entry = call, entry  # outs and saved: from the training forward kernel FusedCall launched
+        ctx.save_for_backward(*inputs, *saved)
         return outs[0] if call.single else tuple(outs)
 
     @staticmethod
     def backward(ctx, *grads):
-        call, (kernel, written) = ctx.call, ctx.entry
-        inputs = ctx.saved_tensors
+        call, (_, kernel, written, n_saved) = ctx.call, ctx.entry
+        tensors = ctx.saved_tensors
+        inputs, saved = tensors[:len(tensors) - n_saved], list(tensors[len(tensors) - n_saved:])
         shape = call.shape_of(inputs)
         red = call.kernel.reduction
         if red is not None and not red.keepdim and grads[-1] is not None:  # the sum's, its summed dims back
             grads = list(grads[:-1]) + [grads[-1].reshape(shape[:len(shape) - red.dims] + (1,) * red.dims)]
-        dtypes = kernel.inputs[len(inputs):]
+        dtypes = kernel.inputs[len(inputs) + n_saved:]
         grads = [g if g is not None else _zeros(d, inputs[0].device) for g, d in zip(grads, dtypes)]
         create = is_grad_enabled()
-        outs = None if create else call.launch(kernel, list(inputs) + [g.contiguous() for g in grads], shape)
+        outs = None if create else call.launch(kernel, list(inputs) + saved + [g.contiguous() for g in grads], shape)
         result = [None] * len(inputs)
         if outs is None:  # create_graph=True (or a layout the backend declines): differentiate the original ops
             with enable_grad():
@@ -164,7 +167,7 @@ class _FusedFunction(Function):
                                  allow_unused=True)
         for i, g in zip(written, outs):
             result[i] = _sum_to(g, inputs[i]._shape) if g is not None else None
-        return (None, None, None, *result)
+        return (None, None, None, None, *result)
 
 
 def _zeros(dtype_name: str, device):

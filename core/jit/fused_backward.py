@@ -4,7 +4,9 @@
 computes the gradients of the group's inputs from those inputs and the gradients of its outputs: it recomputes the
 forward steps in registers (so the forward saves only its inputs, not its intermediates), then walks the steps in
 reverse, each step's derivative an expression of its operands, its value and its adjoint (reverse-mode
-differentiation inside one loop over the elements). An input broadcast into the group's shape gets its gradient
+differentiation inside one loop over the elements). Transcendental steps (:data:`SAVED_OPS`) are the exception:
+the training forward writes their values out and the backward reads them, as eager autograd saves a ``tanh``'s
+result. An input broadcast into the group's shape gets its gradient
 summed over the broadcast dimensions afterwards (a dispatcher ``sum``).
 
 Only the ops of :data:`DERIVATIVES` are differentiated, and a closing ``sum``: a group with another op
@@ -15,9 +17,11 @@ Comparisons are differentiable by definition (their gradient is zero), so masks 
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..codegen import FusedKernel, FusedStep
 
-__all__ = ["DERIVATIVES", "backward_kernel"]
+__all__ = ["DERIVATIVES", "SAVED_OPS", "backward_kernel", "training_kernels"]
 
 # op -> one entry per operand position: None (no gradient: a literal, a condition) or ``(template, operands)``,
 # where the template's ``a``, ``b``, ``c`` are the listed operands: "g" (the step's adjoint), "y" (its value), or
@@ -71,11 +75,32 @@ def _rules(step: FusedStep):
     return rules
 
 
-def backward_kernel(kernel: FusedKernel, wanted: tuple) -> tuple | None:
+# Steps whose values the training forward writes out for the backward instead of the backward recomputing them
+# (a transcendental costs more than a read); cheap arithmetic is recomputed in registers.
+SAVED_OPS = frozenset({"exp", "expm1", "tanh", "sigmoid", "sin", "cos", "sinh", "cosh", "log", "log1p", "sqrt",
+                       "rsqrt", "atan"})
+
+
+def training_kernels(kernel: FusedKernel, wanted: tuple) -> tuple | None:
+    """``(forward, backward, written, saved)`` for training through ``kernel``, or None (see :func:`backward_kernel`).
+
+    ``forward`` is ``kernel`` writing, after its own elementwise outputs, the values of its ``saved`` steps (the
+    :data:`SAVED_OPS`); ``backward`` reads them (its inputs: the forward inputs, the saved values, the output
+    gradients) instead of recomputing them.
+    """
+    saved = tuple(k for k, step in enumerate(kernel.steps) if step.op in SAVED_OPS)
+    made = backward_kernel(kernel, wanted, saved)
+    if made is None:
+        return None
+    forward = dataclasses.replace(kernel, name=f"{kernel.name}_train", outputs=kernel.outputs + saved)
+    return forward, made[0], made[1], len(saved)
+
+
+def backward_kernel(kernel: FusedKernel, wanted: tuple, saved: tuple = ()) -> tuple | None:
     """``(the kernel computing the gradients of the inputs flagged in wanted, those inputs' indices)``.
 
-    ``wanted`` has one bool per kernel input. The kernel's inputs are the forward inputs followed by one gradient
-    per forward output (in the forward's output order, a sum's last, with its summed dims kept: it broadcasts);
+    ``wanted`` has one bool per kernel input. The kernel's inputs are the forward inputs, the values of the
+    ``saved`` steps (which it reads instead of recomputing), then one gradient per forward output (in the forward's output order, a sum's last, with its summed dims kept: it broadcasts);
     its outputs are the gradients of
     the listed inputs (wanted and reached by some derivative; the others' gradients are zero), each of that
     input's dtype and the group's shape. None when the group has an op without a rule, or an amax/amin.
@@ -88,6 +113,9 @@ def backward_kernel(kernel: FusedKernel, wanted: tuple) -> tuple | None:
         return None
     n_in = len(kernel.inputs)
     steps = list(kernel.steps)
+    for j, k in enumerate(saved):  # read, not recomputed
+        steps[k] = FusedStep(steps[k].op, "a", (("in", n_in + j),), steps[k].dtype, steps[k].dtype)
+    n_in += len(saved)  # the output gradients follow the saved values
     adjoint: dict = {}  # forward step -> operand holding its adjoint so far
     grads: dict = {}  # input index -> operand holding its gradient so far
 
@@ -125,5 +153,6 @@ def backward_kernel(kernel: FusedKernel, wanted: tuple) -> tuple | None:
     if not outputs:
         return None
     grad_inputs = tuple(kernel.steps[k].dtype for k in kernel.outputs) + ((red.dtype,) if red is not None else ())
-    return FusedKernel(f"{kernel.name}_backward", kernel.shape, kernel.inputs + grad_inputs, tuple(steps),
-                       tuple(outputs)), written
+    saved_inputs = tuple(kernel.steps[k].dtype for k in saved)
+    return FusedKernel(f"{kernel.name}_backward", kernel.shape, kernel.inputs + saved_inputs + grad_inputs,
+                       tuple(steps), tuple(outputs)), written
