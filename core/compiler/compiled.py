@@ -208,20 +208,28 @@ class CompiledFunction:
             self._warn_once("cache_size_limit", _LIMIT_MESSAGE.format(config.cache_size_limit))
             self.cache[key] = _EAGER
             return None
-        gm = GraphModule(graph, self._param_binder(captured), self.name)
+        gm = GraphModule(graph, self._param_binder(captured, list(graph.params)), self.name)
         run = self.cache[key] = self.backend(gm, list(tensors))
         self.graphs += 1
         return run
 
-    def _param_binder(self, captured: dict):
+    def _param_binder(self, captured: dict, names: list):
+        """A function returning the tensors the graph reads by name (``names``): the captured leaves, and the
+        module's parameters and buffers as they are now, looked up along their qualified names."""
         module = self.module
         if module is None:
             return lambda: captured
+        paths = [(name, name.split(".")) for name in names if name not in captured]
 
         def params():
-            bound = dict(module.named_parameters())
-            bound.update(module.named_buffers())
-            bound.update(captured)
+            bound = dict(captured)
+            for name, parts in paths:
+                owner = module
+                for part in parts[:-1]:
+                    owner = owner._modules[part]
+                leaf = parts[-1]
+                tensor = owner._parameters.get(leaf)
+                bound[name] = tensor if tensor is not None else owner._buffers[leaf]
             return bound
 
         return params

@@ -94,6 +94,17 @@ def rebuild_args(obj, tensors):
     return obj
 
 
+def _modules(module: Module, out: list, seen: set) -> list:
+    """``module`` and its descendants, each once, in ``modules()`` order (without its generators: every call of
+    a compiled module reads them)."""
+    seen.add(id(module))
+    out.append(module)
+    for child in module._modules.values():
+        if child is not None and id(child) not in seen:
+            _modules(child, out, seen)
+    return out
+
+
 def _aliasing(tensors: list) -> tuple:
     first: dict = {}
     return tuple(first.setdefault(id(t._storage), i) for i, t in enumerate(tensors))
@@ -183,7 +194,8 @@ class GuardBuilder:
         if module is None:
             owned = ()
         else:  # the training flags, and the parameters' and buffers' types (a trace bakes what it read of them)
-            owned = (tuple(m.training for m in module.modules()),
-                     tuple((t._shape, t.dtype, t.device, t.requires_grad)
-                           for t in (*module.parameters(), *module.buffers())))
+            modules = _modules(module, [], set())
+            owned = (tuple(m.training for m in modules),
+                     tuple((t._shape, t.dtype, t.device, t.requires_grad) for m in modules
+                           for t in (*m._parameters.values(), *m._buffers.values()) if t is not None))
         return arg_key, _aliasing(tensors), state, owned, tuple(read() for _, read in self.reads)
