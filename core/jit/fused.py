@@ -58,8 +58,10 @@ class FusedCall:
         self.graph = graph
         self.single = single
         self._program = None
-        self._launchers: dict = {}  # (kernel, device, shape) -> launch function, or None when compiling failed
-        self._backwards: dict = {}  # wanted-input flags -> (backward kernel, inputs it differentiates) or None
+        self._launchers: dict = {}  # (kernel name, device, shape) -> launch function, or None when compiling failed
+        # wanted-input flags -> fused_backward.training_kernels(...): (forward, backward, inputs it differentiates,
+        # number of saved values), or None when the group has an op without a derivative rule
+        self._backwards: dict = {}
         self._shapes = tuple(v.shape for v in graph.inputs)  # the inputs' shapes when traced
         # a graph with dynamic shapes (core.compile) runs the node at other sizes: the kernel's shape is then
         # its inputs' broadcast shape, when it was so when traced
@@ -135,9 +137,10 @@ class FusedCall:
 
 
 class _FusedFunction(Function):
-    """A fused group under autograd: the forward kernel saves the group's inputs; backward runs the generated
-    kernel (inputs and output gradients in, input gradients out) and sums each gradient over the dimensions its
-    input was broadcast along. With ``create_graph`` the backward runs the original ops, so it is differentiable."""
+    """A fused group under autograd: it saves the group's inputs and the transcendental values the training forward
+    kernel wrote out; backward runs the generated kernel (those, and the output gradients, in; input gradients out)
+    and sums each gradient over the dimensions its input was broadcast along. With ``create_graph`` the backward
+    runs the original ops, so it is differentiable."""
 
     @staticmethod
     def forward(ctx, call, entry, outs, saved, *inputs):

@@ -1,18 +1,17 @@
 """Generated backward kernels of fused elementwise groups: training through ``jit::fused`` nodes.
 
-:func:`backward_kernel` derives, from a group's :class:`~core.codegen.FusedKernel`, a second fused kernel that
-computes the gradients of the group's inputs from those inputs and the gradients of its outputs: it recomputes the
-forward steps in registers (so the forward saves only its inputs, not its intermediates), then walks the steps in
-reverse, each step's derivative an expression of its operands, its value and its adjoint (reverse-mode
-differentiation inside one loop over the elements). Transcendental steps (:data:`SAVED_OPS`) are the exception:
-the training forward writes their values out and the backward reads them, as eager autograd saves a ``tanh``'s
-result. An input broadcast into the group's shape gets its gradient
-summed over the broadcast dimensions afterwards (a dispatcher ``sum``).
+:func:`training_kernels` derives two kernels from a group's :class:`~core.codegen.FusedKernel`. The training
+forward is the group's kernel writing out, besides its outputs, the values of its transcendental steps
+(:data:`SAVED_OPS`), as eager autograd saves a ``tanh``'s result. The backward (:func:`backward_kernel`) takes the
+group's inputs, those saved values and the gradients of the group's outputs; it recomputes the cheap steps in
+registers, then walks the steps in reverse, each step's derivative an expression of its operands, its value and
+its adjoint (reverse-mode differentiation inside one loop over the elements; uses of a value add up). An input
+broadcast into the group's shape gets its gradient summed over the broadcast dimensions afterwards (a dispatcher
+``sum``).
 
-Only the ops of :data:`DERIVATIVES` are differentiated, and a closing ``sum``: a group with another op
-(``maximum``, ``pow``, a cast, ``amax``) gets no backward kernel and runs its ops one by one when autograd must
-see it, as before.
-Comparisons are differentiable by definition (their gradient is zero), so masks built inside a group are fine.
+Only the ops of :data:`DERIVATIVES` and a closing ``sum`` are differentiated; comparisons are too (their gradient
+is zero), so masks built inside a group are fine. A group with another op (``maximum``, ``pow``, a cast, ``amax``)
+gets no kernels and runs its ops one by one when autograd must see them.
 """
 
 from __future__ import annotations
