@@ -55,7 +55,8 @@ def _reaching(roots, targets: set) -> set:
 
 def _dependencies(roots, keep=None) -> dict:
     counts: dict = {}
-    stack = [node for node, _ in roots if node is not None and (keep is None or node in keep)]
+    # each root node once: two outputs of one node passed together must not count its children twice
+    stack = list(dict.fromkeys(node for node, _ in roots if node is not None and (keep is None or node in keep)))
     seen = set(id(n) for n in stack)
     while stack:
         node = stack.pop()

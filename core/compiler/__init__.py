@@ -43,9 +43,11 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="induc
     a decorator. The first call per guard set (shapes, dtypes, devices, ``requires_grad``, Python argument
     values, training flags, the simple globals the code reads) traces the program; later calls replay the
     backend's graph. Programs that read tensor data into Python run eagerly (``fullgraph=True``: raise
-    ``core._dynamo.exc.Unsupported``). ``dynamic`` is accepted, but core.jit graphs have static shapes: each new
-    shape is a new graph, up to ``core._dynamo.config.cache_size_limit``, then eager. ``mode`` and ``options``
-    are validated hints; ``disable=True`` returns ``model`` unchanged.
+    ``core._dynamo.exc.Unsupported``). ``dynamic``: ``None`` makes a dimension dynamic once a second size of it
+    is seen (one graph then serves every size), ``True`` makes every dimension dynamic from the first call,
+    ``False`` compiles one graph per shape; ``core._dynamo.mark_dynamic`` marks one dimension (see
+    :mod:`.dynamic`). At most ``core._dynamo.config.cache_size_limit`` graphs, then eager. ``mode`` and
+    ``options`` are validated hints; ``disable=True`` returns ``model`` unchanged.
     """
     _check_options(fullgraph, dynamic, mode, options)
     compiler = lookup_backend(backend)
@@ -55,13 +57,14 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="induc
     if disable or getattr(model, "_core_compile_disabled", False):
         return model
     if isinstance(model, Module):
-        compiled = CompiledFunction(model._call_impl, model, compiler, fullgraph, type(model).__name__)
+        compiled = CompiledFunction(model._call_impl, model, compiler, fullgraph, type(model).__name__, dynamic)
         return OptimizedModule(model, compiled)
     if not callable(model):
         raise RuntimeError(f"core.compile(): expected a function or a Module, got {type(model).__name__}")
     owner = getattr(model, "__self__", None)
     module = owner if isinstance(owner, Module) else None
-    return CompiledFunction(model, module, compiler, fullgraph, getattr(model, "__name__", type(model).__name__))
+    return CompiledFunction(model, module, compiler, fullgraph, getattr(model, "__name__", type(model).__name__),
+                            dynamic)
 
 
 def disable(fn=None, recursive: bool = True, *, reason=None):

@@ -4,7 +4,7 @@ A backend is a callable ``(graph_module, example_inputs) -> callable``, as PyTor
 backends. The built-in names:
 
 * ``"inductor"`` (the default): ``core.jit``'s optimised graph, every pass including fusion into generated
-  kernels (which run when no input requires grad);
+  kernels (with generated backward kernels when autograd records: :mod:`core.jit.fused_backward`);
 * ``"aot_eager"``: the functionalized graph (allocations and copies made pure), run op by op;
 * ``"eager"``: the graph as captured, run op by op through the dispatcher (for debugging a capture).
 """

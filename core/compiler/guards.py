@@ -66,16 +66,17 @@ def _is_simple(value) -> bool:
     return isinstance(value, (tuple, frozenset)) and all(_is_simple(v) for v in value)
 
 
-def flatten_args(obj, tensors: list):
-    """The guard key of ``obj`` with its tensors appended to ``tensors`` (and replaced by their index)."""
+def flatten_args(obj, tensors: list, shapes: bool = True):
+    """The guard key of ``obj`` with its tensors appended to ``tensors`` (and replaced by their index); with
+    ``shapes=False`` a tensor's key holds its rank instead of its shape (the key of dynamic-shape graphs)."""
     if isinstance(obj, Tensor):
         tensors.append(obj)
-        return ("T", obj._shape, obj.dtype, obj.device, obj.requires_grad)
+        return ("T", obj._shape if shapes else len(obj._shape), obj.dtype, obj.device, obj.requires_grad)
     cls = obj.__class__
     if cls is tuple or cls is list:
-        return (cls, tuple(flatten_args(x, tensors) for x in obj))
+        return (cls, tuple(flatten_args(x, tensors, shapes) for x in obj))
     if cls is dict:
-        return (dict, tuple((k, flatten_args(v, tensors)) for k, v in obj.items()))
+        return (dict, tuple((k, flatten_args(v, tensors, shapes)) for k, v in obj.items()))
     if _is_simple(obj) or isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, type)):
         return (cls, obj)
     raise Unguardable(f"an argument of type {cls.__name__}")
@@ -91,6 +92,17 @@ def rebuild_args(obj, tensors):
     if cls is dict:
         return {k: rebuild_args(v, tensors) for k, v in obj.items()}
     return obj
+
+
+def _modules(module: Module, out: list, seen: set) -> list:
+    """``module`` and its descendants, each once, in ``modules()`` order (without its generators: every call of
+    a compiled module reads them)."""
+    seen.add(id(module))
+    out.append(module)
+    for child in module._modules.values():
+        if child is not None and id(child) not in seen:
+            _modules(child, out, seen)
+    return out
 
 
 def _aliasing(tensors: list) -> tuple:
@@ -172,16 +184,18 @@ class GuardBuilder:
                 if _guarded(scope[name]):
                     self.reads.append((f"{label}.{name}", lambda s=scope, n=name: _snapshot(s.get(n, _MISSING))))
 
-    def key(self, args: tuple, kwargs: dict, tensors: list) -> tuple:
-        """The guard key of one call; fills ``tensors`` with the call's tensor arguments in order."""
-        arg_key = flatten_args((args, kwargs), tensors)
+    def key(self, args: tuple, kwargs: dict, tensors: list, shapes: bool = True) -> tuple:
+        """The guard key of one call; fills ``tensors`` with the call's tensor arguments in order. With
+        ``shapes=False``, the arguments' ranks stand for their shapes (see :mod:`.dynamic`)."""
+        arg_key = flatten_args((args, kwargs), tensors, shapes)
         state = (is_grad_enabled(), dt.get_default_dtype(), get_default_device(),
                  frozenset(AUTOCAST.enabled.items()), frozenset(AUTOCAST.dtype.items()))
         module = self.module
         if module is None:
             owned = ()
         else:  # the training flags, and the parameters' and buffers' types (a trace bakes what it read of them)
-            owned = (tuple(m.training for m in module.modules()),
-                     tuple((t._shape, t.dtype, t.device, t.requires_grad)
-                           for t in (*module.parameters(), *module.buffers())))
+            modules = _modules(module, [], set())
+            owned = (tuple(m.training for m in modules),
+                     tuple((t._shape, t.dtype, t.device, t.requires_grad) for m in modules
+                           for t in (*m._parameters.values(), *m._buffers.values()) if t is not None))
         return arg_key, _aliasing(tensors), state, owned, tuple(read() for _, read in self.reads)

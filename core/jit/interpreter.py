@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..profiler._recorder import current_session
 from ..tensor import Tensor
-from .ir import JIT_OPS, Graph, Value, map_values
+from .ir import JIT_OPS, Graph, SymSize, Value, map_values
 
 __all__ = ["Program"]
 
@@ -33,6 +33,9 @@ def _filler(obj, slots: dict):
     if isinstance(obj, Value):
         s = slots[obj]
         return lambda env: env[s]
+    if isinstance(obj, SymSize):  # inputs fill the first slots, in order
+        i, d = obj.input, obj.dim
+        return lambda env: env[i]._shape[d]
     cls = obj.__class__
     if cls is tuple or cls is list:
         parts = [_filler(x, slots) for x in obj]

@@ -24,8 +24,8 @@ import itertools
 
 from .. import dtypes as dt
 
-__all__ = ["Value", "Node", "Graph", "GraphError", "JIT_OPS", "RANDOM_OPS", "ALLOCATION_OPS", "map_values",
-           "flat_values"]
+__all__ = ["Value", "Node", "Graph", "GraphError", "JIT_OPS", "RANDOM_OPS", "ALLOCATION_OPS", "SymSize",
+           "map_values", "flat_values", "has_symbols"]
 
 # Ops with no tensor-valued effects beyond their outputs but whose outputs differ run to run: never folded,
 # never merged. (The in-place random fills are already excluded as mutations.)
@@ -79,6 +79,37 @@ def map_values(obj, fn, leaf: type = Value):
     if cls is dict:
         return {k: map_values(v, fn, leaf) for k, v in obj.items()}
     return obj
+
+
+class SymSize:
+    """A size read at run time: dimension ``dim`` of graph input ``input`` (an argument of a node of a
+    ``core.compile`` graph with dynamic shapes, in place of the integer that size had when it was traced)."""
+
+    __slots__ = ("input", "dim")
+
+    def __init__(self, input: int, dim: int):
+        self.input = input
+        self.dim = dim
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, SymSize) and (self.input, self.dim) == (other.input, other.dim)
+
+    def __hash__(self) -> int:
+        return hash((SymSize, self.input, self.dim))
+
+    def __repr__(self) -> str:
+        return f"s{self.input}.size({self.dim})"
+
+
+def has_symbols(obj) -> bool:
+    """Whether ``obj`` (nested lists/tuples/dicts) holds a :class:`SymSize`."""
+    if isinstance(obj, SymSize):
+        return True
+    if isinstance(obj, (tuple, list)):
+        return any(has_symbols(x) for x in obj)
+    if isinstance(obj, dict):
+        return any(has_symbols(x) for x in obj.values())
+    return False
 
 
 def flat_values(obj) -> list:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from math import prod
 
-from ..ir import JIT_OPS, Graph, GraphError, Node, map_values
+from ..ir import JIT_OPS, Graph, GraphError, Node, has_symbols, map_values
 from ..tracer import _flat_tensors, _untraced
 from .rewriting import mutable_values, renamed
 
@@ -56,8 +56,8 @@ def _foldable(node: Node, tensors: dict, refused: set) -> bool:
     inputs = node.inputs
     if not node.outputs or not node.is_pure or any(v not in tensors or v in refused for v in inputs):
         return False
-    if any(v in refused for v in node.outputs):
-        return False
+    if any(v in refused for v in node.outputs) or has_symbols(node.args) or has_symbols(node.kwargs):
+        return False  # (a size read at run time is no constant)
     produced = sum(prod(v.shape) for v in node.outputs)
     read = sum(prod(v.shape) for v in set(inputs))
     return produced <= max(read, FOLD_LIMIT)

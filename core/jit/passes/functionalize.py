@@ -13,7 +13,7 @@ cast and becomes ``jit::copy(x, dtype)`` too, so fusion and export see one form.
 from __future__ import annotations
 
 from .. import ops  # noqa: F401 - registers the jit:: ops
-from ..ir import ALLOCATION_OPS, Graph, Node, Value
+from ..ir import ALLOCATION_OPS, Graph, Node, Value, has_symbols
 
 __all__ = ["functionalize"]
 
@@ -41,6 +41,8 @@ def functionalize(graph: Graph) -> Graph:
             value = node.args[1] if len(node.args) > 1 else node.kwargs.get("value")
             if isinstance(value, Value) or node.kwargs and set(node.kwargs) != {"value"}:
                 continue
+            if has_symbols(alloc.args) or has_symbols(alloc.kwargs):
+                continue  # a size read at run time (dynamic shapes): jit::full would bake the traced shape
             _rewrite(node, "jit::full", (target.shape, value, target.dtype, target.device))
         dropped.add(alloc)
     graph.nodes = [n for n in graph.nodes if n not in dropped]
