@@ -73,21 +73,24 @@ class Size(tuple):
         return Size(tuple.__add__(self, tuple(other)))
 
 
-_STRIDES: dict = {}
+class _ContiguousStrides(dict):
+    """shape -> its row-major strides (in elements), as PyTorch computes them; up to 4096 shapes remembered."""
 
-
-def contiguous_strides(shape: tuple) -> tuple:
-    """Row-major strides (in elements) of ``shape``, as PyTorch computes them."""
-    strides = _STRIDES.get(shape)
-    if strides is None:
+    def __missing__(self, shape: tuple) -> tuple:
         acc, out = 1, []
         for s in reversed(shape):
             out.append(acc)
             acc *= s if s > 1 else 1
         strides = tuple(reversed(out))
-        if len(_STRIDES) < 4096:
-            _STRIDES[shape] = strides
-    return strides
+        if len(self) < 4096:
+            self[shape] = strides
+        return strides
+
+
+# ``contiguous_strides(shape)``: row-major strides (in elements) of the tuple ``shape``, as PyTorch computes them.
+# A dict look-up (the bound ``__getitem__`` of the table above), so that every fresh tensor pays no Python call
+# for a shape seen before.
+contiguous_strides = _ContiguousStrides().__getitem__
 
 
 def _inference_mode_enabled() -> builtins.bool:

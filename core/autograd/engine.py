@@ -126,7 +126,7 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
                 if result is not None:
                     grads = list(result)
             is_leaf = node.__class__ is AccumulateGrad
-            if is_leaf and grads[0] is not None:
+            if is_leaf and grads[0] is not None and "_leaf_hooks" in node.variable.__dict__:
                 grads[0] = _leaf_hooks(node.variable, grads[0])
             if capture:
                 for i, g in enumerate(grads):

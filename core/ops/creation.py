@@ -514,7 +514,7 @@ def _copy_meta(self, src, non_blocking=False):
         if target != self._shape:
             raise op_error(RuntimeError, "copy_", f"the source of shape {list(src._shape)} cannot be broadcast "
                            f"to the destination of shape {list(self._shape)}", self, src)
-    return TensorSpec(self._shape, self.dtype, self.device)
+    return TensorSpec(self._shape, self.dtype, self._storage.device)
 
 
 copy_op = define("copy_", meta=_copy_meta, primitive=True, inplace=True,
