@@ -394,8 +394,8 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable):
-        super().__init__(None, None, (), ((variable._shape, variable.dtype, variable._storage.device),),
-                         "AccumulateGrad")
+        Node.__init__(self, None, None, (), ((variable._shape, variable.dtype, variable._storage.device),),
+                      "AccumulateGrad")
         self.variable = variable
 
     def name(self) -> str:

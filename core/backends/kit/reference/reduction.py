@@ -22,7 +22,10 @@ def kernels(ctx) -> dict:
         """Kernel of sum/prod (``accumulate``: in the compute dtype) or amax/amin/any/all."""
 
         def kernel(spec, input, dims, keepdim=False, dtype=None):
-            a = operand(input, COMPUTE_NP[input.dtype])
+            cd = COMPUTE_NP[input.dtype]
+            a = input._np  # the cached array when it has the compute dtype (what operand returns), else operand
+            if a is None or a.dtype != cd:
+                a = operand(input, cd)
             if accumulate:
                 result = fn(a, axis=dims, keepdims=keepdim, dtype=COMPUTE_NP[spec.compute_dtype])
             else:
