@@ -22,12 +22,19 @@ from .memory_formats import is_contiguous_as, preserve_format
 __all__ = ["Tensor", "Size", "contiguous_strides", "RemovableHandle"]
 
 _F = None  # core.ops, bound by core/__init__ once the op modules are imported
+# The operators behind ``+ - * /``, called directly (what ``core.add(a, b)`` etc. call when given no alpha,
+# rounding_mode or out): one Python frame less on the hottest path.
+_ADD = _SUB = _MUL = _DIV = None
+_AUTOGRAD: list = []  # [core.autograd.backward] once Tensor.backward first ran
 
 
 def bind_ops(module) -> None:
     """Give Tensor's methods the op module they forward to (called once by ``core.ops``, which imports Tensor)."""
-    global _F
+    global _F, _ADD, _SUB, _MUL, _DIV
+    from .dispatch import get_operator
+
     _F = module
+    _ADD, _SUB, _MUL, _DIV = (get_operator(name) for name in ("add", "sub", "mul", "div"))
 
 
 class RemovableHandle:
@@ -66,21 +73,24 @@ class Size(tuple):
         return Size(tuple.__add__(self, tuple(other)))
 
 
-_STRIDES: dict = {}
+class _ContiguousStrides(dict):
+    """shape -> its row-major strides (in elements), as PyTorch computes them; up to 4096 shapes remembered."""
 
-
-def contiguous_strides(shape: tuple) -> tuple:
-    """Row-major strides (in elements) of ``shape``, as PyTorch computes them."""
-    strides = _STRIDES.get(shape)
-    if strides is None:
+    def __missing__(self, shape: tuple) -> tuple:
         acc, out = 1, []
         for s in reversed(shape):
             out.append(acc)
             acc *= s if s > 1 else 1
         strides = tuple(reversed(out))
-        if len(_STRIDES) < 4096:
-            _STRIDES[shape] = strides
-    return strides
+        if len(self) < 4096:
+            self[shape] = strides
+        return strides
+
+
+# ``contiguous_strides(shape)``: row-major strides (in elements) of the tuple ``shape``, as PyTorch computes them.
+# A dict look-up (the bound ``__getitem__`` of the table above), so that every fresh tensor pays no Python call
+# for a shape seen before.
+contiguous_strides = _ContiguousStrides().__getitem__
 
 
 def _inference_mode_enabled() -> builtins.bool:
@@ -339,9 +349,11 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph: builtins.bool = False, inputs=None) -> None:
         """Accumulate this tensor's gradient into the graph's leaves (``torch.Tensor.backward``)."""
-        from .autograd import backward
+        if not _AUTOGRAD:  # core.autograd.backward, imported once (core.autograd imports this module)
+            from .autograd import backward
 
-        backward(self, gradient, retain_graph, create_graph, inputs)
+            _AUTOGRAD.append(backward)
+        _AUTOGRAD[0](self, gradient, retain_graph, create_graph, inputs)
 
     def register_hook(self, hook):
         """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it."""
@@ -704,37 +716,37 @@ class Tensor:
 
     # -- operators ------------------------------------------------------------
     def __add__(self, other):
-        return _F.add(self, other)
+        return _ADD(self, other)
 
     def __radd__(self, other):
-        return _F.add(other, self)
+        return _ADD(other, self)
 
     def __iadd__(self, other):
         return _F.add_(self, other)
 
     def __sub__(self, other):
-        return _F.sub(self, other)
+        return _SUB(self, other)
 
     def __rsub__(self, other):
-        return _F.sub(other, self)
+        return _SUB(other, self)
 
     def __isub__(self, other):
         return _F.sub_(self, other)
 
     def __mul__(self, other):
-        return _F.mul(self, other)
+        return _MUL(self, other)
 
     def __rmul__(self, other):
-        return _F.mul(other, self)
+        return _MUL(other, self)
 
     def __imul__(self, other):
         return _F.mul_(self, other)
 
     def __truediv__(self, other):
-        return _F.div(self, other)
+        return _DIV(self, other)
 
     def __rtruediv__(self, other):
-        return _F.div(other, self)
+        return _DIV(other, self)
 
     def __itruediv__(self, other):
         return _F.div_(self, other)

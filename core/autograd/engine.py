@@ -55,9 +55,14 @@ def _reaching(roots, targets: set) -> set:
 
 def _dependencies(roots, keep=None) -> dict:
     counts: dict = {}
-    # each root node once: two outputs of one node passed together must not count its children twice
-    stack = list(dict.fromkeys(node for node, _ in roots if node is not None and (keep is None or node in keep)))
-    seen = set(id(n) for n in stack)
+    # each root node once (plain loops: fewer Python frames per backward): two outputs of one node passed together
+    # must not count its children twice
+    stack = []
+    seen = set()
+    for node, _ in roots:
+        if node is not None and (keep is None or node in keep) and id(node) not in seen:
+            seen.add(id(node))
+            stack.append(node)
     while stack:
         node = stack.pop()
         for child, _ in node.next_functions:
@@ -68,10 +73,6 @@ def _dependencies(roots, keep=None) -> dict:
                 seen.add(id(child))
                 stack.append(child)
     return counts
-
-
-def _add(a, b):
-    return b if a is None else a + b
 
 
 def _call_tensor_hooks(node, index: int, grad):
@@ -86,10 +87,12 @@ def _call_tensor_hooks(node, index: int, grad):
 def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, inputs=None,
                  allow_unused: bool = False, accumulate: bool = True):
     """Backpropagate ``grad_tensors`` from ``tensors``; returns captured grads of ``inputs`` when not accumulating."""
-    roots = [edge_of(t) for t in tensors]
-    for node, _ in roots:
-        if node is None:
+    roots = []
+    for t in tensors:
+        edge = edge_of(t)
+        if edge[0] is None:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+        roots.append(edge)
     capture = {}
     if inputs is not None:
         for i, t in enumerate(inputs):
@@ -101,11 +104,12 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
     keep = _reaching(roots, {node for node, _ in capture}) if inputs is not None and not accumulate else None
     counts = _dependencies(roots, keep)
     buffers: dict = {}
+    ready = []
     for (node, nr), g in zip(roots, grad_tensors):
         slot = buffers.setdefault(node, [None] * node.num_outputs)
-        slot[nr] = _add(slot[nr], g)
-    ready = [node for node, _ in roots if counts.get(node, 0) == 0 and (keep is None or node in keep)]
-    ready = list(dict.fromkeys(ready))
+        slot[nr] = g if slot[nr] is None else slot[nr] + g
+        if counts.get(node, 0) == 0 and (keep is None or node in keep) and node not in ready:
+            ready.append(node)
     previous = tls.exclude
     tls.exclude = previous & ~Autograd.mask if create_graph else previous | Autograd.mask
     anomaly = is_anomaly_enabled()
@@ -123,7 +127,7 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
                 if result is not None:
                     grads = list(result)
             is_leaf = node.__class__ is AccumulateGrad
-            if is_leaf and grads[0] is not None:
+            if is_leaf and grads[0] is not None and "_leaf_hooks" in node.variable.__dict__:
                 grads[0] = _leaf_hooks(node.variable, grads[0])
             if capture:
                 for i, g in enumerate(grads):
@@ -225,6 +229,12 @@ def _accumulate(variable, grad, create_graph: bool) -> None:
     elif create_graph:
         variable.grad = variable.grad + grad
     else:  # in place, as PyTorch accumulates; straight to the ops (grad mode is off here)
+        if not _ADD_COPY:
+            _ADD_COPY.extend((get_operator("add"), get_operator("copy_")))
+        add, copy_ = _ADD_COPY
         target = variable.grad
-        get_operator("copy_")(target, get_operator("add")(target, grad), False)
+        copy_(target, add(target, grad), False)
         target._storage.version += 1
+
+
+_ADD_COPY: list = []  # the add and copy_ operators, looked up on first use (core.ops defines them after this)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..sparse_tensor import SparseTensor
+from ..tensor import Tensor
 from .engine import run_backward
 
 __all__ = ["backward", "grad"]
@@ -14,9 +15,27 @@ def _as_tuple(x) -> tuple:
     return tuple(x) if isinstance(x, (list, tuple)) else (x,)
 
 
-def _default_grads(tensors, grad_tensors, create_graph: bool) -> list:
-    from ..ops.creation import ones_like
+_CREATION: list = []  # core.ops.creation, imported on first use (core.ops imports this package)
 
+
+def _implicit_grad(t):
+    """The gradient ``backward()`` starts from for a one-element output: ones of its shape, dtype and device
+    (PyTorch's ``ones_like(output, LEGACY_CONTIGUOUS_MEMORY_FORMAT)``). For a plain Tensor, straight from the
+    ``empty`` and ``fill_`` ops, without ``ones_like``'s argument handling (one element: every layout is
+    contiguous)."""
+    if not _CREATION:
+        from ..ops import creation
+
+        _CREATION.append(creation)
+    creation = _CREATION[0]
+    if t.__class__ is not Tensor:
+        return creation.ones_like(t)
+    g = creation.allocate(t._shape, t.dtype, t._storage.device, "backward")
+    creation.fill_op(g, 1)
+    return g
+
+
+def _default_grads(tensors, grad_tensors, create_graph: bool) -> list:
     grads = list(_as_tuple(grad_tensors)) or [None] * len(tensors)
     if len(grads) != len(tensors):
         raise RuntimeError(f"grad can be implicitly created only for scalar outputs; got {len(grads)} gradients for "
@@ -26,7 +45,7 @@ def _default_grads(tensors, grad_tensors, create_graph: bool) -> list:
         if g is None:
             if t.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = ones_like(t)
+            g = _implicit_grad(t)
         elif g._shape != t._shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {list(g._shape)} and output[0] has "
                                f"a shape of {list(t._shape)}.")
@@ -39,7 +58,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
     tensors = _as_tuple(tensors)
     grads = _default_grads(tensors, grad_tensors, create_graph)
     retain = create_graph if retain_graph is None else retain_graph
-    inputs = tuple(_grad_holder(i) for i in _as_tuple(inputs)) or None
+    inputs = tuple(_grad_holder(i) for i in _as_tuple(inputs)) or None if inputs is not None else None
     run_backward(tensors, grads, retain, create_graph, inputs=inputs, accumulate=True)
 
 

@@ -128,9 +128,21 @@ class SavedContext:
 
     def __init__(self, args: tuple, kwargs: dict, outputs: tuple):
         self.kwargs = kwargs
-        self._versions = [a._storage.version if hasattr(a, "_storage") else None for a in args]
-        outputs = [o._alias(o._shape, o._stride, o._offset) if hasattr(o, "_storage") else o for o in outputs]
-        self._out_versions = [o._storage.version if hasattr(o, "_storage") else None for o in outputs]
+        # plain loops, not comprehensions: each comprehension is a Python frame, and one context is made per op
+        versions = []
+        for a in args:
+            versions.append(a._storage.version if hasattr(a, "_storage") else None)
+        self._versions = versions
+        aliases, out_versions = [], []
+        for o in outputs:
+            if hasattr(o, "_storage"):
+                aliases.append(o._alias(o._shape, o._stride, o._offset))
+                out_versions.append(o._storage.version)
+            else:
+                aliases.append(o)
+                out_versions.append(None)
+        outputs = aliases
+        self._out_versions = out_versions
         hooks = _SAVED_HOOKS[-1] if _SAVED_HOOKS else None
         self._unpack = hooks[1] if hooks else None
         self._unpacked = None
@@ -168,13 +180,14 @@ class SavedContext:
         if self.released:
             raise RuntimeError(_RELEASED)
         t = self.args[i]
-        if not self._hooked("arg", i) and hasattr(t, "_storage") and t._storage.version != self._versions[i]:
+        if hasattr(t, "_storage") and t._storage.version != self._versions[i] and not self._hooked("arg", i):
             raise _version_error(t, self._versions[i], self._node_name())
         return t
 
     def arg(self, i: int, default=None):
         """Non-tensor argument ``i`` (``default`` when it was not passed)."""
-        return self.args[i] if i < len(self.args) else default
+        args = self.args
+        return args[i] if i < len(args) else default
 
     def output(self, i: int = 0):
         """Output ``i`` of the forward, checked against in-place changes; part of the graph when recording."""
@@ -358,11 +371,14 @@ class Node:
         """Input gradients for the output gradients ``grads`` (None entries become zeros)."""
         if self.ctx is not None and self.ctx.released:
             raise RuntimeError(_RELEASED)
-        from ..ops.creation import zeros
+        for g in grads:  # not ``None in grads``: that compares tensors with ==
+            if g is None:
+                from ..ops.creation import zeros
 
-        filled = [g if g is not None else zeros(meta[0], dtype=meta[1], device=meta[2])
-                  for g, meta in zip(grads, self._output_meta)]
-        result = self.formula(self.ctx, *filled)
+                grads = [g if g is not None else zeros(meta[0], dtype=meta[1], device=meta[2])
+                         for g, meta in zip(grads, self._output_meta)]
+                break
+        result = self.formula(self.ctx, *grads)
         if not isinstance(result, tuple):
             result = (result,)
         return result
@@ -378,7 +394,8 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable):
-        super().__init__(None, None, (), ((variable._shape, variable.dtype, variable.device),), "AccumulateGrad")
+        Node.__init__(self, None, None, (), ((variable._shape, variable.dtype, variable._storage.device),),
+                      "AccumulateGrad")
         self.variable = variable
 
     def name(self) -> str:

@@ -20,6 +20,7 @@ from .inference import check_saveable, refuse_inference_write
 __all__ = ["autograd_kernel", "install"]
 
 _MASK = Autograd.mask
+_COMPLEX = 3  # core.dtypes' category of complex dtypes
 _INFERENCE_MASK = InferenceTensor.mask
 
 
@@ -29,7 +30,9 @@ def _tensor_inputs(args) -> list:
         if hasattr(a, "_storage"):
             found.append(a)
         elif a.__class__ is list or a.__class__ is tuple:
-            found.extend(b for b in a if hasattr(b, "_storage"))
+            for b in a:  # a loop, not a generator: no Python frame for the usual tuple of ints (dims, sizes)
+                if hasattr(b, "_storage"):
+                    found.append(b)
     return found
 
 
@@ -61,7 +64,9 @@ def _per_tensor_input(formula):
                 flat.append(_fit(g, arg))
             elif arg.__class__ is list or arg.__class__ is tuple:
                 parts = g if g is not None else [None] * len(arg)
-                flat.extend(_fit(p, a) for p, a in zip(parts, arg) if hasattr(a, "_storage"))
+                for p, a in zip(parts, arg):
+                    if hasattr(a, "_storage"):
+                        flat.append(_fit(p, a))
         return tuple(flat)
 
     _WRAPPED[formula] = run
@@ -75,7 +80,8 @@ def _fit(g, like):
         from ..ops._util import sum_to_shape
 
         g = sum_to_shape(g, like._shape)
-    if g.dtype.is_complex and not like.dtype.is_complex:  # PyTorch's handle_r_to_c: a real input's gradient is real
+    # PyTorch's handle_r_to_c: a real input's gradient is real
+    if g.dtype.category == _COMPLEX and like.dtype.category != _COMPLEX:
         g = g.real
     target = like.dtype
     if like.grad_fn is None and "_grad_dtype" in like.__dict__:  # a leaf's Tensor.grad_dtype (None: keep g's)
@@ -97,23 +103,26 @@ def autograd_kernel(op, below: int, *args, **kwargs):
     if below & _INFERENCE_MASK:
         if all(t._storage.inference for t in inputs):  # PyTorch: such tensors carry no Autograd key
             return op.redispatch(below, *args, **kwargs)
-        if op.inplace and getattr(op, "saves_inputs", True):
+        if op.inplace and op.saves_inputs:
             check_saveable(inputs)  # refused before the write, as PyTorch does
     if op.inplace:
         _check_inplace(inputs[0])
     previous = tls.exclude
     tls.exclude = previous | _MASK
-    try:
-        out = op.redispatch(below, *args, **kwargs)
+    try:  # op.redispatch(below, ...) without its frame
+        kernel = op._cache.get(below) or op._resolve(below)
+        out = kernel(*args, **kwargs)
+        if out is NotImplemented:
+            out = op._declined(below, args, kwargs)
     finally:
         tls.exclude = previous
     if out.__class__ is Tensor:  # the common single-output case, without the generic loops below
-        if out.dtype.category < 2 or not getattr(op, "differentiable", True):
+        if out.dtype.category < 2 or not op.differentiable:
             return out
         outs = (out,)
         meta = ((out._shape, out.dtype, out._storage.device),)
     else:
-        if not getattr(op, "differentiable", True):
+        if not op.differentiable:
             return out
         outs = out if isinstance(out, tuple) else (out,)
         if not any(hasattr(o, "_storage") and o.dtype.category >= 2 for o in outs):
@@ -122,14 +131,21 @@ def autograd_kernel(op, below: int, *args, **kwargs):
     if below & _INFERENCE_MASK:  # an inference tensor among the inputs (only outside inference_mode)
         if not op.inplace and getattr(outs[0], "_storage", None) is inputs[0]._storage:
             return out  # a view of an inference tensor is an inference tensor outside the graph, as in PyTorch
-        if getattr(op, "saves_inputs", True):
+        if op.saves_inputs:
             check_saveable(inputs)
     prepared = _PREPARED.get(op.name)
     if prepared is None:
         prepared = _PREPARED[op.name] = (_per_tensor_input(formula or _not_implemented(op.name)), node_class(op.name))
     ctx = SavedContext(args, kwargs, outs)
-    edges = tuple([edge_of(t) if t.requires_grad else _NO_EDGE for t in inputs])
-    node = prepared[1](prepared[0], ctx, edges, meta, op.name)
+    edges = []
+    for t in inputs:  # edge_of(t), inlined for inputs that need no gradient and for non-leaves
+        if not t.requires_grad:
+            edges.append(_NO_EDGE)
+        elif t.grad_fn is not None:
+            edges.append((t.grad_fn, t.__dict__.get("_output_nr", 0)))
+        else:
+            edges.append(edge_of(t))
+    node = prepared[1](prepared[0], ctx, tuple(edges), meta, op.name)
     if is_anomaly_enabled():
         record_forward(node)
     for i, o in enumerate(outs):

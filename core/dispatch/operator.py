@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import inspect
 import math
+from functools import partial
 import warnings
 from collections import Counter
 from typing import Callable
@@ -46,6 +47,11 @@ class Operator:
 
     __slots__ = ("name", "meta", "decomposition", "default", "primitive", "inplace", "writes", "kernels",
                  "owners", "tiers", "derivative", "doc", "_cache", "__weakref__", "__dict__")
+
+    # Per-op autograd facts, set on the ops they concern: whether outputs get a grad_fn, whether the derivative
+    # reads the inputs (an in-place op that does not may write into inference tensors' saved copies).
+    differentiable = True
+    saves_inputs = True
 
     def __init__(self, name: str, meta=None, decomposition=None, default=None, primitive=False,
                  inplace=False, doc: str = ""):
@@ -243,10 +249,8 @@ def _moved(a, device):
 
 
 def _bind_functionality(op: Operator, fn: Callable, below: int) -> Callable:
-    def run(*args, **kwargs):
-        return fn(op, below, *args, **kwargs)
-
-    return run
+    """``fn(op, below, *args, **kwargs)`` as a kernel: a ``functools.partial``, which adds no Python frame."""
+    return partial(fn, op, below)
 
 
 def _sized(op: Operator, fn: Callable, min_numel: int, small: Callable) -> Callable:

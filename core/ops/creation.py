@@ -459,9 +459,12 @@ def _fill_meta(self, value):
         if value._shape:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{len(value._shape)} dimensions.")
-    elif not isinstance(value, (numbers.Number, np.generic)):
+    elif value.__class__ not in _PLAIN_NUMBERS and not isinstance(value, (numbers.Number, np.generic)):
         raise TypeError(f"fill_(): argument 'value' must be a number, not {type(value).__name__}")
-    return TensorSpec(self._shape, self.dtype, self.device)
+    return TensorSpec(self._shape, self.dtype, self._storage.device)
+
+
+_PLAIN_NUMBERS = frozenset((int, float, bool, complex))  # numbers.Number, checked without the abstract-class machinery
 
 
 fill_op = define("fill_", meta=_fill_meta, primitive=True, inplace=True,
@@ -511,7 +514,7 @@ def _copy_meta(self, src, non_blocking=False):
         if target != self._shape:
             raise op_error(RuntimeError, "copy_", f"the source of shape {list(src._shape)} cannot be broadcast "
                            f"to the destination of shape {list(self._shape)}", self, src)
-    return TensorSpec(self._shape, self.dtype, self.device)
+    return TensorSpec(self._shape, self.dtype, self._storage.device)
 
 
 copy_op = define("copy_", meta=_copy_meta, primitive=True, inplace=True,

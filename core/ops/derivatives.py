@@ -61,8 +61,8 @@ def _is_tensor(a) -> bool:
 
 def _conj(v):
     """The complex conjugate of a tensor or a Python number (PyTorch's gradients of complex ops conjugate)."""
-    if _is_tensor(v):
-        return E.conj(v) if v.is_complex() else v
+    if isinstance(v, Tensor):
+        return E.conj(v) if v.dtype.is_complex else v
     return v.conjugate() if isinstance(v, complex) else v
 
 
@@ -190,9 +190,11 @@ def _sub(ctx, g):
 
 @derivative("mul")
 def _mul(ctx, g):
-    a, b = ctx.args[0], ctx.args[1]
-    return (g * _conj(_x(ctx, 1)) if _is_tensor(b) else g * _conj(b)) if _is_tensor(a) else None, \
-        (g * _conj(_x(ctx, 0)) if _is_tensor(a) else g * _conj(a)) if _is_tensor(b) else None
+    args = ctx.args
+    a, b = args[0], args[1]
+    a_t, b_t = isinstance(a, Tensor), isinstance(b, Tensor)
+    return g * _conj(ctx.input(1) if b_t else b) if a_t else None, \
+        g * _conj(ctx.input(0) if a_t else a) if b_t else None
 
 
 @derivative("div")
@@ -326,7 +328,8 @@ def _to_copy(ctx, g):
 
 def _unreduce(g, ctx):
     """``g`` with the reduced dims put back (size 1), ready to broadcast against the input."""
-    x, dims, keepdim = ctx.args[0], ctx.args[1], ctx.arg(2, False)
+    args = ctx.args
+    x, dims, keepdim = args[0], args[1], ctx.arg(2, False)
     if not g._shape:  # a full reduction: a 0-d gradient expands to any shape directly
         return g.expand(x._shape) if x._shape else g
     if not keepdim:

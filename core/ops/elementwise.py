@@ -76,9 +76,53 @@ def _unary_meta(op: str, kind: str):
     return meta
 
 
+_SPEC_CACHE_SIZE = 64  # shapes remembered per op
+
+
+def _same_kind_cached(meta):
+    """``meta`` with its results remembered per shape for the common call: tensors of one shape, dtype and
+    device, or one tensor with a Python scalar that does not promote it.
+
+    Such a call's spec depends only on the shape, the dtype and the device, and specs are never modified, so
+    a remembered one is handed out again when its compute dtype is the operands' dtype and its device is theirs
+    (a spec computed in a promoted dtype, e.g. the default float of true division of integers, is not kept).
+    Anything else, and every error, goes through ``meta`` itself.
+    """
+    cache: dict = {}
+
+    def cached(a, b, *extra):
+        if isinstance(a, Tensor):
+            if isinstance(b, Tensor):
+                if a._shape != b._shape or a.dtype is not b.dtype or a._storage.device is not b._storage.device:
+                    return meta(a, b, *extra)
+            elif _SCALAR_CATEGORY.get(b.__class__, 3) > a.dtype.category:
+                return meta(a, b, *extra)
+            t = a
+        elif isinstance(b, Tensor) and _SCALAR_CATEGORY.get(a.__class__, 3) <= b.dtype.category:
+            t = b
+        else:
+            return meta(a, b, *extra)
+        spec = cache.get(t._shape)
+        if spec is not None and spec.compute_dtype is t.dtype and spec.device is t._storage.device:
+            return spec
+        spec = meta(a, b, *extra)
+        if spec.compute_dtype is t.dtype and spec.device is t._storage.device:
+            if len(cache) >= _SPEC_CACHE_SIZE:
+                cache.clear()
+            cache[t._shape] = spec
+        return spec
+
+    cached.__doc__ = meta.__doc__
+    cached.uncached = meta
+    return cached
+
+
 def _binary_meta(op: str, kind: str):
     """Meta of a binary op; ``kind`` picks the dtype rule (arith, true_div, compare, logical, bitwise, float)."""
+    return _same_kind_cached(_binary_meta_uncached(op, kind))
 
+
+def _binary_meta_uncached(op: str, kind: str):
     def meta(a, b, *extra):
         a_t = isinstance(a, Tensor)
         b_t = isinstance(b, Tensor)

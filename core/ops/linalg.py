@@ -47,8 +47,9 @@ def _check_tensors(op: str, **named) -> None:
 
 def _check_bool(op: str, *tensors) -> None:
     # PyTorch's CPU GEMM has no bool kernel
-    if any(t.dtype is dt.bool for t in tensors):
-        raise NotImplementedError(f"{op}(): \"{op}\" not implemented for 'Bool'")
+    for t in tensors:
+        if t.dtype is dt.bool:
+            raise NotImplementedError(f"{op}(): \"{op}\" not implemented for 'Bool'")
 
 
 def _check_same_dtype(op: str, a: Tensor, b: Tensor) -> None:
@@ -68,7 +69,8 @@ def _autocast(op: str, out, *tensors):
 
 def _batched_matmul_meta(a, b):
     _check_tensors("batched_matmul", a=a, b=b)
-    if a.ndim < 2 or a.ndim != b.ndim or a._shape[:-2] != b._shape[:-2] or a._shape[-1] != b._shape[-2]:
+    ndim = len(a._shape)
+    if ndim < 2 or ndim != len(b._shape) or a._shape[:-2] != b._shape[:-2] or a._shape[-1] != b._shape[-2]:
         raise op_error(RuntimeError, "batched_matmul", "expected (..., n, k) and (..., k, m) with equal batch "
                        "dims", a, b)
     _check_same_dtype("batched_matmul", a, b)

@@ -155,15 +155,36 @@ def _out_logical(op, input, dtype):
     return dt.uint8 if input.dtype is dt.uint8 else dt.bool  # uint8 stays uint8, as PyTorch keeps it
 
 
+_SPEC_CACHE_SIZE = 64  # calls remembered per op
+
+
 def _reduction_meta(op: str, out_rule, needs_elements: bool = False):
+    """The meta of a reduction; its results are remembered per (shape, dtype, dims, keepdim, dtype argument) of a
+    tensor input, which is all a spec depends on besides the device (checked on each hit), and specs are never
+    modified. Errors are never remembered: a failing call goes through the checks every time."""
+    cache: dict = {}
+
     def meta(input, dims, keepdim=False, dtype=None):
+        if isinstance(input, Tensor) and dims.__class__ is tuple and keepdim.__class__ is bool \
+                and (dtype is None or dtype.__class__ is dt.dtype):
+            key = (input._shape, input.dtype, dims, keepdim, dtype)
+            spec = cache.get(key)
+            if spec is not None and spec.device is input._storage.device:
+                return spec
+        else:
+            key = None
         _check_tensor(op, input)
         _check_dtype_arg(op, dtype)
         check_computable(op, input.dtype)
         if needs_elements:
             _check_nonempty(op, input, dims)
         out = out_rule(op, input, dtype)
-        return TensorSpec(_reduced_shape(input._shape, dims, keepdim), out, input._storage.device, out)
+        spec = TensorSpec(_reduced_shape(input._shape, dims, keepdim), out, input._storage.device, out)
+        if key is not None:
+            if len(cache) >= _SPEC_CACHE_SIZE:
+                cache.clear()
+            cache[key] = spec
+        return spec
 
     return meta
 

@@ -109,6 +109,9 @@ def _shape_arg(op: str, shape) -> tuple:
         shape = tuple(shape[0])
     out = []
     for s in shape:
+        if s.__class__ is int:  # the common case, without the abstract-class checks below
+            out.append(s)
+            continue
         if isinstance(s, Tensor):
             s = s.__index__()
         if not isinstance(s, numbers.Integral) or isinstance(s, bool):

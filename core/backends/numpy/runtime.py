@@ -119,7 +119,7 @@ def array(t: Tensor) -> np.ndarray:
             return a
         isz = t.dtype.itemsize
         a = t._np = np.ndarray(t._shape, t.dtype.numpy, _flat_bytes(t._storage), t._offset * isz,
-                               tuple(s * isz for s in t._stride))
+                               tuple(map(isz.__mul__, t._stride)))  # byte strides (map: no Python frame)
     return a
 
 
@@ -142,6 +142,23 @@ def wrap(a, like) -> Tensor:
 
 _KEY = [0]
 
+
+def _silencer():
+    """``(mute, unmute)`` without ``numpy.errstate``'s Python frames: set NumPy's error-state context variable to a
+    prepared "ignore all" state and reset it (NumPy 2's own mechanism; ``(None, None)`` where it is not there, and
+    the kit then uses ``numpy.errstate``)."""
+    try:
+        from numpy._core._ufunc_config import _extobj_contextvar
+        from numpy._core.umath import _make_extobj
+    except ImportError:
+        return None, None
+    from functools import partial
+
+    return partial(_extobj_contextvar.set, _make_extobj(all="ignore")), _extobj_contextvar.reset
+
+
+_MUTE, _UNMUTE = _silencer()
+
 # what the reference kernels (core/backends/kit/reference) need: they are this backend's kernels over NumPy
 CONTEXT = ArrayContext(xp=np, array=array, wrap=wrap, special=scipy.special, errstate=np.errstate,
-                       reduce_sum=np.add.reduce, reduce_prod=np.multiply.reduce)
+                       reduce_sum=np.add.reduce, reduce_prod=np.multiply.reduce, mute=_MUTE, unmute=_UNMUTE)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from . import compute_np, operands
+from . import COMPUTE_NP, compute_np, operands, silencer
 
 
 def kernels(ctx) -> dict:
     """Reductions, arg-reductions, scans and running extrema over ``ctx``."""
     xp, wrap, errstate = ctx.xp, ctx.wrap, ctx.errstate
     operand = operands(ctx)
+    mute, unmute = silencer(ctx)
 
     def fresh(result, source, dims):
         """A result never aliases an input's memory (reductions over no dims can hand the input back)."""
@@ -21,13 +22,19 @@ def kernels(ctx) -> dict:
         """Kernel of sum/prod (``accumulate``: in the compute dtype) or amax/amin/any/all."""
 
         def kernel(spec, input, dims, keepdim=False, dtype=None):
-            a = operand(input, compute_np(input.dtype))
+            cd = COMPUTE_NP[input.dtype]
+            a = input._np  # the cached array when it has the compute dtype (what operand returns), else operand
+            if a is None or a.dtype != cd:
+                a = operand(input, cd)
             if accumulate:
-                result = fn(a, axis=dims, keepdims=keepdim, dtype=compute_np(spec.compute_dtype))
+                result = fn(a, axis=dims, keepdims=keepdim, dtype=COMPUTE_NP[spec.compute_dtype])
             else:
-                with errstate(all="ignore"):
+                token = mute()
+                try:
                     result = fn(a, axis=dims, keepdims=keepdim)
-            return wrap(fresh(result, a, dims), spec)
+                finally:
+                    unmute(token)
+            return wrap(result if dims else fresh(result, a, dims), spec)
 
         return kernel
 
