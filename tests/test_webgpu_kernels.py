@@ -207,3 +207,54 @@ def test_integer_and_byte_reductions(dtype):
     np.testing.assert_array_equal(core.amax(t, dim=0).cpu().numpy(), a.max(0))
     if dtype != "bool":
         np.testing.assert_array_equal(core.sum(t, dim=1).cpu().numpy(), a.sum(1, dtype=np.int64))
+
+
+# -- copies, fill, cat, flip ----------------------------------------------------------------------------------------
+
+def _dispatches() -> int:
+    return manager.runtime_for("webgpu").slot.dispatch_count
+
+
+@pytest.mark.parametrize("src_dtype,dst_dtype", [("float32", "int32"), ("int64", "float32"), ("float32", "bool"),
+                                                 ("int8", "int64"), ("uint8", "float16"), ("float32", "float32")])
+def test_copy_between_strided_tensors_casts_on_the_device(src_dtype, dst_dtype):
+    a = (_rng().standard_normal((4, 6)) * 50).astype(src_dtype)
+    byte = dst_dtype in ("bool", "uint8", "int8")  # written four to a word: a fresh, contiguous destination
+    dst = core.zeros((4, 6) if byte else (6, 4), dtype=getattr(core, dst_dtype), device=DEV)
+    dst = dst if byte else dst.t()  # else a transposed one
+    before = _dispatches()
+    dst.copy_(_strided(a))
+    assert _dispatches() > before  # a kernel, not the host
+    np.testing.assert_array_equal(dst.cpu().numpy(), a.astype(dst_dtype))
+
+
+def test_copy_from_the_host_and_into_a_byte_view_that_shares_words():
+    a = np.arange(10, dtype=np.uint8)
+    dst = core.zeros(12, dtype=core.uint8, device=DEV)
+    dst[1:11].copy_(core.tensor(a))  # cpu -> webgpu: staged through the host
+    dst[3:6].copy_(_dev(np.array([7, 8, 9], np.uint8)))  # not whole words: the runtime's strided write
+    np.testing.assert_array_equal(dst.cpu().numpy(), [0, 0, 1, 7, 8, 9, 5, 6, 7, 8, 9, 0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "int8"])
+def test_fill_a_strided_view(dtype):
+    t = core.zeros((5, 8), dtype=getattr(core, dtype), device=DEV)
+    value = {"float32": -2.5, "int64": 2**40 + 1, "bool": True, "int8": -7}[dtype]
+    t[:, ::2].fill_(value) if dtype not in ("bool", "int8") else t.fill_(value)
+    ref = np.zeros((5, 8), dtype)
+    if dtype in ("bool", "int8"):
+        ref[...] = value
+    else:
+        ref[:, ::2] = value
+    np.testing.assert_array_equal(t.cpu().numpy(), ref)
+
+
+def test_cat_of_strided_inputs_with_promotion_and_flip():
+    rng = _rng()
+    a, b = rng.standard_normal((3, 4)).astype(np.float32), rng.integers(0, 9, (3, 2)).astype(np.int32)
+    got = core.cat([_strided(a), _dev(b)], dim=1)
+    np.testing.assert_array_equal(got.cpu().numpy(), np.concatenate([a, b.astype(np.float32)], 1))
+    m = np.array([True, False, True, True, False, False, True])
+    np.testing.assert_array_equal(core.cat([_dev(m[:4]), _dev(m[4:])]).cpu().numpy(), m)
+    np.testing.assert_array_equal(core.flip(_strided(a), (0, 1)).cpu().numpy(), a[::-1, ::-1])
+    np.testing.assert_array_equal(core.flip(_dev(m), (0,)).cpu().numpy(), m[::-1])
