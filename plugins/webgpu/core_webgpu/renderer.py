@@ -31,7 +31,7 @@ HELPERS = {
     "core_log10": "fn core_log10(x: f32) -> f32 { return log2(x) * 0.30102999566398120; }",
     "core_expm1": """fn core_expm1(x: f32) -> f32 {
     let u = exp(x);
-    if (u == 1.0 || x != x) { return x; }
+    if (u == 1.0) { return x; }
     if (x > 80.0 || u - 1.0 == -1.0) { return u - 1.0; }
     return (u - 1.0) * x / log(u);
 }""",
@@ -68,6 +68,9 @@ HELPERS = {
     "core_atan2": """fn core_atan2(a: f32, b: f32) -> f32 {
     return select(atan2(a, b), a + b, core_isnan(a) || core_isnan(b));
 }""",
+    # asin/acos through atan2: llvmpipe's own are accurate to ~3e-4 only
+    "core_asin": "fn core_asin(x: f32) -> f32 { return core_atan2(x, sqrt((1.0 - x) * (1.0 + x))); }",
+    "core_acos": "fn core_acos(x: f32) -> f32 { return core_atan2(sqrt((1.0 - x) * (1.0 + x)), x); }",
     "core_copysign": """fn core_copysign(a: f32, b: f32) -> f32 {
     return bitcast<f32>((bitcast<u32>(a) & 0x7fffffffu) | (bitcast<u32>(b) & 0x80000000u));
 }""",
@@ -159,7 +162,8 @@ class WGSLRenderer(CStyleRenderer):
             if re.search(rf"\b{name}\(", text):
                 needed.insert(0, HELPERS[name])
                 text += HELPERS[name]
-        return "\n".join(needed + [source])
+        enable = "enable f16;\n" if "enable f16;\n" in source else ""  # directives come before declarations
+        return enable + "\n".join(needed + [source.replace(enable, "") if enable else source])
 
     def render_elementwise(self, op, in_dtypes, out_dtype, ndim, compute_dtype=None, expression=None):
         kernel = super().render_elementwise(op, in_dtypes, out_dtype, ndim, compute_dtype, expression)

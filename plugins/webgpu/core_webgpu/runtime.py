@@ -403,5 +403,15 @@ class WebGPURuntime(Runtime):
         pool = self.slot.pool
         pool.peak_active, pool.peak_reserved = pool.active_bytes, pool.active_bytes + pool.held_bytes
 
+    def supports_fusion(self, dev) -> bool:
+        """core.jit fuses elementwise chains (and trailing reductions) into WGSL kernels (see jit.py)."""
+        return True
+
+    def compile_fused(self, kernel, dev):
+        """A launcher of ``kernel``; pipelines are built on first launch per rank bucket."""
+        from .jit import FusedLauncher
+
+        return FusedLauncher(kernel)
+
 
 RUNTIME = WebGPURuntime()
