@@ -69,7 +69,8 @@ def test_erf_and_erfc_match_the_series_to_float32_precision():
 
 _BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "maximum": np.maximum,
            "minimum": np.minimum, "atan2": np.arctan2, "pow": np.power, "eq": np.equal, "lt": np.less,
-           "ge": np.greater_equal, "fmax": np.fmax, "copysign": np.copysign}
+           "ge": np.greater_equal, "fmax": np.fmax, "copysign": np.copysign, "hypot": np.hypot,
+           "logaddexp": np.logaddexp}
 
 
 @pytest.mark.parametrize("op", sorted(_BINARY))
@@ -99,6 +100,15 @@ def test_integer_and_byte_dtypes(dtype):
         np.testing.assert_array_equal((ta * tb + 3).cpu().numpy(), (a * b + np.array(3, dtype)).astype(dtype))
         np.testing.assert_array_equal((-ta).cpu().numpy(), -a)
         np.testing.assert_array_equal(core.where(ta > 10, ta, tb).cpu().numpy(), np.where(a > 10, a, b))
+
+
+def test_integer_divisions_floor_and_raise_on_zero():
+    a = np.array([7, -7, 7, -7, 0, -2**31 + 5], np.int32)
+    b = np.array([2, 2, -2, -2, 3, -1], np.int32)
+    for op, ref in [("floor_divide", np.floor_divide), ("remainder", np.remainder), ("fmod", np.fmod)]:
+        np.testing.assert_array_equal(getattr(core, op)(_dev(a), _dev(b)).cpu().numpy(), ref(a, b))
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        core.floor_divide(_dev(a), 0)
 
 
 def test_int64_beyond_32_bits_and_a_large_scalar():
@@ -256,5 +266,8 @@ def test_cat_of_strided_inputs_with_promotion_and_flip():
     np.testing.assert_array_equal(got.cpu().numpy(), np.concatenate([a, b.astype(np.float32)], 1))
     m = np.array([True, False, True, True, False, False, True])
     np.testing.assert_array_equal(core.cat([_dev(m[:4]), _dev(m[4:])]).cpu().numpy(), m)
+    bytes_ = rng.integers(-9, 9, (3, 5)).astype(np.int8)  # slices sharing words: through int32
+    np.testing.assert_array_equal(core.cat([_dev(bytes_), _strided(bytes_)], dim=1).cpu().numpy(),
+                                  np.concatenate([bytes_, bytes_], 1))
     np.testing.assert_array_equal(core.flip(_strided(a), (0, 1)).cpu().numpy(), a[::-1, ::-1])
     np.testing.assert_array_equal(core.flip(_dev(m), (0,)).cpu().numpy(), m[::-1])

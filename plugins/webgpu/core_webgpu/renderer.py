@@ -71,6 +71,21 @@ HELPERS = {
     # asin/acos through atan2: llvmpipe's own are accurate to ~3e-4 only
     "core_asin": "fn core_asin(x: f32) -> f32 { return core_atan2(x, sqrt((1.0 - x) * (1.0 + x))); }",
     "core_acos": "fn core_acos(x: f32) -> f32 { return core_atan2(sqrt((1.0 - x) * (1.0 + x)), x); }",
+    "core_hypot": """fn core_hypot(a: f32, b: f32) -> f32 {
+    let x = abs(a);
+    let y = abs(b);
+    if (core_isinf(x) || core_isinf(y)) { return bitcast<f32>(0x7f800000u); }
+    if (core_isnan(x) || core_isnan(y)) { return x + y; }
+    let m = max(x, y);
+    if (m == 0.0) { return 0.0; }
+    let r = min(x, y) / m;
+    return m * sqrt(1.0 + r * r);
+}""",
+    "core_logaddexp": """fn core_logaddexp(a: f32, b: f32) -> f32 {
+    if (core_isnan(a) || core_isnan(b)) { return a + b; }
+    if (a == b) { return a + 0.6931471805599453; }
+    return max(a, b) + core_log1p(exp(-abs(a - b)));
+}""",
     "core_copysign": """fn core_copysign(a: f32, b: f32) -> f32 {
     return bitcast<f32>((bitcast<u32>(a) & 0x7fffffffu) | (bitcast<u32>(b) & 0x80000000u));
 }""",

@@ -15,6 +15,9 @@ __all__ = ["kernels", "run_elementwise", "fresh", "like", "supported", "stored",
            "padded", "UNARY", "BINARY"]
 
 _PI = "{c:3.141592653589793}"
+# integer divisions only (a zero divisor raises first): WGSL's truncating / and %, floored where PyTorch floors
+_DIVISIONS = {"floor_divide": "{s:b == -1;-a;a / b - {c:a % b != 0 && ((a < 0) != (b < 0))}}",
+              "remainder": "{s:a % b != 0 && ((a % b < 0) != (b < 0));a % b + b;a % b}", "fmod": "(a % b)"}
 _FINITE = "!(core_isinf(f32(a)) || {nan:a})"
 # beyond core.codegen's tables: what WGSL spells with the markers and this dialect's helpers
 UNARY = {**UNARY_EXPRESSIONS, "isnan": "{nan:a}", "isinf": "core_isinf(f32(a))", "isfinite": _FINITE,
@@ -24,14 +27,17 @@ UNARY = {**UNARY_EXPRESSIONS, "isnan": "{nan:a}", "isinf": "core_isinf(f32(a))",
          "isneginf": "(core_isinf(f32(a)) && a < 0)", "conj": "a"}
 BINARY = {**BINARY_EXPRESSIONS, "copysign": "core_copysign(a, b)", "xlogy": "{s:a == 0 && !{nan:b};{c:0};a * log(b)}",
           "fmax": "{s:{nan:a};b;{s:{nan:b};a;max(a, b)}}", "fmin": "{s:{nan:a};b;{s:{nan:b};a;min(a, b)}}",
-          "div_trunc": "trunc(a / b)"}
+          "div_trunc": "trunc(a / b)", "hypot": "core_hypot(a, b)", "logaddexp": "core_logaddexp(a, b)",
+          **_DIVISIONS}
 _INTEGER_OK = {"neg", "abs", "square", "sign", "sgn", "relu", "positive", "add", "sub", "mul", "maximum", "minimum",
                "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not", "conj",
-               "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "where", "copy"}
+               "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "where", "copy", "clamp_both", "clamp_min",
+               "clamp_max"}
 _INTEGRAL_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"}
 # integer spellings where the float one does not apply (a bool's ~ is logical not)
 _INTEGER_TEMPLATES = {"isnan": "false", "isinf": "false", "isfinite": "true", "signbit": "(a < 0)",
-                      "isposinf": "false", "isneginf": "false"}
+                      "isposinf": "false", "isneginf": "false",
+                      **dict.fromkeys(("floor", "ceil", "trunc", "round"), "a")}
 _GELU = {"none": "(a * {c:0.5} * ({c:1} + core_erf(a * {c:0.7071067811865476})))",
          "tanh": "(a * {c:0.5} * ({c:1} + tanh((a + a * a * a * {c:0.044715}) * {c:0.7978845608028654})))"}
 _GELU_BACKWARD = {  # a: grad, b: input
@@ -87,8 +93,8 @@ def scalar_buffer(value, dtype: str):
 
 def _renders(op: str, compute: str) -> bool:
     if compute == "float32":
-        return op not in _INTEGRAL_ONLY
-    return op in _INTEGER_OK or op in _INTEGER_TEMPLATES
+        return op not in _INTEGRAL_ONLY and op not in _DIVISIONS
+    return op in _INTEGER_OK or op in _INTEGER_TEMPLATES or op in _DIVISIONS and compute != "bool"
 
 
 def _template(op: str, template: str, compute: str) -> str:
@@ -146,6 +152,9 @@ def _kernel(op: str, table: dict):
     template = table[op]
 
     def kernel(spec, *operands):
+        if op in _DIVISIONS and _renders(op, compute_name(spec.compute_dtype)) and any(
+                bool((b == 0).any()) if is_tensor(b) else b == 0 for b in operands[1:]):
+            raise RuntimeError("ZeroDivisionError")
         return fresh(spec, op, template, list(operands))
 
     return kernel
@@ -172,8 +181,7 @@ def where(spec, condition, input, other):
 def clamp(spec, input, min=None, max=None):  # noqa: A002 - PyTorch's names
     bounds = [x for x in (min, max) if x is not None]
     which = "both" if len(bounds) == 2 else "min" if min is not None else "max"
-    return fresh(spec, f"clamp_{which}", _CLAMP[which], [input, *bounds]) if _renders("maximum", compute_name(
-        spec.compute_dtype)) else NotImplemented
+    return fresh(spec, f"clamp_{which}", _CLAMP[which], [input, *bounds])
 
 
 def like(x) -> TensorSpec:

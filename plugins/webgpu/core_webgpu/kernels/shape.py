@@ -3,8 +3,10 @@ through negative strides); both run the elementwise copy kernel, casting where d
 
 from __future__ import annotations
 
-from core.backends.api import Tensor
+import core
+from core.backends.api import Tensor, TensorSpec
 
+from ..renderer import BYTES
 from ._common import new_tensor
 from .elementwise import compute_name, run_elementwise, stored, supported
 
@@ -19,19 +21,21 @@ def _view(t, shape: tuple, stride: tuple, offset: int):
 def cat(spec, tensors, dim=0):
     if not supported(*tensors) or not stored(spec.dtype.name) or len(spec.shape) > 8:
         return NotImplemented
+    if spec.dtype.name in BYTES:  # slices of a byte tensor share words: gathered in int32, then one copy
+        wide = cat(TensorSpec(spec.shape, core.int32, spec.device), tensors, dim)
+        out = new_tensor(spec.shape, spec.dtype, spec.device)
+        return run_elementwise("copy", "a", out, [wide], "int32") if spec.shape and 0 not in spec.shape else out
     out = new_tensor(spec.shape, spec.dtype, spec.device)
     if not spec.shape or 0 in spec.shape:
         return out
     dim %= len(spec.shape)
-    parts, start = [], 0
+    start = 0
     for t in tensors:
         if t.numel() == 0:  # includes the legacy 1-d empties of another rank
             continue
-        parts.append((_view(out, t._shape, out._stride, out._offset + start * out._stride[dim]), t))
+        part = _view(out, t._shape, out._stride, out._offset + start * out._stride[dim])
+        run_elementwise("copy", "a", part, [t], compute_name(t.dtype))
         start += t._shape[dim]
-    for part, t in parts:  # a byte slice sharing a word with its neighbour declines (the partial out is dropped)
-        if run_elementwise("copy", "a", part, [t], compute_name(t.dtype)) is NotImplemented:
-            return NotImplemented
     return out
 
 
