@@ -86,7 +86,7 @@ def test_binary_float32_broadcast_transposed_and_nan(op):
                  equal_nan=True)
 
 
-@pytest.mark.parametrize("dtype", ["int32", "int64", "uint8", "int8", "bool"])
+@pytest.mark.parametrize("dtype", ["int32", "int64", "int16", "uint8", "int8", "bool"])
 def test_integer_and_byte_dtypes(dtype):
     rng = _rng()
     a = rng.integers(-100 if dtype not in ("uint8", "bool") else 0, 100 if dtype != "bool" else 2, (7, 5)).astype(dtype)
@@ -208,7 +208,7 @@ def test_arg_reductions_first_of_ties_and_nan_wins():
     assert t.argmin().item() == np.argmin(a)
 
 
-@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int32", "int64"])
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int16", "int32", "int64"])
 def test_integer_and_byte_reductions(dtype):
     a = _rng().integers(0, 2 if dtype == "bool" else 9, (6, 9)).astype(dtype)
     t = _strided(a)

@@ -1,8 +1,8 @@
 """webgpu's fused kernels for core.jit: the WGSL dialect of core's fused renderer, one pipeline per rank bucket.
 
-One invocation per element (four with a byte output, written as one word), or, with a closing reduction, per row
-of kept coordinates looping over the reduced block. Declined (the unfused ops run): several byte outputs, byte
-outputs beside a reduction, and rows longer than LONG_ROW (llvmpipe ends an invocation's loops after 65535
+One invocation per element (per word with a packed output: byte dtypes, int16), or, with a closing reduction, per
+row of kept coordinates looping over the reduced block. Declined (the unfused ops run): several packed outputs,
+packed outputs beside a reduction, and rows longer than LONG_ROW (llvmpipe ends an invocation's loops after 65535
 iterations, and one invocation per row would serialise the chain).
 """
 
@@ -12,7 +12,7 @@ from core.backends.api import broadcast_strides, coalesce
 
 from .kernels._common import launch, new_tensor, numel
 from .kernels.elementwise import padded, rank_bucket
-from .renderer import BYTES, RENDERER
+from .renderer import PACKED, RENDERER
 
 __all__ = ["FusedLauncher", "LONG_ROW"]
 
@@ -29,10 +29,10 @@ class FusedLauncher:
         self.shape = kernel.shape
         self.outputs = [(shape, getattr(core, d)) for shape, d in kernel.output_types()]
         self.split = len(kernel.shape) - kernel.reduction.dims if kernel.reduction else None
-        self.bytes = sum(d.name in BYTES for _, d in self.outputs)
+        self.packed = [d.name for _, d in self.outputs if d.name in PACKED]
 
     def __call__(self, inputs):
-        if self.bytes > (0 if self.split is not None else 1):
+        if len(self.packed) > (0 if self.split is not None else 1):
             return None
         strides = [broadcast_strides(x._shape, x._stride, self.shape) for x in inputs]
         if self.split is None:
@@ -52,5 +52,5 @@ class FusedLauncher:
             params += [v for p, r in zip(parts, ranks) for v in padded(p[1][k], r, 0)] + [x._offset]
         kernel = self.kernel
         launch(("fused", kernel, ranks), lambda: RENDERER.render_fused(kernel, *ranks, acc="float32")[1], outs,
-               list(inputs), params, -(-sizes[0] // 4) if self.bytes else sizes[0])
+               list(inputs), params, -(-sizes[0] // PACKED[self.packed[0]]) if self.packed else sizes[0])
         return outs

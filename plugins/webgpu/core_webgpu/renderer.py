@@ -4,8 +4,8 @@ WGSL spells what C spells differently through the shared renderer's hooks: ``let
 ``f32(x)``, ``select(f, t, c)`` for the ternary, bindings and ``p`` parameters for the kernel signature (the
 runtime's order, see core_webgpu.runtime). What WGSL lacks is written once here: math functions (``core_*``,
 prepended to a kernel that calls them), a NaN test on the bits (llvmpipe folds ``x != x`` to false), and byte
-dtypes (bool, uint8, int8), which live four to a ``u32`` word: read by shifting, written one whole word (four
-elements) per invocation, so a kernel with a byte output runs over 4-element groups of a contiguous output.
+dtypes (bool, uint8, int8) and int16, which live four (two) to a ``u32`` word: read by shifting, written one whole
+word per invocation, so a kernel with such an output runs over 4- (2-) element groups of a contiguous output.
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ from core.codegen import CStyleRenderer
 
 from .kernels._common import MAIN, bindings
 
-__all__ = ["WGSLRenderer", "RENDERER", "BYTES", "STORAGE_TYPES"]
+__all__ = ["WGSLRenderer", "RENDERER", "PACKED", "STORAGE_TYPES"]
 
-BYTES = ("bool", "uint8", "int8")
-#: the element type of a core dtype's storage buffer (byte dtypes: u32 words of four elements)
-STORAGE_TYPES = {"float32": "f32", "float16": "f16", "int32": "i32", "int64": "i64", **dict.fromkeys(BYTES, "u32")}
+#: dtypes narrower than WGSL's scalars: elements per u32 word
+PACKED = {"bool": 4, "uint8": 4, "int8": 4, "int16": 2}
+#: the element type of a core dtype's storage buffer (packed dtypes: u32 words)
+STORAGE_TYPES = {"float32": "f32", "float16": "f16", "int32": "i32", "int64": "i64", **dict.fromkeys(PACKED, "u32")}
 # C names -> WGSL's (or our NaN-propagating versions); the others are WGSL builtins or HELPERS
 _BUILTINS = {"fabs": "abs", "rint": "round", "pow": "core_pow", "atan2": "core_atan2"}
 # float32 helpers: erf/erfc as Numerical Recipes' erfc (fractional error < 1.2e-7) with erf's Taylor series near
@@ -94,18 +95,18 @@ _FLOATS = ("float32", "float16")
 
 
 class WGSLRenderer(CStyleRenderer):
-    """WGSL: bindings and ``p`` parameters, ``i32`` indices, byte dtypes packed in ``u32`` words."""
+    """WGSL: bindings and ``p`` parameters, ``i32`` indices, narrow dtypes packed in ``u32`` words."""
 
     dialect = "wgsl"
-    # compute types (a byte dtype computes in i32; storage types are STORAGE_TYPES)
-    types = {"float32": "f32", "float16": "f16", "int32": "i32", "int64": "i64", **dict.fromkeys(BYTES, "i32")}
+    # compute types (a packed dtype computes in i32; storage types are STORAGE_TYPES)
+    types = {"float32": "f32", "float16": "f16", "int32": "i32", "int64": "i64", **dict.fromkeys(PACKED, "i32")}
     index_type = "i32"
     infinity = "bitcast<f32>(0x7f800000u)"
     not_a_number = "bitcast<f32>(0x7fc00000u)"
 
     def __init__(self):
-        self._packed = None  # the byte output a kernel being rendered packs into words (see kernel_open)
-        self._word_base = "0"  # its first word
+        self._packed = None  # the packed output a kernel being rendered writes by words (see kernel_open)
+        self._per, self._word_base = 1, "0"  # its elements per word, its first word
 
     def function(self, name: str, dtype: str) -> str:
         return _BUILTINS.get(name) or (name if f"core_{name}" not in HELPERS else f"core_{name}")
@@ -123,23 +124,26 @@ class WGSLRenderer(CStyleRenderer):
         return f"{'var' if mutable else 'let'} {name}: {type_name}{'' if value is None else ' = ' + value};"
 
     def load(self, buffer: str, dtype: str, at: str) -> str:
-        if dtype == "int8":  # the byte moved to the top, then an arithmetic shift back: sign extension
-            return f"(bitcast<i32>({buffer}[({at}) >> 2u] << (8u * (3u - u32(({at}) & 3)))) >> 24u)"
-        if dtype in BYTES:
-            return f"i32(({buffer}[({at}) >> 2u] >> (8u * u32(({at}) & 3))) & 0xffu)"
-        return f"{buffer}[{at}]"
+        if dtype not in PACKED:
+            return f"{buffer}[{at}]"
+        per = PACKED[dtype]
+        bits, word, slot = 32 // per, f"{buffer}[({at}) >> {per.bit_length() - 1}u]", f"u32(({at}) & {per - 1})"
+        if dtype in ("int8", "int16"):  # the element moved to the top, then an arithmetic shift back: sign extension
+            return f"(bitcast<i32>({word} << ({bits}u * ({per - 1}u - {slot}))) >> {32 - bits}u)"
+        return f"i32(({word} >> ({bits}u * {slot})) & {(1 << bits) - 1}u)"
 
     def store(self, buffer: str, dtype: str, at: str, value: str) -> str:
-        if dtype not in BYTES:
+        if dtype not in PACKED:
             return f"{buffer}[{at}] = {value};"
         if buffer != self._packed:
-            raise ValueError(f"wgsl renderer: a byte output ({buffer}) is written whole words only")
-        byte = f"u32(({value}) != 0)" if dtype == "bool" else f"(u32({value}) & 0xffu)"
-        return f"word |= {byte} << (8u * u32(q));"
+            raise ValueError(f"wgsl renderer: a packed output ({buffer}) is written whole words only")
+        bits = 32 // PACKED[dtype]
+        element = f"u32(({value}) != 0)" if dtype == "bool" else f"(u32({value}) & {(1 << bits) - 1}u)"
+        return f"word |= {element} << ({bits}u * u32(q));"
 
     def kernel_open(self, name: str, params: list) -> list:
-        """Bindings, ``main`` and one ``let`` per parameter from ``p``. A kernel with a byte output (at most one,
-        contiguous, its offset a multiple of 4) runs invocation ``w`` over elements ``4w .. 4w + 3``."""
+        """Bindings, ``main`` and one ``let`` per parameter from ``p``. A kernel with a packed output (at most one,
+        contiguous, from a word boundary) runs invocation ``w`` over the elements of word ``w``."""
         storage = STORAGE_TYPES
         outs = [(n, storage[d]) for kind, d, n in params if kind == "out"]
         ins = [(n, storage[d]) for kind, d, n in params if kind == "in"]
@@ -153,22 +157,22 @@ class WGSLRenderer(CStyleRenderer):
                     values = ", ".join(f"p[{k + d}]" for d in range(rank))
                     lines.append(f"    let {pname} = array<i32, {rank}>({values});")
                 k += rank
-        packed = [n for kind, d, n in params if kind == "out" and d in BYTES]
+        packed = [(n, PACKED[d]) for kind, d, n in params if kind == "out" and d in PACKED]
         if len(packed) > 1:
-            raise ValueError(f"wgsl renderer: kernel {name} has more than one byte output")
-        self._packed = packed[0] if packed else None
-        offset = f"{self._packed}_offset"
-        self._word_base = f"({offset} >> 2u)" if ("n", None, offset) in params else "0"
-        if self._packed is None:
+            raise ValueError(f"wgsl renderer: kernel {name} has more than one packed output")
+        if not packed:
             return lines + ["    if (i < n) {"]
-        return lines + ["    let w = i;", "    var word = 0u;", "    for (var q = 0; q < 4; q++) {",
-                        "    let i = 4 * w + q;", "    if (i < n) {"]
+        (self._packed, per), offset = packed[0], f"{packed[0][0]}_offset"
+        self._per = per
+        self._word_base = f"({offset} >> {per.bit_length() - 1}u)" if ("n", None, offset) in params else "0"
+        return lines + ["    let w = i;", "    var word = 0u;", f"    for (var q = 0; q < {per}; q++) {{",
+                        f"    let i = {per} * w + q;", "    if (i < n) {"]
 
     def kernel_close(self) -> list:
         if self._packed is None:
             return ["    }", "}"]
         out, self._packed = self._packed, None
-        return ["    }", "    }", f"    if (4 * w < n) {{ {out}[{self._word_base} + w] = word; }}", "}"]
+        return ["    }", "    }", f"    if ({self._per} * w < n) {{ {out}[{self._word_base} + w] = word; }}", "}"]
 
     def with_helpers(self, source: str) -> str:
         """``source`` preceded by the helper functions it calls (and those they call)."""

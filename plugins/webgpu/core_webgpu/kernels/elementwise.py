@@ -8,7 +8,7 @@ import numpy as np
 from core.backends.api import TensorSpec, broadcast_strides, coalesce, get_operator
 from core.codegen import BINARY_EXPRESSIONS, UNARY_EXPRESSIONS
 
-from ..renderer import BYTES, RENDERER
+from ..renderer import PACKED, RENDERER
 from ._common import is_tensor, launch, new_tensor, numel, slot
 
 __all__ = ["kernels", "run_elementwise", "fresh", "like", "supported", "stored", "compute_name", "rank_bucket",
@@ -60,7 +60,7 @@ def compute_name(dtype) -> str:
 def stored(name: str) -> bool:
     """Whether tensors of dtype ``name`` live in this device's buffers in a form the kernels read and write."""
     s = slot()
-    return name in ("float32", "int32", *BYTES) or name == "int64" and s.int64 or name == "float16" and s.f16
+    return name in ("float32", "int32", *PACKED) or name == "int64" and s.int64 or name == "float16" and s.f16
 
 
 def supported(*xs) -> bool:
@@ -78,11 +78,11 @@ def padded(values, rank: int, fill: int) -> tuple:
 
 
 def writes_whole_words(out) -> bool:
-    """Whether a kernel may write ``out`` (a byte dtype: four elements a word) word by word: contiguous from a word
-    boundary, and its last word holds no element of another tensor."""
-    n = numel(out._shape)
-    return (out.dtype.name not in BYTES or out.is_contiguous() and out._offset % 4 == 0
-            and (n % 4 == 0 or out._offset + n >= out._storage.nbytes))
+    """Whether a kernel may write ``out`` (of a PACKED dtype: several elements a word) word by word: contiguous
+    from a word boundary, and its last word holds no element of another tensor."""
+    n, per = numel(out._shape), PACKED.get(out.dtype.name, 1)
+    return (per == 1 or out.is_contiguous() and out._offset % per == 0
+            and (n % per == 0 or (out._offset + n) * out.dtype.itemsize >= out._storage.nbytes))
 
 
 def scalar_buffer(value, dtype: str):
@@ -135,7 +135,7 @@ def run_elementwise(op: str, template: str, out, operands: list, compute: str):
         params += [*padded(st, rank, 0), off]
     launch(("ew", op, template, in_dtypes, out_dtype, compute, rank),
            lambda: RENDERER.render_elementwise(op, in_dtypes, out_dtype, rank, compute, template).source,
-           [out], buffers, params, -(-n // 4) if out_dtype in BYTES else n)
+           [out], buffers, params, -(-n // PACKED.get(out_dtype, 1)))
     return out
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import core
 from core.backends.api import coalesce
 
-from ..renderer import BYTES, RENDERER
+from ..renderer import PACKED, RENDERER
 from ._common import launch, new_tensor, numel
 from .elementwise import compute_name, padded, rank_bucket, stored, supported
 
@@ -39,7 +39,7 @@ def _stage(op: str, src, src_arg, keep_layout, red_layout, acc: str, out) -> Non
     partial = chunks > 1
     arg_op = op.startswith("arg")
     if partial:  # the accumulators (bytes held in int32) and, for the arg ops, their positions
-        outs = [new_tensor((n, chunks), getattr(core, acc if acc not in BYTES else "int32"), out.device)]
+        outs = [new_tensor((n, chunks), getattr(core, acc if acc not in PACKED else "int32"), out.device)]
         outs += [new_tensor((n, chunks), core.int32, out.device)] if arg_op else []
     else:
         outs = [out]
@@ -49,7 +49,7 @@ def _stage(op: str, src, src_arg, keep_layout, red_layout, acc: str, out) -> Non
               *padded(red_shape, rr, 1), *padded(red_strides, rr, 0), src._offset)
     launch(("red", op, in_dtype, acc, out_dtype, kr, rr, partial, indexed),
            lambda: RENDERER.render_reduction(op, in_dtype, acc, out_dtype, kr, rr, partial, indexed), outs,
-           [src] + ([src_arg] if indexed else []), params, -(-n * chunks // 4) if out_dtype in BYTES else n * chunks)
+           [src] + ([src_arg] if indexed else []), params, -(-n * chunks // PACKED.get(out_dtype, 1)))
     if partial:  # the partials of each output element, reduced again (a sum of sums, the max of maxima, ...)
         _stage(op, outs[0], outs[1] if arg_op else None, ((n,), ((chunks,),)), ((chunks,), ((1,),)), acc, out)
 

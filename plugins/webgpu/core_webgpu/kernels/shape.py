@@ -6,7 +6,7 @@ from __future__ import annotations
 import core
 from core.backends.api import Tensor, TensorSpec
 
-from ..renderer import BYTES
+from ..renderer import PACKED
 from ._common import new_tensor
 from .elementwise import compute_name, run_elementwise, stored, supported
 
@@ -21,7 +21,7 @@ def _view(t, shape: tuple, stride: tuple, offset: int):
 def cat(spec, tensors, dim=0):
     if not supported(*tensors) or not stored(spec.dtype.name) or len(spec.shape) > 8:
         return NotImplemented
-    if spec.dtype.name in BYTES:  # slices of a byte tensor share words: gathered in int32, then one copy
+    if spec.dtype.name in PACKED:  # slices of a packed tensor share words: gathered in int32, then one copy
         wide = cat(TensorSpec(spec.shape, core.int32, spec.device), tensors, dim)
         out = new_tensor(spec.shape, spec.dtype, spec.device)
         return run_elementwise("copy", "a", out, [wide], "int32") if spec.shape and 0 not in spec.shape else out
