@@ -38,14 +38,14 @@ _INTEGRAL_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"}
 _INTEGER_TEMPLATES = {"isnan": "false", "isinf": "false", "isfinite": "true", "signbit": "(a < 0)",
                       "isposinf": "false", "isneginf": "false",
                       **dict.fromkeys(("floor", "ceil", "trunc", "round"), "a")}
+_TANH = "tanh((x + x * x * x * {c:0.044715}) * {c:0.7978845608028654})"  # PyTorch's tanh approximation, over x
 _GELU = {"none": "(a * {c:0.5} * ({c:1} + core_erf(a * {c:0.7071067811865476})))",
-         "tanh": "(a * {c:0.5} * ({c:1} + tanh((a + a * a * a * {c:0.044715}) * {c:0.7978845608028654})))"}
+         "tanh": "(a * {c:0.5} * ({c:1} + " + _TANH.replace("x", "a") + "))"}
 _GELU_BACKWARD = {  # a: grad, b: input
     "none": "(a * (({c:1} + core_erf(b * {c:0.7071067811865476})) * {c:0.5} + b * exp(b * b * {c:-0.5}) * "
             "{c:0.3989422804014327}))",
-    "tanh": "(a * (({c:1} + tanh((b + b * b * b * {c:0.044715}) * {c:0.7978845608028654})) * {c:0.5} + b * {c:0.5} "
-            "* ({c:1} - tanh((b + b * b * b * {c:0.044715}) * {c:0.7978845608028654}) * tanh((b + b * b * b * "
-            "{c:0.044715}) * {c:0.7978845608028654})) * ({c:0.7978845608028654} * ({c:1} + b * b * {c:0.134145}))))"}
+    "tanh": ("(a * (({c:1} + T) * {c:0.5} + b * {c:0.5} * ({c:1} - T * T) * ({c:0.7978845608028654} * "
+             "({c:1} + b * b * {c:0.134145}))))").replace("T", _TANH.replace("x", "b"))}
 _LOW = "{s:a < b || {nan:b};b;a}"  # max(a, bound) with a NaN bound propagating, as NumPy's maximum
 _CLAMP = {"both": "{s:{nan:a};a;{s:" + _LOW + " > c || {nan:c};c;" + _LOW + "}}", "min": "{s:{nan:a};a;" + _LOW + "}",
           "max": "{s:{nan:a};a;{s:a > b || {nan:b};b;a}}"}
