@@ -111,6 +111,13 @@ def test_integer_divisions_floor_and_raise_on_zero():
         core.floor_divide(_dev(a), 0)
 
 
+def test_integer_powers_by_squaring():
+    a, b = np.array([2, -3, 5, 1, -1, 7, 0], np.int64), np.array([10, 3, 0, -2, -3, 2, 0], np.int64)
+    want = np.array([1024, -27, 1, 1, -1, 49, 1], np.int64)  # PyTorch: a ** -k is 1 / a ** k truncated
+    np.testing.assert_array_equal(core.pow(_dev(a), _dev(b)).cpu().numpy(), want)
+    np.testing.assert_array_equal(core.pow(_strided(a.astype(np.int32)), 3).cpu().numpy(), a.astype(np.int32) ** 3)
+
+
 def test_int64_beyond_32_bits_and_a_large_scalar():
     a = np.array([2**40 + 3, -(2**35), 7], np.int64)
     np.testing.assert_array_equal((_dev(a) * 3 + 2**33).cpu().numpy(), a * 3 + 2**33)

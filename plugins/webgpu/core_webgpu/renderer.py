@@ -87,6 +87,21 @@ HELPERS = {
     if (a == b) { return a + 0.6931471805599453; }
     return max(a, b) + core_log1p(exp(-abs(a - b)));
 }""",
+    # integer powers by squaring; a negative exponent gives 1 / a ** -b truncated (1, -1 or 0)
+    "core_ipow_i32": """fn core_ipow_i32(a: i32, b: i32) -> i32 {
+    if (b < 0) { return select(select(i32(0), i32(1) - 2 * (-b % 2), a == -1), i32(1), a == 1); }
+    var r: i32 = 1;
+    var x = a;
+    for (var e = b; e > 0; e >>= 1u) { if ((e & 1) == 1) { r *= x; } x *= x; }
+    return r;
+}""",
+    "core_ipow_i64": """fn core_ipow_i64(a: i64, b: i64) -> i64 {
+    if (b < 0) { return select(select(i64(0), i64(1) - 2 * (-b % 2), a == -1), i64(1), a == 1); }
+    var r: i64 = 1;
+    var x = a;
+    for (var e = b; e > 0; e >>= 1u) { if ((e & 1) == 1) { r *= x; } x *= x; }
+    return r;
+}""",
     "core_copysign": """fn core_copysign(a: f32, b: f32) -> f32 {
     return bitcast<f32>((bitcast<u32>(a) & 0x7fffffffu) | (bitcast<u32>(b) & 0x80000000u));
 }""",
@@ -109,6 +124,8 @@ class WGSLRenderer(CStyleRenderer):
         self._per, self._word_base = 1, "0"  # its elements per word, its first word
 
     def function(self, name: str, dtype: str) -> str:
+        if name == "pow" and dtype not in _FLOATS:
+            return f"core_ipow_{self.type_name(dtype)}"
         return _BUILTINS.get(name) or (name if f"core_{name}" not in HELPERS else f"core_{name}")
 
     def cast(self, type_name: str, expression: str) -> str:

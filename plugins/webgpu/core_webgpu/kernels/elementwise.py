@@ -29,10 +29,10 @@ BINARY = {**BINARY_EXPRESSIONS, "copysign": "core_copysign(a, b)", "xlogy": "{s:
           "fmax": "{s:{nan:a};b;{s:{nan:b};a;max(a, b)}}", "fmin": "{s:{nan:a};b;{s:{nan:b};a;min(a, b)}}",
           "div_trunc": "trunc(a / b)", "hypot": "core_hypot(a, b)", "logaddexp": "core_logaddexp(a, b)",
           **_DIVISIONS}
-_INTEGER_OK = {"neg", "abs", "square", "sign", "sgn", "relu", "positive", "add", "sub", "mul", "maximum", "minimum",
-               "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not", "conj",
-               "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "where", "copy", "clamp_both", "clamp_min",
-               "clamp_max"}
+_INTEGER_OK = {"neg", "abs", "square", "sign", "sgn", "relu", "positive", "add", "sub", "mul", "pow", "maximum",
+               "minimum", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
+               "logical_not", "conj", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "where", "copy",
+               "clamp_both", "clamp_min", "clamp_max"}
 _INTEGRAL_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"}
 # integer spellings where the float one does not apply (a bool's ~ is logical not)
 _INTEGER_TEMPLATES = {"isnan": "false", "isinf": "false", "isfinite": "true", "signbit": "(a < 0)",
