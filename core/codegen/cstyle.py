@@ -1,16 +1,18 @@
-"""One kernel language, three dialects: a C-style renderer for elementwise kernels over strided inputs.
+"""One kernel language, four dialects: a C-style renderer for elementwise kernels over strided inputs.
 
-C, OpenCL C and CUDA C differ in a handful of spellings — how a kernel is
-declared, where the element index comes from, the names of types and a few
-math functions. :class:`CStyleRenderer` writes everything else once: the loop
-body that turns a flat output index into per-input offsets through shapes and
-strides (stride 0 = broadcast), so one compiled kernel serves every shape and
-layout of a given (op, dtypes, rank). Dialects subclass it (``CRenderer`` here;
-the OpenCL and CUDA ones live in their plugins), as in tinygrad's
-``renderer/cstyle.py``. The JIT's fusion pass describes a chain of ops as a
-:class:`FusedKernel` (steps over several inputs, several outputs, optionally a
-closing reduction), which :meth:`CStyleRenderer.render_fused` renders in any
-dialect from the same expression tables.
+C, OpenCL C, CUDA C and WGSL differ in a handful of spellings — how a kernel is
+declared and its arguments bound, where the element index comes from, the
+names of types and a few math functions, declarations, casts, the ternary,
+and how an element is loaded and stored. :class:`CStyleRenderer` writes
+everything else once behind those hooks: the loop body that turns a flat output
+index into per-input offsets through shapes and strides (stride 0 = broadcast),
+so one compiled kernel serves every shape and layout of a given (op, dtypes,
+rank), and the expression tables, written in markers each dialect expands.
+Dialects subclass it (``CRenderer`` here; OpenCL, CUDA and WGSL in their
+plugins), as in tinygrad's ``renderer/cstyle.py``. The JIT's fusion pass
+describes a chain of ops as a :class:`FusedKernel` (steps over several inputs,
+several outputs, optionally a closing reduction), which
+:meth:`CStyleRenderer.render_fused` renders in any dialect from the same tables.
 """
 
 from __future__ import annotations
