@@ -155,8 +155,8 @@ def test_cuda_dialect_spellings():
     source = codegen.render(codegen.CudaRenderer(), "exp", "float16", 1, 3).source
     assert 'extern "C" __global__ void exp_float16_float16_3d(long long n' in source
     assert "blockIdx.x * blockDim.x + threadIdx.x" in source and "expf(a)" in source
-    assert "const half_t* in_a" in source and "float a = (float)in_a[a_at];" in source
-    assert "a != a" in codegen.render(codegen.CudaRenderer(), "relu", "float32", 1, 1).source  # NaN stays NaN
+    assert "const half_t* in_a" in source and "const float a = ((float)(in_a[a_at]));" in source
+    assert "((a) != (a))" in codegen.render(codegen.CudaRenderer(), "relu", "float32", 1, 1).source  # NaN stays NaN
 
 
 # -- the kernels' logic on the host: the cudasim device ------------------------------------------------------

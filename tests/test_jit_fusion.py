@@ -257,15 +257,15 @@ def test_large_inputs_use_threads(device):
     # multiples of 1/8: every sum is exact in float32 too, whatever the order; a device declines the reductions to
     # one long row (their ops run)
     x, b = core.randint(-8, 8, (300, 1000), device=device) / 8, core.randint(-8, 8, (1000,), device=device) / 8
-    _check(device, f, x, b, expect_kernels={"opencl": 2, "cuda": 2})
+    _check(device, f, x, b, expect_kernels={"opencl": 2, "cuda": 2, "webgpu": 2})
 
 
 def test_empty_tensors(device):
     def f(x):
         return (x * 2 + 1).exp(), (x - 1).sum(-1)
 
-    # opencl and cuda leave the sums of nothing unfused
-    _check(device, f, core.randn(0, 4, device=device), expect_kernels={"opencl": 1, "cuda": 1})
+    # opencl, cuda and webgpu leave the sums of nothing unfused
+    _check(device, f, core.randn(0, 4, device=device), expect_kernels={"opencl": 1, "cuda": 1, "webgpu": 1})
 
 
 # -- autograd ----------------------------------------------------------------------------------------------------

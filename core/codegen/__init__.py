@@ -1,4 +1,4 @@
-"""Kernel source generation shared by the compiled backends (C, OpenCL C, CUDA C dialects)."""
+"""Kernel source generation shared by the compiled backends (C, OpenCL C, CUDA C and WGSL dialects)."""
 
 from .cstyle import BINARY_EXPRESSIONS, UNARY_EXPRESSIONS, CRenderer, CStyleRenderer, ElementwiseKernel, \
     FusedKernel, FusedReduction, FusedStep, expression_for

@@ -41,8 +41,9 @@ _UNARY = UNARY_EXPRESSIONS
 _ARITHMETIC = ("add", "sub", "mul", "div", "maximum", "minimum", "pow", "atan2")
 _COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
 _REDUCTIONS = ("sum", "amax", "amin")
-_CLAMP_MIN = "(a != a ? a : (a > b ? a : b))"  # NaN input stays; a NaN bound propagates (NumPy's maximum)
-_CLAMP_MAX = "(a != a ? a : (a < b ? a : b))"
+# templates in core.codegen's markers (any dialect renders them); a NaN input stays, a NaN bound propagates
+_CLAMP_MIN = "{s:{nan:a};a;{s:a > b;a;b}}"
+_CLAMP_MAX = "{s:{nan:a};a;{s:a < b;a;b}}"
 FUSIBLE_OPS = frozenset({*_UNARY, *_ARITHMETIC, *_COMPARISONS, *_REDUCTIONS, "where", "clamp", "jit::copy"})
 
 
@@ -100,7 +101,7 @@ def _elementwise_steps(node: Node) -> list | None:
         return [(op, BINARY_EXPRESSIONS[op], list(args), dtype, dtype)]
     if op == "where" and len(args) == 3 and isinstance(args[0], Value) and args[0].dtype.name == "bool" \
             and _operands_ok(node, args):
-        return [(op, "(a != 0 ? b : c)", list(args), dtype, dtype)]
+        return [(op, "{s:a != 0;b;c}", list(args), dtype, dtype)]
     if op == "clamp" and 2 <= len(args) <= 3 and isinstance(args[0], Value) and _operands_ok(
             node, [a for a in args if a is not None]):
         low, high = args[1], args[2] if len(args) == 3 else None

@@ -78,12 +78,13 @@ class Pool:
     def allocate(self, nbytes: int) -> "Buffer":
         size = _size_class(nbytes)
         with self.lock:
-            free = self.held.get(size)
-            if free:
+            free, gpu = self.held.get(size), None
+            while free and gpu is None:
                 gpu = free.pop()
                 self.held_bytes -= size
-            else:
-                gpu = None
+                # the garbage collector may have finalised the GPUBuffer with its Buffer (both in one unreachable
+                # cycle, e.g. a traceback's frames; the Buffer's finaliser put it here): a dead handle is dropped
+                gpu = gpu if getattr(gpu, "_internal", None) is not None else None
             self.active_bytes += size
             self.peak_active = max(self.peak_active, self.active_bytes)
             self.peak_reserved = max(self.peak_reserved, self.active_bytes + self.held_bytes)
@@ -402,6 +403,16 @@ class WebGPURuntime(Runtime):
     def reset_peak_memory_stats(self, dev=None) -> None:
         pool = self.slot.pool
         pool.peak_active, pool.peak_reserved = pool.active_bytes, pool.active_bytes + pool.held_bytes
+
+    def supports_fusion(self, dev) -> bool:
+        """core.jit fuses elementwise chains (and trailing reductions) into WGSL kernels (see jit.py)."""
+        return True
+
+    def compile_fused(self, kernel, dev):
+        """A launcher of ``kernel``; pipelines are built on first launch per rank bucket."""
+        from .jit import FusedLauncher
+
+        return FusedLauncher(kernel)
 
 
 RUNTIME = WebGPURuntime()

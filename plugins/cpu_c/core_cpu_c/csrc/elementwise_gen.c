@@ -2178,21 +2178,21 @@ void ccc_rsqrt_float32_contig(long long n, void* out_base, long long out_off, co
                 float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
-                    float a = in_a[i0 + k]; v[k] = (float)(((float)1 / sqrtf(a)));
+                    float a = in_a[i0 + k]; v[k] = (float)((((float)(1)) / sqrtf(a)));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            float a = in_a[i]; out[i] = (float)(((float)1 / sqrtf(a)));
+            float a = in_a[i]; out[i] = (float)((((float)(1)) / sqrtf(a)));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = in_a[i]; out[i] = (float)(((float)1 / sqrtf(a)));
+        float a = in_a[i]; out[i] = (float)((((float)(1)) / sqrtf(a)));
     }
 }
 void ccc_rsqrt_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -2222,12 +2222,12 @@ void ccc_rsqrt_float32_strided(long long n, int ndim, const long long* meta, voi
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k]; out[o + k] = (float)(((float)1 / sqrtf(a)));
+                    float a = in_a[a_at + k]; out[o + k] = (float)((((float)(1)) / sqrtf(a)));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(((float)1 / sqrtf(a)));
+                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)((((float)(1)) / sqrtf(a)));
                 }
             }
             i += len;
@@ -2247,21 +2247,21 @@ void ccc_rsqrt_float64_contig(long long n, void* out_base, long long out_off, co
                 double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
-                    double a = in_a[i0 + k]; v[k] = (double)(((double)1 / sqrt(a)));
+                    double a = in_a[i0 + k]; v[k] = (double)((((double)(1)) / sqrt(a)));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            double a = in_a[i]; out[i] = (double)(((double)1 / sqrt(a)));
+            double a = in_a[i]; out[i] = (double)((((double)(1)) / sqrt(a)));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        double a = in_a[i]; out[i] = (double)(((double)1 / sqrt(a)));
+        double a = in_a[i]; out[i] = (double)((((double)(1)) / sqrt(a)));
     }
 }
 void ccc_rsqrt_float64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -2291,12 +2291,12 @@ void ccc_rsqrt_float64_strided(long long n, int ndim, const long long* meta, voi
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k]; out[o + k] = (double)(((double)1 / sqrt(a)));
+                    double a = in_a[a_at + k]; out[o + k] = (double)((((double)(1)) / sqrt(a)));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(((double)1 / sqrt(a)));
+                    double a = in_a[a_at + k * sa]; out[o + k * so] = (double)((((double)(1)) / sqrt(a)));
                 }
             }
             i += len;
@@ -2308,7 +2308,7 @@ void ccc_rsqrt_float16_contig(long long n, void* out_base, long long out_off, co
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(((float)1 / sqrtf(a)));
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store((((float)(1)) / sqrtf(a)));
     }
 }
 void ccc_rsqrt_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -2338,12 +2338,12 @@ void ccc_rsqrt_float16_strided(long long n, int ndim, const long long* meta, voi
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(((float)1 / sqrtf(a)));
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store((((float)(1)) / sqrtf(a)));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(((float)1 / sqrtf(a)));
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store((((float)(1)) / sqrtf(a)));
                 }
             }
             i += len;
@@ -2355,7 +2355,7 @@ void ccc_rsqrt_bfloat16_contig(long long n, void* out_base, long long out_off, c
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(((float)1 / sqrtf(a)));
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store((((float)(1)) / sqrtf(a)));
     }
 }
 void ccc_rsqrt_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -2385,12 +2385,12 @@ void ccc_rsqrt_bfloat16_strided(long long n, int ndim, const long long* meta, vo
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(((float)1 / sqrtf(a)));
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store((((float)(1)) / sqrtf(a)));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(((float)1 / sqrtf(a)));
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store((((float)(1)) / sqrtf(a)));
                 }
             }
             i += len;
@@ -5194,21 +5194,21 @@ void ccc_sigmoid_float32_contig(long long n, void* out_base, long long out_off, 
                 float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
-                    float a = in_a[i0 + k]; v[k] = (float)(((float)1 / ((float)1 + expf(-a))));
+                    float a = in_a[i0 + k]; v[k] = (float)((((float)(1)) / (((float)(1)) + expf(-a))));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            float a = in_a[i]; out[i] = (float)(((float)1 / ((float)1 + expf(-a))));
+            float a = in_a[i]; out[i] = (float)((((float)(1)) / (((float)(1)) + expf(-a))));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = in_a[i]; out[i] = (float)(((float)1 / ((float)1 + expf(-a))));
+        float a = in_a[i]; out[i] = (float)((((float)(1)) / (((float)(1)) + expf(-a))));
     }
 }
 void ccc_sigmoid_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -5238,12 +5238,12 @@ void ccc_sigmoid_float32_strided(long long n, int ndim, const long long* meta, v
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k]; out[o + k] = (float)(((float)1 / ((float)1 + expf(-a))));
+                    float a = in_a[a_at + k]; out[o + k] = (float)((((float)(1)) / (((float)(1)) + expf(-a))));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(((float)1 / ((float)1 + expf(-a))));
+                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)((((float)(1)) / (((float)(1)) + expf(-a))));
                 }
             }
             i += len;
@@ -5263,21 +5263,21 @@ void ccc_sigmoid_float64_contig(long long n, void* out_base, long long out_off, 
                 double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
-                    double a = in_a[i0 + k]; v[k] = (double)(((double)1 / ((double)1 + exp(-a))));
+                    double a = in_a[i0 + k]; v[k] = (double)((((double)(1)) / (((double)(1)) + exp(-a))));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            double a = in_a[i]; out[i] = (double)(((double)1 / ((double)1 + exp(-a))));
+            double a = in_a[i]; out[i] = (double)((((double)(1)) / (((double)(1)) + exp(-a))));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        double a = in_a[i]; out[i] = (double)(((double)1 / ((double)1 + exp(-a))));
+        double a = in_a[i]; out[i] = (double)((((double)(1)) / (((double)(1)) + exp(-a))));
     }
 }
 void ccc_sigmoid_float64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -5307,12 +5307,12 @@ void ccc_sigmoid_float64_strided(long long n, int ndim, const long long* meta, v
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k]; out[o + k] = (double)(((double)1 / ((double)1 + exp(-a))));
+                    double a = in_a[a_at + k]; out[o + k] = (double)((((double)(1)) / (((double)(1)) + exp(-a))));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(((double)1 / ((double)1 + exp(-a))));
+                    double a = in_a[a_at + k * sa]; out[o + k * so] = (double)((((double)(1)) / (((double)(1)) + exp(-a))));
                 }
             }
             i += len;
@@ -5324,7 +5324,7 @@ void ccc_sigmoid_float16_contig(long long n, void* out_base, long long out_off, 
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(((float)1 / ((float)1 + expf(-a))));
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store((((float)(1)) / (((float)(1)) + expf(-a))));
     }
 }
 void ccc_sigmoid_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -5354,12 +5354,12 @@ void ccc_sigmoid_float16_strided(long long n, int ndim, const long long* meta, v
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(((float)1 / ((float)1 + expf(-a))));
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store((((float)(1)) / (((float)(1)) + expf(-a))));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(((float)1 / ((float)1 + expf(-a))));
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store((((float)(1)) / (((float)(1)) + expf(-a))));
                 }
             }
             i += len;
@@ -5371,7 +5371,7 @@ void ccc_sigmoid_bfloat16_contig(long long n, void* out_base, long long out_off,
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(((float)1 / ((float)1 + expf(-a))));
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store((((float)(1)) / (((float)(1)) + expf(-a))));
     }
 }
 void ccc_sigmoid_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -5401,12 +5401,12 @@ void ccc_sigmoid_bfloat16_strided(long long n, int ndim, const long long* meta, 
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(((float)1 / ((float)1 + expf(-a))));
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store((((float)(1)) / (((float)(1)) + expf(-a))));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(((float)1 / ((float)1 + expf(-a))));
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store((((float)(1)) / (((float)(1)) + expf(-a))));
                 }
             }
             i += len;
@@ -5890,21 +5890,21 @@ void ccc_reciprocal_float32_contig(long long n, void* out_base, long long out_of
                 float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
-                    float a = in_a[i0 + k]; v[k] = (float)(((float)1 / a));
+                    float a = in_a[i0 + k]; v[k] = (float)((((float)(1)) / a));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            float a = in_a[i]; out[i] = (float)(((float)1 / a));
+            float a = in_a[i]; out[i] = (float)((((float)(1)) / a));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = in_a[i]; out[i] = (float)(((float)1 / a));
+        float a = in_a[i]; out[i] = (float)((((float)(1)) / a));
     }
 }
 void ccc_reciprocal_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -5934,12 +5934,12 @@ void ccc_reciprocal_float32_strided(long long n, int ndim, const long long* meta
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k]; out[o + k] = (float)(((float)1 / a));
+                    float a = in_a[a_at + k]; out[o + k] = (float)((((float)(1)) / a));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(((float)1 / a));
+                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)((((float)(1)) / a));
                 }
             }
             i += len;
@@ -5959,21 +5959,21 @@ void ccc_reciprocal_float64_contig(long long n, void* out_base, long long out_of
                 double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
-                    double a = in_a[i0 + k]; v[k] = (double)(((double)1 / a));
+                    double a = in_a[i0 + k]; v[k] = (double)((((double)(1)) / a));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            double a = in_a[i]; out[i] = (double)(((double)1 / a));
+            double a = in_a[i]; out[i] = (double)((((double)(1)) / a));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        double a = in_a[i]; out[i] = (double)(((double)1 / a));
+        double a = in_a[i]; out[i] = (double)((((double)(1)) / a));
     }
 }
 void ccc_reciprocal_float64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -6003,12 +6003,12 @@ void ccc_reciprocal_float64_strided(long long n, int ndim, const long long* meta
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k]; out[o + k] = (double)(((double)1 / a));
+                    double a = in_a[a_at + k]; out[o + k] = (double)((((double)(1)) / a));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(((double)1 / a));
+                    double a = in_a[a_at + k * sa]; out[o + k * so] = (double)((((double)(1)) / a));
                 }
             }
             i += len;
@@ -6020,7 +6020,7 @@ void ccc_reciprocal_float16_contig(long long n, void* out_base, long long out_of
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(((float)1 / a));
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store((((float)(1)) / a));
     }
 }
 void ccc_reciprocal_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -6050,12 +6050,12 @@ void ccc_reciprocal_float16_strided(long long n, int ndim, const long long* meta
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(((float)1 / a));
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store((((float)(1)) / a));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(((float)1 / a));
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store((((float)(1)) / a));
                 }
             }
             i += len;
@@ -6067,7 +6067,7 @@ void ccc_reciprocal_bfloat16_contig(long long n, void* out_base, long long out_o
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(((float)1 / a));
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store((((float)(1)) / a));
     }
 }
 void ccc_reciprocal_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -6097,12 +6097,12 @@ void ccc_reciprocal_bfloat16_strided(long long n, int ndim, const long long* met
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(((float)1 / a));
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store((((float)(1)) / a));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(((float)1 / a));
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store((((float)(1)) / a));
                 }
             }
             i += len;
@@ -7050,21 +7050,21 @@ void ccc_neg_float32_contig(long long n, void* out_base, long long out_off, cons
                 float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
-                    float a = in_a[i0 + k]; v[k] = (float)(-a);
+                    float a = in_a[i0 + k]; v[k] = (float)((-a));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            float a = in_a[i]; out[i] = (float)(-a);
+            float a = in_a[i]; out[i] = (float)((-a));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = in_a[i]; out[i] = (float)(-a);
+        float a = in_a[i]; out[i] = (float)((-a));
     }
 }
 void ccc_neg_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -7094,12 +7094,12 @@ void ccc_neg_float32_strided(long long n, int ndim, const long long* meta, void*
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k]; out[o + k] = (float)(-a);
+                    float a = in_a[a_at + k]; out[o + k] = (float)((-a));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(-a);
+                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)((-a));
                 }
             }
             i += len;
@@ -7119,21 +7119,21 @@ void ccc_neg_float64_contig(long long n, void* out_base, long long out_off, cons
                 double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
-                    double a = in_a[i0 + k]; v[k] = (double)(-a);
+                    double a = in_a[i0 + k]; v[k] = (double)((-a));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            double a = in_a[i]; out[i] = (double)(-a);
+            double a = in_a[i]; out[i] = (double)((-a));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        double a = in_a[i]; out[i] = (double)(-a);
+        double a = in_a[i]; out[i] = (double)((-a));
     }
 }
 void ccc_neg_float64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -7163,12 +7163,12 @@ void ccc_neg_float64_strided(long long n, int ndim, const long long* meta, void*
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k]; out[o + k] = (double)(-a);
+                    double a = in_a[a_at + k]; out[o + k] = (double)((-a));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(-a);
+                    double a = in_a[a_at + k * sa]; out[o + k * so] = (double)((-a));
                 }
             }
             i += len;
@@ -7415,7 +7415,7 @@ void ccc_neg_float16_contig(long long n, void* out_base, long long out_off, cons
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(-a);
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store((-a));
     }
 }
 void ccc_neg_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -7445,12 +7445,12 @@ void ccc_neg_float16_strided(long long n, int ndim, const long long* meta, void*
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(-a);
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store((-a));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(-a);
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store((-a));
                 }
             }
             i += len;
@@ -7462,7 +7462,7 @@ void ccc_neg_bfloat16_contig(long long n, void* out_base, long long out_off, con
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(-a);
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store((-a));
     }
 }
 void ccc_neg_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -7492,12 +7492,12 @@ void ccc_neg_bfloat16_strided(long long n, int ndim, const long long* meta, void
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(-a);
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store((-a));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(-a);
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store((-a));
                 }
             }
             i += len;
@@ -7517,21 +7517,21 @@ void ccc_relu_float32_contig(long long n, void* out_base, long long out_off, con
                 float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
-                    float a = in_a[i0 + k]; v[k] = (float)(((a > 0 || a != a) ? a : (float)0));
+                    float a = in_a[i0 + k]; v[k] = (float)(((a > 0 || ((a) != (a))) ? (a) : (((float)(0)))));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            float a = in_a[i]; out[i] = (float)(((a > 0 || a != a) ? a : (float)0));
+            float a = in_a[i]; out[i] = (float)(((a > 0 || ((a) != (a))) ? (a) : (((float)(0)))));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = in_a[i]; out[i] = (float)(((a > 0 || a != a) ? a : (float)0));
+        float a = in_a[i]; out[i] = (float)(((a > 0 || ((a) != (a))) ? (a) : (((float)(0)))));
     }
 }
 void ccc_relu_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -7561,12 +7561,12 @@ void ccc_relu_float32_strided(long long n, int ndim, const long long* meta, void
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k]; out[o + k] = (float)(((a > 0 || a != a) ? a : (float)0));
+                    float a = in_a[a_at + k]; out[o + k] = (float)(((a > 0 || ((a) != (a))) ? (a) : (((float)(0)))));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(((a > 0 || a != a) ? a : (float)0));
+                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(((a > 0 || ((a) != (a))) ? (a) : (((float)(0)))));
                 }
             }
             i += len;
@@ -7586,21 +7586,21 @@ void ccc_relu_float64_contig(long long n, void* out_base, long long out_off, con
                 double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
-                    double a = in_a[i0 + k]; v[k] = (double)(((a > 0 || a != a) ? a : (double)0));
+                    double a = in_a[i0 + k]; v[k] = (double)(((a > 0 || ((a) != (a))) ? (a) : (((double)(0)))));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            double a = in_a[i]; out[i] = (double)(((a > 0 || a != a) ? a : (double)0));
+            double a = in_a[i]; out[i] = (double)(((a > 0 || ((a) != (a))) ? (a) : (((double)(0)))));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        double a = in_a[i]; out[i] = (double)(((a > 0 || a != a) ? a : (double)0));
+        double a = in_a[i]; out[i] = (double)(((a > 0 || ((a) != (a))) ? (a) : (((double)(0)))));
     }
 }
 void ccc_relu_float64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -7630,12 +7630,12 @@ void ccc_relu_float64_strided(long long n, int ndim, const long long* meta, void
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k]; out[o + k] = (double)(((a > 0 || a != a) ? a : (double)0));
+                    double a = in_a[a_at + k]; out[o + k] = (double)(((a > 0 || ((a) != (a))) ? (a) : (((double)(0)))));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(((a > 0 || a != a) ? a : (double)0));
+                    double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(((a > 0 || ((a) != (a))) ? (a) : (((double)(0)))));
                 }
             }
             i += len;
@@ -7882,7 +7882,7 @@ void ccc_relu_float16_contig(long long n, void* out_base, long long out_off, con
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(((a > 0 || a != a) ? a : (float)0));
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(((a > 0 || ((a) != (a))) ? (a) : (((float)(0)))));
     }
 }
 void ccc_relu_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -7912,12 +7912,12 @@ void ccc_relu_float16_strided(long long n, int ndim, const long long* meta, void
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(((a > 0 || a != a) ? a : (float)0));
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(((a > 0 || ((a) != (a))) ? (a) : (((float)(0)))));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(((a > 0 || a != a) ? a : (float)0));
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(((a > 0 || ((a) != (a))) ? (a) : (((float)(0)))));
                 }
             }
             i += len;
@@ -7929,7 +7929,7 @@ void ccc_relu_bfloat16_contig(long long n, void* out_base, long long out_off, co
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(((a > 0 || a != a) ? a : (float)0));
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(((a > 0 || ((a) != (a))) ? (a) : (((float)(0)))));
     }
 }
 void ccc_relu_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -7959,12 +7959,12 @@ void ccc_relu_bfloat16_strided(long long n, int ndim, const long long* meta, voi
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(((a > 0 || a != a) ? a : (float)0));
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(((a > 0 || ((a) != (a))) ? (a) : (((float)(0)))));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(((a > 0 || a != a) ? a : (float)0));
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(((a > 0 || ((a) != (a))) ? (a) : (((float)(0)))));
                 }
             }
             i += len;
@@ -7984,21 +7984,21 @@ void ccc_abs_float32_contig(long long n, void* out_base, long long out_off, cons
                 float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
-                    float a = in_a[i0 + k]; v[k] = (float)((fabsf(a)));
+                    float a = in_a[i0 + k]; v[k] = (float)(fabsf(a));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            float a = in_a[i]; out[i] = (float)((fabsf(a)));
+            float a = in_a[i]; out[i] = (float)(fabsf(a));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = in_a[i]; out[i] = (float)((fabsf(a)));
+        float a = in_a[i]; out[i] = (float)(fabsf(a));
     }
 }
 void ccc_abs_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -8028,12 +8028,12 @@ void ccc_abs_float32_strided(long long n, int ndim, const long long* meta, void*
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k]; out[o + k] = (float)((fabsf(a)));
+                    float a = in_a[a_at + k]; out[o + k] = (float)(fabsf(a));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)((fabsf(a)));
+                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(fabsf(a));
                 }
             }
             i += len;
@@ -8053,21 +8053,21 @@ void ccc_abs_float64_contig(long long n, void* out_base, long long out_off, cons
                 double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
-                    double a = in_a[i0 + k]; v[k] = (double)((fabs(a)));
+                    double a = in_a[i0 + k]; v[k] = (double)(fabs(a));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            double a = in_a[i]; out[i] = (double)((fabs(a)));
+            double a = in_a[i]; out[i] = (double)(fabs(a));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        double a = in_a[i]; out[i] = (double)((fabs(a)));
+        double a = in_a[i]; out[i] = (double)(fabs(a));
     }
 }
 void ccc_abs_float64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -8097,12 +8097,12 @@ void ccc_abs_float64_strided(long long n, int ndim, const long long* meta, void*
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k]; out[o + k] = (double)((fabs(a)));
+                    double a = in_a[a_at + k]; out[o + k] = (double)(fabs(a));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k * sa]; out[o + k * so] = (double)((fabs(a)));
+                    double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(fabs(a));
                 }
             }
             i += len;
@@ -8396,7 +8396,7 @@ void ccc_abs_float16_contig(long long n, void* out_base, long long out_off, cons
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store((fabsf(a)));
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(fabsf(a));
     }
 }
 void ccc_abs_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -8426,12 +8426,12 @@ void ccc_abs_float16_strided(long long n, int ndim, const long long* meta, void*
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store((fabsf(a)));
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(fabsf(a));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store((fabsf(a)));
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(fabsf(a));
                 }
             }
             i += len;
@@ -8443,7 +8443,7 @@ void ccc_abs_bfloat16_contig(long long n, void* out_base, long long out_off, con
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store((fabsf(a)));
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(fabsf(a));
     }
 }
 void ccc_abs_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -8473,12 +8473,12 @@ void ccc_abs_bfloat16_strided(long long n, int ndim, const long long* meta, void
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store((fabsf(a)));
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(fabsf(a));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store((fabsf(a)));
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(fabsf(a));
                 }
             }
             i += len;
@@ -9526,21 +9526,21 @@ void ccc_sign_float32_contig(long long n, void* out_base, long long out_off, con
                 float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
-                    float a = in_a[i0 + k]; v[k] = (float)(((float)((a > 0) - (a < 0))));
+                    float a = in_a[i0 + k]; v[k] = (float)((((float)(a > 0)) - ((float)(a < 0))));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            float a = in_a[i]; out[i] = (float)(((float)((a > 0) - (a < 0))));
+            float a = in_a[i]; out[i] = (float)((((float)(a > 0)) - ((float)(a < 0))));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = in_a[i]; out[i] = (float)(((float)((a > 0) - (a < 0))));
+        float a = in_a[i]; out[i] = (float)((((float)(a > 0)) - ((float)(a < 0))));
     }
 }
 void ccc_sign_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -9570,12 +9570,12 @@ void ccc_sign_float32_strided(long long n, int ndim, const long long* meta, void
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k]; out[o + k] = (float)(((float)((a > 0) - (a < 0))));
+                    float a = in_a[a_at + k]; out[o + k] = (float)((((float)(a > 0)) - ((float)(a < 0))));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(((float)((a > 0) - (a < 0))));
+                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)((((float)(a > 0)) - ((float)(a < 0))));
                 }
             }
             i += len;
@@ -9595,21 +9595,21 @@ void ccc_sign_float64_contig(long long n, void* out_base, long long out_off, con
                 double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
-                    double a = in_a[i0 + k]; v[k] = (double)(((double)((a > 0) - (a < 0))));
+                    double a = in_a[i0 + k]; v[k] = (double)((((double)(a > 0)) - ((double)(a < 0))));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            double a = in_a[i]; out[i] = (double)(((double)((a > 0) - (a < 0))));
+            double a = in_a[i]; out[i] = (double)((((double)(a > 0)) - ((double)(a < 0))));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        double a = in_a[i]; out[i] = (double)(((double)((a > 0) - (a < 0))));
+        double a = in_a[i]; out[i] = (double)((((double)(a > 0)) - ((double)(a < 0))));
     }
 }
 void ccc_sign_float64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -9639,12 +9639,12 @@ void ccc_sign_float64_strided(long long n, int ndim, const long long* meta, void
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k]; out[o + k] = (double)(((double)((a > 0) - (a < 0))));
+                    double a = in_a[a_at + k]; out[o + k] = (double)((((double)(a > 0)) - ((double)(a < 0))));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k * sa]; out[o + k * so] = (double)(((double)((a > 0) - (a < 0))));
+                    double a = in_a[a_at + k * sa]; out[o + k * so] = (double)((((double)(a > 0)) - ((double)(a < 0))));
                 }
             }
             i += len;
@@ -9938,7 +9938,7 @@ void ccc_sign_float16_contig(long long n, void* out_base, long long out_off, con
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(((float)((a > 0) - (a < 0))));
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store((((float)(a > 0)) - ((float)(a < 0))));
     }
 }
 void ccc_sign_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -9968,12 +9968,12 @@ void ccc_sign_float16_strided(long long n, int ndim, const long long* meta, void
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(((float)((a > 0) - (a < 0))));
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store((((float)(a > 0)) - ((float)(a < 0))));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(((float)((a > 0) - (a < 0))));
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store((((float)(a > 0)) - ((float)(a < 0))));
                 }
             }
             i += len;
@@ -9985,7 +9985,7 @@ void ccc_sign_bfloat16_contig(long long n, void* out_base, long long out_off, co
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(((float)((a > 0) - (a < 0))));
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store((((float)(a > 0)) - ((float)(a < 0))));
     }
 }
 void ccc_sign_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -10015,12 +10015,12 @@ void ccc_sign_bfloat16_strided(long long n, int ndim, const long long* meta, voi
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(((float)((a > 0) - (a < 0))));
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store((((float)(a > 0)) - ((float)(a < 0))));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(((float)((a > 0) - (a < 0))));
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store((((float)(a > 0)) - ((float)(a < 0))));
                 }
             }
             i += len;
@@ -18498,21 +18498,21 @@ void ccc_tanh_backward_float32_contig(long long n, void* out_base, long long out
                 float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
-                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)((a * ((float)1 - b * b)));
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)((a * (((float)(1)) - b * b)));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a * ((float)1 - b * b)));
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a * (((float)(1)) - b * b)));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a * ((float)1 - b * b)));
+        float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a * (((float)(1)) - b * b)));
     }
 }
 void ccc_tanh_backward_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
@@ -18547,12 +18547,12 @@ void ccc_tanh_backward_float32_strided(long long n, int ndim, const long long* m
             if (so == 1 && sa == 1 && sb == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)((a * ((float)1 - b * b)));
+                    float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)((a * (((float)(1)) - b * b)));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)((a * ((float)1 - b * b)));
+                    float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)((a * (((float)(1)) - b * b)));
                 }
             }
             i += len;
@@ -18573,21 +18573,21 @@ void ccc_tanh_backward_float64_contig(long long n, void* out_base, long long out
                 double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
-                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)((a * ((double)1 - b * b)));
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)((a * (((double)(1)) - b * b)));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a * ((double)1 - b * b)));
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a * (((double)(1)) - b * b)));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a * ((double)1 - b * b)));
+        double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a * (((double)(1)) - b * b)));
     }
 }
 void ccc_tanh_backward_float64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
@@ -18622,12 +18622,12 @@ void ccc_tanh_backward_float64_strided(long long n, int ndim, const long long* m
             if (so == 1 && sa == 1 && sb == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)((a * ((double)1 - b * b)));
+                    double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)((a * (((double)(1)) - b * b)));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)((a * ((double)1 - b * b)));
+                    double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)((a * (((double)(1)) - b * b)));
                 }
             }
             i += len;
@@ -18640,7 +18640,7 @@ void ccc_tanh_backward_float16_contig(long long n, void* out_base, long long out
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store((a * ((float)1 - b * b)));
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store((a * (((float)(1)) - b * b)));
     }
 }
 void ccc_tanh_backward_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
@@ -18675,12 +18675,12 @@ void ccc_tanh_backward_float16_strided(long long n, int ndim, const long long* m
             if (so == 1 && sa == 1 && sb == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a * ((float)1 - b * b)));
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a * (((float)(1)) - b * b)));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store((a * ((float)1 - b * b)));
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store((a * (((float)(1)) - b * b)));
                 }
             }
             i += len;
@@ -18693,7 +18693,7 @@ void ccc_tanh_backward_bfloat16_contig(long long n, void* out_base, long long ou
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store((a * ((float)1 - b * b)));
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store((a * (((float)(1)) - b * b)));
     }
 }
 void ccc_tanh_backward_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
@@ -18728,12 +18728,12 @@ void ccc_tanh_backward_bfloat16_strided(long long n, int ndim, const long long* 
             if (so == 1 && sa == 1 && sb == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a * ((float)1 - b * b)));
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a * (((float)(1)) - b * b)));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store((a * ((float)1 - b * b)));
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store((a * (((float)(1)) - b * b)));
                 }
             }
             i += len;
@@ -18754,21 +18754,21 @@ void ccc_sigmoid_backward_float32_contig(long long n, void* out_base, long long 
                 float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
-                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)((a * b * ((float)1 - b)));
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)((a * b * (((float)(1)) - b)));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a * b * ((float)1 - b)));
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a * b * (((float)(1)) - b)));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a * b * ((float)1 - b)));
+        float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a * b * (((float)(1)) - b)));
     }
 }
 void ccc_sigmoid_backward_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
@@ -18803,12 +18803,12 @@ void ccc_sigmoid_backward_float32_strided(long long n, int ndim, const long long
             if (so == 1 && sa == 1 && sb == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)((a * b * ((float)1 - b)));
+                    float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)((a * b * (((float)(1)) - b)));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)((a * b * ((float)1 - b)));
+                    float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)((a * b * (((float)(1)) - b)));
                 }
             }
             i += len;
@@ -18829,21 +18829,21 @@ void ccc_sigmoid_backward_float64_contig(long long n, void* out_base, long long 
                 double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
-                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)((a * b * ((double)1 - b)));
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)((a * b * (((double)(1)) - b)));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a * b * ((double)1 - b)));
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a * b * (((double)(1)) - b)));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a * b * ((double)1 - b)));
+        double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a * b * (((double)(1)) - b)));
     }
 }
 void ccc_sigmoid_backward_float64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
@@ -18878,12 +18878,12 @@ void ccc_sigmoid_backward_float64_strided(long long n, int ndim, const long long
             if (so == 1 && sa == 1 && sb == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)((a * b * ((double)1 - b)));
+                    double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)((a * b * (((double)(1)) - b)));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)((a * b * ((double)1 - b)));
+                    double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)((a * b * (((double)(1)) - b)));
                 }
             }
             i += len;
@@ -18896,7 +18896,7 @@ void ccc_sigmoid_backward_float16_contig(long long n, void* out_base, long long 
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store((a * b * ((float)1 - b)));
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store((a * b * (((float)(1)) - b)));
     }
 }
 void ccc_sigmoid_backward_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
@@ -18931,12 +18931,12 @@ void ccc_sigmoid_backward_float16_strided(long long n, int ndim, const long long
             if (so == 1 && sa == 1 && sb == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a * b * ((float)1 - b)));
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a * b * (((float)(1)) - b)));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store((a * b * ((float)1 - b)));
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store((a * b * (((float)(1)) - b)));
                 }
             }
             i += len;
@@ -18949,7 +18949,7 @@ void ccc_sigmoid_backward_bfloat16_contig(long long n, void* out_base, long long
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store((a * b * ((float)1 - b)));
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store((a * b * (((float)(1)) - b)));
     }
 }
 void ccc_sigmoid_backward_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
@@ -18984,12 +18984,12 @@ void ccc_sigmoid_backward_bfloat16_strided(long long n, int ndim, const long lon
             if (so == 1 && sa == 1 && sb == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a * b * ((float)1 - b)));
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a * b * (((float)(1)) - b)));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store((a * b * ((float)1 - b)));
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store((a * b * (((float)(1)) - b)));
                 }
             }
             i += len;
@@ -20414,21 +20414,21 @@ void ccc_maximum_float32_contig(long long n, void* out_base, long long out_off, 
                 float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
-                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)((a > b || a != a ? a : b));
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)(((a > b || ((a) != (a))) ? (a) : (b)));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a > b || a != a ? a : b));
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)(((a > b || ((a) != (a))) ? (a) : (b)));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a > b || a != a ? a : b));
+        float a = in_a[i]; float b = in_b[i]; out[i] = (float)(((a > b || ((a) != (a))) ? (a) : (b)));
     }
 }
 void ccc_maximum_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
@@ -20463,12 +20463,12 @@ void ccc_maximum_float32_strided(long long n, int ndim, const long long* meta, v
             if (so == 1 && sa == 1 && sb == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)((a > b || a != a ? a : b));
+                    float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(((a > b || ((a) != (a))) ? (a) : (b)));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)((a > b || a != a ? a : b));
+                    float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)(((a > b || ((a) != (a))) ? (a) : (b)));
                 }
             }
             i += len;
@@ -20489,21 +20489,21 @@ void ccc_maximum_float64_contig(long long n, void* out_base, long long out_off, 
                 double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
-                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)((a > b || a != a ? a : b));
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)(((a > b || ((a) != (a))) ? (a) : (b)));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a > b || a != a ? a : b));
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)(((a > b || ((a) != (a))) ? (a) : (b)));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a > b || a != a ? a : b));
+        double a = in_a[i]; double b = in_b[i]; out[i] = (double)(((a > b || ((a) != (a))) ? (a) : (b)));
     }
 }
 void ccc_maximum_float64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
@@ -20538,12 +20538,12 @@ void ccc_maximum_float64_strided(long long n, int ndim, const long long* meta, v
             if (so == 1 && sa == 1 && sb == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)((a > b || a != a ? a : b));
+                    double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(((a > b || ((a) != (a))) ? (a) : (b)));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)((a > b || a != a ? a : b));
+                    double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)(((a > b || ((a) != (a))) ? (a) : (b)));
                 }
             }
             i += len;
@@ -20874,7 +20874,7 @@ void ccc_maximum_float16_contig(long long n, void* out_base, long long out_off, 
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store((a > b || a != a ? a : b));
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(((a > b || ((a) != (a))) ? (a) : (b)));
     }
 }
 void ccc_maximum_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
@@ -20909,12 +20909,12 @@ void ccc_maximum_float16_strided(long long n, int ndim, const long long* meta, v
             if (so == 1 && sa == 1 && sb == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a > b || a != a ? a : b));
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(((a > b || ((a) != (a))) ? (a) : (b)));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store((a > b || a != a ? a : b));
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store(((a > b || ((a) != (a))) ? (a) : (b)));
                 }
             }
             i += len;
@@ -20927,7 +20927,7 @@ void ccc_maximum_bfloat16_contig(long long n, void* out_base, long long out_off,
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store((a > b || a != a ? a : b));
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(((a > b || ((a) != (a))) ? (a) : (b)));
     }
 }
 void ccc_maximum_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
@@ -20962,12 +20962,12 @@ void ccc_maximum_bfloat16_strided(long long n, int ndim, const long long* meta, 
             if (so == 1 && sa == 1 && sb == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a > b || a != a ? a : b));
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(((a > b || ((a) != (a))) ? (a) : (b)));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store((a > b || a != a ? a : b));
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store(((a > b || ((a) != (a))) ? (a) : (b)));
                 }
             }
             i += len;
@@ -20988,21 +20988,21 @@ void ccc_minimum_float32_contig(long long n, void* out_base, long long out_off, 
                 float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
-                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)((a < b || a != a ? a : b));
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)(((a < b || ((a) != (a))) ? (a) : (b)));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a < b || a != a ? a : b));
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)(((a < b || ((a) != (a))) ? (a) : (b)));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a < b || a != a ? a : b));
+        float a = in_a[i]; float b = in_b[i]; out[i] = (float)(((a < b || ((a) != (a))) ? (a) : (b)));
     }
 }
 void ccc_minimum_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
@@ -21037,12 +21037,12 @@ void ccc_minimum_float32_strided(long long n, int ndim, const long long* meta, v
             if (so == 1 && sa == 1 && sb == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)((a < b || a != a ? a : b));
+                    float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(((a < b || ((a) != (a))) ? (a) : (b)));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)((a < b || a != a ? a : b));
+                    float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)(((a < b || ((a) != (a))) ? (a) : (b)));
                 }
             }
             i += len;
@@ -21063,21 +21063,21 @@ void ccc_minimum_float64_contig(long long n, void* out_base, long long out_off, 
                 double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
-                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)((a < b || a != a ? a : b));
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; v[k] = (double)(((a < b || ((a) != (a))) ? (a) : (b)));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a < b || a != a ? a : b));
+            double a = in_a[i]; double b = in_b[i]; out[i] = (double)(((a < b || ((a) != (a))) ? (a) : (b)));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a < b || a != a ? a : b));
+        double a = in_a[i]; double b = in_b[i]; out[i] = (double)(((a < b || ((a) != (a))) ? (a) : (b)));
     }
 }
 void ccc_minimum_float64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
@@ -21112,12 +21112,12 @@ void ccc_minimum_float64_strided(long long n, int ndim, const long long* meta, v
             if (so == 1 && sa == 1 && sb == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)((a < b || a != a ? a : b));
+                    double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(((a < b || ((a) != (a))) ? (a) : (b)));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)((a < b || a != a ? a : b));
+                    double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; out[o + k * so] = (double)(((a < b || ((a) != (a))) ? (a) : (b)));
                 }
             }
             i += len;
@@ -21448,7 +21448,7 @@ void ccc_minimum_float16_contig(long long n, void* out_base, long long out_off, 
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store((a < b || a != a ? a : b));
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(((a < b || ((a) != (a))) ? (a) : (b)));
     }
 }
 void ccc_minimum_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
@@ -21483,12 +21483,12 @@ void ccc_minimum_float16_strided(long long n, int ndim, const long long* meta, v
             if (so == 1 && sa == 1 && sb == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a < b || a != a ? a : b));
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(((a < b || ((a) != (a))) ? (a) : (b)));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store((a < b || a != a ? a : b));
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store(((a < b || ((a) != (a))) ? (a) : (b)));
                 }
             }
             i += len;
@@ -21501,7 +21501,7 @@ void ccc_minimum_bfloat16_contig(long long n, void* out_base, long long out_off,
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store((a < b || a != a ? a : b));
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(((a < b || ((a) != (a))) ? (a) : (b)));
     }
 }
 void ccc_minimum_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
@@ -21536,12 +21536,12 @@ void ccc_minimum_bfloat16_strided(long long n, int ndim, const long long* meta, 
             if (so == 1 && sa == 1 && sb == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a < b || a != a ? a : b));
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(((a < b || ((a) != (a))) ? (a) : (b)));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store((a < b || a != a ? a : b));
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store(((a < b || ((a) != (a))) ? (a) : (b)));
                 }
             }
             i += len;

@@ -1,0 +1,56 @@
+"""The shape family: ``cat`` (one strided copy per input into its slice of the output) and ``flip`` (a copy
+through negative strides); both run the elementwise copy kernel, casting where dtypes differ."""
+
+from __future__ import annotations
+
+import core
+from core.backends.api import Tensor, TensorSpec
+
+from ..renderer import PACKED
+from ._common import new_tensor
+from .elementwise import compute_name, run_elementwise, stored, supported
+
+__all__ = ["kernels"]
+
+
+def _view(t, shape: tuple, stride: tuple, offset: int):
+    """Tensor ``t``'s storage through another layout (a slice of cat's output, a flipped input)."""
+    return Tensor._make(t._storage, tuple(shape), tuple(stride), offset, t.dtype)
+
+
+def cat(spec, tensors, dim=0):
+    if not supported(*tensors) or not stored(spec.dtype.name) or len(spec.shape) > 8:
+        return NotImplemented
+    if spec.dtype.name in PACKED:  # slices of a packed tensor share words: gathered in int32, then one copy
+        wide = cat(TensorSpec(spec.shape, core.int32, spec.device), tensors, dim)
+        out = new_tensor(spec.shape, spec.dtype, spec.device)
+        return run_elementwise("copy", "a", out, [wide], "int32") if spec.shape and 0 not in spec.shape else out
+    out = new_tensor(spec.shape, spec.dtype, spec.device)
+    if not spec.shape or 0 in spec.shape:
+        return out
+    dim %= len(spec.shape)
+    start = 0
+    for t in tensors:
+        if t.numel() == 0:  # includes the legacy 1-d empties of another rank
+            continue
+        part = _view(out, t._shape, out._stride, out._offset + start * out._stride[dim])
+        run_elementwise("copy", "a", part, [t], compute_name(t.dtype))
+        start += t._shape[dim]
+    return out
+
+
+def flip(spec, input, dims):
+    if not supported(input) or input.dim() > 8:
+        return NotImplemented
+    out = new_tensor(spec.shape, spec.dtype, spec.device)
+    if input.numel() == 0:
+        return out
+    flipped = {d % input.dim() for d in dims} if input.dim() else set()
+    offset = input._offset + sum((input._shape[d] - 1) * input._stride[d] for d in flipped)
+    strides = tuple(-s if d in flipped else s for d, s in enumerate(input._stride))
+    return run_elementwise("copy", "a", out, [_view(input, input._shape, strides, offset)], compute_name(input.dtype))
+
+
+def kernels(runtime) -> dict:
+    """The shape family: op name -> kernel."""
+    return {"cat": cat, "flip": flip}
