@@ -77,3 +77,90 @@ def test_linear_fuses_bias_over_strided_input():
             assert_close(got.cpu(), core.tensor(want), rtol=1e-5, atol=1e-5)
         wt = core.tensor(np.ascontiguousarray(w.T)).to(DEV).T  # a transposed weight view
         assert_close(F.linear(core.tensor(x[0]).to(DEV), wt).cpu(), core.tensor(x[0] @ w.T), rtol=1e-5, atol=1e-5)
+
+
+# -- nn ------------------------------------------------------------------------------------------------------------
+
+def _grads(fn, *arrays, grad_seed=1):
+    """(outputs, gradients) of ``fn`` on cpu and on webgpu (inputs as permuted views there), with one seeded
+    upstream gradient."""
+    results = []
+    for device in ("cpu", DEV):
+        leaves = []
+        for a in arrays:
+            if device == "cpu":
+                t = core.tensor(a)
+            else:  # a transposed copy read back through a permute: strided, same values
+                perm = tuple(reversed(range(a.ndim)))
+                t = core.tensor(np.ascontiguousarray(a.transpose(perm))).to(DEV).permute(*perm)
+            leaves.append(t.detach().requires_grad_())
+        out = fn(*leaves)
+        up = core.tensor(np.random.default_rng(grad_seed).standard_normal(tuple(out.shape)).astype(np.float32))
+        out.backward(up.to(device))
+        results.append((out.detach().cpu(), [t.grad.cpu() for t in leaves]))
+    return results
+
+
+def _assert_same(results, rtol=1e-5, atol=1e-5):
+    (out_cpu, grads_cpu), (out_dev, grads_dev) = results
+    assert_close(out_dev, out_cpu, rtol=rtol, atol=atol)
+    for got, want in zip(grads_dev, grads_cpu):
+        assert_close(got, want, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_softmax_and_log_softmax_along_any_dim(dim):
+    x = _rng().standard_normal((4, 70, 5)).astype(np.float32) * 4
+    with native("softmax", "log_softmax"):
+        _assert_same(_grads(lambda t: core.softmax(t, dim), x))
+        _assert_same(_grads(lambda t: core.log_softmax(t, dim), x))
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cross_entropy_and_its_gradient(reduction, weighted):
+    rng = _rng()
+    x = rng.standard_normal((6, 7, 3)).astype(np.float32)
+    target = rng.integers(0, 7, (6, 3))
+    target[0, 0] = target[4, 2] = -100  # ignored
+    weight = rng.random(7).astype(np.float32) + 0.5 if weighted else None
+    with native("cross_entropy_loss", "cross_entropy_loss_backward"):
+        _assert_same(_grads(lambda t: F.cross_entropy(
+            t, core.tensor(target).to(t.device), None if weight is None else core.tensor(weight).to(t.device),
+            reduction=reduction), x))
+
+
+def test_cross_entropy_rejects_out_of_range_targets():
+    x = core.zeros(2, 3, device=DEV)
+    with pytest.raises(IndexError, match="Target 5 is out of bounds"):
+        F.cross_entropy(x, core.tensor([0, 5]).to(DEV))
+
+
+@pytest.mark.parametrize("case", [
+    ((2, 4, 9, 8), (6, 2, 3, 2), (2, 1), (1, 0), (1, 2), 2),  # groups, stride, padding, dilation
+    ((3, 3, 7, 7), (5, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1),
+    ((2, 3, 10), (5, 3, 3), (2,), (1,), (1,), 1),  # 1-d
+])
+def test_convolution_and_its_gradients(case):
+    shape, wshape, stride, padding, dilation, groups = case
+    rng = _rng()
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in (shape, wshape, wshape[:1])]
+    conv = F.conv2d if len(shape) == 4 else F.conv1d
+    with native("convolution", "convolution_backward"):
+        _assert_same(_grads(lambda x, w, b: conv(x, w, b, stride, padding, dilation, groups), *arrays),
+                     rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("pool, kwargs", [
+    (F.max_pool2d, dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    (F.max_pool2d, dict(kernel_size=2, dilation=2)),
+    (F.max_pool1d, dict(kernel_size=3, stride=2)),
+    (F.avg_pool2d, dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
+    (F.avg_pool2d, dict(kernel_size=3, stride=2, padding=1)),
+    (F.avg_pool2d, dict(kernel_size=2, divisor_override=3)),
+])
+def test_pooling_and_its_gradient(pool, kwargs):
+    x = _rng().standard_normal((2, 3, 9, 7) if pool is not F.max_pool1d else (2, 3, 11)).astype(np.float32)
+    kind = "max_pool" if "max" in pool.__name__ else "avg_pool"
+    with native(kind, kind + "_backward"):
+        _assert_same(_grads(lambda t: pool(t, **kwargs), x))
