@@ -164,3 +164,68 @@ def test_pooling_and_its_gradient(pool, kwargs):
     kind = "max_pool" if "max" in pool.__name__ else "avg_pool"
     with native(kind, kind + "_backward"):
         _assert_same(_grads(lambda t: pool(t, **kwargs), x))
+
+
+# -- indexing --------------------------------------------------------------------------------------------------------
+
+def _indexing_operands():
+    rng = _rng()
+    x = rng.standard_normal((5, 6, 7)).astype(np.float32)
+    host, strided = _pair(x, (2, 1, 0))
+    return rng, x, host, strided
+
+
+def test_gather_over_a_strided_input():
+    rng, _, host, strided = _indexing_operands()
+    index = core.tensor(rng.integers(0, 6, (5, 4, 7)))
+    with native("gather"):
+        assert core.equal(core.gather(strided, 1, index.to(DEV)).cpu(), core.gather(host, 1, index))
+
+
+@pytest.mark.parametrize("reduce", [None, "sum", "prod", "amax", "amin"])
+def test_scatter_assigns_and_reduces_duplicates_in_order(reduce):
+    rng, _, host, strided = _indexing_operands()
+    index = core.tensor(rng.integers(0, 6, (5, 4, 7)))  # duplicates along dim 1
+    if reduce is None:  # duplicates: any one wins, so scatter a permutation's prefix
+        index = core.tensor(np.argsort(rng.random((5, 6, 7)), axis=1)[:, :4])
+    src = core.tensor(rng.standard_normal((5, 4, 7)).astype(np.float32))
+    want, got = host.clone(), strided.clone()
+    with native("scatter_"):
+        if reduce is None:
+            want.scatter_(1, index, src)
+            got.scatter_(1, index.to(DEV), src.to(DEV))
+        else:
+            want.scatter_reduce_(1, index, src, reduce)
+            got.scatter_reduce_(1, index.to(DEV), src.to(DEV), reduce)
+    assert_close(got.cpu(), want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("key", ["first", "middle", "two_adjacent", "separated"])
+def test_index_and_index_put(key):
+    rng, _, host, strided = _indexing_operands()
+    i0, i2 = core.tensor([4, -1, 0, 2, 3]), core.tensor([[1], [3]])
+    index = {"first": (i0,), "middle": (slice(None), i0), "two_adjacent": (slice(None), i2, i0),
+             "separated": (i0, slice(None), core.tensor([0, 1, 2, 3, 6]))}[key]
+    on_dev = tuple(i.to(DEV) if isinstance(i, core.Tensor) else i for i in index)
+    values = core.tensor(rng.standard_normal(tuple(host[index].shape)).astype(np.float32))
+    want, got = host.clone(), strided.clone()
+    with native("index", "index_put_"):
+        assert core.equal(strided[on_dev].cpu(), host[index])
+        want[index] = values
+        got[on_dev] = values.to(DEV)
+    assert core.equal(got.cpu(), want)
+
+
+def test_index_put_accumulates_duplicates_and_embedding_trains():
+    rng, _, host, strided = _indexing_operands()
+    index = (core.tensor([1, 3, 1, 1, 0]),)
+    values = core.tensor(rng.standard_normal((5, 6, 7)).astype(np.float32))
+    want, got = host.clone(), strided.clone()
+    with native("index_put_"):
+        want.index_put_(index, values, accumulate=True)
+        got.index_put_((index[0].to(DEV),), values.to(DEV), accumulate=True)
+    assert_close(got.cpu(), want, rtol=1e-6, atol=1e-6)
+    weight = rng.standard_normal((10, 4)).astype(np.float32)
+    ids = np.array([[1, 2, 1], [9, 1, 0]])
+    with native("index", "index_put_"):
+        _assert_same(_grads(lambda w: F.embedding(core.tensor(ids).to(w.device), w), weight))
