@@ -281,3 +281,38 @@ def test_optimizer_updates_match_cpu(make):
         make([p]).step()
     for got, want in zip(*reversed(finals)):
         assert_close(got, want, rtol=1e-5, atol=1e-6)
+
+
+# -- models ----------------------------------------------------------------------------------------------------------
+
+_MODEL_OPS = ("linear", "batched_matmul", "convolution", "convolution_backward", "max_pool", "max_pool_backward",
+              "avg_pool", "avg_pool_backward", "cross_entropy_loss", "cross_entropy_loss_backward", "log_softmax")
+
+
+def _mlp():
+    return core.nn.Sequential(core.nn.Linear(20, 32), core.nn.ReLU(), core.nn.Linear(32, 10))
+
+
+def _convnet():
+    nn = core.nn
+    return nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(4, 6, 3, groups=2),
+                         nn.ReLU(), nn.AvgPool2d(2), nn.Flatten(), nn.Linear(6 * 2 * 2, 10))
+
+
+@pytest.mark.parametrize("build, shape", [(_mlp, (16, 20)), (_convnet, (8, 1, 12, 12))])
+def test_model_gradients_match_cpu(build, shape):
+    rng = _rng()
+    core.manual_seed(0)
+    model = build()
+    x = core.tensor(rng.standard_normal(shape).astype(np.float32))
+    y = core.tensor(rng.integers(0, 10, shape[0]))
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    on_dev = __import__("copy").deepcopy(model).to(DEV)
+    on_dev.zero_grad()
+    with native(*_MODEL_OPS[:-1]):
+        dev_loss = F.cross_entropy(on_dev(x.to(DEV)), y.to(DEV))
+        dev_loss.backward()
+    assert_close(dev_loss.detach().cpu(), loss.detach(), rtol=1e-5, atol=1e-5)
+    for (name, p), q in zip(model.named_parameters(), on_dev.parameters()):
+        assert_close(q.grad.cpu(), p.grad, rtol=1e-4, atol=1e-5, msg=name)
