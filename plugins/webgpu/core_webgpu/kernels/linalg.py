@@ -1,6 +1,6 @@
 """The linalg family: ``batched_matmul`` and the fused ``linear``, both one tiled GEMM in workgroup memory.
 
-The GEMM is a template (:data:`GEMM`): ``C[z] = A[z] @ B[z]`` for ``z < Z`` with ``C`` a fresh contiguous
+The GEMM is a template (:func:`gemm`, register-blocked: each invocation computes r x r outputs): ``C[z] = A[z] @ B[z]`` for ``z < Z`` with ``C`` a fresh contiguous
 ``(Z, M, N)`` float32 tensor; a caller supplies three WGSL functions, ``load_a(z, r, k)``, ``load_b(z, k, c)`` and
 ``epilogue(z, r, c, acc)``, so strided operands, broadcast batches, the bias of ``linear`` and the implicit im2col
 of convolution (kernels/nn.py) are one kernel each. This module also holds what those kernel families share:
@@ -16,12 +16,15 @@ import numpy as np
 
 from core.backends.api import coalesce
 
-from ._common import bindings, is_tensor, new_tensor, numel, slot
+from ..runtime import grid
+from ._common import MAIN, bindings, is_tensor, new_tensor, numel, slot
 
-__all__ = ["kernels", "run", "layout", "f32", "OFFSET", "gemm", "TILE"]
+__all__ = ["kernels", "run", "layout", "f32", "OFFSET", "gemm"]
 
-TILE = 16  # the GEMM's tile edge: a 16 x 16 work-group computes a 16 x 16 block of C, k in steps of 16
+TILE = 16  # the depth of the GEMM's k steps
+_THREADS = 256  # invocations per GEMM work-group
 _MAX_Z = 65535  # work-groups along z
+_SPLIT_TARGET = 256  # work-groups a GEMM with deep k is split into, at least
 
 #: ``off(i, at)``: the element offset of flat (row-major) index ``i`` in the layout stored at ``p[at]``
 #: (:func:`layout`: rank, sizes, strides).
@@ -39,26 +42,72 @@ fn off(i: i32, at: i32) -> i32 {
 }
 """
 
-GEMM = f"""
-var<workgroup> ta: array<array<f32, {TILE}>, {TILE}>;
-var<workgroup> tb: array<array<f32, {TILE}>, {TILE}>;
-@compute @workgroup_size({TILE}, {TILE})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {{
-    let M = $M; let N = $N; let K = $K;
-    let z = i32(wid.z) + $z0; let ty = i32(lid.y); let tx = i32(lid.x);
-    let r = i32(wid.y) * {TILE} + ty; let c = i32(wid.x) * {TILE} + tx;
-    var acc = 0.0;
-    for (var k0 = 0; k0 < K; k0 += {TILE}) {{
-        var va = 0.0; var vb = 0.0;
-        if (r < M && k0 + tx < K) {{ va = load_a(z, r, k0 + tx); }}
-        if (k0 + ty < K && c < N) {{ vb = load_b(z, k0 + ty, c); }}
-        ta[ty][tx] = va; tb[ty][tx] = vb;
+
+
+def _gemm_main(wm: int, rm: int, rn: int) -> str:
+    """The GEMM's ``main``: 256 invocations as ``wm`` x ``256 / wm``, each computing ``rm`` x ``rn`` outputs, so a
+    work-group computes a ``wm rm`` x ``wn rn`` block of C over one of the ``$splits`` ranges of k (``$kc`` deep;
+    work-group z = split * Z + z), staging 16-deep slices of A and B in workgroup memory. The epilogue applies to
+    split 0 only (the splits are summed)."""
+    wn = _THREADS // wm
+    bm, bn = wm * rm, wn * rn  # the block
+    loads = -(-max(bm, bn) * TILE // _THREADS)
+    return f"""
+var<workgroup> ta: array<array<f32, {bm}>, {TILE}>;
+var<workgroup> tb: array<array<f32, {bn}>, {TILE}>;
+@compute @workgroup_size({_THREADS})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {{
+    let M = $M; let N = $N; let zs = i32(wid.z) + $z0; let z = zs % $Z; let split = zs / $Z;
+    let kb = split * $kc; let ke = min($K, kb + $kc);
+    let ty = i32(t) / {wn}; let tx = i32(t) % {wn}; let r0 = i32(wid.y) * {bm}; let c0 = i32(wid.x) * {bn};
+    var acc: array<f32, {rm * rn}>;
+    for (var k0 = kb; k0 < ke; k0 += {TILE}) {{
+        for (var q = 0; q < {loads}; q++) {{
+            let e = i32(t) + q * {_THREADS};
+            let ar = e / {TILE}; let ak = e % {TILE}; let bk = e / {bn}; let bc = e % {bn};
+            if (e < {bm * TILE}) {{
+                var va = 0.0;
+                if (r0 + ar < M && k0 + ak < ke) {{ va = load_a(z, r0 + ar, k0 + ak); }}
+                ta[ak][ar] = va;
+            }}
+            if (e < {bn * TILE}) {{
+                var vb = 0.0;
+                if (k0 + bk < ke && c0 + bc < N) {{ vb = load_b(z, k0 + bk, c0 + bc); }}
+                tb[bk][bc] = vb;
+            }}
+        }}
         workgroupBarrier();
-        for (var k = 0; k < {TILE}; k++) {{ acc += ta[ty][k] * tb[k][tx]; }}
+        for (var k = 0; k < {TILE}; k++) {{
+            var av: array<f32, {rm}>; var bv: array<f32, {rn}>;
+            for (var u = 0; u < {rm}; u++) {{ av[u] = ta[k][ty + {wm} * u]; }}
+            for (var v = 0; v < {rn}; v++) {{ bv[v] = tb[k][tx + {wn} * v]; }}
+            for (var u = 0; u < {rm}; u++) {{ for (var v = 0; v < {rn}; v++) {{ acc[u * {rn} + v] += av[u] * bv[v]; }} }}
+        }}
         workgroupBarrier();
     }}
-    if (r < M && c < N) {{ out[(z * M + r) * N + c] = epilogue(z, r, c, acc); }}
+    for (var u = 0; u < {rm}; u++) {{ for (var v = 0; v < {rn}; v++) {{
+        let r = r0 + ty + {wm} * u; let c = c0 + tx + {wn} * v; let x = acc[u * {rn} + v];
+        if (r < M && c < N) {{ out[(zs * M + r) * N + c] = select(x, epilogue(z, r, c, x), split == 0); }}
+    }} }}
 }}
+"""
+
+
+def _shape(m: int, n: int) -> tuple:
+    """(wm, rm, rn) of :func:`_gemm_main` for an m x n output: a thin dim gets 8 invocations and one output each,
+    the other the rest; wide dims get up to 4 outputs per invocation."""
+    wm = 8 if m <= 8 else 32 if n <= 8 else TILE
+    wn = _THREADS // wm
+    per = lambda size, w: 4 if size > 2 * w else 2 if size > w else 1  # noqa: E731
+    return wm, per(m, wm), per(n, wn)
+
+
+# out[i] = the sum over s of part[s * n + i]: the splits of a split-k GEMM
+_SUM_SPLITS = MAIN + """    if (i >= $n) { return; }
+    var s = 0.0;
+    for (var k = 0; k < $splits; k++) { s += part[k * $n + i]; }
+    out[i] = s;
+}
 """
 
 
@@ -76,11 +125,15 @@ def _buffer(x):
     return x._storage.data if is_tensor(x) else x
 
 
-def run(key, body: str, writes: list, reads: list, groups: tuple, values: dict, layouts: dict | None = None):
+def run(key, body: str, writes: list, reads: list, groups: tuple, values: dict, layouts: dict | None = None,
+        consts: dict | None = None):
     """Dispatch WGSL ``body`` (its ``main`` included) over ``groups``: ``writes`` and ``reads`` are
     ``(name, tensor or buffer, WGSL type)``; ``$name`` in the body is the integer parameter ``values[name]``, and
-    for each ``layouts[name]`` (a :func:`layout`) ``$name`` is where it starts, for ``off(i, $name)``."""
-    layouts = layouts or {}
+    for each ``layouts[name]`` (a :func:`layout`) ``$name`` is where it starts, for ``off(i, $name)``.
+    ``consts[name]`` is compiled into the shader as a literal instead (one pipeline per value: for geometry that
+    recurs, such as a layer's kernel size and strides, whose divisions the compiler then turns into
+    multiplications)."""
+    layouts, consts = layouts or {}, consts or {}
     names = [*values, *layouts]
     flat = [int(v) for v in values.values()]
     tail: list = []
@@ -91,25 +144,37 @@ def run(key, body: str, writes: list, reads: list, groups: tuple, values: dict, 
 
     def render():
         head = bindings([(n, t) for n, _, t in writes], [(n, t) for n, _, t in reads])
-        return head + Template(OFFSET + body).substitute({n: f"p[{k}]" for k, n in enumerate(names)})
+        literals = {n: f"({int(v)})" for n, v in consts.items()}
+        return head + Template(OFFSET + body).substitute({n: f"p[{k}]" for k, n in enumerate(names)}, **literals)
 
-    slot().dispatch((key, tuple(names), types), render, [_buffer(x) for _, x, _ in writes],
+    slot().dispatch((key, tuple(names), types, tuple(consts.items())), render, [_buffer(x) for _, x, _ in writes],
                     [_buffer(x) for _, x, _ in reads], tuple(flat + tail), groups)
 
 
 def gemm(key, loaders: str, reads: list, z: int, m: int, n: int, k: int, values: dict, layouts: dict | None = None,
-         shape: tuple | None = None):
+         shape: tuple | None = None, consts: dict | None = None):
     """A fresh contiguous float32 tensor of ``shape`` (default ``(z, m, n)``), ``C[z] = A[z] @ B[z]`` (inner size
     ``k``) through the WGSL ``loaders`` (``load_a``, ``load_b``, ``epilogue``) reading ``reads`` (the first one
-    gives the device); ``values``/``layouts`` as in :func:`run`."""
+    gives the device); ``values``/``layouts``/``consts`` as in :func:`run`."""
     first = reads[0][1]
     out = new_tensor((z, m, n) if shape is None else tuple(shape), first.dtype, first.device)
     if z * m * n == 0:
         return out
-    for z0 in range(0, z, _MAX_Z):
-        groups = (-(-n // TILE), -(-m // TILE), min(_MAX_Z, z - z0))
-        run(("gemm", key), loaders + GEMM, [("out", out, "f32")], reads, groups,
-            dict(M=m, N=n, K=k, z0=z0, **values), layouts)
+    wm, rm, rn = _shape(m, n)
+    bm, bn = wm * rm, _THREADS // wm * rn
+    tiles = z * -(-m // bm) * -(-n // bn)
+    # split k when the output has few blocks but k is deep (a weight's gradient): each split >= 256 deep
+    splits = max(1, min(-(-_SPLIT_TARGET // tiles), k // 256, _MAX_Z // z))
+    kc = -(-k // splits)
+    part = out if splits == 1 else new_tensor((splits * z, m, n), first.dtype, first.device)
+    for z0 in range(0, z * splits, _MAX_Z):
+        groups = (-(-n // bn), -(-m // bm), min(_MAX_Z, z * splits - z0))
+        run(("gemm", key, wm, rm, rn), loaders + _gemm_main(wm, rm, rn), [("out", part, "f32")], reads, groups,
+            dict(M=m, N=n, K=k, Z=z, z0=z0, kc=kc, **values), layouts, consts)
+    if splits > 1:
+        total = z * m * n
+        run("sum_splits", _SUM_SPLITS, [("out", out, "f32")], [("part", part, "f32")], grid(total),
+            dict(n=total, splits=splits))
     return out
 
 

@@ -2,7 +2,7 @@
 (and backward), ``convolution`` (and backward) and ``max_pool``/``avg_pool`` (and backward), float32.
 
 Row kernels (softmax, cross-entropy) run one work-group per row along the reduced dim and reduce in workgroup
-memory (:data:`_ROW`). Convolution is an implicit GEMM (linalg's :data:`~.linalg.GEMM` with loaders that index
+memory (:data:`_ROW`). Convolution is an implicit GEMM (linalg's :func:`~.linalg.gemm` with loaders that index
 the input, weight and output gradient through their strides: no im2col buffer), its three gradients too. Pooling
 runs one invocation per output (forward) or per input position (backward: a gather over the windows covering it,
 so no atomics). Convolution and pooling take one or two spatial dims (3-d and transposed convolutions decline).
@@ -186,7 +186,7 @@ _X = """fn xcol(n: i32, ci: i32, t: vec3<i32>, l: i32) -> f32 {
 _W = "fn wat(o: i32, c: i32, t: vec3<i32>) -> f32 { return wt[$wo + o * $ws0 + c * $ws1 + t.y * $ws2 + t.z * $ws3]; }\n"
 _G = "fn gout(n: i32, o: i32, l: i32) -> f32 { return go[$go + n * $gs0 + o * $gs1 + (l / $ow) * $gs2 + (l % $ow) * $gs3]; }\n"
 _PLAIN = "fn epilogue(z: i32, r: i32, c: i32, v: f32) -> f32 { return v; }\n"
-_CONV = {  # (helpers, load_a, load_b) of each GEMM; z, r, c, k as in linalg.GEMM
+_CONV = {  # (helpers, load_a, load_b) of each GEMM; z, r, c, k as in linalg.gemm
     "forward": (_TAP + _X + _W, "return wat((z % $g) * $og + r, tap(k).x, tap(k));",
                 "let t = tap(k); return xcol(z / $g, (z % $g) * $cg + t.x, t, c);"),
     "weight": (_TAP + _X + _G, "return gout(k / $l, z * $og + r, k % $l);",
@@ -239,8 +239,15 @@ def _spatial(geo: dict, nd: int, prefix: str = "") -> tuple:
     return (geo[prefix + "h"], geo[prefix + "w"]) if nd == 2 else (geo[prefix + "w"],)
 
 
-def _pick(geo: dict, names: str) -> dict:
-    return {k: geo[k] for k in names.split()}
+def _pick(geo: dict, names: str) -> tuple:
+    """(values, consts) for :func:`~.linalg.run` of the geometry's ``names``: offsets are parameters, the rest
+    (sizes, steps, strides: a layer's, recurring) compiled in."""
+    chosen = {k: geo[k] for k in names.split()}
+    return ({k: v for k, v in chosen.items() if k in _OFFSETS}, {k: v for k, v in chosen.items()
+                                                                 if k not in _OFFSETS})
+
+
+_OFFSETS = {"xo", "wo", "go", "bo"}
 
 
 _USES = {"forward": "g og cg kh kw ow sh sw ph pw dh dw h w xo xs0 xs1 xs2 xs3 wo ws0 ws1 ws2 ws3",
@@ -255,13 +262,14 @@ def convolution(input, weight, bias, stride, padding, dilation, groups):
     if geo is None or not _f32(input, bias):
         return NotImplemented
     reads = [("x", input, "f32"), ("wt", weight, "f32")]
-    values = _pick(geo, _USES["forward"])
+    values, consts = _pick(geo, _USES["forward"])
     if bias is not None:
         reads.append(("bias", bias, "f32"))
         values.update(bo=bias._offset, bs=bias._stride[0])
     shape = (geo["n"], weight.shape[0]) + _spatial(geo, len(stride), "o")
     return gemm(("conv", "forward", bias is not None), _conv_source("forward", bias is not None), reads,
-                geo["n"] * groups, geo["og"], geo["l"], geo["cg"] * geo["kh"] * geo["kw"], values, shape=shape)
+                geo["n"] * groups, geo["og"], geo["l"], geo["cg"] * geo["kh"] * geo["kw"], values, shape=shape,
+                consts=consts)
 
 
 def convolution_backward(grad_output, input, weight, stride, padding, dilation, groups, output_mask):
@@ -276,9 +284,12 @@ def convolution_backward(grad_output, input, weight, stride, padding, dilation, 
     jobs = {"input": ([w, go], n * g, cg, geo["h"] * geo["w"], og * taps, tuple(input.shape)),
             "weight": ([go, x], g, og, cg * taps, n * geo["l"], tuple(weight.shape)),
             "bias": ([go], 1, o, 1, n * geo["l"], (o,))}
-    return tuple(gemm(("conv", kind), _conv_source(kind), reads, z, m, cols, k, _pick(geo, _USES[kind]), shape=shape)
-                 if wanted else None
-                 for wanted, (kind, (reads, z, m, cols, k, shape)) in zip(output_mask, jobs.items()))
+
+    def job(kind, reads, z, m, cols, k, shape):
+        values, consts = _pick(geo, _USES[kind])
+        return gemm(("conv", kind), _conv_source(kind), reads, z, m, cols, k, values, shape=shape, consts=consts)
+
+    return tuple(job(kind, *args) if wanted else None for wanted, (kind, args) in zip(output_mask, jobs.items()))
 
 
 # -- pooling ---------------------------------------------------------------------------------------------------------
