@@ -377,12 +377,15 @@ def _pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode, gra
 
 
 def _pool(kind: str, geo: dict, shape: tuple, reads: list, extra: dict | None = None, dtype=None, device=None):
+    """A fresh ``shape`` tensor from pooling kernel ``kind``, one invocation per element; the geometry but the
+    offsets is compiled in (see :func:`_pick`)."""
     first = reads[0][1]
     out = new_tensor(shape, dtype or first.dtype, device or first.device)
     total = numel(shape)
     if total:
+        values, consts = _pick(geo, " ".join(geo))
         run(("pool", kind), _POOL[kind], [("out", out, "i32" if kind == "argmax" else "f32")], reads, grid(total),
-            dict(geo, total=total, **(extra or {})))
+            dict(values, total=total, **(extra or {})), consts=consts)
     return out
 
 
