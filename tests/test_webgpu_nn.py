@@ -316,3 +316,13 @@ def test_model_gradients_match_cpu(build, shape):
     assert_close(dev_loss.detach().cpu(), loss.detach(), rtol=1e-5, atol=1e-5)
     for (name, p), q in zip(model.named_parameters(), on_dev.parameters()):
         assert_close(q.grad.cpu(), p.grad, rtol=1e-4, atol=1e-5, msg=name)
+
+
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_and_its_gradients(affine):
+    rng = _rng()
+    arrays = [rng.standard_normal((6, 5, 70)).astype(np.float32) * 3 + 1]
+    if affine:
+        arrays += [rng.standard_normal((5, 70)).astype(np.float32), rng.standard_normal((5, 70)).astype(np.float32)]
+    with native("layer_norm", "layer_norm_backward"):
+        _assert_same(_grads(lambda x, *wb: F.layer_norm(x, (5, 70), *wb, eps=1e-5), *arrays), rtol=1e-4, atol=1e-4)

@@ -175,6 +175,102 @@ def cross_entropy_loss_backward(grad, input, target, weight, reduction, ignore_i
     return out
 
 
+# -- layer norm: one work-group per row of the contiguous (rows, D) input --------------------------------------------
+_LN = _ROW.split("@compute")[0] + f"""
+fn scale(k: i32) -> f32 {{ return select(1.0, w[$wo + k], $hasw == 1); }}
+@compute @workgroup_size({WORKGROUP})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) t: u32) {{
+    let row = i32(wid.y * nwg.x + wid.x);
+    if (row >= $rows) {{ return; }}
+    let D = $d; let base = $xo + row * D;
+    var s = 0.0;
+    for (var k = i32(t); k < D; k += {WORKGROUP}) {{ s += x[base + k]; }}
+    let mean = reduce(s, t, false) / f32(D);
+    var q = 0.0;
+    for (var k = i32(t); k < D; k += {WORKGROUP}) {{ let c = x[base + k] - mean; q += c * c; }}
+    let rstd = inverseSqrt(reduce(q, t, false) / f32(D) + bitcast<f32>($eps));
+    BODY
+}}
+"""
+_LN_BODIES = {
+    "forward": f"""for (var k = i32(t); k < D; k += {WORKGROUP}) {{
+        out[row * D + k] = (x[base + k] - mean) * rstd * scale(k) + select(0.0, b[$bo + k], $hasb == 1);
+    }}""",
+    # grad_input, and each row's (mean, rstd) for the column sums of grad_weight and grad_bias
+    "backward": f"""var a = 0.0; var c = 0.0;
+    for (var k = i32(t); k < D; k += {WORKGROUP}) {{
+        let gw = g[$go + row * D + k] * scale(k); a += gw; c += gw * (x[base + k] - mean) * rstd;
+    }}
+    a = reduce(a, t, false) / f32(D);
+    c = reduce(c, t, false) / f32(D);
+    for (var k = i32(t); k < D; k += {WORKGROUP}) {{
+        let gw = g[$go + row * D + k] * scale(k);
+        out[row * D + k] = (gw - a - (x[base + k] - mean) * rstd * c) * rstd;
+    }}
+    if (t == 0u) {{ stats[2 * row] = mean; stats[2 * row + 1] = rstd; }}""",
+}
+# grad_weight[k] = sum over rows of grad * normalised, grad_bias[k] = sum of grad: one invocation per column
+_LN_COLUMNS = MAIN + """    if (i >= $d) { return; }
+    var gw = 0.0; var gb = 0.0;
+    for (var r = 0; r < $rows; r++) {
+        let g1 = g[$go + r * $d + i];
+        gw += g1 * (x[$xo + r * $d + i] - stats[2 * r]) * stats[2 * r + 1];
+        gb += g1;
+    }
+    dw[i] = gw; db[i] = gb;
+}
+"""
+
+
+def _ln_args(input, normalized_shape, weight, bias, eps, *more):
+    """(contiguous input, rows, D, reads, values) of the layer-norm kernels, or None to decline."""
+    d = numel(normalized_shape)
+    if not _f32(input, weight, bias, *more) or d == 0 or tuple(input.shape[input.dim() - len(normalized_shape):]) \
+            != tuple(normalized_shape):
+        return None
+    x = input.contiguous()
+    w, b = (t.contiguous() if t is not None else x for t in (weight, bias))  # x: a placeholder binding
+    reads = [("x", x, "f32"), ("w", w, "f32"), ("b", b, "f32")]
+    values = dict(rows=x.numel() // d, d=d, xo=x._offset, wo=w._offset, bo=b._offset, hasw=int(weight is not None),
+                  hasb=int(bias is not None), eps=f32(eps))
+    return x, values["rows"], d, reads, values
+
+
+def layer_norm(input, normalized_shape, weight, bias, eps):
+    """``(x - mean) * rstd * weight + bias`` over the trailing ``normalized_shape``, one work-group per row."""
+    args = _ln_args(input, normalized_shape, weight, bias, eps)
+    if args is None:
+        return NotImplemented
+    x, rows, _, reads, values = args
+    out = new_tensor(tuple(input.shape), input.dtype, input.device)
+    if rows:
+        run(("ln", "forward"), _LN.replace("BODY", _LN_BODIES["forward"]), [("out", out, "f32")], reads,
+            grid(rows * WORKGROUP), values)
+    return out
+
+
+def layer_norm_backward(grad, input, normalized_shape, weight, bias, eps, output_mask):
+    """(grad_input, grad_weight, grad_bias): a row pass (grad_input and the rows' statistics), then a column pass."""
+    args = _ln_args(input, normalized_shape, weight, bias, eps, grad)
+    if args is None or tuple(grad.shape) != tuple(input.shape):
+        return NotImplemented
+    x, rows, d, reads, values = args
+    g = grad.contiguous()
+    grad_input = new_tensor(tuple(input.shape), input.dtype, input.device)
+    stats = new_tensor((2 * max(rows, 1),), input.dtype, input.device)
+    dw, db = (new_tensor(tuple(normalized_shape), input.dtype, input.device) for _ in range(2))
+    if rows:
+        run(("ln", "backward"), _LN.replace("BODY", _LN_BODIES["backward"]),
+            [("out", grad_input, "f32"), ("stats", stats, "f32")], reads + [("g", g, "f32")], grid(rows * WORKGROUP),
+            dict(values, go=g._offset))
+    if output_mask[1] or output_mask[2]:
+        run("ln_columns", _LN_COLUMNS, [("dw", dw, "f32"), ("db", db, "f32")],
+            [("g", g, "f32"), ("x", x, "f32"), ("stats", stats, "f32")], grid(d),
+            dict(rows=rows, d=d, go=g._offset, xo=x._offset))
+    return tuple(t if wanted else None for t, wanted in zip((grad_input, dw, db), output_mask))
+
+
 # -- convolution: implicit GEMMs ------------------------------------------------------------------------------------
 _TAP = "fn tap(k: i32) -> vec3<i32> { return vec3<i32>(k / ($kh * $kw), (k / $kw) % $kh, k % $kw); }\n"
 _X = """fn xcol(n: i32, ci: i32, t: vec3<i32>, l: i32) -> f32 {
@@ -434,6 +530,6 @@ def kernels(runtime) -> dict:
     """The nn family: op name -> kernel."""
     return {"softmax": _softmax_kernel("softmax"), "log_softmax": _softmax_kernel("log_softmax"),
             "cross_entropy_loss": cross_entropy_loss, "cross_entropy_loss_backward": cross_entropy_loss_backward,
-            "convolution": convolution, "convolution_backward": convolution_backward,
+            "layer_norm": layer_norm, "layer_norm_backward": layer_norm_backward, "convolution": convolution, "convolution_backward": convolution_backward,
             "max_pool": max_pool, "max_pool_backward": max_pool_backward,
             "avg_pool": avg_pool, "avg_pool_backward": avg_pool_backward}
