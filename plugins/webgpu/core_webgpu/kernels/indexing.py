@@ -27,7 +27,8 @@ _COMBINE = {None: "b", "sum": "a + b", "prod": "a * b",
 
 def _source(write: bool, count: int, combine) -> str:
     terms = "".join(f"        var v{q} = i32(i{q}[$io{q} + off(e, $il{q})]);\n"
-                    f"        if (v{q} < 0) {{ v{q} += $in{q}; }}\n        at += v{q} * $is{q};\n" for q in range(count))
+                    f"        if (v{q} < 0) {{ v{q} += $in{q}; }}\n"
+                    f"        at += v{q} * $is{q};\n" for q in range(count))
     step = (f"let a = t[at]; let b = other[$oo + off(e, $ol)]; t[at] = {_COMBINE[combine]};" if write
             else "out[$oo + off(e, $ol)] = t[at];")
     return MAIN + f"""    if (i >= $lines) {{ return; }}

@@ -1,11 +1,12 @@
 """The linalg family: ``batched_matmul`` and the fused ``linear``, both one tiled GEMM in workgroup memory.
 
-The GEMM is a template (:func:`gemm`, register-blocked: each invocation computes r x r outputs): ``C[z] = A[z] @ B[z]`` for ``z < Z`` with ``C`` a fresh contiguous
-``(Z, M, N)`` float32 tensor; a caller supplies three WGSL functions, ``load_a(z, r, k)``, ``load_b(z, k, c)`` and
-``epilogue(z, r, c, acc)``, so strided operands, broadcast batches, the bias of ``linear`` and the implicit im2col
-of convolution (kernels/nn.py) are one kernel each. This module also holds what those kernel families share:
-:func:`run` (named integer parameters ``$name`` in the WGSL, variable-length layouts after them) and the
-strided-offset function ``off(index, layout)`` (:data:`OFFSET`, :func:`layout`).
+The GEMM is a template (:func:`gemm`, register-blocked: each invocation computes up to 4 x 4 outputs):
+``C[z] = A[z] @ B[z]`` for ``z < Z`` with ``C`` a fresh contiguous ``(Z, M, N)`` float32 tensor; a caller supplies
+three WGSL functions, ``load_a(z, r, k)``, ``load_b(z, k, c)`` and ``epilogue(z, r, c, acc)``, so strided operands,
+broadcast batches, the bias of ``linear`` and the implicit im2col of convolution (kernels/nn.py) are one kernel each.
+This module also holds what those kernel families share: :func:`run` (named integer parameters ``$name`` in the
+WGSL, variable-length layouts after them) and the strided-offset function ``off(index, layout)`` (:data:`OFFSET`,
+:func:`layout`).
 """
 
 from __future__ import annotations
@@ -81,7 +82,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             var av: array<f32, {rm}>; var bv: array<f32, {rn}>;
             for (var u = 0; u < {rm}; u++) {{ av[u] = ta[k][ty + {wm} * u]; }}
             for (var v = 0; v < {rn}; v++) {{ bv[v] = tb[k][tx + {wn} * v]; }}
-            for (var u = 0; u < {rm}; u++) {{ for (var v = 0; v < {rn}; v++) {{ acc[u * {rn} + v] += av[u] * bv[v]; }} }}
+            for (var u = 0; u < {rm}; u++) {{
+                for (var v = 0; v < {rn}; v++) {{ acc[u * {rn} + v] += av[u] * bv[v]; }}
+            }}
         }}
         workgroupBarrier();
     }}

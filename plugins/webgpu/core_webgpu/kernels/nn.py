@@ -52,8 +52,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 }}
 """
 _ROW_BODIES = {
-    "softmax": f"for (var k = i32(t); k < L; k += {WORKGROUP}) {{ out[o0 + k * $inner] = exp(x[base + k * sd] - lse); }}",
-    "log_softmax": f"for (var k = i32(t); k < L; k += {WORKGROUP}) {{ out[o0 + k * $inner] = x[base + k * sd] - lse; }}",
+    "softmax": f"for (var k = i32(t); k < L; k += {WORKGROUP}) {{ out[o0 + k * $inner] = exp(x[base + k * sd] - lse); "
+               "}",
+    "log_softmax": f"for (var k = i32(t); k < L; k += {WORKGROUP}) {{ out[o0 + k * $inner] = x[base + k * sd] - lse; "
+                   "}",
     # per row: its loss and its kept weight (0 where ignored)
     "ce_rows": """let c = i32(tgt[$to + off(row, $tl)]);
     if (t == 0u) {
@@ -164,7 +166,8 @@ def cross_entropy_loss(input, target, weight, reduction, ignore_index):
 def cross_entropy_loss_backward(grad, input, target, weight, reduction, ignore_index):
     """(softmax(input, 1) - one_hot(target)) * weight[target] * grad (/ the kept weights' sum for 'mean')."""
     args = _ce_args(input, target, weight, reduction, ignore_index)
-    if args is None or not _f32(input, grad) or tuple(grad.shape) != (tuple(target.shape) if reduction == "none" else ()):
+    grad_shape = tuple(target.shape) if reduction == "none" else ()
+    if args is None or not _f32(input, grad) or tuple(grad.shape) != grad_shape:
         return NotImplemented
     values, layouts, reads = args
     den = _ce_totals(input, target, args, reduction)[2] if reduction == "mean" else grad
@@ -280,7 +283,8 @@ _X = """fn xcol(n: i32, ci: i32, t: vec3<i32>, l: i32) -> f32 {
 }
 """
 _W = "fn wat(o: i32, c: i32, t: vec3<i32>) -> f32 { return wt[$wo + o * $ws0 + c * $ws1 + t.y * $ws2 + t.z * $ws3]; }\n"
-_G = "fn gout(n: i32, o: i32, l: i32) -> f32 { return go[$go + n * $gs0 + o * $gs1 + (l / $ow) * $gs2 + (l % $ow) * $gs3]; }\n"
+_G = ("fn gout(n: i32, o: i32, l: i32) -> f32 {\n"
+      "    return go[$go + n * $gs0 + o * $gs1 + (l / $ow) * $gs2 + (l % $ow) * $gs3];\n}\n")
 _PLAIN = "fn epilogue(z: i32, r: i32, c: i32, v: f32) -> f32 { return v; }\n"
 _CONV = {  # (helpers, load_a, load_b) of each GEMM; z, r, c, k as in linalg.gemm
     "forward": (_TAP + _X + _W, "return wat((z % $g) * $og + r, tap(k).x, tap(k));",
@@ -297,8 +301,8 @@ _CONV = {  # (helpers, load_a, load_b) of each GEMM; z, r, c, k as in linalg.gem
 
 def _conv_source(kind: str, bias: bool = False) -> str:
     helpers, a, b = _CONV[kind]
-    epilogue = ("fn epilogue(z: i32, r: i32, c: i32, v: f32) -> f32 { return v + bias[$bo + ((z % $g) * $og + r) * $bs]; }\n"
-                if bias else _PLAIN)
+    epilogue = ("fn epilogue(z: i32, r: i32, c: i32, v: f32) -> f32 {\n"
+                "    return v + bias[$bo + ((z % $g) * $og + r) * $bs];\n}\n" if bias else _PLAIN)
     return (helpers + f"fn load_a(z: i32, r: i32, k: i32) -> f32 {{ {a} }}\n"
             f"fn load_b(z: i32, k: i32, c: i32) -> f32 {{ {b} }}\n" + epilogue)
 
@@ -418,7 +422,9 @@ _DIVISOR = """fn divisor(oh: i32, ow: i32) -> f32 {
 """
 _AVG = _DIVISOR + _POOL_AT + """    var s = 0.0;
     for (var h = max(oh * $sh - $ph, 0); h < min(oh * $sh - $ph + $kh, $h); h++) {
-        for (var w = max(ow * $sw - $pw, 0); w < min(ow * $sw - $pw + $kw, $w); w++) { s += x[xb + h * $xs2 + w * $xs3]; }
+        for (var w = max(ow * $sw - $pw, 0); w < min(ow * $sw - $pw + $kw, $w); w++) {
+            s += x[xb + h * $xs2 + w * $xs3];
+        }
     }
     out[i] = s / divisor(oh, ow);
 }
@@ -530,6 +536,7 @@ def kernels(runtime) -> dict:
     """The nn family: op name -> kernel."""
     return {"softmax": _softmax_kernel("softmax"), "log_softmax": _softmax_kernel("log_softmax"),
             "cross_entropy_loss": cross_entropy_loss, "cross_entropy_loss_backward": cross_entropy_loss_backward,
-            "layer_norm": layer_norm, "layer_norm_backward": layer_norm_backward, "convolution": convolution, "convolution_backward": convolution_backward,
+            "layer_norm": layer_norm, "layer_norm_backward": layer_norm_backward,
+            "convolution": convolution, "convolution_backward": convolution_backward,
             "max_pool": max_pool, "max_pool_backward": max_pool_backward,
             "avg_pool": avg_pool, "avg_pool_backward": avg_pool_backward}

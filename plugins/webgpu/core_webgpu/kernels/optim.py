@@ -76,7 +76,8 @@ def adam_update_(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, bet
         writes = [("param", param, "f32"), ("exp_avg", exp_avg, "f32"), ("exp_avg_sq", exp_avg_sq, "f32")]
         if amsgrad:
             writes.append(("vmax", max_exp_avg_sq, "f32"))
-        run(("adam", amsgrad), _ADAM.replace("AMSGRAD", "v = max(vmax[$xo + i], v); vmax[$xo + i] = v;" * amsgrad), writes, [("grad", grad, "f32")], grid(n), dict(
+        source = _ADAM.replace("AMSGRAD", "v = max(vmax[$xo + i], v); vmax[$xo + i] = v;" * amsgrad)
+        run(("adam", amsgrad), source, writes, [("grad", grad, "f32")], grid(n), dict(
             n=n, po=param._offset, go=grad._offset, mo=exp_avg._offset, vo=exp_avg_sq._offset,
             xo=max_exp_avg_sq._offset if amsgrad else 0,
             decay=f32(1 - lr * weight_decay if decoupled else 1), wd=f32(0 if decoupled else weight_decay),
