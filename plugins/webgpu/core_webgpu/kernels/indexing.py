@@ -86,6 +86,7 @@ def gather(spec, input, dim, index):
     if input.dim() == 0:
         size, step, strides = 1, 0, (0,) * index.dim()
     else:
+        dim %= input.dim()  # (the front-end passes dim as given)
         size, step, strides = input._shape[dim], input._stride[dim], _without(input._stride, dim)
     _indexed(False, index._shape, input, strides, out, out._stride, [(index, index._stride, size, step)])
     return out
@@ -101,6 +102,7 @@ def scatter_(spec, self, dim, index, src, reduce=None, include_self=True):
         _indexed(True, index._shape, self, (0,) * index.dim(), src, src._stride, [(index, index._stride, 1, 0)],
                  reduce, index.numel())
         return self
+    dim %= self.dim()
     order = [d for d in range(index.dim()) if d != dim] + [dim]  # dim last: one invocation per line along it
     pick = lambda seq: tuple(seq[d] for d in order)  # noqa: E731
     _indexed(True, pick(index._shape), self, pick(_without(self._stride, dim)), src, pick(src._stride),
