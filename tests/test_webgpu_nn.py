@@ -327,3 +327,24 @@ def test_layer_norm_and_its_gradients(affine):
         arrays += [rng.standard_normal((5, 70)).astype(np.float32), rng.standard_normal((5, 70)).astype(np.float32)]
     with native("layer_norm", "layer_norm_backward"):
         _assert_same(_grads(lambda x, *wb: F.layer_norm(x, (5, 70), *wb, eps=1e-5), *arrays), rtol=1e-4, atol=1e-4)
+
+
+def test_float16_gemm_accumulates_in_float32():
+    if not RUNTIME.slot.f16:
+        pytest.skip("the adapter has no shader-f16")
+    rng = _rng()
+    a = rng.standard_normal((2, 33, 300)).astype(np.float16)
+    b = rng.standard_normal((2, 300, 17)).astype(np.float16)
+    bias = rng.standard_normal(17).astype(np.float16)
+    want = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)  # one rounding of an f32 sum
+    with native("batched_matmul", "linear"):
+        got = core.tensor(a).to(DEV) @ core.tensor(b).to(DEV)
+        assert got.dtype is core.float16
+        assert_close(got.cpu(), core.tensor(want), rtol=2e-3, atol=2e-3)
+        lin = F.linear(core.tensor(a[0]).to(DEV), core.tensor(b[0].T.copy()).to(DEV), core.tensor(bias).to(DEV))
+        want_lin = (a[0].astype(np.float32) @ b[0].astype(np.float32) + bias).astype(np.float16)
+        assert_close(lin.cpu(), core.tensor(want_lin), rtol=2e-3, atol=2e-3)
+        c = rng.standard_normal((8, 600)).astype(np.float16)
+        split = core.tensor(c).to(DEV) @ core.tensor(c.T.copy()).to(DEV)  # k = 600: split in two, summed in f32
+        want_split = (c.astype(np.float32) @ c.T.astype(np.float32)).astype(np.float16)
+        assert_close(split.cpu(), core.tensor(want_split), rtol=2e-3, atol=2e-2)

@@ -1,9 +1,10 @@
 """The linalg family: ``batched_matmul`` and the fused ``linear``, both one tiled GEMM in workgroup memory.
 
 The GEMM is a template (:func:`gemm`, register-blocked: each invocation computes up to 4 x 4 outputs):
-``C[z] = A[z] @ B[z]`` for ``z < Z`` with ``C`` a fresh contiguous ``(Z, M, N)`` float32 tensor; a caller supplies
-three WGSL functions, ``load_a(z, r, k)``, ``load_b(z, k, c)`` and ``epilogue(z, r, c, acc)``, so strided operands,
-broadcast batches, the bias of ``linear`` and the implicit im2col of convolution (kernels/nn.py) are one kernel each.
+``C[z] = A[z] @ B[z]`` for ``z < Z`` with ``C`` a fresh contiguous ``(Z, M, N)`` tensor (f32 accumulation); a caller
+supplies three WGSL functions, ``load_a(z, r, k)``, ``load_b(z, k, c)`` and ``epilogue(z, r, c, acc)``, so strided
+operands, broadcast batches, the bias of ``linear`` and the implicit im2col of convolution (kernels/nn.py) are one
+kernel each.
 This module also holds what those kernel families share: :func:`run` (named integer parameters ``$name`` in the
 WGSL, variable-length layouts after them) and the strided-offset function ``off(index, layout)`` (:data:`OFFSET`,
 :func:`layout`).
@@ -15,10 +16,11 @@ from string import Template
 
 import numpy as np
 
+from core import float32
 from core.backends.api import coalesce
 
 from ..runtime import grid
-from ._common import MAIN, bindings, is_tensor, new_tensor, numel, slot
+from ._common import MAIN, bindings, is_tensor, new_tensor, numel, slot, wgsl_type
 
 __all__ = ["kernels", "run", "layout", "f32", "OFFSET", "gemm"]
 
@@ -45,11 +47,11 @@ fn off(i: i32, at: i32) -> i32 {
 
 
 
-def _gemm_main(wm: int, rm: int, rn: int) -> str:
+def _gemm_main(wm: int, rm: int, rn: int, store: str) -> str:
     """The GEMM's ``main``: 256 invocations as ``wm`` x ``256 / wm``, each computing ``rm`` x ``rn`` outputs, so a
     work-group computes a ``wm rm`` x ``wn rn`` block of C over one of the ``$splits`` ranges of k (``$kc`` deep;
     work-group z = split * Z + z), staging 16-deep slices of A and B in workgroup memory. The epilogue applies to
-    split 0 only (the splits are summed)."""
+    split 0 only (the splits are summed). Operands are read as f32 and C stored as ``store``."""
     wn = _THREADS // wm
     bm, bn = wm * rm, wn * rn  # the block
     loads = -(-max(bm, bn) * TILE // _THREADS)
@@ -90,7 +92,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }}
     for (var u = 0; u < {rm}; u++) {{ for (var v = 0; v < {rn}; v++) {{
         let r = r0 + ty + {wm} * u; let c = c0 + tx + {wn} * v; let x = acc[u * {rn} + v];
-        if (r < M && c < N) {{ out[(zs * M + r) * N + c] = select(x, epilogue(z, r, c, x), split == 0); }}
+        if (r < M && c < N) {{ out[(zs * M + r) * N + c] = {store}(select(x, epilogue(z, r, c, x), split == 0)); }}
     }} }}
 }}
 """
@@ -109,7 +111,7 @@ def _shape(m: int, n: int) -> tuple:
 _SUM_SPLITS = MAIN + """    if (i >= $n) { return; }
     var s = 0.0;
     for (var k = 0; k < $splits; k++) { s += part[k * $n + i]; }
-    out[i] = s;
+    out[i] = STORE(s);
 }
 """
 
@@ -156,9 +158,9 @@ def run(key, body: str, writes: list, reads: list, groups: tuple, values: dict, 
 
 def gemm(key, loaders: str, reads: list, z: int, m: int, n: int, k: int, values: dict, layouts: dict | None = None,
          shape: tuple | None = None, consts: dict | None = None):
-    """A fresh contiguous float32 tensor of ``shape`` (default ``(z, m, n)``), ``C[z] = A[z] @ B[z]`` (inner size
-    ``k``) through the WGSL ``loaders`` (``load_a``, ``load_b``, ``epilogue``) reading ``reads`` (the first one
-    gives the device); ``values``/``layouts``/``consts`` as in :func:`run`."""
+    """A fresh contiguous tensor of ``shape`` (default ``(z, m, n)``), ``C[z] = A[z] @ B[z]`` (inner size ``k``),
+    through the WGSL ``loaders`` (``load_a``, ``load_b``, ``epilogue``) reading ``reads`` (the first one gives the
+    dtype and device); ``values``/``layouts``/``consts`` as in :func:`run`."""
     first = reads[0][1]
     out = new_tensor((z, m, n) if shape is None else tuple(shape), first.dtype, first.device)
     if z * m * n == 0:
@@ -169,25 +171,32 @@ def gemm(key, loaders: str, reads: list, z: int, m: int, n: int, k: int, values:
     # split k when the output has few blocks but k is deep (a weight's gradient): each split >= 256 deep
     splits = max(1, min(-(-_SPLIT_TARGET // tiles), k // 256, _MAX_Z // z))
     kc = -(-k // splits)
-    part = out if splits == 1 else new_tensor((splits * z, m, n), first.dtype, first.device)
+    kind = wgsl_type(first.dtype.name)
+    store = kind if splits == 1 else "f32"  # the splits' partial sums stay f32; one rounding at the end
+    part = out if splits == 1 else new_tensor((splits * z, m, n), float32, first.device)
     for z0 in range(0, z * splits, _MAX_Z):
         groups = (-(-n // bn), -(-m // bm), min(_MAX_Z, z * splits - z0))
-        run(("gemm", key, wm, rm, rn), loaders + _gemm_main(wm, rm, rn), [("out", part, "f32")], reads, groups,
-            dict(M=m, N=n, K=k, Z=z, z0=z0, kc=kc, **values), layouts, consts)
+        run(("gemm", key, wm, rm, rn), loaders + _gemm_main(wm, rm, rn, store), [("out", part, store)], reads,
+            groups, dict(M=m, N=n, K=k, Z=z, z0=z0, kc=kc, **values), layouts, consts)
     if splits > 1:
         total = z * m * n
-        run("sum_splits", _SUM_SPLITS, [("out", out, "f32")], [("part", part, "f32")], grid(total),
-            dict(n=total, splits=splits))
+        run("sum_splits", _SUM_SPLITS.replace("STORE", kind), [("out", out, kind)], [("part", part, "f32")],
+            grid(total), dict(n=total, splits=splits))
     return out
 
 
 # -- strided operands: a[off + (z / zb) * s0 + (z % zb) * s1 + row * sr + col * sc] ---------------------------------
 _STRIDED = """
-fn load_a(z: i32, r: i32, k: i32) -> f32 { return a[$ao + (z / $zb) * $az0 + (z % $zb) * $az1 + r * $ar + k * $ak]; }
-fn load_b(z: i32, k: i32, c: i32) -> f32 { return b[$bo + (z / $zb) * $bz0 + (z % $zb) * $bz1 + k * $br + c * $bc]; }
+fn load_a(z: i32, r: i32, k: i32) -> f32 {
+    return f32(a[$ao + (z / $zb) * $az0 + (z % $zb) * $az1 + r * $ar + k * $ak]);
+}
+fn load_b(z: i32, k: i32, c: i32) -> f32 {
+    return f32(b[$bo + (z / $zb) * $bz0 + (z % $zb) * $bz1 + k * $br + c * $bc]);
+}
 """
 _EPILOGUE = {False: "fn epilogue(z: i32, r: i32, c: i32, v: f32) -> f32 { return v; }\n",
-             True: "fn epilogue(z: i32, r: i32, c: i32, v: f32) -> f32 { return v + bias[$biaso + c * $biass]; }\n"}
+             True: "fn epilogue(z: i32, r: i32, c: i32, v: f32) -> f32 {\n"
+                   "    return v + f32(bias[$biaso + c * $biass]);\n}\n"}
 
 
 def _strided_gemm(a, b, batch: tuple, a_strides: tuple, b_strides: tuple, m: int, n: int, k: int, bias=None,
@@ -197,10 +206,11 @@ def _strided_gemm(a, b, batch: tuple, a_strides: tuple, b_strides: tuple, m: int
     dims, (sa, sb) = coalesce(batch, [a_strides[:-2], b_strides[:-2]], min_rank=2)
     values = dict(ao=a._offset, az0=sa[0], az1=sa[1], ar=a_strides[-2], ak=a_strides[-1],
                   bo=b._offset, bz0=sb[0], bz1=sb[1], br=b_strides[-2], bc=b_strides[-1], zb=dims[1])
-    reads = [("a", a, "f32"), ("b", b, "f32")]
+    kind = wgsl_type(a.dtype.name)
+    reads = [("a", a, kind), ("b", b, kind)]
     if bias is not None:
         values.update(biaso=bias._offset, biass=bias._stride[0])
-        reads.append(("bias", bias, "f32"))
+        reads.append(("bias", bias, kind))
     return gemm(("strided", bias is not None), _STRIDED + _EPILOGUE[bias is not None], reads, numel(batch), m, n,
                 k, values, shape=shape)
 
@@ -210,9 +220,14 @@ def _folds(batch: tuple, *tensors) -> bool:
     return len(coalesce(batch, [t._stride[:len(batch)] for t in tensors])[0]) <= 2
 
 
+def _floats(dtype) -> bool:
+    """float32, or float16 where the adapter has shader-f16: the GEMM's element types."""
+    return dtype.name == "float32" or (dtype.name == "float16" and wgsl_type("float16") is not None)
+
+
 def batched_matmul(spec, a, b):
-    """``a @ b`` over equal batch dims (any strides, 0 included), float32."""
-    if spec.dtype.name != "float32":
+    """``a @ b`` over equal batch dims (any strides, 0 included), float32 (and float16 with shader-f16)."""
+    if not _floats(spec.dtype):
         return NotImplemented
     batch, (n, k), m = tuple(a._shape[:-2]), a._shape[-2:], b._shape[-1]
     if not _folds(batch, a, b):
@@ -221,9 +236,10 @@ def batched_matmul(spec, a, b):
 
 
 def linear(input, weight, bias=None):
-    """``input @ weight.T + bias`` as one GEMM whose epilogue adds the bias; float32 on one device."""
+    """``input @ weight.T + bias`` as one GEMM whose epilogue adds the bias; one float dtype on one device."""
     operands = [t for t in (input, weight, bias) if t is not None]
-    if any(t.dtype.name != "float32" or t.device != input.device for t in operands) or input.dim() < 1 \
+    if any(t.dtype is not input.dtype or t.device != input.device for t in operands) or not _floats(input.dtype) \
+            or input.dim() < 1 \
             or weight.dim() != 2 or (bias is not None and bias.dim() != 1):
         return NotImplemented
     lead, k, m = tuple(input.shape[:-1]), input.shape[-1], weight.shape[0]
