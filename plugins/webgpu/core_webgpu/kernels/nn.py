@@ -10,6 +10,7 @@ so no atomics). Convolution and pooling take one or two spatial dims (3-d and tr
 
 from __future__ import annotations
 
+from core import int32
 from core.backends.api import broadcast_strides
 from core.ops.pooling import pool_out_size
 
@@ -503,8 +504,6 @@ def max_pool_backward(grad_output, input, kernel_size, stride, padding, dilation
     if found is None:
         return NotImplemented
     geo, shape = found
-    from core import int32
-
     arg = _pool("argmax", geo, shape, [("x", input, "f32")], dtype=int32)
     return _pool("max_backward", geo, tuple(input.shape), [("g", grad_output, "f32"), ("arg", arg, "i32")])
 
