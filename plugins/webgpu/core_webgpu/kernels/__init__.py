@@ -8,7 +8,7 @@ from core.backends.api import collect
 
 __all__ = ["FAMILIES", "all_kernels"]
 
-FAMILIES = ("creation", "elementwise", "derivatives", "reduction", "shape")
+FAMILIES = ("creation", "elementwise", "derivatives", "reduction", "shape", "linalg", "nn", "indexing", "optim")
 
 
 def all_kernels(runtime) -> dict:

@@ -1,0 +1,541 @@
+"""The nn family: the fused composites a training step runs — ``softmax``, ``log_softmax``, ``cross_entropy_loss``
+(and backward), ``convolution`` (and backward) and ``max_pool``/``avg_pool`` (and backward), float32.
+
+Row kernels (softmax, cross-entropy) run one work-group per row along the reduced dim and reduce in workgroup
+memory (:data:`_ROW`). Convolution is an implicit GEMM (linalg's :func:`~.linalg.gemm` with loaders that index
+the input, weight and output gradient through their strides: no im2col buffer), its three gradients too. Pooling
+runs one invocation per output (forward) or per input position (backward: a gather over the windows covering it,
+so no atomics). Convolution and pooling take one or two spatial dims (3-d and transposed convolutions decline).
+"""
+
+from __future__ import annotations
+
+from core import int32
+from core.backends.api import broadcast_strides
+from core.ops.pooling import pool_out_size
+
+from ..runtime import WORKGROUP, grid
+from ._common import MAIN, new_tensor, numel
+from .linalg import f32, gemm, layout, run
+
+__all__ = ["kernels"]
+
+_NEG_INF = "bitcast<f32>(0xff800000u)"
+
+# one work-group per row: `base` is the row's first element, `sd` its stride along the dim, `lse` its logsumexp
+_ROW = f"""
+var<workgroup> red: array<f32, {WORKGROUP}>;
+fn reduce(v: f32, t: u32, take_max: bool) -> f32 {{
+    red[t] = v;
+    workgroupBarrier();
+    for (var s = {WORKGROUP // 2}u; s > 0u; s >>= 1u) {{
+        if (t < s) {{ let o = red[t + s]; red[t] = select(red[t] + o, max(red[t], o), take_max); }}
+        workgroupBarrier();
+    }}
+    let r = red[0];
+    workgroupBarrier();
+    return r;
+}}
+@compute @workgroup_size({WORKGROUP})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) t: u32) {{
+    let row = i32(wid.y * nwg.x + wid.x);
+    if (row >= $rows) {{ return; }}
+    let L = $len; let sd = $sd; let base = $xo + off(row, $xl);
+    var m = {_NEG_INF};
+    for (var k = i32(t); k < L; k += {WORKGROUP}) {{ m = max(m, x[base + k * sd]); }}
+    m = reduce(m, t, true);
+    var s = 0.0;
+    for (var k = i32(t); k < L; k += {WORKGROUP}) {{ s += exp(x[base + k * sd] - m); }}
+    let lse = m + log(reduce(s, t, false));
+    let o0 = (row / $inner) * L * $inner + row % $inner;  // the row's first element in a contiguous output
+    BODY
+}}
+"""
+_ROW_BODIES = {
+    "softmax": f"for (var k = i32(t); k < L; k += {WORKGROUP}) {{ out[o0 + k * $inner] = exp(x[base + k * sd] - lse); "
+               "}",
+    "log_softmax": f"for (var k = i32(t); k < L; k += {WORKGROUP}) {{ out[o0 + k * $inner] = x[base + k * sd] - lse; "
+                   "}",
+    # per row: its loss and its kept weight (0 where ignored)
+    "ce_rows": """let c = i32(tgt[$to + off(row, $tl)]);
+    if (t == 0u) {
+        var w = select(1.0, wt[$wo + c * $ws], $weighted == 1);
+        if (c == $ignore) { w = 0.0; }
+        loss[row] = select((lse - x[base + c * sd]) * w, 0.0, w == 0.0);
+        kept[row] = w;
+    }""",
+    # the gradient of each row: (softmax - one_hot) * weight * grad (/ the kept weights' sum for 'mean')
+    "ce_backward": f"""let c = i32(tgt[$to + off(row, $tl)]);
+    var w = select(1.0, wt[$wo + c * $ws], $weighted == 1);
+    if (c == $ignore) {{ w = 0.0; }}
+    var scale = w * g[$go + off(row, $gl)];
+    if ($mean == 1) {{ scale /= den[0]; }}
+    if (w == 0.0) {{ scale = 0.0; }}
+    for (var k = i32(t); k < L; k += {WORKGROUP}) {{
+        out[o0 + k * $inner] = (exp(x[base + k * sd] - lse) - select(0.0, 1.0, k == c)) * scale;
+    }}""",
+}
+# cross-entropy's reduction: one work-group sums the rows' losses and kept weights
+_TOTAL = _ROW.split("@compute")[0] + f"""
+@compute @workgroup_size({WORKGROUP})
+fn main(@builtin(local_invocation_index) t: u32) {{
+    var a = 0.0; var b = 0.0;
+    for (var k = i32(t); k < $rows; k += {WORKGROUP}) {{ a += loss[k]; b += kept[k]; }}
+    a = reduce(a, t, false);
+    b = reduce(b, t, false);
+    if (t == 0u) {{ out[0] = select(a, a / b, $mean == 1); den[0] = b; }}
+}}
+"""
+
+
+def _f32(*tensors) -> bool:
+    """Whether the tensors (None skipped) are float32 and on one device: what these kernels run (else they decline,
+    and the decomposition runs or raises its error)."""
+    given = [t for t in tensors if t is not None]
+    return all(t.dtype.name == "float32" and t.device == given[0].device for t in given)
+
+
+def _rows(name: str, x, dim: int, writes: list, reads: list = (), values: dict | None = None,
+          layouts: dict | None = None):
+    """Run row kernel ``name`` over the rows of ``x`` along ``dim``."""
+    shape, strides = list(x._shape), list(x._stride)
+    length, sd = shape.pop(dim), strides.pop(dim)
+    rows = numel(shape)
+    if rows == 0:
+        return
+    run(("row", name), _ROW.replace("BODY", _ROW_BODIES[name]), writes, [("x", x, "f32"), *reads],
+        grid(rows * WORKGROUP), dict(rows=rows, len=length, sd=sd, xo=x._offset, inner=numel(x._shape[dim + 1:]),
+                                     **(values or {})), dict(xl=layout(shape, strides), **(layouts or {})))
+
+
+def _softmax_kernel(name: str):
+    def kernel(input, dim):
+        if not _f32(input) or input.dim() == 0 or input.numel() == 0:
+            return NotImplemented
+        out = new_tensor(tuple(input.shape), input.dtype, input.device)
+        _rows(name, input, dim, [("out", out, "f32")])
+        return out
+
+    kernel.__name__ = name
+    kernel.__doc__ = f"``{name}`` along ``dim``: one work-group per row."
+    return kernel
+
+
+_REDUCTIONS = ("none", "sum", "mean")
+
+
+def _ce_args(input, target, weight, reduction, ignore_index):
+    """(values, layouts, reads) shared by the cross-entropy kernels, or None to decline the call."""
+    if not _f32(input, weight) or input.dim() < 2 or input.numel() == 0 or reduction not in _REDUCTIONS \
+            or target.dtype.name != "int64" or tuple(target.shape) != tuple(input.shape[:1] + input.shape[2:]) \
+            or (weight is not None and tuple(weight.shape) != (input.shape[1],)) \
+            or any(t.device != input.device for t in (target, weight) if t is not None):
+        return None
+    classes = input.shape[1]
+    host = target.cpu().numpy()
+    bad = (host != ignore_index) & ((host < 0) | (host >= classes))
+    if bad.any():
+        raise IndexError(f"Target {int(host[bad][0])} is out of bounds.")
+    w = weight if weight is not None else input  # a placeholder binding when unweighted
+    values = dict(to=target._offset, wo=w._offset, ws=w._stride[0], weighted=int(weight is not None),
+                  ignore=max(-2**31, min(2**31 - 1, int(ignore_index))))
+    reads = [("tgt", target, "i64"), ("wt", w, "f32")]
+    return values, dict(tl=layout(target._shape, target._stride)), reads
+
+
+def _ce_totals(input, target, args, reduction):
+    """(per-row losses, kept weights) and, reduced, (loss, kept weights' sum) as 0-d/1-element tensors."""
+    values, layouts, reads = args
+    loss, kept = (new_tensor(tuple(target.shape), input.dtype, input.device) for _ in range(2))
+    _rows("ce_rows", input, 1, [("loss", loss, "f32"), ("kept", kept, "f32")], reads, values, layouts)
+    out, den = new_tensor((), input.dtype, input.device), new_tensor((1,), input.dtype, input.device)
+    run("ce_total", _TOTAL, [("out", out, "f32"), ("den", den, "f32")], [("loss", loss, "f32"), ("kept", kept, "f32")],
+        (1, 1, 1), dict(rows=loss.numel(), mean=int(reduction == "mean")))
+    return loss, out, den
+
+
+def cross_entropy_loss(input, target, weight, reduction, ignore_index):
+    """-log_softmax(input, 1)[target] * weight[target], 0 where ignored, reduced: one pass per row, one sum."""
+    args = _ce_args(input, target, weight, reduction, ignore_index)
+    if args is None:
+        return NotImplemented
+    loss, out, _ = _ce_totals(input, target, args, reduction)
+    return loss if reduction == "none" else out
+
+
+def cross_entropy_loss_backward(grad, input, target, weight, reduction, ignore_index):
+    """(softmax(input, 1) - one_hot(target)) * weight[target] * grad (/ the kept weights' sum for 'mean')."""
+    args = _ce_args(input, target, weight, reduction, ignore_index)
+    grad_shape = tuple(target.shape) if reduction == "none" else ()
+    if args is None or not _f32(input, grad) or tuple(grad.shape) != grad_shape:
+        return NotImplemented
+    values, layouts, reads = args
+    den = _ce_totals(input, target, args, reduction)[2] if reduction == "mean" else grad
+    out = new_tensor(tuple(input.shape), input.dtype, input.device)
+    _rows("ce_backward", input, 1, [("out", out, "f32")], reads + [("g", grad, "f32"), ("den", den, "f32")],
+          dict(values, go=grad._offset, mean=int(reduction == "mean")),
+          dict(layouts, gl=layout(target._shape, broadcast_strides(grad._shape, grad._stride, target._shape))))
+    return out
+
+
+# -- layer norm: one work-group per row of the contiguous (rows, D) input --------------------------------------------
+_LN = _ROW.split("@compute")[0] + f"""
+fn scale(k: i32) -> f32 {{ return select(1.0, w[$wo + k], $hasw == 1); }}
+@compute @workgroup_size({WORKGROUP})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) t: u32) {{
+    let row = i32(wid.y * nwg.x + wid.x);
+    if (row >= $rows) {{ return; }}
+    let D = $d; let base = $xo + row * D;
+    var s = 0.0;
+    for (var k = i32(t); k < D; k += {WORKGROUP}) {{ s += x[base + k]; }}
+    let mean = reduce(s, t, false) / f32(D);
+    var q = 0.0;
+    for (var k = i32(t); k < D; k += {WORKGROUP}) {{ let c = x[base + k] - mean; q += c * c; }}
+    let rstd = inverseSqrt(reduce(q, t, false) / f32(D) + bitcast<f32>($eps));
+    BODY
+}}
+"""
+_LN_BODIES = {
+    "forward": f"""for (var k = i32(t); k < D; k += {WORKGROUP}) {{
+        out[row * D + k] = (x[base + k] - mean) * rstd * scale(k) + select(0.0, b[$bo + k], $hasb == 1);
+    }}""",
+    # grad_input, and each row's (mean, rstd) for the column sums of grad_weight and grad_bias
+    "backward": f"""var a = 0.0; var c = 0.0;
+    for (var k = i32(t); k < D; k += {WORKGROUP}) {{
+        let gw = g[$go + row * D + k] * scale(k); a += gw; c += gw * (x[base + k] - mean) * rstd;
+    }}
+    a = reduce(a, t, false) / f32(D);
+    c = reduce(c, t, false) / f32(D);
+    for (var k = i32(t); k < D; k += {WORKGROUP}) {{
+        let gw = g[$go + row * D + k] * scale(k);
+        out[row * D + k] = (gw - a - (x[base + k] - mean) * rstd * c) * rstd;
+    }}
+    if (t == 0u) {{ stats[2 * row] = mean; stats[2 * row + 1] = rstd; }}""",
+}
+# grad_weight[k] = sum over rows of grad * normalised, grad_bias[k] = sum of grad: one invocation per column
+_LN_COLUMNS = MAIN + """    if (i >= $d) { return; }
+    var gw = 0.0; var gb = 0.0;
+    for (var r = 0; r < $rows; r++) {
+        let g1 = g[$go + r * $d + i];
+        gw += g1 * (x[$xo + r * $d + i] - stats[2 * r]) * stats[2 * r + 1];
+        gb += g1;
+    }
+    dw[i] = gw; db[i] = gb;
+}
+"""
+
+
+def _ln_args(input, normalized_shape, weight, bias, eps, *more):
+    """(contiguous input, rows, D, reads, values) of the layer-norm kernels, or None to decline."""
+    d = numel(normalized_shape)
+    if not _f32(input, weight, bias, *more) or d == 0 or tuple(input.shape[input.dim() - len(normalized_shape):]) \
+            != tuple(normalized_shape):
+        return None
+    x = input.contiguous()
+    w, b = (t.contiguous() if t is not None else x for t in (weight, bias))  # x: a placeholder binding
+    reads = [("x", x, "f32"), ("w", w, "f32"), ("b", b, "f32")]
+    values = dict(rows=x.numel() // d, d=d, xo=x._offset, wo=w._offset, bo=b._offset, hasw=int(weight is not None),
+                  hasb=int(bias is not None), eps=f32(eps))
+    return x, values["rows"], d, reads, values
+
+
+def layer_norm(input, normalized_shape, weight, bias, eps):
+    """``(x - mean) * rstd * weight + bias`` over the trailing ``normalized_shape``, one work-group per row."""
+    args = _ln_args(input, normalized_shape, weight, bias, eps)
+    if args is None:
+        return NotImplemented
+    x, rows, _, reads, values = args
+    out = new_tensor(tuple(input.shape), input.dtype, input.device)
+    if rows:
+        run(("ln", "forward"), _LN.replace("BODY", _LN_BODIES["forward"]), [("out", out, "f32")], reads,
+            grid(rows * WORKGROUP), values)
+    return out
+
+
+def layer_norm_backward(grad, input, normalized_shape, weight, bias, eps, output_mask):
+    """(grad_input, grad_weight, grad_bias): a row pass (grad_input and the rows' statistics), then a column pass."""
+    args = _ln_args(input, normalized_shape, weight, bias, eps, grad)
+    if args is None or tuple(grad.shape) != tuple(input.shape):
+        return NotImplemented
+    x, rows, d, reads, values = args
+    g = grad.contiguous()
+    grad_input = new_tensor(tuple(input.shape), input.dtype, input.device)
+    stats = new_tensor((2 * max(rows, 1),), input.dtype, input.device)
+    dw, db = (new_tensor(tuple(normalized_shape), input.dtype, input.device) for _ in range(2))
+    if rows:
+        run(("ln", "backward"), _LN.replace("BODY", _LN_BODIES["backward"]),
+            [("out", grad_input, "f32"), ("stats", stats, "f32")], reads + [("g", g, "f32")], grid(rows * WORKGROUP),
+            dict(values, go=g._offset))
+    if output_mask[1] or output_mask[2]:
+        run("ln_columns", _LN_COLUMNS, [("dw", dw, "f32"), ("db", db, "f32")],
+            [("g", g, "f32"), ("x", x, "f32"), ("stats", stats, "f32")], grid(d),
+            dict(rows=rows, d=d, go=g._offset, xo=x._offset))
+    return tuple(t if wanted else None for t, wanted in zip((grad_input, dw, db), output_mask))
+
+
+# -- convolution: implicit GEMMs ------------------------------------------------------------------------------------
+_TAP = "fn tap(k: i32) -> vec3<i32> { return vec3<i32>(k / ($kh * $kw), (k / $kw) % $kh, k % $kw); }\n"
+_X = """fn xcol(n: i32, ci: i32, t: vec3<i32>, l: i32) -> f32 {
+    let h = (l / $ow) * $sh - $ph + t.y * $dh; let w = (l % $ow) * $sw - $pw + t.z * $dw;
+    if (h < 0 || h >= $h || w < 0 || w >= $w) { return 0.0; }
+    return x[$xo + n * $xs0 + ci * $xs1 + h * $xs2 + w * $xs3];
+}
+"""
+_W = "fn wat(o: i32, c: i32, t: vec3<i32>) -> f32 { return wt[$wo + o * $ws0 + c * $ws1 + t.y * $ws2 + t.z * $ws3]; }\n"
+_G = ("fn gout(n: i32, o: i32, l: i32) -> f32 {\n"
+      "    return go[$go + n * $gs0 + o * $gs1 + (l / $ow) * $gs2 + (l % $ow) * $gs3];\n}\n")
+_PLAIN = "fn epilogue(z: i32, r: i32, c: i32, v: f32) -> f32 { return v; }\n"
+_CONV = {  # (helpers, load_a, load_b) of each GEMM; z, r, c, k as in linalg.gemm
+    "forward": (_TAP + _X + _W, "return wat((z % $g) * $og + r, tap(k).x, tap(k));",
+                "let t = tap(k); return xcol(z / $g, (z % $g) * $cg + t.x, t, c);"),
+    "weight": (_TAP + _X + _G, "return gout(k / $l, z * $og + r, k % $l);",
+               "let t = tap(c); return xcol(k / $l, z * $cg + t.x, t, k % $l);"),
+    "input": (_TAP + _W + _G, "let t = tap(k); return wat((z % $g) * $og + t.x, r, t);",
+              """let t = tap(k); let th = c / $w + $ph - t.y * $dh; let tw = c % $w + $pw - t.z * $dw;
+    if (th < 0 || tw < 0 || th % $sh != 0 || tw % $sw != 0 || th / $sh >= $oh || tw / $sw >= $ow) { return 0.0; }
+    return gout(z / $g, (z % $g) * $og + t.x, (th / $sh) * $ow + tw / $sw);"""),
+    "bias": (_G, "return gout(k / $l, r, k % $l);", "return 1.0;"),
+}
+
+
+def _conv_source(kind: str, bias: bool = False) -> str:
+    helpers, a, b = _CONV[kind]
+    epilogue = ("fn epilogue(z: i32, r: i32, c: i32, v: f32) -> f32 {\n"
+                "    return v + bias[$bo + ((z % $g) * $og + r) * $bs];\n}\n" if bias else _PLAIN)
+    return (helpers + f"fn load_a(z: i32, r: i32, k: i32) -> f32 {{ {a} }}\n"
+            f"fn load_b(z: i32, k: i32, c: i32) -> f32 {{ {b} }}\n" + epilogue)
+
+
+def _as_2d(t) -> tuple:
+    """(shape, strides) of a 3-d or 4-d tensor as 4-d: one spatial dim gets a leading size-1 dim."""
+    if t.dim() == 3:
+        return t._shape[:2] + (1,) + t._shape[2:], t._stride[:2] + (0,) + t._stride[2:]
+    return t._shape, t._stride
+
+
+def _two(values, fill: int) -> tuple:
+    """Per-dim ``values`` of one or two spatial dims as two (the missing leading one is ``fill``)."""
+    return (fill, *values) if len(values) == 1 else tuple(values)
+
+
+def _conv_geometry(input, weight, stride, padding, dilation, groups):
+    """The parameters every convolution GEMM reads (sizes, steps, input and weight strides), or None to decline."""
+    nd = len(stride)
+    if nd not in (1, 2) or not _f32(input, weight) or input.dim() != nd + 2 or weight.dim() != nd + 2:
+        return None
+    (n, c, h, w), xs = _as_2d(input)
+    (o, cg, kh, kw), ws = _as_2d(weight)
+    (sh, sw), (ph, pw), (dh, dw) = _two(stride, 1), _two(padding, 0), _two(dilation, 1)
+    oh, ow = ((h + 2 * ph - dh * (kh - 1) - 1) // sh + 1, (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1)
+    if min(n, c, o, oh, ow) <= 0:
+        return None
+    return dict(n=n, cg=cg, og=o // groups, g=groups, h=h, w=w, kh=kh, kw=kw, oh=oh, ow=ow, l=oh * ow, sh=sh, sw=sw,
+                ph=ph, pw=pw, dh=dh, dw=dw, xo=input._offset, xs0=xs[0], xs1=xs[1], xs2=xs[2], xs3=xs[3],
+                wo=weight._offset, ws0=ws[0], ws1=ws[1], ws2=ws[2], ws3=ws[3])
+
+
+def _spatial(geo: dict, nd: int, prefix: str = "") -> tuple:
+    return (geo[prefix + "h"], geo[prefix + "w"]) if nd == 2 else (geo[prefix + "w"],)
+
+
+def _pick(geo: dict, names: str) -> tuple:
+    """(values, consts) for :func:`~.linalg.run` of the geometry's ``names``: offsets are parameters, the rest
+    (sizes, steps, strides: a layer's, recurring) compiled in."""
+    chosen = {k: geo[k] for k in names.split()}
+    return ({k: v for k, v in chosen.items() if k in _OFFSETS}, {k: v for k, v in chosen.items()
+                                                                 if k not in _OFFSETS})
+
+
+_OFFSETS = {"xo", "wo", "go", "bo"}
+
+
+_USES = {"forward": "g og cg kh kw ow sh sw ph pw dh dw h w xo xs0 xs1 xs2 xs3 wo ws0 ws1 ws2 ws3",
+         "weight": "og cg kh kw ow sh sw ph pw dh dw h w l xo xs0 xs1 xs2 xs3 go gs0 gs1 gs2 gs3",
+         "input": "g og kh kw w ph pw dh dw sh sw oh ow wo ws0 ws1 ws2 ws3 go gs0 gs1 gs2 gs3",
+         "bias": "ow l go gs0 gs1 gs2 gs3"}
+
+
+def convolution(input, weight, bias, stride, padding, dilation, groups):
+    """Cross-correlation as one implicit GEMM per (sample, group), the bias added in its epilogue."""
+    geo = _conv_geometry(input, weight, stride, padding, dilation, groups)
+    if geo is None or not _f32(input, bias):
+        return NotImplemented
+    reads = [("x", input, "f32"), ("wt", weight, "f32")]
+    values, consts = _pick(geo, _USES["forward"])
+    if bias is not None:
+        reads.append(("bias", bias, "f32"))
+        values.update(bo=bias._offset, bs=bias._stride[0])
+    shape = (geo["n"], weight.shape[0]) + _spatial(geo, len(stride), "o")
+    return gemm(("conv", "forward", bias is not None), _conv_source("forward", bias is not None), reads,
+                geo["n"] * groups, geo["og"], geo["l"], geo["cg"] * geo["kh"] * geo["kw"], values, shape=shape,
+                consts=consts)
+
+
+def convolution_backward(grad_output, input, weight, stride, padding, dilation, groups, output_mask):
+    """(grad_input, grad_weight, grad_bias) of :func:`convolution`: three implicit GEMMs (and one for the bias)."""
+    geo = _conv_geometry(input, weight, stride, padding, dilation, groups)
+    if geo is None or not _f32(input, grad_output) or grad_output.dim() != input.dim():
+        return NotImplemented
+    (_, o, _, _), gs = _as_2d(grad_output)
+    geo.update(go=grad_output._offset, gs0=gs[0], gs1=gs[1], gs2=gs[2], gs3=gs[3])
+    n, g, og, cg, taps = geo["n"], groups, geo["og"], geo["cg"], geo["kh"] * geo["kw"]
+    x, w, go = ("x", input, "f32"), ("wt", weight, "f32"), ("go", grad_output, "f32")
+    jobs = {"input": ([w, go], n * g, cg, geo["h"] * geo["w"], og * taps, tuple(input.shape)),
+            "weight": ([go, x], g, og, cg * taps, n * geo["l"], tuple(weight.shape)),
+            "bias": ([go], 1, o, 1, n * geo["l"], (o,))}
+
+    def job(kind, reads, z, m, cols, k, shape):
+        values, consts = _pick(geo, _USES[kind])
+        return gemm(("conv", kind), _conv_source(kind), reads, z, m, cols, k, values, shape=shape, consts=consts)
+
+    return tuple(job(kind, *args) if wanted else None for wanted, (kind, args) in zip(output_mask, jobs.items()))
+
+
+# -- pooling ---------------------------------------------------------------------------------------------------------
+# flat index i over (planes, oh, ow) (forward) or (planes, h, w) (backward); `plane` = n * C + c
+_POOL_AT = MAIN + """    if (i >= $total) { return; }
+    let plane = i / ($oh * $ow); let oh = (i / $ow) % $oh; let ow = i % $ow;
+    let xb = $xo + (plane / $c) * $xs0 + (plane % $c) * $xs1;
+"""
+_WINDOW_MAX = _POOL_AT + f"""    var best = {_NEG_INF}; var arg = -1;
+    for (var a = 0; a < $kh; a++) {{
+        let h = oh * $sh - $ph + a * $dh;
+        if (h < 0 || h >= $h) {{ continue; }}
+        for (var b = 0; b < $kw; b++) {{
+            let w = ow * $sw - $pw + b * $dw;
+            if (w < 0 || w >= $w) {{ continue; }}
+            let v = x[xb + h * $xs2 + w * $xs3];
+            if (arg < 0 || v > best || (v != v && best == best)) {{ best = v; arg = h * $w + w; }}
+        }}
+    }}
+    STORE
+}}
+"""
+_DIVISOR = """fn divisor(oh: i32, ow: i32) -> f32 {
+    if ($override == 1) { return bitcast<f32>($divisor); }
+    let h0 = oh * $sh - $ph; let w0 = ow * $sw - $pw;
+    let h1 = min(h0 + $kh, $h + $ph); let w1 = min(w0 + $kw, $w + $pw);
+    if ($cip == 1) { return f32((h1 - h0) * (w1 - w0)); }
+    return f32((min(h1, $h) - max(h0, 0)) * (min(w1, $w) - max(w0, 0)));
+}
+"""
+_AVG = _DIVISOR + _POOL_AT + """    var s = 0.0;
+    for (var h = max(oh * $sh - $ph, 0); h < min(oh * $sh - $ph + $kh, $h); h++) {
+        for (var w = max(ow * $sw - $pw, 0); w < min(ow * $sw - $pw + $kw, $w); w++) {
+            s += x[xb + h * $xs2 + w * $xs3];
+        }
+    }
+    out[i] = s / divisor(oh, ow);
+}
+"""
+# backward: input position (h, w) = (oh, ow) of _POOL_AT's names; each output window covering it adds its share
+_GATHER = MAIN + """    if (i >= $total) { return; }
+    let plane = i / ($h * $w); let h = (i / $w) % $h; let w = i % $w;
+    let gb = $go + (plane / $c) * $gs0 + (plane % $c) * $gs1;
+    var s = 0.0;
+    for (var a = 0; a < $kh; a++) {
+        let th = h + $ph - a * $dh;
+        if (th < 0 || th % $sh != 0 || th / $sh >= $oh) { continue; }
+        for (var b = 0; b < $kw; b++) {
+            let tw = w + $pw - b * $dw;
+            if (tw < 0 || tw % $sw != 0 || tw / $sw >= $ow) { continue; }
+            let oh = th / $sh; let ow = tw / $sw;
+            SHARE
+        }
+    }
+    out[i] = s;
+}
+"""
+_POOL = {
+    "max": _WINDOW_MAX.replace("STORE", "out[i] = best;"),
+    "argmax": _WINDOW_MAX.replace("STORE", "out[i] = arg;"),
+    "avg": _AVG,
+    "max_backward": _GATHER.replace("SHARE", "if (arg[(plane * $oh + oh) * $ow + ow] == h * $w + w) { "
+                                             "s += g[gb + oh * $gs2 + ow * $gs3]; }"),
+    "avg_backward": _DIVISOR + _GATHER.replace("SHARE", "s += g[gb + oh * $gs2 + ow * $gs3] / divisor(oh, ow);"),
+}
+
+
+def _pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode, grad=None):
+    """The pooling kernels' parameters (sizes, steps, input/grad strides) and the output's spatial shape, or None."""
+    nd = len(kernel_size)
+    if nd not in (1, 2) or input.dim() != nd + 2 or not _f32(input, grad) or input.numel() == 0:
+        return None
+    (n, c, h, w), xs = _as_2d(input)
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = (_two(kernel_size, 1), _two(stride, 1), _two(padding, 0),
+                                              _two(dilation, 1))
+    oh, ow = (pool_out_size(size, k, s, p, d, ceil_mode) for size, k, s, p, d in
+              ((h, kh, sh, ph, dh), (w, kw, sw, pw, dw)))
+    out = (oh, ow)[2 - nd:]
+    if min(oh, ow) <= 0 or (grad is not None and tuple(grad.shape) != (n, c) + out):
+        return None
+    geo = dict(c=c, h=h, w=w, oh=oh, ow=ow, kh=kh, kw=kw, sh=sh, sw=sw, ph=ph, pw=pw, dh=dh, dw=dw,
+               xo=input._offset, xs0=xs[0], xs1=xs[1], xs2=xs[2], xs3=xs[3])
+    if grad is not None:
+        _, gs = _as_2d(grad)
+        geo.update(go=grad._offset, gs0=gs[0], gs1=gs[1], gs2=gs[2], gs3=gs[3])
+    return geo, (n, c) + out
+
+
+def _pool(kind: str, geo: dict, shape: tuple, reads: list, extra: dict | None = None, dtype=None, device=None):
+    """A fresh ``shape`` tensor from pooling kernel ``kind``, one invocation per element; the geometry but the
+    offsets is compiled in (see :func:`_pick`)."""
+    first = reads[0][1]
+    out = new_tensor(shape, dtype or first.dtype, device or first.device)
+    total = numel(shape)
+    if total:
+        values, consts = _pick(geo, " ".join(geo))
+        run(("pool", kind), _POOL[kind], [("out", out, "i32" if kind == "argmax" else "f32")], reads, grid(total),
+            dict(values, total=total, **(extra or {})), consts=consts)
+    return out
+
+
+def max_pool(input, kernel_size, stride, padding, dilation, ceil_mode):
+    """The max over each window (NaN wins), one invocation per output."""
+    found = _pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return NotImplemented if found is None else _pool("max", *found, [("x", input, "f32")])
+
+
+def max_pool_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode):
+    """Each window's gradient to its first maximum: the windows' argmax, then a gather per input position."""
+    found = _pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode, grad_output)
+    if found is None:
+        return NotImplemented
+    geo, shape = found
+    arg = _pool("argmax", geo, shape, [("x", input, "f32")], dtype=int32)
+    return _pool("max_backward", geo, tuple(input.shape), [("g", grad_output, "f32"), ("arg", arg, "i32")])
+
+
+def _avg_extra(count_include_pad, divisor_override) -> dict:
+    return dict(cip=int(bool(count_include_pad)), override=int(divisor_override is not None),
+                divisor=f32(divisor_override or 0))
+
+
+def avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """Each window's sum over PyTorch's divisor, one invocation per output."""
+    found = _pool_geometry(input, kernel_size, stride, padding, (1,) * len(kernel_size), ceil_mode)
+    if found is None or divisor_override == 0:
+        return NotImplemented
+    return _pool("avg", *found, [("x", input, "f32")], _avg_extra(count_include_pad, divisor_override))
+
+
+def avg_pool_backward(grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                      divisor_override):
+    """Each window's gradient over its divisor, gathered per input position."""
+    found = _pool_geometry(input, kernel_size, stride, padding, (1,) * len(kernel_size), ceil_mode, grad_output)
+    if found is None or divisor_override == 0:
+        return NotImplemented
+    return _pool("avg_backward", found[0], tuple(input.shape), [("g", grad_output, "f32")],
+                 _avg_extra(count_include_pad, divisor_override), device=input.device)
+
+
+def kernels(runtime) -> dict:
+    """The nn family: op name -> kernel."""
+    return {"softmax": _softmax_kernel("softmax"), "log_softmax": _softmax_kernel("log_softmax"),
+            "cross_entropy_loss": cross_entropy_loss, "cross_entropy_loss_backward": cross_entropy_loss_backward,
+            "layer_norm": layer_norm, "layer_norm_backward": layer_norm_backward,
+            "convolution": convolution, "convolution_backward": convolution_backward,
+            "max_pool": max_pool, "max_pool_backward": max_pool_backward,
+            "avg_pool": avg_pool, "avg_pool_backward": avg_pool_backward}
