@@ -311,7 +311,8 @@ class CpuRenderer(CRenderer):
         start = ["    int bad = 0;"] if checked else []
         end = ["    return bad;"] if checked else []
         clones = "CCC_MATH_CLONES " if _vector_math(expr) else ""
-        contig = [clones + contig_sig + " {", *pointers, *start, *_streaming(O, loads, expr, checked or out_dtype not in _FLOAT),
+        stream = _streaming(O, loads, expr, checked or out_dtype not in _FLOAT)
+        contig = [clones + contig_sig + " {", *pointers, *start, *stream,
                   f"    #pragma omp parallel for simd if(n >= {self.parallel_threshold}) schedule(static){bad}",
                   "    for (long long i = 0; i < n; i++) {",
                   "        " + body.format(o="i", a="i", b="i", c="i"), "    }", *end, "}"]
