@@ -4,7 +4,8 @@ Environment switches (read at build time):
   CORE_CPU_C_NATIVE=0    a portable build: no -march=native (by default the C is vectorised for the build machine;
                          float16 then converts with csrc/half.h's portable bit path, not F16C)
   CORE_CPU_C_SANITIZE=1  add -fsanitize=address,undefined (see docs/backends/cpu_c.md)
-  CORE_CPU_C_OPENMP=0    build without OpenMP (single-threaded kernels)
+  CORE_CPU_C_OPENMP=0    build without OpenMP (single-threaded kernels; `omp simd` loops still vectorise)
+The transcendental loops call glibc's libmvec (SIMD exp, tanh, erf, ...) where it exists: csrc/vecmath.h.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ def _flags() -> tuple:
     if os.environ.get("CORE_CPU_C_OPENMP", "1") != "0":
         compile_args.append("-fopenmp")
         link_args.append("-fopenmp")
+    else:  # the `omp simd` loops and csrc/vecmath.h's SIMD math without threads
+        compile_args += ["-fopenmp-simd", "-DCCC_OPENMP_SIMD"]
     if os.environ.get("CORE_CPU_C_NATIVE", "1") != "0":  # pip builds on the machine that runs it
         compile_args.append("-march=native")
     if os.environ.get("CORE_CPU_C_SANITIZE") == "1":

@@ -38,6 +38,8 @@ PARALLEL_MIN = 32768  # elements below which a kernel stays on the calling threa
 _MAX_PARTS = 64
 _LIBRARIES: dict = {}  # file stem -> (ffi, lib), loaded once per process
 _LAYOUT_CACHE = 256
+CSRC = Path(__file__).parent / "csrc"  # vecmath.h: libmvec's SIMD exp, tanh, ... (csrc/vecmath.h)
+_VECMATH = (CSRC / "vecmath.h").read_text()
 
 
 def compiler() -> str | None:
@@ -75,7 +77,8 @@ def compile_library(source: str, declarations: str):
     if gcc is None:
         raise RuntimeError("cpu_c fused kernels need gcc on PATH to compile at run time (install gcc, or trace "
                            "without fusion: core.jit.trace(..., optimize=False))")
-    stem = hashlib.sha256("\0".join((source, " ".join(FLAGS), _identity())).encode()).hexdigest()[:32]
+    key = (source, " ".join(FLAGS), _identity(), _VECMATH)  # the included header's text too
+    stem = hashlib.sha256("\0".join(key).encode()).hexdigest()[:32]
     loaded = _LIBRARIES.get(stem)
     if loaded is not None:
         return loaded
@@ -86,8 +89,8 @@ def compile_library(source: str, declarations: str):
         with tempfile.TemporaryDirectory(dir=directory) as tmp:
             c_file, so_file = Path(tmp) / "kernel.c", Path(tmp) / "kernel.so"
             c_file.write_text(source)
-            done = subprocess.run([gcc, *FLAGS, str(c_file), "-o", str(so_file), "-lm"], capture_output=True,
-                                  text=True)
+            done = subprocess.run([gcc, *FLAGS, "-I", str(CSRC), str(c_file), "-o", str(so_file), "-lm"],
+                                  capture_output=True, text=True)
             if done.returncode:
                 raise RuntimeError(f"gcc failed to compile a fused kernel:\n{done.stderr}\n--- source ---\n{source}")
             os.replace(so_file, path)  # atomic: another process sees the whole library or none
@@ -148,7 +151,8 @@ class FusedCRenderer(CRenderer):
         name = f"{kernel.name}_{''.join(classes)}"
         signature = f"void {name}({', '.join(self.signature_params(kernel))})"
         nin = len(kernel.inputs)
-        head = ["#include <math.h>", "#include <omp.h>", signature + " {"] + self._pointers(kernel)
+        head = ["#include <math.h>", '#include "vecmath.h"', "#include <omp.h>", signature + " {"]
+        head += self._pointers(kernel)
         if kernel.reduction is None:
             # meta: shape[ndim], each input's strides[ndim], the inputs' offsets
             body = ["    const long long* shape = meta;",

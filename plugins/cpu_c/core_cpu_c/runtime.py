@@ -15,7 +15,7 @@ from core.backends.numpy.runtime import TRACK_MIN_BYTES, CPU, NumpyRuntime, arra
 
 from . import lib
 
-__all__ = ["CpuCRuntime", "RUNTIME", "aligned_empty", "new_tensor", "half_path", "ALIGNMENT"]
+__all__ = ["CpuCRuntime", "RUNTIME", "aligned_empty", "new_tensor", "half_path", "vector_math_path", "ALIGNMENT"]
 
 ALIGNMENT = 64
 CACHE_MIN_BYTES = 1 << 16  # fresh buffers this large cost page faults on first touch (a*b+c ran at 1/3 the
@@ -71,6 +71,15 @@ def half_path() -> str:
     return "F16C" if load()[1].ccc_half_path() else "portable"
 
 
+def vector_math_path() -> str:
+    """Which functions serve the transcendental loops (csrc/vecmath.h): glibc's libmvec and its widest variant this
+    processor runs, or libm's scalar functions (no libmvec at build time: not glibc 2.35+ on x86-64 with GCC)."""
+    from .lib import load
+
+    lanes = load()[1].ccc_vector_math()
+    return f"libmvec SIMD, {({4: 'SSE', 8: 'AVX2', 16: 'AVX-512'})[lanes]}" if lanes else "libm scalar"
+
+
 class CpuCRuntime(NumpyRuntime):
     """The NumPy reference's host memory, aligned, plus cpu_c's thread controls."""
 
@@ -78,11 +87,12 @@ class CpuCRuntime(NumpyRuntime):
         return aligned_empty(nbytes)
 
     def device_name(self, index: int = 0) -> str:
-        """The CPU's name, then cpu_c's, how its float16 kernels convert and which kernels serve float32 convolution
-        (``python -m core info``)."""
+        """The CPU's name, then cpu_c's, how its float16 kernels convert, which functions serve exp, tanh, ... and
+        which kernels serve float32 convolution (``python -m core info``)."""
         from .kernels.conv import conv_path
 
-        return f"{super().device_name(index)} (cpu_c, float16 {half_path()}; float32 convolution: {conv_path()})"
+        return (f"{super().device_name(index)} (cpu_c, float16 {half_path()}; transcendentals: {vector_math_path()}; "
+                f"float32 convolution: {conv_path()})")
 
     def empty_cache(self) -> None:
         empty_cache()

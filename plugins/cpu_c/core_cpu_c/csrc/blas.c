@@ -5,6 +5,7 @@
 #include "half.h"
 #include "kernels.h"
 #include "omp_compat.h"
+#include "vecmath.h"
 
 /* C[i] = A[i] @ B[i] for every batch i; operands given by element offsets from their bases (validated in Python).
    ta/tb: 1 = the operand is stored transposed (column-major), so BLAS reads it with a transpose flag, no copy. */
@@ -97,6 +98,22 @@ void ccc_set_num_threads(int n) {
 int ccc_get_num_threads(void) { return omp_get_max_threads(); }
 
 int ccc_blas_num_threads(void) { return scipy_openblas_get_num_threads(); }
+
+/* csrc/vecmath.h: 0 where libm's scalar functions serve the transcendental loops, else how many float32 lanes the
+   libmvec variants they call take (4 SSE, 8 AVX2, 16 AVX-512); a portable build's clones are picked at load time
+   (its AVX-512 clone needs more than AVX512F: x86-64-v4, which every AVX-512 processor but Xeon Phi has). */
+int ccc_vector_math(void) {
+#if !CCC_VECMATH
+    return 0;
+#elif defined(__AVX512F__)
+    return 16;
+#elif defined(__AVX2__)
+    return 8;
+#else
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") ? 16 : __builtin_cpu_supports("avx2") ? 8 : 4;
+#endif
+}
 
 int ccc_has_openmp(void) {
 #ifdef _OPENMP

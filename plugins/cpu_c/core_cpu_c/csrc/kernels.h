@@ -17,3 +17,5 @@ void ccc_set_num_threads(int n);
 int ccc_get_num_threads(void);
 int ccc_blas_num_threads(void);
 int ccc_has_openmp(void);
+/* 0: libm scalar transcendentals; else the float32 lanes of the libmvec calls (csrc/vecmath.h) */
+int ccc_vector_math(void);

@@ -10,6 +10,7 @@ IndexError for a bad one; checking them in Python would cost one more pass and a
 
 #include "loss.h"
 #include "omp_compat.h"
+#include "vecmath.h"
 
 #define CE_NONE 0
 #define CE_MEAN 2
@@ -28,10 +29,11 @@ static long long bad_target(long long rows, long long classes, const long long* 
 
 #define DEFINE_CROSS_ENTROPY(T, N, EXP)                                                                                \
     /* max + log(sum exp(x - max)) of one row: exp in the tensor's type, the sum in double. */                         \
-    static double logsumexp_##N(const T* restrict row, long long classes) {                                            \
+    CCC_MATH_CLONES static double logsumexp_##N(const T* restrict row, long long classes) {                            \
         T m = row[0];                                                                                                  \
         for (long long j = 1; j < classes; j++) m = row[j] > m ? row[j] : m;                                           \
         double sum = 0;                                                                                                \
+        _Pragma("omp simd reduction(+ : sum)")                                                                         \
         for (long long j = 0; j < classes; j++) sum += EXP(row[j] - m);                                                \
         return (double)m + log(sum);                                                                                   \
     }                                                                                                                  \

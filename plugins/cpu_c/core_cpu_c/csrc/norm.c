@@ -14,6 +14,7 @@ Operands are validated in Python (norm.py): one dtype, contiguous, inside their 
 
 #include "norm.h"
 #include "omp_compat.h"
+#include "vecmath.h"
 
 #define GELU_SQRT_HALF 0.70710678118654752440
 #define GELU_SQRT_2_OVER_PI 0.79788456080286535588
@@ -22,7 +23,7 @@ Operands are validated in Python (norm.py): one dtype, contiguous, inside their 
 
 /* Loops of at least 32768 elements run on every thread, as the elementwise kernels do. */
 #define DEFINE_GELU(T, N, ERF, TANH, EXP)                                                                              \
-    void ccc_gelu_##N(long long n, const void* x_, void* out_, int approximate_tanh) {                                 \
+    CCC_MATH_CLONES void ccc_gelu_##N(long long n, const void* x_, void* out_, int approximate_tanh) {                 \
         const T* restrict x = (const T*)x_;                                                                            \
         T* restrict out = (T*)out_;                                                                                    \
         if (approximate_tanh) {                                                                                        \
@@ -40,6 +41,7 @@ Operands are validated in Python (norm.py): one dtype, contiguous, inside their 
             }                                                                                                          \
         }                                                                                                              \
     }                                                                                                                  \
+    CCC_MATH_CLONES                                                                                                    \
     void ccc_gelu_backward_##N(long long n, const void* g_, const void* x_, void* out_, int approximate_tanh) {        \
         const T* restrict g = (const T*)g_;                                                                            \
         const T* restrict x = (const T*)x_;                                                                            \

@@ -12,6 +12,7 @@ When there are fewer rows than threads (x.sum() of a whole tensor), each row is 
 #include "omp_compat.h"
 #include "half.h"
 #include "reduce.h"
+#include "vecmath.h"
 
 #define LANES 16 /* independent accumulators per row: several vector registers */
 #define PARALLEL_MIN 32768LL /* elements below which a loop stays on one thread, as for the elementwise kernels */
@@ -160,6 +161,7 @@ DEFINE_SUM(unsigned short, bfloat16, float, STORE_float32, ccc_sum_bfloat16_floa
 /* softmax: exp(x - max) / sum(exp(x - max)); log: (x - max) - log(sum(exp(x - max))); the formula of NumPy's
    kernel, so NaN and infinities come out the same (a NaN or +inf in a row makes NaNs). Rows have cols >= 1. */
 #define DEFINE_SOFTMAX(T, NAME, EXP, LOG)                                                                              \
+    CCC_MATH_CLONES                                                                                                    \
     void ccc_softmax_##NAME(long long rows, long long cols, const void* in_base, long long in_off,                     \
                             long long row_stride, void* out_base, int take_log) {                                      \
         const T* in = (const T*)in_base + in_off;                                                                      \
@@ -170,15 +172,18 @@ DEFINE_SUM(unsigned short, bfloat16, float, STORE_float32, ccc_sum_bfloat16_floa
             T* y = out_all + r * cols;                                                                                 \
             T m = row_ext_##NAME(x, cols, 1);                                                                             \
             double s = 0;                                                                                              \
-            for (long long i = 0; i < cols; i++) {                                                                     \
-                T e = EXP(x[i] - m);                                                                                   \
-                s += (double)e;                                                                                        \
-                if (!take_log) y[i] = e;                                                                               \
-            }                                                                                                          \
             if (take_log) {                                                                                            \
+                _Pragma("omp simd reduction(+ : s)")                                                                   \
+                for (long long i = 0; i < cols; i++) s += (double)EXP(x[i] - m);                                       \
                 T ls = (T)LOG(s);                                                                                      \
                 for (long long i = 0; i < cols; i++) y[i] = (x[i] - m) - ls;                                           \
             } else {                                                                                                   \
+                _Pragma("omp simd reduction(+ : s)")                                                                   \
+                for (long long i = 0; i < cols; i++) {                                                                 \
+                    T e = EXP(x[i] - m);                                                                               \
+                    y[i] = e;                                                                                          \
+                    s += (double)e;                                                                                    \
+                }                                                                                                      \
                 T ts = (T)s;                                                                                           \
                 for (long long i = 0; i < cols; i++) y[i] = y[i] / ts;                                                 \
             }                                                                                                          \

@@ -1,0 +1,126 @@
+"""cpu_c's transcendental kernels on their SIMD path (glibc's libmvec through csrc/vecmath.h) against the NumPy
+reference: long runs (whole vectors, not only the scalar tail loop), values over the float's range with NaN,
+infinities, zeros, subnormals and out-of-domain arguments mixed in, contiguous and strided; and the fused kernels
+that call exp/erf/tanh (softmax, gelu and its backward). Tolerances are test_cpu_c_elementwise's (a few ulp: float32
+2e-6, float64 1e-14 relative), plus an absolute one of the smallest normal number for results that underflow into
+the subnormals, where an ulp is no longer relative; the fused kernels get PyTorch's default tolerances.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+import sysconfig
+
+import numpy as np
+import pytest
+
+import core
+from core.dispatch import get_operator
+
+pytest.importorskip("core_cpu_c", reason="the cpu_c plugin is not installed (pip install plugins/cpu_c)")
+from cpu_c_support import from_c, load_cpu_c, numpy_reference  # noqa: E402
+
+UNARY = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+         "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "erfc", "sinc")
+BINARY = ("atan2", "hypot", "pow", "logaddexp", "logaddexp2", "xlogy")
+N = 4099  # 256 vectors of 16 floats and a scalar tail of 3
+RTOL = {"float32": 2e-6, "float64": 1e-14}
+
+
+def _values(dtype: str, seed: int) -> np.ndarray:
+    """N values: a third near zero (|x| < 4), a third over the whole exponent range, a third specials."""
+    rng = np.random.default_rng(seed)
+    info = np.finfo(dtype)
+    small = rng.uniform(-4, 4, N)
+    wide = rng.standard_normal(N) * np.exp2(rng.uniform(-0.9, 0.9, N) * info.maxexp)
+    special = rng.choice([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 1 - info.eps, 1 + info.eps,
+                          float(info.smallest_subnormal), -float(info.smallest_normal), float(info.max),
+                          -float(info.max), 88.72, -103.9, 709.78, -745.1, np.pi / 2, 1e10], N)
+    pick = rng.integers(0, 3, N)
+    with np.errstate(over="ignore"):
+        return np.where(pick == 0, small, np.where(pick == 1, wide, special)).astype(dtype)
+
+
+def _assert_close(actual, expected, context: str, fused: bool = False):
+    """Elementwise: a few ulp; ``fused`` (sums, cancellation in log_softmax's x - max - log(sum)): PyTorch's
+    default ``assert_close`` tolerances."""
+    a, e = actual.numpy(), expected.numpy()
+    assert a.dtype == e.dtype, context
+    if fused:
+        rtol, atol = {"float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7)}[a.dtype.name]
+    else:
+        rtol, atol = RTOL[a.dtype.name], float(np.finfo(a.dtype).smallest_normal)
+    np.testing.assert_allclose(a, e, rtol=rtol, atol=atol, equal_nan=True, err_msg=context)
+    assert np.array_equal(np.isnan(a), np.isnan(e)), context
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op", UNARY + BINARY)
+def test_transcendentals_match_the_reference_over_the_range(force_c, op, dtype):
+    x = core.tensor(_values(dtype, 1))
+    y = core.tensor(_values(dtype, 2))
+    operator = get_operator(op)
+    args = (x, y) if op in BINARY else (x,)
+    with np.errstate(all="ignore"):
+        for layout, operands in (("contiguous", args), ("strided", tuple(t[::3] for t in args))):
+            out = operator(*operands)
+            assert from_c(out), f"{op} {dtype} {layout}: the C kernel did not run"
+            _assert_close(out, numpy_reference(op, *operands), f"{op} {dtype} {layout}")
+
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
+    """PyTorch's gelu formulas in float64."""
+    if approximate == "tanh":
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1 + _erf(x / math.sqrt(2)).astype(np.float64))
+
+
+def _gelu_backward(g: np.ndarray, x: np.ndarray, approximate: str) -> np.ndarray:
+    if approximate == "tanh":
+        t = np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3))
+        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * math.sqrt(2 / math.pi) * (1 + 3 * 0.044715 * x * x))
+    cdf = 0.5 * (1 + _erf(x / math.sqrt(2)).astype(np.float64))
+    return g * (cdf + x * np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fused_exp_erf_tanh_kernels_match_the_reference(force_c, dtype):
+    """softmax / log_softmax (exp) against the reference kernel, gelu and gelu_backward (erf or tanh, and exp)
+    against PyTorch's formulas in float64, over long rows of wide values."""
+    from core.ops.elementwise import gelu_backward
+
+    rng = np.random.default_rng(3)
+    a, b = (rng.standard_normal((8, 1027)) * 20).astype(dtype), rng.standard_normal((8, 1027)).astype(dtype)
+    x, g = core.tensor(a), core.tensor(b)
+    wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
+    with np.errstate(all="ignore"):
+        for op in ("softmax", "log_softmax"):
+            out = getattr(core, op)(x, -1)
+            assert from_c(out), f"{op} {dtype}: the C kernel did not run"
+            _assert_close(out, numpy_reference(op, x, -1), f"{op} {dtype}", True)
+        for approximate in ("none", "tanh"):
+            out, grad = core.nn.functional.gelu(x, approximate=approximate), gelu_backward(g, x, approximate)
+            assert from_c(out) and from_c(grad), f"gelu {approximate} {dtype}: the C kernels did not run"
+            _assert_close(out, core.tensor(_gelu(wide_a, approximate).astype(dtype)), f"gelu {approximate} {dtype}",
+                          True)
+            expected = core.tensor(_gelu_backward(wide_b, wide_a, approximate).astype(dtype))
+            _assert_close(grad, expected, f"gelu_backward {approximate} {dtype}", True)
+
+
+def test_device_name_says_which_functions_serve_the_transcendentals():
+    load_cpu_c()
+    from core_cpu_c.runtime import RUNTIME, vector_math_path
+
+    path = vector_math_path()
+    assert path in ("libm scalar", "libmvec SIMD, SSE", "libmvec SIMD, AVX2", "libmvec SIMD, AVX-512")
+    assert f"transcendentals: {path}" in RUNTIME.device_name(0)
+    libc, version = platform.libc_ver()
+    glibc_235 = libc == "glibc" and tuple(int(v) for v in version.split(".")[:2]) >= (2, 35)
+    gcc = "gcc" in (os.environ.get("CC") or sysconfig.get_config_var("CC") or "")
+    if glibc_235 and gcc and platform.machine() == "x86_64":  # an extension built here by GCC finds libmvec
+        assert path.startswith("libmvec"), path
