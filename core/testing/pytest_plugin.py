@@ -7,9 +7,17 @@ A test that takes ``core_device`` runs once per available device type, or only o
         core.testing.check_backend(core_device, expected_failures=EXPECTED_FAILURES)
 
 core's own suite parametrises its ``device`` fixture from the same option (tests/conftest.py).
+
+A device without float64 (WebGPU; OpenCL without ``cl_khr_fp64``) refuses float64 tensors with a TypeError; a
+``device``/``core_device``-parametrised test that fails with exactly that refusal on such a device is reported as
+skipped, with the reason, rather than failed: the device declares the limit (``Runtime.supports_float64``).
 """
 
 from __future__ import annotations
+
+import pytest
+
+FLOAT64_REFUSAL = "does not support dtype float64"  # core.ops.creation's TypeError for a device without float64
 
 
 def pytest_addoption(parser):
@@ -23,3 +31,31 @@ def pytest_generate_tests(metafunc):
         from . import selected_devices
 
         metafunc.parametrize("core_device", selected_devices(metafunc.config.getoption("--core-backend")))
+
+
+def _lacks_float64(item) -> str | None:
+    """The device a test item is parametrised with, when that device has no float64."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    device = params.get("device", params.get("core_device"))
+    if not isinstance(device, str):
+        return None
+    from .backend_check import _supports_float64
+
+    try:
+        return None if _supports_float64(device) else device
+    except Exception:  # noqa: BLE001 - a device that does not load fails the test itself
+        return None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    excinfo = call.excinfo
+    if (report.failed and excinfo is not None and excinfo.errisinstance(TypeError)
+            and FLOAT64_REFUSAL in str(excinfo.value)):
+        device = _lacks_float64(item)
+        if device is not None:
+            report.outcome = "skipped"
+            report.longrepr = (str(item.path), item.location[1] or 0,
+                               f"Skipped: {device} has no float64 ({excinfo.value})")

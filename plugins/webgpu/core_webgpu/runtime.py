@@ -39,6 +39,13 @@ _BATCH = 256  # dispatches recorded before the encoder is submitted
 _CACHE_CAP = 4096  # parameter buffers kept per device (shapes and strides recur from step to step)
 
 
+_FEATURES = ("shader-f16", "shader-int64")  # optional features the kernels use: WGSL f16, i64 (wgpu-native)
+
+
+def _mib(nbytes: int) -> str:
+    return f"{nbytes / 2**20:g} MiB"
+
+
 def _wgpu():
     # wgpu-native (Vulkan's loader) warns on stderr when XDG_RUNTIME_DIR is unset; give it a private directory
     if not os.environ.get("XDG_RUNTIME_DIR"):
@@ -66,10 +73,16 @@ def _size_class(nbytes: int) -> int:
 
 
 class Pool:
-    """Freed GPUBuffers kept by size class and handed out again; :meth:`free_held` gives them back to wgpu."""
+    """Freed GPUBuffers kept by size class and handed out again; :meth:`free_held` gives them back to wgpu.
+
+    The pool owns every GPUBuffer it made (``owned``), lent to a :class:`Buffer` or held: a buffer is then never
+    reachable only through tensors, so when the garbage collector frees a cycle of tensors (autograd graphs), wgpu's
+    finalizer cannot release a GPUBuffer that the :class:`Buffer` 's finalizer is handing back to the pool.
+    """
 
     def __init__(self, device):
         self.device = device
+        self.owned: set = set()  # every GPUBuffer made and not yet destroyed
         self.held: dict = {}  # size -> [GPUBuffer]
         self.active_bytes = self.held_bytes = 0
         self.peak_active = self.peak_reserved = 0
@@ -90,6 +103,8 @@ class Pool:
         if gpu is None:
             usage = _wgpu().BufferUsage
             gpu = self.device.create_buffer(size=size, usage=usage.STORAGE | usage.COPY_SRC | usage.COPY_DST)
+            with self.lock:
+                self.owned.add(gpu)
         return Buffer(gpu, size, self)
 
     def release(self, gpu, size: int) -> None:
@@ -101,6 +116,8 @@ class Pool:
     def free_held(self) -> None:
         with self.lock:
             held, self.held, self.held_bytes = self.held, {}, 0
+            for buffers in held.values():
+                self.owned.difference_update(buffers)
         for buffers in held.values():
             for gpu in buffers:
                 gpu.destroy()
@@ -133,7 +150,7 @@ class DeviceSlot:
         self.info = dict(info)
         features = set(adapter.features)
         #: shader-f16: WGSL ``f16`` (float16 kernels); shader-int64 (wgpu-native): ``i64`` (int64 kernels)
-        wanted = [f for f in ("shader-f16", "shader-int64") if f in features]
+        wanted = [f for f in _FEATURES if f in features]
         limits = adapter.limits
         raise_to = {k: limits[k] for k in ("max-buffer-size", "max-storage-buffer-binding-size",
                                            "max-storage-buffers-per-shader-stage",
@@ -337,7 +354,16 @@ class WebGPURuntime(Runtime):
         return slot
 
     def device_name(self, index: int = 0) -> str:
-        return self.slot.name
+        """The adapter, its vendor, backend and type, the features kernels use and the limits that bound them
+        (``python -m core info`` lists it)."""
+        slot = self.slot
+        info, limits = slot.info, slot.limits
+        features = ", ".join(f"{f} {'yes' if f in slot.features else 'no'}" for f in _FEATURES)
+        return (f"{info['device']} (vendor {info['vendor'] or info['vendor_id']}; {info['backend_type']}, "
+                f"{info['adapter_type']}; {features}; max storage binding "
+                f"{_mib(limits['max-storage-buffer-binding-size'])}, max buffer {_mib(limits['max-buffer-size'])}, "
+                f"work-group <= {limits['max-compute-invocations-per-workgroup']} invocations and "
+                f"{limits['max-compute-workgroup-storage-size'] // 1024} KiB)")
 
     def allocate(self, nbytes: int, dev):
         return self.slot.pool.allocate(nbytes)
