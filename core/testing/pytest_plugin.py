@@ -8,16 +8,18 @@ A test that takes ``core_device`` runs once per available device type, or only o
 
 core's own suite parametrises its ``device`` fixture from the same option (tests/conftest.py).
 
-A device without float64 (WebGPU; OpenCL without ``cl_khr_fp64``) refuses float64 tensors with a TypeError; a
-``device``/``core_device``-parametrised test that fails with exactly that refusal on such a device is reported as
-skipped, with the reason, rather than failed: the device declares the limit (``Runtime.supports_float64``).
+A device without float64 (WebGPU; OpenCL without ``cl_khr_fp64``) refuses float64 and complex128 tensors with a
+TypeError; a ``device``/``core_device``-parametrised test that fails with exactly that refusal on such a device is
+reported as skipped, with the reason, rather than failed: the device declares the limit
+(``Runtime.supports_float64``).
 """
 
 from __future__ import annotations
 
 import pytest
 
-FLOAT64_REFUSAL = "does not support dtype float64"  # core.ops.creation's TypeError for a device without float64
+# core.ops.creation's TypeError for a device without float64
+FLOAT64_REFUSALS = ("does not support dtype float64", "does not support dtype complex128")
 
 
 def pytest_addoption(parser):
@@ -53,7 +55,7 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     excinfo = call.excinfo
     if (report.failed and excinfo is not None and excinfo.errisinstance(TypeError)
-            and FLOAT64_REFUSAL in str(excinfo.value)):
+            and any(refusal in str(excinfo.value) for refusal in FLOAT64_REFUSALS)):
         device = _lacks_float64(item)
         if device is not None:
             report.outcome = "skipped"

@@ -143,7 +143,6 @@ class DeviceSlot:
     """The selected adapter's device: its queue, buffer pool, compiled pipelines and the encoder being recorded."""
 
     def __init__(self, adapter):
-        wgpu = _wgpu()
         self.adapter = adapter
         info = adapter.info
         self.name = f"{info['device']} ({info['backend_type']}, {info['adapter_type']})"
@@ -168,6 +167,7 @@ class DeviceSlot:
         self._params: dict = {}  # parameter bytes -> GPUBuffer
         self._encoder = None
         self._pending = 0
+        self._fence = None  # a 4-byte buffer synchronize reads back
         self.lock = threading.RLock()  # one thread records into the encoder at a time
         self.dispatch_count = 0  # every kernel launched on this device (tests count them)
 
@@ -274,8 +274,13 @@ class DeviceSlot:
             self.queue.write_buffer(_gpu(buffer), start, data)
 
     def synchronize(self) -> None:
-        self.flush()
-        self.queue.on_submitted_work_done_sync()
+        """Wait until everything recorded so far has run: reading back 4 bytes maps a buffer, which waits for the
+        queue's earlier work (wgpu-py 0.32's ``on_submitted_work_done_sync`` fails against its wgpu-native)."""
+        with self.lock:
+            if self._fence is None:
+                usage = _wgpu().BufferUsage
+                self._fence = self.device.create_buffer(size=4, usage=usage.COPY_SRC | usage.COPY_DST)
+            self.read(self._fence, 0, 4)
 
 
 def _gpu(buffer):
