@@ -303,3 +303,32 @@ def test_tests_that_need_float64_are_skipped_on_webgpu_and_other_type_errors_fai
     assert "1 failed, 1 skipped" in done.stdout, done.stdout
     assert "webgpu has no float64 (zeros(): device webgpu:0 (backend webgpu) does not support dtype float64)" \
         in done.stdout
+
+
+@needs_device
+def test_the_profiler_gets_each_dispatchs_device_time_from_timestamp_queries():
+    import time
+
+    from core.profiler import profile
+
+    slot = wg_runtime.RUNTIME.slot
+    if "timestamp-query" not in slot.features:
+        pytest.skip("the adapter has no timestamp-query")
+    a = core.tensor(np.arange(5000, dtype=np.float32), device=DEV)
+    out = core.empty(4999, device=DEV)
+    _shift_add(slot, out._storage.data, a._storage.data, 4999)  # compiled before the block
+    core.webgpu.synchronize()
+    assert slot.recorder is None  # nothing is recorded outside a block
+    before = time.perf_counter_ns() / 1000
+    with profile() as prof:
+        for _ in range(3):
+            _shift_add(slot, out._storage.data, a._storage.data, 4999)
+        assert wg_runtime.RUNTIME.start_profiling() is False  # one block at a time records device time
+    after = time.perf_counter_ns() / 1000
+    kernels = [e for e in prof.events() if e.is_device_event]
+    assert [e.name for e in kernels] == ["test_shift_add"] * 3 and slot.recorder is None
+    for event in kernels:
+        assert event.device_index == 0 and event.device_time_total > 0 and event.cpu_time_total == 0
+        assert before - 1000 <= event.time_range.start <= event.time_range.end <= after + 1000
+    assert kernels[0].time_range.end <= kernels[1].time_range.start + 1  # in order, on one queue
+    assert_close(out.cpu(), np.arange(4999, dtype=np.float32) * 2 + 1)

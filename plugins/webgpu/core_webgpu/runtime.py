@@ -24,10 +24,11 @@ from __future__ import annotations
 import os
 import tempfile
 import threading
+import time
 
 import numpy as np
 
-from core.backends.api import Runtime
+from core.backends.api import DeviceEvent, Runtime
 
 __all__ = ["WebGPURuntime", "DeviceSlot", "Buffer", "Pool", "RUNTIME", "ENV_ADAPTER", "WORKGROUP", "grid"]
 
@@ -36,6 +37,7 @@ _SETTINGS = {"power_preference"}
 WORKGROUP = 64  # invocations per work-group of the 1-d kernels (see grid)
 _MAX_GROUPS = 65535  # work-groups per grid dimension (WebGPU's default limit)
 _BATCH = 256  # dispatches recorded before the encoder is submitted
+_QUERIES = 2 * _BATCH  # timestamps per query set while profiling (two per dispatch)
 _CACHE_CAP = 4096  # parameter buffers kept per device (shapes and strides recur from step to step)
 
 
@@ -149,7 +151,7 @@ class DeviceSlot:
         self.info = dict(info)
         features = set(adapter.features)
         #: shader-f16: WGSL ``f16`` (float16 kernels); shader-int64 (wgpu-native): ``i64`` (int64 kernels)
-        wanted = [f for f in _FEATURES if f in features]
+        wanted = [f for f in (*_FEATURES, "timestamp-query") if f in features]
         limits = adapter.limits
         raise_to = {k: limits[k] for k in ("max-buffer-size", "max-storage-buffer-binding-size",
                                            "max-storage-buffers-per-shader-stage",
@@ -168,6 +170,7 @@ class DeviceSlot:
         self._encoder = None
         self._pending = 0
         self._fence = None  # a 4-byte buffer synchronize reads back
+        self.recorder: Recorder | None = None  # while core.profiler records device time
         self.lock = threading.RLock()  # one thread records into the encoder at a time
         self.dispatch_count = 0  # every kernel launched on this device (tests count them)
 
@@ -231,7 +234,9 @@ class DeviceSlot:
             gpus.append(self._param_buffer(params))
             bind = self.device.create_bind_group(layout=group, entries=[
                 {"binding": k, "resource": {"buffer": g, "offset": 0, "size": g.size}} for k, g in enumerate(gpus)])
-            cpass = self.encoder().begin_compute_pass()
+            recorder = self.recorder
+            cpass = self.encoder().begin_compute_pass(
+                timestamp_writes=None if recorder is None else recorder.writes(self, key))
             cpass.set_pipeline(pipeline)
             cpass.set_bind_group(0, bind)
             cpass.dispatch_workgroups(*groups)
@@ -283,6 +288,59 @@ class DeviceSlot:
             self.read(self._fence, 0, 4)
 
 
+class Recorder:
+    """Device time of the dispatches of one profile block: each compute pass writes a timestamp at its beginning
+    and end into a query set (``_QUERIES`` per set; a full set is resolved into a buffer in the encoder); at the
+    end the timestamps (nanoseconds) become :class:`DeviceEvent` s, moved onto the host's ``perf_counter`` clock by
+    a marker pass at the start, taken to run when it was submitted (it runs no earlier): a span is never placed
+    after the time it ran."""
+
+    def __init__(self, slot: DeviceSlot):
+        self.names: list = []  # kernel name per recorded dispatch
+        self.resolved: list = []  # (buffer, count) of every full query set
+        self.query_set, self.used = None, 0
+        with slot.lock:  # the marker runs after the host time taken before it is submitted
+            slot.synchronize()
+            marker = self.writes(slot, None)
+            slot.encoder().begin_compute_pass(timestamp_writes=marker).end()
+            submitted = time.perf_counter_ns()
+            slot.synchronize()
+            self.offset_ns = submitted - int(self._read(slot)[0][1])
+        self.names, self.resolved, self.query_set, self.used = [], [], None, 0
+
+    def writes(self, slot: DeviceSlot, key) -> dict:
+        """The ``timestamp_writes`` of the next compute pass (kernel ``key``)."""
+        if self.used == _QUERIES:
+            self._resolve(slot)
+        if self.query_set is None:
+            self.query_set = slot.device.create_query_set(type=_wgpu().QueryType.timestamp, count=_QUERIES)
+        index, self.used = self.used, self.used + 2
+        self.names.append(key[0] if isinstance(key, tuple) else str(key))
+        return {"query_set": self.query_set, "beginning_of_pass_write_index": index,
+                "end_of_pass_write_index": index + 1}
+
+    def _resolve(self, slot: DeviceSlot) -> None:
+        if self.used:
+            usage = _wgpu().BufferUsage
+            buf = slot.device.create_buffer(size=self.used * 8, usage=usage.QUERY_RESOLVE | usage.COPY_SRC)
+            slot.encoder().resolve_query_set(self.query_set, 0, self.used, buf, 0)
+            self.resolved.append((buf, self.used))
+        self.query_set, self.used = None, 0
+
+    def _read(self, slot: DeviceSlot) -> list:
+        """(name, start ns, end ns) of every recorded dispatch."""
+        self._resolve(slot)
+        stamps = np.concatenate([np.frombuffer(slot.read(buf, 0, n * 8), np.uint64) for buf, n in self.resolved]
+                                or [np.zeros(0, np.uint64)])
+        return [(name, stamps[2 * k], stamps[2 * k + 1]) for k, name in enumerate(self.names)]
+
+    def events(self, slot: DeviceSlot) -> list:
+        with slot.lock:
+            spans = self._read(slot)
+        return [DeviceEvent(name, (int(start) + self.offset_ns) / 1000, max(int(end) - int(start), 0) / 1000)
+                for name, start, end in spans]
+
+
 def _gpu(buffer):
     return buffer.gpu if isinstance(buffer, Buffer) else buffer
 
@@ -296,6 +354,7 @@ class WebGPURuntime(Runtime):
     """Buffers from a caching pool on one WebGPU adapter's device; kernels in ``core_webgpu.kernels``."""
 
     supports_float64 = False  # WebGPU has no f64 in WGSL: float64 tensors are refused with a clear error
+    _profiling = False  # a core.profiler block records device time (start_profiling .. stop_profiling)
 
     def __init__(self):
         self._settings: dict = {}
@@ -429,6 +488,23 @@ class WebGPURuntime(Runtime):
 
     def max_memory_reserved(self, dev=None) -> int:
         return self.slot.pool.peak_reserved
+
+    def start_profiling(self) -> bool:
+        """Record each dispatch's device time from timestamp queries (adapters with ``timestamp-query``; one
+        profile block at a time)."""
+        slot = self.slot
+        with self._lock:
+            if self._profiling or "timestamp-query" not in slot.features:
+                return False
+            self._profiling = True
+        slot.recorder = Recorder(slot)
+        return True
+
+    def stop_profiling(self) -> list:
+        """The dispatches' :class:`DeviceEvent` s since :meth:`start_profiling` (waits for them)."""
+        slot, self._profiling = self.slot, False
+        recorder, slot.recorder = slot.recorder, None
+        return recorder.events(slot) if recorder is not None else []
 
     def reset_peak_memory_stats(self, dev=None) -> None:
         pool = self.slot.pool
