@@ -289,6 +289,8 @@ def test_info_says_why_there_is_no_adapter_and_how_to_get_one():
 @needs_device
 def test_tests_that_need_float64_are_skipped_on_webgpu_and_other_type_errors_fail(tmp_path):
     (tmp_path / "test_f64.py").write_text(textwrap.dedent("""
+        import pytest
+
         import core
 
         def test_needs_float64(core_device):
@@ -296,11 +298,16 @@ def test_tests_that_need_float64_are_skipped_on_webgpu_and_other_type_errors_fai
 
         def test_other_type_error(core_device):
             core.zeros(2, device=core_device) + "text"
+
+        @pytest.mark.parametrize("dst", ["webgpu"])
+        @pytest.mark.parametrize("src", ["cpu"])
+        def test_a_transfer(src, dst):
+            core.zeros(2, dtype=core.float64, device=src).to(dst)
     """))
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "--core-backend",
                            "webgpu", str(tmp_path / "test_f64.py")], capture_output=True, text=True, timeout=300,
                           cwd=tmp_path)
-    assert "1 failed, 1 skipped" in done.stdout, done.stdout
+    assert "1 failed, 2 skipped" in done.stdout, done.stdout
     assert "webgpu has no float64 (zeros(): device webgpu:0 (backend webgpu) does not support dtype float64)" \
         in done.stdout
 

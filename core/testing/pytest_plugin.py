@@ -9,9 +9,9 @@ A test that takes ``core_device`` runs once per available device type, or only o
 core's own suite parametrises its ``device`` fixture from the same option (tests/conftest.py).
 
 A device without float64 (WebGPU; OpenCL without ``cl_khr_fp64``) refuses float64 and complex128 tensors with a
-TypeError; a ``device``/``core_device``-parametrised test that fails with exactly that refusal on such a device is
-reported as skipped, with the reason, rather than failed: the device declares the limit
-(``Runtime.supports_float64``).
+TypeError; a test parametrised with such a device (``device``, ``core_device``, or any parameter naming one) that
+fails with exactly that refusal is reported as skipped, with the reason, rather than failed: the device declares
+the limit (``Runtime.supports_float64``).
 """
 
 from __future__ import annotations
@@ -36,17 +36,19 @@ def pytest_generate_tests(metafunc):
 
 
 def _lacks_float64(item) -> str | None:
-    """The device a test item is parametrised with, when that device has no float64."""
-    params = getattr(getattr(item, "callspec", None), "params", {})
-    device = params.get("device", params.get("core_device"))
-    if not isinstance(device, str):
-        return None
+    """A device a test item is parametrised with (``device``, ``core_device`` or any other parameter naming a
+    device, e.g. a transfer's ``src``/``dst``) that has no float64."""
     from .backend_check import _supports_float64
 
-    try:
-        return None if _supports_float64(device) else device
-    except Exception:  # noqa: BLE001 - a device that does not load fails the test itself
-        return None
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    for value in params.values():
+        if isinstance(value, str) and value:
+            try:
+                if not _supports_float64(value):
+                    return value
+            except Exception:  # noqa: BLE001 - not a device string, or a device that does not load
+                continue
+    return None
 
 
 @pytest.hookimpl(hookwrapper=True)
