@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import pytest
 
-# core.ops.creation's TypeError for a device without float64
-FLOAT64_REFUSALS = ("does not support dtype float64", "does not support dtype complex128")
 
 
 def pytest_addoption(parser):
@@ -35,16 +33,16 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("core_device", selected_devices(metafunc.config.getoption("--core-backend")))
 
 
-def _lacks_float64(item) -> str | None:
-    """A device a test item is parametrised with (``device``, ``core_device`` or any other parameter naming a
-    device, e.g. a transfer's ``src``/``dst``) that has no float64."""
-    from .backend_check import _supports_float64
+def _refusing_device(item, message: str) -> str | None:
+    """A device the test item is parametrised with (``device``, ``core_device`` or any other parameter naming a
+    device, e.g. a transfer's ``src``/``dst``) whose float64 refusal ``message`` is."""
+    from .backend_check import refuses_float64
 
     params = getattr(getattr(item, "callspec", None), "params", {})
     for value in params.values():
         if isinstance(value, str) and value:
             try:
-                if not _supports_float64(value):
+                if refuses_float64(value, message):
                     return value
             except Exception:  # noqa: BLE001 - not a device string, or a device that does not load
                 continue
@@ -56,9 +54,8 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     excinfo = call.excinfo
-    if (report.failed and excinfo is not None and excinfo.errisinstance(TypeError)
-            and any(refusal in str(excinfo.value) for refusal in FLOAT64_REFUSALS)):
-        device = _lacks_float64(item)
+    if report.failed and excinfo is not None and excinfo.errisinstance(TypeError):
+        device = _refusing_device(item, str(excinfo.value))
         if device is not None:
             report.outcome = "skipped"
             report.longrepr = (str(item.path), item.location[1] or 0,
