@@ -49,14 +49,13 @@ def _refusing_device(item, message: str) -> str | None:
     return None
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    excinfo = call.excinfo
-    if report.failed and excinfo is not None and excinfo.errisinstance(TypeError):
-        device = _refusing_device(item, str(excinfo.value))
-        if device is not None:
-            report.outcome = "skipped"
-            report.longrepr = (str(item.path), item.location[1] or 0,
-                               f"Skipped: {device} has no float64 ({excinfo.value})")
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    try:
+        return (yield)
+    except TypeError as exc:
+        device = _refusing_device(item, str(exc))
+        if device is None:
+            raise
+        # reported at the test's own location, as a skip mark's is (pytest's _use_item_location, pytest >= 7)
+        raise pytest.skip.Exception(f"{device} has no float64 ({exc})", _use_item_location=True) from None
