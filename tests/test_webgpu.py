@@ -299,6 +299,10 @@ def test_tests_that_need_float64_are_skipped_on_webgpu_and_other_type_errors_fai
         def test_other_type_error(core_device):
             core.zeros(2, device=core_device) + "text"
 
+        def test_a_refusal_under_pytest_warns(core_device):
+            with pytest.warns(UserWarning):  # its "DID NOT WARN" failure sits over the refusal
+                core.zeros(2, dtype=core.float64, device=core_device)
+
         @pytest.mark.parametrize("dst", ["webgpu"])
         @pytest.mark.parametrize("src", ["cpu"])
         def test_a_transfer(src, dst):
@@ -307,7 +311,7 @@ def test_tests_that_need_float64_are_skipped_on_webgpu_and_other_type_errors_fai
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "--core-backend",
                            "webgpu", str(tmp_path / "test_f64.py")], capture_output=True, text=True, timeout=300,
                           cwd=tmp_path)
-    assert "1 failed, 2 skipped" in done.stdout, done.stdout
+    assert "1 failed, 3 skipped" in done.stdout, done.stdout
     assert "webgpu has no float64 (zeros(): device webgpu:0 (backend webgpu) does not support dtype float64)" \
         in done.stdout
 

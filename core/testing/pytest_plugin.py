@@ -33,6 +33,17 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("core_device", selected_devices(metafunc.config.getoption("--core-backend")))
 
 
+def _refusal(exc: BaseException) -> TypeError | None:
+    """The TypeError in ``exc``'s chain, if any (``pytest.warns``/``raises`` report "DID NOT ..." over it)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, TypeError):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 def _refusing_device(item, message: str) -> str | None:
     """A device the test item is parametrised with (``device``, ``core_device`` or any other parameter naming a
     device, e.g. a transfer's ``src``/``dst``) whose float64 refusal ``message`` is."""
@@ -53,9 +64,10 @@ def _refusing_device(item, message: str) -> str | None:
 def pytest_runtest_call(item):
     try:
         return (yield)
-    except TypeError as exc:
-        device = _refusing_device(item, str(exc))
+    except (Exception, pytest.fail.Exception) as exc:  # a "DID NOT WARN" failure may sit over the refusal
+        refusal = _refusal(exc)
+        device = _refusing_device(item, str(refusal)) if refusal is not None else None
         if device is None:
             raise
         # reported at the test's own location, as a skip mark's is (pytest's _use_item_location, pytest >= 7)
-        raise pytest.skip.Exception(f"{device} has no float64 ({exc})", _use_item_location=True) from None
+        raise pytest.skip.Exception(f"{device} has no float64 ({refusal})", _use_item_location=True) from None
