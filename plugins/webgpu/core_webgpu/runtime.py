@@ -84,6 +84,7 @@ class Pool:
 
     def __init__(self, device):
         self.device = device
+        self.max_size = device.limits["max-buffer-size"]
         self.owned: set = set()  # every GPUBuffer made and not yet destroyed
         self.held: dict = {}  # size -> [GPUBuffer]
         self.active_bytes = self.held_bytes = 0
@@ -92,6 +93,10 @@ class Pool:
 
     def allocate(self, nbytes: int) -> "Buffer":
         size = _size_class(nbytes)
+        if size > self.max_size:  # the largest buffers are not rounded up to a class
+            size = max(16, -(-nbytes // 4) * 4)
+        if size > self.max_size:  # core reports it as an OutOfMemoryError naming the op, device and pool
+            raise MemoryError(f"webgpu: {nbytes} bytes exceed the adapter's max-buffer-size ({self.max_size})")
         with self.lock:
             free = self.held.get(size)
             if free:
