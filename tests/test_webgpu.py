@@ -139,7 +139,10 @@ def test_the_pool_reuses_buffers_and_counts_memory():
     u = core.empty(1024, device=DEV)  # same size class: the buffer comes back
     assert u._storage.data.gpu is gpu and gpu in pool.owned
     assert core.webgpu.max_memory_allocated() == before + 4096
-    del u
+    x, y = core.zeros(10, device=DEV), core.zeros(10, device=DEV)
+    assert x.data_ptr() != y.data_ptr() and x.data_ptr() % 256 == 0
+    assert x[3:].data_ptr() == x.data_ptr() + 12 and u.data_ptr() == pool.owned[gpu]
+    del u, x, y
     held = core.webgpu.memory_reserved()
     core.webgpu.empty_cache()
     assert core.webgpu.memory_reserved() < held and gpu not in pool.owned

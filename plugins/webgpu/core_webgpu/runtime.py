@@ -80,12 +80,17 @@ class Pool:
     The pool owns every GPUBuffer it made (``owned``), lent to a :class:`Buffer` or held: a buffer is then never
     reachable only through tensors, so when the garbage collector frees a cycle of tensors (autograd graphs), wgpu's
     finalizer cannot release a GPUBuffer that the :class:`Buffer` 's finalizer is handing back to the pool.
+
+    Each GPUBuffer gets an address of its own in a virtual address space (never reused, 256-byte aligned, ranges
+    apart), which ``Tensor.data_ptr()`` reports: WebGPU has no device addresses, and distinct buffers must not
+    compare equal or overlap.
     """
 
     def __init__(self, device):
         self.device = device
         self.max_size = device.limits["max-buffer-size"]
-        self.owned: set = set()  # every GPUBuffer made and not yet destroyed
+        self.owned: dict = {}  # every GPUBuffer made and not yet destroyed -> its virtual address
+        self._next_address = 1 << 32
         self.held: dict = {}  # size -> [GPUBuffer]
         self.active_bytes = self.held_bytes = 0
         self.peak_active = self.peak_reserved = 0
@@ -109,9 +114,15 @@ class Pool:
             self.peak_reserved = max(self.peak_reserved, self.active_bytes + self.held_bytes)
         if gpu is None:
             usage = _wgpu().BufferUsage
-            gpu = self.device.create_buffer(size=size, usage=usage.STORAGE | usage.COPY_SRC | usage.COPY_DST)
+            try:
+                gpu = self.device.create_buffer(size=size, usage=usage.STORAGE | usage.COPY_SRC | usage.COPY_DST)
+            except BaseException:
+                with self.lock:
+                    self.active_bytes -= size
+                raise
             with self.lock:
-                self.owned.add(gpu)
+                self.owned[gpu] = self._next_address
+                self._next_address += -(-size // 256) * 256 + 256
         return Buffer(gpu, size, self)
 
     def release(self, gpu, size: int) -> None:
@@ -124,7 +135,8 @@ class Pool:
         with self.lock:
             held, self.held, self.held_bytes = self.held, {}, 0
             for buffers in held.values():
-                self.owned.difference_update(buffers)
+                for gpu in buffers:
+                    del self.owned[gpu]
         for buffers in held.values():
             for gpu in buffers:
                 gpu.destroy()
@@ -469,6 +481,11 @@ class WebGPURuntime(Runtime):
             view = np.lib.stride_tricks.as_strided(host, tensor._shape, tuple(s * d.itemsize for s in tensor._stride))
             view[...] = values
         self.slot.write(tensor._storage.data, start * d.itemsize, host.tobytes())
+
+    def data_ptr(self, storage) -> int:
+        """The buffer's virtual address (see :class:`Pool`)."""
+        buffer = storage.data
+        return buffer.pool.owned[buffer.gpu] if isinstance(buffer, Buffer) and buffer.pool is not None else 0
 
     def synchronize(self, dev=None) -> None:
         if self._slot is not None:
