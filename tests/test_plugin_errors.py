@@ -266,16 +266,17 @@ def test_info_says_how_to_add_each_missing_extra(monkeypatch):
     present = {"onnx", "onnxruntime"}
     monkeypatch.setattr(info, "_present", lambda module: module in present)
     extras = {e["name"]: e for e in info._extras()}
-    assert list(extras) == ["onnx", "opencl", "cuda", "mpi", "all"]
+    assert list(extras) == ["onnx", "opencl", "cuda", "webgpu", "mpi", "all"]
     assert extras["onnx"]["installed"] and not extras["cuda"]["installed"] and not extras["all"]["installed"]
     assert extras["mpi"]["missing"] == ["mpi4py"]
     text = info.render({**info.collect(), "extras": list(extras.values())})
     lines = text.split("Optional extras")[1].splitlines()
     assert any(line.split()[:2] == ["onnx", "installed"] for line in lines)
-    for name in ("opencl", "cuda", "mpi", "all"):
+    for name in ("opencl", "cuda", "webgpu", "mpi", "all"):
         line = next(line for line in lines if line.split()[:1] == [name])
         assert "not installed" in line and f"pip install -e '.[{name}]'" in line
     assert "-e plugins/cuda" in extras["cuda"]["install"] and "plugins" not in extras["mpi"]["install"]
+    assert extras["webgpu"]["missing"] == ["core_webgpu", "wgpu"] and "-e plugins/webgpu" in extras["all"]["install"]
 
 
 def test_extras_are_found_without_importing_them():
