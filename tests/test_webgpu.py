@@ -346,3 +346,18 @@ def test_the_profiler_gets_each_dispatchs_device_time_from_timestamp_queries():
         assert before - 1000 <= event.time_range.start <= event.time_range.end <= after + 1000
     assert kernels[0].time_range.end <= kernels[1].time_range.start + 1  # in order, on one queue
     assert_close(out.cpu(), np.arange(4999, dtype=np.float32) * 2 + 1)
+
+
+@needs_device
+def test_the_profiler_shows_a_fallback_op_without_the_fallbacks_copies():
+    import warnings
+
+    from core.profiler import profile
+
+    x = core.ones(4, device=DEV)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the fallback's one-time warning
+        with profile() as prof:
+            y = core.special.i0e(x)  # no webgpu kernel (nor planned): the counted CPU fallback runs it
+    assert [e.name for e in prof.events() if not e.is_device_event] == ["aten::special_i0e"]
+    assert y.device == core.device("webgpu:0")
