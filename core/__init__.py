@@ -87,17 +87,17 @@ _LAZY_SUBMODULES = frozenset({"accelerator", "backends", "codegen", "distributio
 
 
 def __getattr__(name: str):
-    """``core.jit``, ``core.onnx``, ...: subpackages imported on first use; ``core.cuda``, ``core.opencl``, ...:
-    device helpers for any device type a backend may provide."""
+    """``core.jit``, ``core.onnx``, ...: subpackages imported on first use; ``core.cuda``, ``core.opencl``,
+    ``core.webgpu``, ...: device helpers for any device type a backend may provide."""
     if name in _LAZY_SUBMODULES:
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")  # also sets the attribute: asked only once
     if name.startswith("_") or not name.isidentifier():
         raise AttributeError(f"module 'core' has no attribute '{name}'")
-    from .plugins.manager import get_manager
+    from .plugins.manager import SHIPPED_DEVICE_TYPES, get_manager
 
-    known = {b.device_type for b in get_manager().backends.values()} | {"cuda", "opencl"}
+    known = {b.device_type for b in get_manager().backends.values()} | set(SHIPPED_DEVICE_TYPES)
     if name not in known:
         raise AttributeError(f"module 'core' has no attribute '{name}'")
     from .device_module import DeviceModule
@@ -107,4 +107,6 @@ def __getattr__(name: str):
 
 def __dir__() -> list:
     """The module's names and the lazily imported subpackages (and the device types core always knows)."""
-    return sorted(set(globals()) | _LAZY_SUBMODULES | {"cuda", "opencl"})
+    from .plugins.manager import SHIPPED_DEVICE_TYPES
+
+    return sorted(set(globals()) | _LAZY_SUBMODULES | set(SHIPPED_DEVICE_TYPES))

@@ -18,6 +18,7 @@ EXTRAS = {
     "onnx": (("onnx", "onnxruntime"), "onnx + onnxruntime, for core.onnx.export"),
     "opencl": (("core_opencl", "pyopencl"), "the opencl device (core-opencl + PyOpenCL)"),
     "cuda": (("core_cuda", "cupy"), "the cuda device (core-cuda + CuPy)"),
+    "webgpu": (("core_webgpu", "wgpu"), "the webgpu device (core-webgpu + wgpu-py)"),
     "mpi": (("mpi4py",), "mpi4py + mpich, for the distributed work to come"),
 }
 

@@ -9,8 +9,9 @@ build script and C sources) and the checkout it came from; a component whose has
 distribution is still installed is skipped, so a second run costs well under a second. Python sources need no
 reinstall: editable installs import them from the checkout.
 
-CORE_EXTRAS=opencl,cuda,onnx,mpi,tensorboard (or all) adds optional stacks to any job; by default the train job adds
-a stack only when this machine can use it (an NVIDIA driver for cuda, an installed OpenCL driver for opencl).
+CORE_EXTRAS=opencl,cuda,webgpu,onnx,mpi,tensorboard (or all) adds optional stacks to any job; by default the train
+job adds a stack only when this machine can use it (an NVIDIA driver for cuda, an installed OpenCL driver for opencl,
+a GPU's Metal, D3D12 or Vulkan driver for webgpu).
 """
 
 from __future__ import annotations
@@ -26,14 +27,16 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# where Vulkan's loader finds drivers (ICD manifests); lvp_icd.*.json is Mesa's llvmpipe, not a GPU
+VULKAN_ICD_DIRS = ("/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d", "/usr/local/share/vulkan/icd.d")
 LOCK = ROOT / "scripts" / "constraints.txt"
 # extra of core -> the plugin folder that provides the device (None: a library stack with no plugin)
-STACKS = {"opencl": "opencl", "cuda": "cuda", "onnx": None, "mpi": None, "tensorboard": None}
+STACKS = {"opencl": "opencl", "cuda": "cuda", "webgpu": "webgpu", "onnx": None, "mpi": None, "tensorboard": None}
 JOBS = {
     # job -> (core extras, stacks always added)
     "train": (["examples"], []),
-    # cuda: its kernels compile through NVRTC without a GPU
-    "test": (["dev", "examples"], ["opencl", "cuda", "onnx", "tensorboard", "mpi"]),
+    # cuda: its kernels compile through NVRTC without a GPU; webgpu: Mesa's llvmpipe runs it without one
+    "test": (["dev", "examples"], ["opencl", "cuda", "webgpu", "onnx", "tensorboard", "mpi"]),
 }
 
 
@@ -43,6 +46,11 @@ def machine_can_use(stack: str) -> bool:
         return Path("/dev/nvidia0").exists() or Path("/proc/driver/nvidia").exists()
     if stack == "opencl":  # a GPU's OpenCL driver (PoCL, pip's or the system's, only emulates one on the CPU)
         return any("pocl" not in icd.name.lower() for icd in Path("/etc/OpenCL/vendors").glob("*.icd"))
+    if stack == "webgpu":  # macOS has Metal and Windows D3D12 on every machine; Linux needs a GPU and its Vulkan
+        # driver (mesa-vulkan-drivers brings Intel's and AMD's drivers along with llvmpipe: a GPU node must exist too)
+        gpu = any(Path("/dev/dri").glob("renderD*")) or Path("/dev/nvidia0").exists()
+        return sys.platform in ("darwin", "win32") or gpu and any(
+            "lvp" not in icd.name.lower() for folder in VULKAN_ICD_DIRS for icd in Path(folder).glob("*.json"))
     return False
 
 
@@ -50,7 +58,7 @@ def requested_stacks(job: str) -> list:
     """The optional stacks of ``job``: the job's own, those the machine can use (train), and CORE_EXTRAS."""
     wanted = list(JOBS[job][1])
     if job == "train":
-        wanted += [s for s in ("cuda", "opencl") if machine_can_use(s)]
+        wanted += [s for s in ("cuda", "opencl", "webgpu") if machine_can_use(s)]
     for name in filter(None, (x.strip() for x in os.environ.get("CORE_EXTRAS", "").split(","))):
         names = list(STACKS) if name == "all" else [name]
         for n in names:
@@ -126,6 +134,27 @@ def installed(dist: str) -> bool:
         return False
 
 
+def apt_get_usable() -> list | None:
+    """The command prefix that runs apt-get here (as root, or through passwordless sudo), or None."""
+    if not shutil.which("apt-get") or not hasattr(os, "geteuid"):
+        return None
+    if os.geteuid() == 0:
+        return []
+    if shutil.which("sudo") and subprocess.run(["sudo", "-n", "true"], capture_output=True).returncode == 0:
+        return ["sudo", "-n"]
+    return None
+
+
+def apt_install(package: str) -> None:
+    """``apt-get install`` one Debian package quietly, updating the package lists once if that fails first."""
+    prefix = apt_get_usable() or []
+    install = [*prefix, "apt-get", "install", "-y", "-q", "--no-install-recommends", package]
+    quiet = {"stdout": subprocess.DEVNULL, "env": {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}}
+    if subprocess.run(install, **quiet).returncode != 0:
+        subprocess.run([*prefix, "apt-get", "update", "-q"], **quiet)
+        subprocess.run(install, **quiet)
+
+
 OPENCL_PROBE = """
 import pyopencl as cl
 def compiles(d):
@@ -146,17 +175,38 @@ def ensure_opencl_driver() -> None:
     """
     if subprocess.run([sys.executable, "-c", OPENCL_PROBE], capture_output=True).returncode == 0:
         return
-    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
+    if apt_get_usable() is not None:
         print("setup: no OpenCL device here compiles kernels; installing Debian's pocl-opencl-icd")
-        install = ["apt-get", "install", "-y", "-q", "--no-install-recommends", "pocl-opencl-icd"]
-        quiet = {"stdout": subprocess.DEVNULL, "env": {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}}
-        if subprocess.run(install, **quiet).returncode != 0:
-            subprocess.run(["apt-get", "update", "-q"], **quiet)
-            subprocess.run(install, **quiet)
+        apt_install("pocl-opencl-icd")
         if subprocess.run([sys.executable, "-c", OPENCL_PROBE], capture_output=True).returncode == 0:
             return
     print("setup: no OpenCL device here compiles kernels: the opencl backend reports itself unavailable and its "
           "tests are skipped (install a PoCL that knows this CPU, e.g. Debian's pocl-opencl-icd)")
+
+
+WEBGPU_PROBE = """
+import wgpu
+raise SystemExit(0 if wgpu.gpu.request_adapter_sync() is not None else 1)
+"""
+
+
+def webgpu_adapter_found() -> bool:
+    """Whether wgpu finds a WebGPU adapter (run apart: a missing driver can abort the interpreter)."""
+    env = {**os.environ, "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR") or "/tmp"}
+    return subprocess.run([sys.executable, "-c", WEBGPU_PROBE], capture_output=True, env=env).returncode == 0
+
+
+def ensure_webgpu_driver() -> None:
+    """Make sure wgpu finds an adapter; on Debian with apt-get usable, add Mesa's software Vulkan (llvmpipe)."""
+    if webgpu_adapter_found():
+        return
+    if apt_get_usable() is not None:
+        print("setup: no WebGPU adapter here; installing Debian's mesa-vulkan-drivers (llvmpipe, software Vulkan)")
+        apt_install("mesa-vulkan-drivers")
+        if webgpu_adapter_found():
+            return
+    print("setup: no WebGPU adapter here: the webgpu backend reports itself unavailable and its tests are skipped "
+          "(install a Vulkan driver, e.g. Debian's mesa-vulkan-drivers for llvmpipe)")
 
 
 def read_stamp(path: Path) -> dict:
@@ -208,9 +258,12 @@ def main(job: str) -> int:
 
 
 def ensure_drivers(job: str) -> int:
-    """The system drivers a requested stack needs beyond pip (only OpenCL has one we can add)."""
-    if "opencl" in requested_stacks(job):
+    """The system drivers a requested stack needs beyond pip (OpenCL's PoCL and WebGPU's llvmpipe we can add)."""
+    stacks = requested_stacks(job)
+    if "opencl" in stacks:
         ensure_opencl_driver()
+    if "webgpu" in stacks:
+        ensure_webgpu_driver()
     return 0
 
 

@@ -67,7 +67,7 @@ def _assert_no_accelerator(found: dict) -> None:
 
 
 def test_no_accelerator_when_every_plugin_is_blocked():
-    _assert_no_accelerator(_fresh(NO_ACCELERATOR, CORE_BLOCK="opencl,cuda,cpu_c", CORE_DEVICE="cpu"))
+    _assert_no_accelerator(_fresh(NO_ACCELERATOR, CORE_BLOCK="opencl,cuda,webgpu,cpu_c", CORE_DEVICE="cpu"))
 
 
 def test_no_accelerator_when_autoload_is_off():
@@ -75,8 +75,8 @@ def test_no_accelerator_when_autoload_is_off():
 
 
 @pytest.mark.skipif(core.cuda.is_available(), reason="cuda would be the accelerator")
-def test_blocking_opencl_leaves_no_accelerator_here():
-    _assert_no_accelerator(_fresh(NO_ACCELERATOR, CORE_BLOCK="opencl", CORE_DEVICE="cpu"))
+def test_blocking_opencl_and_webgpu_leaves_no_accelerator_here():
+    _assert_no_accelerator(_fresh(NO_ACCELERATOR, CORE_BLOCK="opencl,webgpu", CORE_DEVICE="cpu"))
 
 
 # -- the rule: the default device's type, else the first available of cuda, opencl, then the others by name -------

@@ -73,11 +73,11 @@ def test_exported_capsule_keeps_the_memory_alive():
 
 def test_dlpack_device_and_protocol(device):
     t = core.ones(3, device=device)
-    assert t.__dlpack_device__() == ({"cpu": 1, "cuda": 2, "opencl": 4}[device], 0)
+    assert t.__dlpack_device__() == ({"cpu": 1, "cuda": 2, "opencl": 4, "webgpu": 15}[device], 0)  # kDLWebGPU
     if device == "cpu":
         assert core.from_dlpack(t).data_ptr() == t.data_ptr()
-    elif device == "opencl":
-        with pytest.raises(RuntimeError, match="opencl cannot be exported with DLPack"):
+    elif device in ("opencl", "webgpu"):
+        with pytest.raises(RuntimeError, match=f"{device} cannot be exported with DLPack"):
             t.__dlpack__()
     else:
         back = core.from_dlpack(t.__dlpack__())

@@ -14,7 +14,8 @@ def test_a_small_budget_matches_the_reference(device):
     summary = fuzz.fuzz(device, SMALL_BUDGET, seed=0, batch=SMALL_BUDGET, verbose=False)
     assert summary["cases"] == SMALL_BUDGET
     assert not summary["mismatches"] and not summary["crashes"], fuzz.format_summary(summary)
-    assert summary["passed"] > SMALL_BUDGET * 0.9  # the cases run, rather than both sides raising
+    # the cases run, rather than both sides raising (a device without float64 refuses the float64 cases)
+    assert summary["passed"] > (SMALL_BUDGET - summary["unsupported"]) * 0.9
 
 
 def test_cases_are_reproducible_and_cover_shapes_layouts_and_families():

@@ -54,8 +54,8 @@ def test_a_second_run_installs_nothing(setup_env, capsys):
 def test_test_job_adds_the_stacks_the_tests_run_and_keeps_earlier_extras(setup_env):
     setup_env.main("train")
     setup_env.main("test")
-    assert _editables(setup_env.pip_calls[1]) == [".[cuda,dev,examples,mpi,onnx,opencl,tensorboard]",
-                                                  "plugins/opencl", "plugins/cuda"]
+    assert _editables(setup_env.pip_calls[1]) == [".[cuda,dev,examples,mpi,onnx,opencl,tensorboard,webgpu]",
+                                                  "plugins/opencl", "plugins/cuda", "plugins/webgpu"]
     setup_env.pip_calls.clear()
     setup_env.main("train")  # core's extras already cover the train job's
     assert setup_env.pip_calls == []
@@ -82,7 +82,7 @@ def test_core_extras_from_the_environment(setup_env, monkeypatch):
     monkeypatch.setenv("CORE_EXTRAS", "mpi, onnx")
     assert setup_env.requested_stacks("train") == ["mpi", "onnx"]
     monkeypatch.setenv("CORE_EXTRAS", "all")
-    assert set(setup_env.requested_stacks("train")) == {"opencl", "cuda", "onnx", "mpi", "tensorboard"}
+    assert set(setup_env.requested_stacks("train")) == {"opencl", "cuda", "webgpu", "onnx", "mpi", "tensorboard"}
     monkeypatch.setenv("CORE_EXTRAS", "cdua")
     with pytest.raises(SystemExit, match="CORE_EXTRAS names unknown extra 'cdua'"):
         setup_env.requested_stacks("train")
@@ -97,7 +97,84 @@ def test_the_extras_are_core_extras_and_the_lock_pins_them():
     spec.loader.exec_module(module)
     assert set(module.STACKS) | {"all", "dev", "examples"} == set(extras)
     pinned = {line.split("==")[0].lower() for line in module.LOCK.read_text().splitlines() if "==" in line}
-    for requirement in extras["onnx"] + extras["cuda"] + extras["mpi"] + extras["tensorboard"] + ["numpy", "scipy",
-                                                                                         "pluggy"]:
+    for requirement in (extras["onnx"] + extras["cuda"] + extras["webgpu"] + extras["mpi"] + extras["tensorboard"]
+                        + ["numpy", "scipy", "pluggy"]):
         name = requirement.split(">")[0].split("[")[0].split("=")[0].strip().lower()
         assert name.replace("_", "-") in {p.replace("_", "-") for p in pinned}, name
+
+
+@pytest.fixture
+def drivers(monkeypatch):
+    """The module with its driver probes and apt-get faked: ``state`` says what exists, ``installs`` records apt."""
+    spec = importlib.util.spec_from_file_location("setup_env_drivers", ROOT / "scripts" / "setup_env.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.state = {"adapter": False, "apt": [], "driver_installs_adapter": True}
+    module.installs = []
+
+    def install(package):
+        module.installs.append(package)
+        module.state["adapter"] = module.state["driver_installs_adapter"]
+
+    monkeypatch.setattr(module, "webgpu_adapter_found", lambda: module.state["adapter"])
+    monkeypatch.setattr(module, "apt_get_usable", lambda: module.state["apt"])
+    monkeypatch.setattr(module, "apt_install", install)
+    return module
+
+
+def test_webgpu_adapter_present_installs_nothing(drivers, capsys):
+    drivers.state["adapter"] = True
+    drivers.ensure_webgpu_driver()
+    assert drivers.installs == [] and capsys.readouterr().out == ""
+
+
+def test_no_webgpu_adapter_installs_mesas_software_vulkan_when_apt_get_is_usable(drivers, capsys):
+    drivers.ensure_webgpu_driver()
+    assert drivers.installs == ["mesa-vulkan-drivers"]
+    out = capsys.readouterr().out
+    assert "installing Debian's mesa-vulkan-drivers" in out and "unavailable" not in out
+
+
+def test_no_webgpu_adapter_and_no_apt_get_says_the_tests_are_skipped(drivers, capsys):
+    drivers.state["apt"] = None
+    drivers.ensure_webgpu_driver()
+    assert drivers.installs == []
+    assert "no WebGPU adapter here: the webgpu backend reports itself unavailable" in capsys.readouterr().out
+
+
+def test_a_driver_that_gives_no_adapter_is_reported(drivers, capsys):
+    drivers.state["driver_installs_adapter"] = False
+    drivers.ensure_webgpu_driver()
+    assert drivers.installs == ["mesa-vulkan-drivers"]
+    assert "its tests are skipped" in capsys.readouterr().out
+
+
+def test_apt_get_runs_through_passwordless_sudo_when_not_root(monkeypatch):
+    spec = importlib.util.spec_from_file_location("setup_env_apt", ROOT / "scripts" / "setup_env.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(module.os, "geteuid", lambda: 1000, raising=False)
+    sudo = {"ok": True}
+    monkeypatch.setattr(module.subprocess, "run", lambda command, **kw: subprocess.CompletedProcess(
+        command, 0 if sudo["ok"] else 1))
+    assert module.apt_get_usable() == ["sudo", "-n"]
+    sudo["ok"] = False
+    assert module.apt_get_usable() is None
+    monkeypatch.setattr(module.os, "geteuid", lambda: 0, raising=False)
+    assert module.apt_get_usable() == []
+
+
+def test_the_test_job_ensures_both_drivers_the_train_job_none_without_a_gpu(monkeypatch):
+    spec = importlib.util.spec_from_file_location("setup_env_jobs", ROOT / "scripts" / "setup_env.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.delenv("CORE_EXTRAS", raising=False)
+    monkeypatch.setattr(module, "machine_can_use", lambda stack: False)
+    called = []
+    monkeypatch.setattr(module, "ensure_opencl_driver", lambda: called.append("opencl"))
+    monkeypatch.setattr(module, "ensure_webgpu_driver", lambda: called.append("webgpu"))
+    module.ensure_drivers("train")
+    assert called == []
+    module.ensure_drivers("test")
+    assert called == ["opencl", "webgpu"]

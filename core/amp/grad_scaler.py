@@ -21,6 +21,13 @@ from ..tensor import Tensor
 __all__ = ["GradScaler", "OptState"]
 
 
+def _has_float64(device) -> bool:
+    """Whether tensors on ``device`` can be float64 (WebGPU's cannot, like PyTorch's mps)."""
+    from ..plugins.manager import runtime_for
+
+    return runtime_for(device.type).supports_dtype(dtypes.float64)
+
+
 class OptState(Enum):
     """Where one optimizer is in the iteration: gradients still scaled, unscaled, or stepped."""
 
@@ -124,7 +131,8 @@ class GradScaler:
             raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
         if optimizer_state["stage"] is OptState.STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
-        inv_scale = self._scale.double().reciprocal().float()  # in float64: exact for powers of two and others
+        inv_scale = self._scale.double().reciprocal().float() if _has_float64(self._scale.device) \
+            else self._scale.reciprocal()  # in float64 where the device has it (as PyTorch, which skips it on mps)
         found_inf = inv_scale.new_zeros(())
         optimizer_state["found_inf_per_device"] = self._unscale_grads_(optimizer, inv_scale, found_inf, False)
         optimizer_state["stage"] = OptState.UNSCALED

@@ -72,8 +72,9 @@ class Runtime:
         return device(dev.type, index)
 
     def supports_dtype(self, d: dtype) -> bool:
-        """Whether tensors of dtype ``d`` can live on this backend."""
-        return d.name != "float64" or self.supports_float64
+        """Whether tensors of dtype ``d`` can live on this backend (float64 and complex128, whose parts are
+        float64, only where it ``supports_float64``)."""
+        return self.supports_float64 or d.name not in ("float64", "complex128")
 
     def allocate(self, nbytes: int, dev: device):
         """An uninitialised buffer of ``nbytes`` bytes on ``dev`` (the Storage's ``data``)."""

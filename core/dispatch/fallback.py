@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from .. import config
-from .keys import backend_key
+from .keys import Profiler, backend_key, tls
 from .operator import fallback_counts, warn_once
 
 __all__ = ["resolve"]
@@ -44,14 +46,26 @@ def resolve(op, key, declined: bool = False):
                   f"{op.name}(): the backend of device '{device}' {lacks}{dtypes}; running on the CPU with copies "
                   f"(this warning is shown once)")
         fallback_counts[(op.name, device.type)] += 1
-        cpu_args = [_to_cpu(a) for a in args]
-        out = op.redispatch(cpu.mask, *cpu_args, **kwargs)
-        if op.inplace:
-            args[0].copy_(cpu_args[0])
-            return args[0]
-        return _to_device(out, device)
+        with _unprofiled():  # the copies are how this op runs, not ops of the program: core.profiler shows the op
+            cpu_args = [_to_cpu(a) for a in args]
+            out = op.redispatch(cpu.mask, *cpu_args, **kwargs)
+            if op.inplace:
+                args[0].copy_(cpu_args[0])
+                return args[0]
+            return _to_device(out, device)
 
     return run_on_cpu
+
+
+@contextlib.contextmanager
+def _unprofiled():
+    """Calls inside are not recorded by ``core.profiler`` (the Profiler key excluded on this thread)."""
+    saved = tls.exclude & Profiler.mask
+    tls.exclude |= Profiler.mask
+    try:
+        yield
+    finally:
+        tls.exclude = (tls.exclude & ~Profiler.mask) | saved
 
 
 def _device_type(key) -> str:

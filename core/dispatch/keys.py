@@ -70,10 +70,13 @@ Meta = _make("Meta", 1, True)
 BACKEND_KEYS_MASK = (1 << (_MAX_BACKEND_BIT + 1)) - 1
 
 
+_DISPLAY_NAMES = {"opencl": "OpenCL", "webgpu": "WebGPU"}  # key names spelt as their APIs are
+
+
 def backend_key(device_type: str) -> DispatchKey:
     """The backend key of a device type, allocated on first request (``cpu`` -> ``CPU``)."""
     name = "Meta" if device_type == "meta" else device_type.upper() if device_type in ("cpu", "cuda") \
-        else device_type.capitalize() if device_type != "opencl" else "OpenCL"
+        else _DISPLAY_NAMES.get(device_type) or device_type.capitalize()
     key = _BY_NAME.get(name)
     if key is not None:
         return key

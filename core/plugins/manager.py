@@ -33,7 +33,7 @@ ENTRY_POINT_GROUP = "core.backends"
 DISTRIBUTED_ENTRY_POINT_GROUP = "core.distributed_backends"
 BUILTIN_PLUGINS = ("core.backends.numpy.plugin", "core.backends.meta", "core.distributed.mpi")
 # Device types whose plugin ships with core: each is the entry point, the extra and the plugins/ folder of that name.
-SHIPPED_DEVICE_TYPES = ("cuda", "opencl")
+SHIPPED_DEVICE_TYPES = ("cuda", "opencl", "webgpu")
 
 
 def install_hint(device_type: str) -> str:

@@ -142,6 +142,15 @@ def _config(**values):
                 config.reset(key)
 
 
+# the TypeError core.ops.creation raises for a float64 (or complex128) tensor on a device without float64
+FLOAT64_REFUSALS = ("does not support dtype float64", "does not support dtype complex128")
+
+
+def refuses_float64(device: str, message: str) -> bool:
+    """Whether an error ``message`` is ``device``'s declared refusal of float64 (and the device lacks float64)."""
+    return any(refusal in message for refusal in FLOAT64_REFUSALS) and not _supports_float64(device)
+
+
 def _supports_float64(device: str) -> bool:
     from ..device import device as as_device
     from ..plugins.manager import runtime_for

@@ -32,6 +32,7 @@ import numpy as np
 import core
 
 from . import assert_close, to_numpy
+from .backend_check import refuses_float64
 from .conformance import ALL, FLOATS, INTS, OP_DB, OpInfo, _values
 
 __all__ = ["Case", "FAMILIES", "KNOWN_FAILURES", "draw_case", "make_view", "run_case", "compare", "fuzz",
@@ -800,15 +801,16 @@ def fuzz(device: str, cases: int, seed: int = 0, batch: int = 500, timeout: floa
          expected_failures: dict | None = None, verbose: bool = True, preload: str | None = None) -> dict:
     """Run ``cases`` cases on ``device`` against the reference, ``batch`` cases per pair of subprocesses.
 
-    Returns ``{"cases", "passed", "raised", "mismatches": [(id, op, dtype, what)], "crashes": [(id, op, status,
-    stderr)], "xfailed", "xpassed", "seconds"}``; ``raised`` counts cases where both sides raised the same kind of
-    error. ``expected_failures`` maps ``(device type, op or case id)`` to a reason (KNOWN_FAILURES by default);
+    Returns ``{"cases", "passed", "raised", "unsupported", "mismatches": [(id, op, dtype, what)], "crashes": [(id,
+    op, status, stderr)], "xfailed", "xpassed", "seconds"}``; ``raised`` counts cases where both sides raised the
+    same kind of error, ``unsupported`` those a device without float64 refused for their float64 (or complex128).
+    ``expected_failures`` maps ``(device type, op or case id)`` to a reason (KNOWN_FAILURES by default);
     ``preload`` names a module the device's workers import first.
     """
     known = KNOWN_FAILURES if expected_failures is None else expected_failures
     device_type = core.device(device).type
-    summary = {"device": device, "seed": seed, "cases": 0, "passed": 0, "raised": 0, "mismatches": [],
-               "crashes": [], "xfailed": [], "xpassed": set(), "seconds": 0.0}
+    summary = {"device": device, "seed": seed, "cases": 0, "passed": 0, "raised": 0, "unsupported": 0,
+               "mismatches": [], "crashes": [], "xfailed": [], "xpassed": set(), "seconds": 0.0}
     started = time.monotonic()
     device_env, reference_env = _environments(device)
     with tempfile.TemporaryDirectory(prefix="core-fuzz-") as workdir:
@@ -833,7 +835,10 @@ def fuzz(device: str, cases: int, seed: int = 0, batch: int = 500, timeout: floa
                 case = draw_case(seed, index)
                 what = compare(case, got[index], want[index])
                 reason = _known(known, device_type, case)
-                if what is None:
+                if what is not None and "error" in got[index] and "error" not in want[index] \
+                        and refuses_float64(device, got[index]["error"][1]):
+                    summary["unsupported"] += 1  # a float64 case on a device that declares it has none
+                elif what is None:
                     summary["raised" if "error" in got[index] else "passed"] += 1
                     if reason:
                         summary["xpassed"].add(reason)
@@ -866,7 +871,9 @@ def format_summary(summary: dict) -> str:
     lines = [f"fuzz {summary['device']} seed {summary['seed']}: {summary['cases']} cases in "
              f"{summary['seconds']:.0f} s: {summary['passed']} passed, {summary['raised']} raised alike, "
              f"{len(summary['mismatches'])} mismatches, {len(summary['crashes'])} crashes, "
-             f"{len(summary['xfailed'])} expected failures"]
+             f"{len(summary['xfailed'])} expected failures"
+             + (f", {summary['unsupported']} float64 cases the device has no float64 for"
+                if summary.get("unsupported") else "")]
     for case_id, op, dtype, what in summary["mismatches"][:50]:
         lines.append(f"MISMATCH {case_id} {op} {dtype}: {what.splitlines()[0][:400]}")
     for case_id, op, status, tail in summary["crashes"]:

@@ -17,7 +17,7 @@ from ..tensor import Tensor
 __all__ = ["from_dlpack", "to_dlpack"]
 
 # DLPack's DLDeviceType codes of the device types core knows
-_DL_DEVICE = {"cpu": 1, "cuda": 2, "opencl": 4}
+_DL_DEVICE = {"cpu": 1, "cuda": 2, "opencl": 4, "webgpu": 15}
 _DEVICE_TYPE = {1: "cpu", 2: "cuda", 3: "cpu", 4: "opencl"}  # 3 = kDLCUDAHost: pinned host memory
 
 

@@ -24,10 +24,11 @@ from __future__ import annotations
 import os
 import tempfile
 import threading
+import time
 
 import numpy as np
 
-from core.backends.api import Runtime
+from core.backends.api import DeviceEvent, Runtime
 
 __all__ = ["WebGPURuntime", "DeviceSlot", "Buffer", "Pool", "RUNTIME", "ENV_ADAPTER", "WORKGROUP", "grid"]
 
@@ -36,7 +37,15 @@ _SETTINGS = {"power_preference"}
 WORKGROUP = 64  # invocations per work-group of the 1-d kernels (see grid)
 _MAX_GROUPS = 65535  # work-groups per grid dimension (WebGPU's default limit)
 _BATCH = 256  # dispatches recorded before the encoder is submitted
+_QUERIES = 2 * _BATCH  # timestamps per query set while profiling (two per dispatch)
 _CACHE_CAP = 4096  # parameter buffers kept per device (shapes and strides recur from step to step)
+
+
+_FEATURES = ("shader-f16", "shader-int64")  # optional features the kernels use: WGSL f16, i64 (wgpu-native)
+
+
+def _mib(nbytes: int) -> str:
+    return f"{nbytes / 2**20:g} MiB"
 
 
 def _wgpu():
@@ -66,10 +75,22 @@ def _size_class(nbytes: int) -> int:
 
 
 class Pool:
-    """Freed GPUBuffers kept by size class and handed out again; :meth:`free_held` gives them back to wgpu."""
+    """Freed GPUBuffers kept by size class and handed out again; :meth:`free_held` gives them back to wgpu.
+
+    The pool owns every GPUBuffer it made (``owned``), lent to a :class:`Buffer` or held: a buffer is then never
+    reachable only through tensors, so when the garbage collector frees a cycle of tensors (autograd graphs), wgpu's
+    finalizer cannot release a GPUBuffer that the :class:`Buffer` 's finalizer is handing back to the pool.
+
+    Each GPUBuffer gets an address of its own in a virtual address space (never reused, 256-byte aligned, ranges
+    apart), which ``Tensor.data_ptr()`` reports: WebGPU has no device addresses, and distinct buffers must not
+    compare equal or overlap.
+    """
 
     def __init__(self, device):
         self.device = device
+        self.max_size = device.limits["max-buffer-size"]
+        self.owned: dict = {}  # every GPUBuffer made and not yet destroyed -> its virtual address
+        self._next_address = 1 << 32
         self.held: dict = {}  # size -> [GPUBuffer]
         self.active_bytes = self.held_bytes = 0
         self.peak_active = self.peak_reserved = 0
@@ -77,6 +98,10 @@ class Pool:
 
     def allocate(self, nbytes: int) -> "Buffer":
         size = _size_class(nbytes)
+        if size > self.max_size:  # the largest buffers are not rounded up to a class
+            size = max(16, -(-nbytes // 4) * 4)
+        if size > self.max_size:  # core reports it as an OutOfMemoryError naming the op, device and pool
+            raise MemoryError(f"webgpu: {nbytes} bytes exceed the adapter's max-buffer-size ({self.max_size})")
         with self.lock:
             free, gpu = self.held.get(size), None
             while free and gpu is None:
@@ -90,7 +115,15 @@ class Pool:
             self.peak_reserved = max(self.peak_reserved, self.active_bytes + self.held_bytes)
         if gpu is None:
             usage = _wgpu().BufferUsage
-            gpu = self.device.create_buffer(size=size, usage=usage.STORAGE | usage.COPY_SRC | usage.COPY_DST)
+            try:
+                gpu = self.device.create_buffer(size=size, usage=usage.STORAGE | usage.COPY_SRC | usage.COPY_DST)
+            except BaseException:
+                with self.lock:
+                    self.active_bytes -= size
+                raise
+            with self.lock:
+                self.owned[gpu] = self._next_address
+                self._next_address += -(-size // 256) * 256 + 256
         return Buffer(gpu, size, self)
 
     def release(self, gpu, size: int) -> None:
@@ -102,6 +135,9 @@ class Pool:
     def free_held(self) -> None:
         with self.lock:
             held, self.held, self.held_bytes = self.held, {}, 0
+            for buffers in held.values():
+                for gpu in buffers:
+                    del self.owned[gpu]
         for buffers in held.values():
             for gpu in buffers:
                 gpu.destroy()
@@ -127,14 +163,13 @@ class DeviceSlot:
     """The selected adapter's device: its queue, buffer pool, compiled pipelines and the encoder being recorded."""
 
     def __init__(self, adapter):
-        wgpu = _wgpu()
         self.adapter = adapter
         info = adapter.info
         self.name = f"{info['device']} ({info['backend_type']}, {info['adapter_type']})"
         self.info = dict(info)
         features = set(adapter.features)
         #: shader-f16: WGSL ``f16`` (float16 kernels); shader-int64 (wgpu-native): ``i64`` (int64 kernels)
-        wanted = [f for f in ("shader-f16", "shader-int64") if f in features]
+        wanted = [f for f in (*_FEATURES, "timestamp-query") if f in features]
         limits = adapter.limits
         raise_to = {k: limits[k] for k in ("max-buffer-size", "max-storage-buffer-binding-size",
                                            "max-storage-buffers-per-shader-stage",
@@ -152,6 +187,8 @@ class DeviceSlot:
         self._params: dict = {}  # parameter bytes -> GPUBuffer
         self._encoder = None
         self._pending = 0
+        self._fence = None  # a 4-byte buffer synchronize reads back
+        self.recorder: Recorder | None = None  # while core.profiler records device time
         self.lock = threading.RLock()  # one thread records into the encoder at a time
         self.dispatch_count = 0  # every kernel launched on this device (tests count them)
 
@@ -215,7 +252,9 @@ class DeviceSlot:
             gpus.append(self._param_buffer(params))
             bind = self.device.create_bind_group(layout=group, entries=[
                 {"binding": k, "resource": {"buffer": g, "offset": 0, "size": g.size}} for k, g in enumerate(gpus)])
-            cpass = self.encoder().begin_compute_pass()
+            recorder = self.recorder
+            cpass = self.encoder().begin_compute_pass(
+                timestamp_writes=None if recorder is None else recorder.writes(self, key))
             cpass.set_pipeline(pipeline)
             cpass.set_bind_group(0, bind)
             cpass.dispatch_workgroups(*groups)
@@ -258,8 +297,66 @@ class DeviceSlot:
             self.queue.write_buffer(_gpu(buffer), start, data)
 
     def synchronize(self) -> None:
-        self.flush()
-        self.queue.on_submitted_work_done_sync()
+        """Wait until everything recorded so far has run: reading back 4 bytes maps a buffer, which waits for the
+        queue's earlier work (wgpu-py 0.32's ``on_submitted_work_done_sync`` fails against its wgpu-native)."""
+        with self.lock:
+            if self._fence is None:
+                usage = _wgpu().BufferUsage
+                self._fence = self.device.create_buffer(size=4, usage=usage.COPY_SRC | usage.COPY_DST)
+            self.read(self._fence, 0, 4)
+
+
+class Recorder:
+    """Device time of the dispatches of one profile block: each compute pass writes a timestamp at its beginning
+    and end into a query set (``_QUERIES`` per set; a full set is resolved into a buffer in the encoder); at the
+    end the timestamps (nanoseconds) become :class:`DeviceEvent` s, moved onto the host's ``perf_counter`` clock by
+    a marker pass at the start, taken to run when it was submitted (it runs no earlier): a span is never placed
+    after the time it ran."""
+
+    def __init__(self, slot: DeviceSlot):
+        self.names: list = []  # kernel name per recorded dispatch
+        self.resolved: list = []  # (buffer, count) of every full query set
+        self.query_set, self.used = None, 0
+        with slot.lock:  # the marker runs after the host time taken before it is submitted
+            slot.synchronize()
+            marker = self.writes(slot, None)
+            slot.encoder().begin_compute_pass(timestamp_writes=marker).end()
+            submitted = time.perf_counter_ns()
+            slot.synchronize()
+            self.offset_ns = submitted - int(self._read(slot)[0][1])
+        self.names, self.resolved, self.query_set, self.used = [], [], None, 0
+
+    def writes(self, slot: DeviceSlot, key) -> dict:
+        """The ``timestamp_writes`` of the next compute pass (kernel ``key``)."""
+        if self.used == _QUERIES:
+            self._resolve(slot)
+        if self.query_set is None:
+            self.query_set = slot.device.create_query_set(type=_wgpu().QueryType.timestamp, count=_QUERIES)
+        index, self.used = self.used, self.used + 2
+        self.names.append(key[0] if isinstance(key, tuple) else str(key))
+        return {"query_set": self.query_set, "beginning_of_pass_write_index": index,
+                "end_of_pass_write_index": index + 1}
+
+    def _resolve(self, slot: DeviceSlot) -> None:
+        if self.used:
+            usage = _wgpu().BufferUsage
+            buf = slot.device.create_buffer(size=self.used * 8, usage=usage.QUERY_RESOLVE | usage.COPY_SRC)
+            slot.encoder().resolve_query_set(self.query_set, 0, self.used, buf, 0)
+            self.resolved.append((buf, self.used))
+        self.query_set, self.used = None, 0
+
+    def _read(self, slot: DeviceSlot) -> list:
+        """(name, start ns, end ns) of every recorded dispatch."""
+        self._resolve(slot)
+        stamps = np.concatenate([np.frombuffer(slot.read(buf, 0, n * 8), np.uint64) for buf, n in self.resolved]
+                                or [np.zeros(0, np.uint64)])
+        return [(name, stamps[2 * k], stamps[2 * k + 1]) for k, name in enumerate(self.names)]
+
+    def events(self, slot: DeviceSlot) -> list:
+        with slot.lock:
+            spans = self._read(slot)
+        return [DeviceEvent(name, (int(start) + self.offset_ns) / 1000, max(int(end) - int(start), 0) / 1000)
+                for name, start, end in spans]
 
 
 def _gpu(buffer):
@@ -275,6 +372,7 @@ class WebGPURuntime(Runtime):
     """Buffers from a caching pool on one WebGPU adapter's device; kernels in ``core_webgpu.kernels``."""
 
     supports_float64 = False  # WebGPU has no f64 in WGSL: float64 tensors are refused with a clear error
+    _profiling = False  # a core.profiler block records device time (start_profiling .. stop_profiling)
 
     def __init__(self):
         self._settings: dict = {}
@@ -338,7 +436,16 @@ class WebGPURuntime(Runtime):
         return slot
 
     def device_name(self, index: int = 0) -> str:
-        return self.slot.name
+        """The adapter, its vendor, backend and type, the features kernels use and the limits that bound them
+        (``python -m core info`` lists it)."""
+        slot = self.slot
+        info, limits = slot.info, slot.limits
+        features = ", ".join(f"{f} {'yes' if f in slot.features else 'no'}" for f in _FEATURES)
+        return (f"{info['device']} (vendor {info['vendor'] or info['vendor_id']}; {info['backend_type']}, "
+                f"{info['adapter_type']}; {features}; max storage binding "
+                f"{_mib(limits['max-storage-buffer-binding-size'])}, max buffer {_mib(limits['max-buffer-size'])}, "
+                f"work-group <= {limits['max-compute-invocations-per-workgroup']} invocations and "
+                f"{limits['max-compute-workgroup-storage-size'] // 1024} KiB)")
 
     def allocate(self, nbytes: int, dev):
         return self.slot.pool.allocate(nbytes)
@@ -376,6 +483,11 @@ class WebGPURuntime(Runtime):
             view[...] = values
         self.slot.write(tensor._storage.data, start * d.itemsize, host.tobytes())
 
+    def data_ptr(self, storage) -> int:
+        """The buffer's virtual address (see :class:`Pool`)."""
+        buffer = storage.data
+        return buffer.pool.owned[buffer.gpu] if isinstance(buffer, Buffer) and buffer.pool is not None else 0
+
     def synchronize(self, dev=None) -> None:
         if self._slot is not None:
             self._slot.synchronize()
@@ -399,6 +511,23 @@ class WebGPURuntime(Runtime):
 
     def max_memory_reserved(self, dev=None) -> int:
         return self.slot.pool.peak_reserved
+
+    def start_profiling(self) -> bool:
+        """Record each dispatch's device time from timestamp queries (adapters with ``timestamp-query``; one
+        profile block at a time)."""
+        slot = self.slot
+        with self._lock:
+            if self._profiling or "timestamp-query" not in slot.features:
+                return False
+            self._profiling = True
+        slot.recorder = Recorder(slot)
+        return True
+
+    def stop_profiling(self) -> list:
+        """The dispatches' :class:`DeviceEvent` s since :meth:`start_profiling` (waits for them)."""
+        slot, self._profiling = self.slot, False
+        recorder, slot.recorder = slot.recorder, None
+        return recorder.events(slot) if recorder is not None else []
 
     def reset_peak_memory_stats(self, dev=None) -> None:
         pool = self.slot.pool
