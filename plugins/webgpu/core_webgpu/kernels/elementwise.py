@@ -9,7 +9,7 @@ from core.backends.api import TensorSpec, broadcast_strides, coalesce, get_opera
 from core.codegen import BINARY_EXPRESSIONS, UNARY_EXPRESSIONS
 
 from ..renderer import PACKED, RENDERER
-from ._common import is_tensor, launch, new_tensor, numel, slot
+from ._common import RUNTIME, is_tensor, launch, new_tensor, numel
 
 __all__ = ["kernels", "run_elementwise", "fresh", "like", "supported", "stored", "compute_name", "rank_bucket",
            "padded", "UNARY", "BINARY"]
@@ -59,7 +59,7 @@ def compute_name(dtype) -> str:
 
 def stored(name: str) -> bool:
     """Whether tensors of dtype ``name`` live in this device's buffers in a form the kernels read and write."""
-    s = slot()
+    s = RUNTIME.slot
     return name in ("float32", "int32", *PACKED) or name == "int64" and s.int64 or name == "float16" and s.f16
 
 
@@ -88,7 +88,7 @@ def writes_whole_words(out) -> bool:
 def scalar_buffer(value, dtype: str):
     """A device buffer holding the number ``value`` as one element of ``dtype`` (cached by its bytes)."""
     data = np.array([value]).astype(np.dtype(dtype)).tobytes()
-    return slot()._param_buffer(tuple(np.frombuffer(data.ljust(-(-len(data) // 4) * 4, b"\0"), np.int32).tolist()))
+    return RUNTIME.slot._param_buffer(tuple(np.frombuffer(data.ljust(-(-len(data) // 4) * 4, b"\0"), np.int32).tolist()))
 
 
 def _renders(op: str, compute: str) -> bool:

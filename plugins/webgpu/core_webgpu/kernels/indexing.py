@@ -15,9 +15,7 @@ from __future__ import annotations
 from core import broadcast_shapes
 from core.backends.api import broadcast_strides
 
-from ..runtime import grid
-from ._common import MAIN, new_tensor, numel, wgsl_type
-from .linalg import layout, run
+from ._common import MAIN, layout, new_tensor, numel, run, wgsl_type
 
 __all__ = ["kernels"]
 
@@ -59,7 +57,7 @@ def _indexed(write: bool, shape: tuple, t, t_strides: tuple, other, other_stride
         writes, reads = [("t", t, kind)], [("other", other, kind)] + indices
     else:
         writes, reads = [("out", other, kind)], [("t", t, kind)] + indices
-    run(("indexed", write, combine), _source(write, len(entries), combine), writes, reads, grid(n // serial),
+    run(("indexed", write, combine), _source(write, len(entries), combine), writes, reads, n // serial,
         values, layouts)
 
 

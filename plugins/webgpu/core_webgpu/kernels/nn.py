@@ -1,11 +1,10 @@
-"""The nn family: the fused composites a training step runs — ``softmax``, ``log_softmax``, ``cross_entropy_loss``
-(and backward), ``convolution`` (and backward) and ``max_pool``/``avg_pool`` (and backward), float32.
+"""The nn family, float32: ``softmax``/``log_softmax``, ``cross_entropy_loss``, ``layer_norm``, ``convolution`` and
+``max_pool``/``avg_pool`` (each with its backward).
 
-Row kernels (softmax, cross-entropy) run one work-group per row along the reduced dim and reduce in workgroup
-memory (:data:`_ROW`). Convolution is an implicit GEMM (linalg's :func:`~.linalg.gemm` with loaders that index
-the input, weight and output gradient through their strides: no im2col buffer), its three gradients too. Pooling
-runs one invocation per output (forward) or per input position (backward: a gather over the windows covering it,
-so no atomics). Convolution and pooling take one or two spatial dims (3-d and transposed convolutions decline).
+Row kernels run one work-group per row, reducing in workgroup memory (:data:`_ROW`). Convolution and its gradients
+are implicit GEMMs (linalg's :func:`~.linalg.gemm` with loaders that index through strides: no im2col buffer).
+Pooling runs one invocation per output, its backward one per input position (a gather over the covering windows: no
+atomics). Convolution and pooling take one or two spatial dims.
 """
 
 from __future__ import annotations
@@ -14,15 +13,20 @@ from core import int32
 from core.backends.api import broadcast_strides
 from core.ops.pooling import pool_out_size
 
-from ..runtime import WORKGROUP, grid
-from ._common import MAIN, new_tensor, numel
-from .linalg import f32, gemm, layout, run
+from ..runtime import WORKGROUP
+from ._common import MAIN, f32, layout, new_tensor, numel, run
+from .linalg import PLAIN_EPILOGUE, gemm
 
 __all__ = ["kernels"]
 
 _NEG_INF = "bitcast<f32>(0xff800000u)"
 
 # one work-group per row: `base` is the row's first element, `sd` its stride along the dim, `lse` its logsumexp
+_ROW_MAIN = f"""@compute @workgroup_size({WORKGROUP})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) t: u32) {{
+    let row = i32(wid.y * nwg.x + wid.x);
+    if (row >= $rows) {{ return; }}"""
 _ROW = f"""
 var<workgroup> red: array<f32, {WORKGROUP}>;
 fn reduce(v: f32, t: u32, take_max: bool) -> f32 {{
@@ -36,11 +40,7 @@ fn reduce(v: f32, t: u32, take_max: bool) -> f32 {{
     workgroupBarrier();
     return r;
 }}
-@compute @workgroup_size({WORKGROUP})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) t: u32) {{
-    let row = i32(wid.y * nwg.x + wid.x);
-    if (row >= $rows) {{ return; }}
+ROW_MAIN
     let L = $len; let sd = $sd; let base = $xo + off(row, $xl);
     var m = {_NEG_INF};
     for (var k = i32(t); k < L; k += {WORKGROUP}) {{ m = max(m, x[base + k * sd]); }}
@@ -51,7 +51,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let o0 = (row / $inner) * L * $inner + row % $inner;  // the row's first element in a contiguous output
     BODY
 }}
-"""
+""".replace("ROW_MAIN", _ROW_MAIN)
 _ROW_BODIES = {
     "softmax": f"for (var k = i32(t); k < L; k += {WORKGROUP}) {{ out[o0 + k * $inner] = exp(x[base + k * sd] - lse); "
                "}",
@@ -105,7 +105,7 @@ def _rows(name: str, x, dim: int, writes: list, reads: list = (), values: dict |
     if rows == 0:
         return
     run(("row", name), _ROW.replace("BODY", _ROW_BODIES[name]), writes, [("x", x, "f32"), *reads],
-        grid(rows * WORKGROUP), dict(rows=rows, len=length, sd=sd, xo=x._offset, inner=numel(x._shape[dim + 1:]),
+        rows * WORKGROUP, dict(rows=rows, len=length, sd=sd, xo=x._offset, inner=numel(x._shape[dim + 1:]),
                                      **(values or {})), dict(xl=layout(shape, strides), **(layouts or {})))
 
 
@@ -182,11 +182,7 @@ def cross_entropy_loss_backward(grad, input, target, weight, reduction, ignore_i
 # -- layer norm: one work-group per row of the contiguous (rows, D) input --------------------------------------------
 _LN = _ROW.split("@compute")[0] + f"""
 fn scale(k: i32) -> f32 {{ return select(1.0, w[$wo + k], $hasw == 1); }}
-@compute @workgroup_size({WORKGROUP})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) t: u32) {{
-    let row = i32(wid.y * nwg.x + wid.x);
-    if (row >= $rows) {{ return; }}
+{_ROW_MAIN}
     let D = $d; let base = $xo + row * D;
     var s = 0.0;
     for (var k = i32(t); k < D; k += {WORKGROUP}) {{ s += x[base + k]; }}
@@ -250,7 +246,7 @@ def layer_norm(input, normalized_shape, weight, bias, eps):
     out = new_tensor(tuple(input.shape), input.dtype, input.device)
     if rows:
         run(("ln", "forward"), _LN.replace("BODY", _LN_BODIES["forward"]), [("out", out, "f32")], reads,
-            grid(rows * WORKGROUP), values)
+            rows * WORKGROUP, values)
     return out
 
 
@@ -266,11 +262,11 @@ def layer_norm_backward(grad, input, normalized_shape, weight, bias, eps, output
     dw, db = (new_tensor(tuple(normalized_shape), input.dtype, input.device) for _ in range(2))
     if rows:
         run(("ln", "backward"), _LN.replace("BODY", _LN_BODIES["backward"]),
-            [("out", grad_input, "f32"), ("stats", stats, "f32")], reads + [("g", g, "f32")], grid(rows * WORKGROUP),
+            [("out", grad_input, "f32"), ("stats", stats, "f32")], reads + [("g", g, "f32")], rows * WORKGROUP,
             dict(values, go=g._offset))
     if output_mask[1] or output_mask[2]:
         run("ln_columns", _LN_COLUMNS, [("dw", dw, "f32"), ("db", db, "f32")],
-            [("g", g, "f32"), ("x", x, "f32"), ("stats", stats, "f32")], grid(d),
+            [("g", g, "f32"), ("x", x, "f32"), ("stats", stats, "f32")], d,
             dict(rows=rows, d=d, go=g._offset, xo=x._offset))
     return tuple(t if wanted else None for t, wanted in zip((grad_input, dw, db), output_mask))
 
@@ -286,7 +282,6 @@ _X = """fn xcol(n: i32, ci: i32, t: vec3<i32>, l: i32) -> f32 {
 _W = "fn wat(o: i32, c: i32, t: vec3<i32>) -> f32 { return wt[$wo + o * $ws0 + c * $ws1 + t.y * $ws2 + t.z * $ws3]; }\n"
 _G = ("fn gout(n: i32, o: i32, l: i32) -> f32 {\n"
       "    return go[$go + n * $gs0 + o * $gs1 + (l / $ow) * $gs2 + (l % $ow) * $gs3];\n}\n")
-_PLAIN = "fn epilogue(z: i32, r: i32, c: i32, v: f32) -> f32 { return v; }\n"
 _CONV = {  # (helpers, load_a, load_b) of each GEMM; z, r, c, k as in linalg.gemm
     "forward": (_TAP + _X + _W, "return wat((z % $g) * $og + r, tap(k).x, tap(k));",
                 "let t = tap(k); return xcol(z / $g, (z % $g) * $cg + t.x, t, c);"),
@@ -303,7 +298,7 @@ _CONV = {  # (helpers, load_a, load_b) of each GEMM; z, r, c, k as in linalg.gem
 def _conv_source(kind: str, bias: bool = False) -> str:
     helpers, a, b = _CONV[kind]
     epilogue = ("fn epilogue(z: i32, r: i32, c: i32, v: f32) -> f32 {\n"
-                "    return v + bias[$bo + ((z % $g) * $og + r) * $bs];\n}\n" if bias else _PLAIN)
+                "    return v + bias[$bo + ((z % $g) * $og + r) * $bs];\n}\n" if bias else PLAIN_EPILOGUE)
     return (helpers + f"fn load_a(z: i32, r: i32, k: i32) -> f32 {{ {a} }}\n"
             f"fn load_b(z: i32, k: i32, c: i32) -> f32 {{ {b} }}\n" + epilogue)
 
@@ -332,8 +327,13 @@ def _conv_geometry(input, weight, stride, padding, dilation, groups):
     if min(n, c, o, oh, ow) <= 0:
         return None
     return dict(n=n, cg=cg, og=o // groups, g=groups, h=h, w=w, kh=kh, kw=kw, oh=oh, ow=ow, l=oh * ow, sh=sh, sw=sw,
-                ph=ph, pw=pw, dh=dh, dw=dw, xo=input._offset, xs0=xs[0], xs1=xs[1], xs2=xs[2], xs3=xs[3],
-                wo=weight._offset, ws0=ws[0], ws1=ws[1], ws2=ws[2], ws3=ws[3])
+                ph=ph, pw=pw, dh=dh, dw=dw, xo=input._offset, wo=weight._offset, **_strides("xs", xs),
+                **_strides("ws", ws))
+
+
+def _strides(prefix: str, strides) -> dict:
+    """``{prefix0: strides[0], ...}``: a tensor's strides as named parameters."""
+    return {f"{prefix}{k}": s for k, s in enumerate(strides)}
 
 
 def _spatial(geo: dict, nd: int, prefix: str = "") -> tuple:
@@ -343,13 +343,11 @@ def _spatial(geo: dict, nd: int, prefix: str = "") -> tuple:
 def _pick(geo: dict, names: str) -> tuple:
     """(values, consts) for :func:`~.linalg.run` of the geometry's ``names``: offsets are parameters, the rest
     (sizes, steps, strides: a layer's, recurring) compiled in."""
-    chosen = {k: geo[k] for k in names.split()}
-    return ({k: v for k, v in chosen.items() if k in _OFFSETS}, {k: v for k, v in chosen.items()
-                                                                 if k not in _OFFSETS})
+    names = names.split()
+    return ({k: geo[k] for k in names if k in _OFFSETS}, {k: geo[k] for k in names if k not in _OFFSETS})
 
 
 _OFFSETS = {"xo", "wo", "go", "bo"}
-
 
 _USES = {"forward": "g og cg kh kw ow sh sw ph pw dh dw h w xo xs0 xs1 xs2 xs3 wo ws0 ws1 ws2 ws3",
          "weight": "og cg kh kw ow sh sw ph pw dh dw h w l xo xs0 xs1 xs2 xs3 go gs0 gs1 gs2 gs3",
@@ -379,7 +377,7 @@ def convolution_backward(grad_output, input, weight, stride, padding, dilation, 
     if geo is None or not _f32(input, grad_output) or grad_output.dim() != input.dim():
         return NotImplemented
     (_, o, _, _), gs = _as_2d(grad_output)
-    geo.update(go=grad_output._offset, gs0=gs[0], gs1=gs[1], gs2=gs[2], gs3=gs[3])
+    geo.update(go=grad_output._offset, **_strides("gs", gs))
     n, g, og, cg, taps = geo["n"], groups, geo["og"], geo["cg"], geo["kh"] * geo["kw"]
     x, w, go = ("x", input, "f32"), ("wt", weight, "f32"), ("go", grad_output, "f32")
     jobs = {"input": ([w, go], n * g, cg, geo["h"] * geo["w"], og * taps, tuple(input.shape)),
@@ -472,10 +470,9 @@ def _pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode, gra
     if min(oh, ow) <= 0 or (grad is not None and tuple(grad.shape) != (n, c) + out):
         return None
     geo = dict(c=c, h=h, w=w, oh=oh, ow=ow, kh=kh, kw=kw, sh=sh, sw=sw, ph=ph, pw=pw, dh=dh, dw=dw,
-               xo=input._offset, xs0=xs[0], xs1=xs[1], xs2=xs[2], xs3=xs[3])
+               xo=input._offset, **_strides("xs", xs))
     if grad is not None:
-        _, gs = _as_2d(grad)
-        geo.update(go=grad._offset, gs0=gs[0], gs1=gs[1], gs2=gs[2], gs3=gs[3])
+        geo.update(go=grad._offset, **_strides("gs", _as_2d(grad)[1]))
     return geo, (n, c) + out
 
 
@@ -487,7 +484,7 @@ def _pool(kind: str, geo: dict, shape: tuple, reads: list, extra: dict | None = 
     total = numel(shape)
     if total:
         values, consts = _pick(geo, " ".join(geo))
-        run(("pool", kind), _POOL[kind], [("out", out, "i32" if kind == "argmax" else "f32")], reads, grid(total),
+        run(("pool", kind), _POOL[kind], [("out", out, "i32" if kind == "argmax" else "f32")], reads, total,
             dict(values, total=total, **(extra or {})), consts=consts)
     return out
 
