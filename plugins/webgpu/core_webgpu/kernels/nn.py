@@ -9,6 +9,8 @@ atomics). Convolution and pooling take one or two spatial dims.
 
 from __future__ import annotations
 
+import re
+
 from core import int32
 from core.backends.api import broadcast_strides
 from core.ops.pooling import pool_out_size
@@ -315,44 +317,47 @@ def _two(values, fill: int) -> tuple:
     return (fill, *values) if len(values) == 1 else tuple(values)
 
 
-def _conv_geometry(input, weight, stride, padding, dilation, groups):
-    """The parameters every convolution GEMM reads (sizes, steps, input and weight strides), or None to decline."""
-    nd = len(stride)
-    if nd not in (1, 2) or not _f32(input, weight) or input.dim() != nd + 2 or weight.dim() != nd + 2:
-        return None
-    (n, c, h, w), xs = _as_2d(input)
-    (o, cg, kh, kw), ws = _as_2d(weight)
-    (sh, sw), (ph, pw), (dh, dw) = _two(stride, 1), _two(padding, 0), _two(dilation, 1)
-    oh, ow = ((h + 2 * ph - dh * (kh - 1) - 1) // sh + 1, (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1)
-    if min(n, c, o, oh, ow) <= 0:
-        return None
-    return dict(n=n, cg=cg, og=o // groups, g=groups, h=h, w=w, kh=kh, kw=kw, oh=oh, ow=ow, l=oh * ow, sh=sh, sw=sw,
-                ph=ph, pw=pw, dh=dh, dw=dw, xo=input._offset, wo=weight._offset, **_strides("xs", xs),
-                **_strides("ws", ws))
-
-
 def _strides(prefix: str, strides) -> dict:
     """``{prefix0: strides[0], ...}``: a tensor's strides as named parameters."""
     return {f"{prefix}{k}": s for k, s in enumerate(strides)}
+
+
+def _window(input, kernel, stride, padding, dilation, ceil_mode=False) -> dict | None:
+    """The sliding-window geometry that convolution and pooling share (input channels, sizes and strides, window,
+    steps, padding, dilation, output sizes; one spatial dim as two), or None to decline."""
+    nd = len(kernel)
+    if nd not in (1, 2) or input.dim() != nd + 2 or len(stride) != nd or input.numel() == 0:
+        return None
+    (_, c, h, w), xs = _as_2d(input)
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = _two(kernel, 1), _two(stride, 1), _two(padding, 0), _two(dilation, 1)
+    oh, ow = (pool_out_size(*args, ceil_mode) for args in ((h, kh, sh, ph, dh), (w, kw, sw, pw, dw)))
+    return None if min(oh, ow) <= 0 else dict(c=c, h=h, w=w, kh=kh, kw=kw, oh=oh, ow=ow, sh=sh, sw=sw, ph=ph, pw=pw,
+                                               dh=dh, dw=dw, xo=input._offset, **_strides("xs", xs))
+
+
+def _conv_geometry(input, weight, stride, padding, dilation, groups):
+    """:func:`_window` plus the batch, groups and the weight's layout, or None to decline."""
+    geo = _window(input, weight.shape[2:], stride, padding, dilation) if _f32(input, weight) \
+        and weight.dim() == input.dim() and weight.numel() else None
+    if geo is None:
+        return None
+    (o, cg, _, _), ws = _as_2d(weight)
+    return dict(geo, n=input.shape[0], cg=cg, og=o // groups, g=groups, l=geo["oh"] * geo["ow"], wo=weight._offset,
+                **_strides("ws", ws))
 
 
 def _spatial(geo: dict, nd: int, prefix: str = "") -> tuple:
     return (geo[prefix + "h"], geo[prefix + "w"]) if nd == 2 else (geo[prefix + "w"],)
 
 
-def _pick(geo: dict, names: str) -> tuple:
-    """(values, consts) for :func:`~.linalg.run` of the geometry's ``names``: offsets are parameters, the rest
-    (sizes, steps, strides: a layer's, recurring) compiled in."""
-    names = names.split()
-    return ({k: geo[k] for k in names if k in _OFFSETS}, {k: geo[k] for k in names if k not in _OFFSETS})
+def _pick(geo: dict, source: str) -> tuple:
+    """(values, consts) for :func:`~._common.run` of the geometry ``source`` names: offsets are parameters, the
+    rest (sizes, steps, strides: a layer's, recurring) compiled in."""
+    names = set(re.findall(r"\$(\w+)", source)) & set(geo)
+    return ({k: geo[k] for k in names if k in _OFFSETS}, {k: geo[k] for k in sorted(names) if k not in _OFFSETS})
 
 
 _OFFSETS = {"xo", "wo", "go", "bo"}
-
-_USES = {"forward": "g og cg kh kw ow sh sw ph pw dh dw h w xo xs0 xs1 xs2 xs3 wo ws0 ws1 ws2 ws3",
-         "weight": "og cg kh kw ow sh sw ph pw dh dw h w l xo xs0 xs1 xs2 xs3 go gs0 gs1 gs2 gs3",
-         "input": "g og kh kw w ph pw dh dw sh sw oh ow wo ws0 ws1 ws2 ws3 go gs0 gs1 gs2 gs3",
-         "bias": "ow l go gs0 gs1 gs2 gs3"}
 
 
 def convolution(input, weight, bias, stride, padding, dilation, groups):
@@ -361,14 +366,14 @@ def convolution(input, weight, bias, stride, padding, dilation, groups):
     if geo is None or not _f32(input, bias):
         return NotImplemented
     reads = [("x", input, "f32"), ("wt", weight, "f32")]
-    values, consts = _pick(geo, _USES["forward"])
+    source = _conv_source("forward", bias is not None)
+    values, consts = _pick(geo, source)
     if bias is not None:
         reads.append(("bias", bias, "f32"))
         values.update(bo=bias._offset, bs=bias._stride[0])
     shape = (geo["n"], weight.shape[0]) + _spatial(geo, len(stride), "o")
-    return gemm(("conv", "forward", bias is not None), _conv_source("forward", bias is not None), reads,
-                geo["n"] * groups, geo["og"], geo["l"], geo["cg"] * geo["kh"] * geo["kw"], values, shape=shape,
-                consts=consts)
+    return gemm(("conv", "forward", bias is not None), source, reads, geo["n"] * groups, geo["og"], geo["l"],
+                geo["cg"] * geo["kh"] * geo["kw"], values, shape=shape, consts=consts)
 
 
 def convolution_backward(grad_output, input, weight, stride, padding, dilation, groups, output_mask):
@@ -385,32 +390,33 @@ def convolution_backward(grad_output, input, weight, stride, padding, dilation, 
             "bias": ([go], 1, o, 1, n * geo["l"], (o,))}
 
     def job(kind, reads, z, m, cols, k, shape):
-        values, consts = _pick(geo, _USES[kind])
+        values, consts = _pick(geo, _conv_source(kind))
         return gemm(("conv", kind), _conv_source(kind), reads, z, m, cols, k, values, shape=shape, consts=consts)
 
     return tuple(job(kind, *args) if wanted else None for wanted, (kind, args) in zip(output_mask, jobs.items()))
 
 
 # -- pooling ---------------------------------------------------------------------------------------------------------
-# flat index i over (planes, oh, ow) (forward) or (planes, h, w) (backward); `plane` = n * C + c
-_POOL_AT = MAIN + """    if (i >= $total) { return; }
+# forward: one invocation per output (plane, oh, ow) with plane = n * C + c, folding each input in its window
+_WINDOW = MAIN + """    if (i >= $total) { return; }
     let plane = i / ($oh * $ow); let oh = (i / $ow) % $oh; let ow = i % $ow;
     let xb = $xo + (plane / $c) * $xs0 + (plane % $c) * $xs1;
-"""
-_WINDOW_MAX = _POOL_AT + f"""    var best = {_NEG_INF}; var arg = -1;
-    for (var a = 0; a < $kh; a++) {{
+    INIT
+    for (var a = 0; a < $kh; a++) {
         let h = oh * $sh - $ph + a * $dh;
-        if (h < 0 || h >= $h) {{ continue; }}
-        for (var b = 0; b < $kw; b++) {{
+        if (h < 0 || h >= $h) { continue; }
+        for (var b = 0; b < $kw; b++) {
             let w = ow * $sw - $pw + b * $dw;
-            if (w < 0 || w >= $w) {{ continue; }}
+            if (w < 0 || w >= $w) { continue; }
             let v = x[xb + h * $xs2 + w * $xs3];
-            if (arg < 0 || v > best || (v != v && best == best)) {{ best = v; arg = h * $w + w; }}
-        }}
-    }}
+            STEP
+        }
+    }
     STORE
-}}
+}
 """
+_MAX = _WINDOW.replace("INIT", f"var best = {_NEG_INF}; var arg = -1;").replace(
+    "STEP", "if (arg < 0 || v > best || (v != v && best == best)) { best = v; arg = h * $w + w; }")
 _DIVISOR = """fn divisor(oh: i32, ow: i32) -> f32 {
     if ($override == 1) { return bitcast<f32>($divisor); }
     let h0 = oh * $sh - $ph; let w0 = ow * $sw - $pw;
@@ -419,16 +425,7 @@ _DIVISOR = """fn divisor(oh: i32, ow: i32) -> f32 {
     return f32((min(h1, $h) - max(h0, 0)) * (min(w1, $w) - max(w0, 0)));
 }
 """
-_AVG = _DIVISOR + _POOL_AT + """    var s = 0.0;
-    for (var h = max(oh * $sh - $ph, 0); h < min(oh * $sh - $ph + $kh, $h); h++) {
-        for (var w = max(ow * $sw - $pw, 0); w < min(ow * $sw - $pw + $kw, $w); w++) {
-            s += x[xb + h * $xs2 + w * $xs3];
-        }
-    }
-    out[i] = s / divisor(oh, ow);
-}
-"""
-# backward: input position (h, w) = (oh, ow) of _POOL_AT's names; each output window covering it adds its share
+# backward: one invocation per input position (plane, h, w); each output window covering it adds its share
 _GATHER = MAIN + """    if (i >= $total) { return; }
     let plane = i / ($h * $w); let h = (i / $w) % $h; let w = i % $w;
     let gb = $go + (plane / $c) * $gs0 + (plane % $c) * $gs1;
@@ -447,9 +444,10 @@ _GATHER = MAIN + """    if (i >= $total) { return; }
 }
 """
 _POOL = {
-    "max": _WINDOW_MAX.replace("STORE", "out[i] = best;"),
-    "argmax": _WINDOW_MAX.replace("STORE", "out[i] = arg;"),
-    "avg": _AVG,
+    "max": _MAX.replace("STORE", "out[i] = best;"),
+    "argmax": _MAX.replace("STORE", "out[i] = arg;"),
+    "avg": _DIVISOR + _WINDOW.replace("INIT", "var s = 0.0;").replace("STEP", "s += v;").replace(
+        "STORE", "out[i] = s / divisor(oh, ow);"),
     "max_backward": _GATHER.replace("SHARE", "if (arg[(plane * $oh + oh) * $ow + ow] == h * $w + w) { "
                                              "s += g[gb + oh * $gs2 + ow * $gs3]; }"),
     "avg_backward": _DIVISOR + _GATHER.replace("SHARE", "s += g[gb + oh * $gs2 + ow * $gs3] / divisor(oh, ow);"),
@@ -457,38 +455,27 @@ _POOL = {
 
 
 def _pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode, grad=None):
-    """The pooling kernels' parameters (sizes, steps, input/grad strides) and the output's spatial shape, or None."""
-    nd = len(kernel_size)
-    if nd not in (1, 2) or input.dim() != nd + 2 or not _f32(input, grad) or input.numel() == 0:
+    """(:func:`_window` plus the gradient's layout, the output's shape), or None to decline."""
+    geo = _window(input, kernel_size, stride, padding, dilation, ceil_mode) if _f32(input, grad) else None
+    if geo is None:
         return None
-    (n, c, h, w), xs = _as_2d(input)
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = (_two(kernel_size, 1), _two(stride, 1), _two(padding, 0),
-                                              _two(dilation, 1))
-    oh, ow = (pool_out_size(size, k, s, p, d, ceil_mode) for size, k, s, p, d in
-              ((h, kh, sh, ph, dh), (w, kw, sw, pw, dw)))
-    out = (oh, ow)[2 - nd:]
-    if min(oh, ow) <= 0 or (grad is not None and tuple(grad.shape) != (n, c) + out):
-        return None
-    geo = dict(c=c, h=h, w=w, oh=oh, ow=ow, kh=kh, kw=kw, sh=sh, sw=sw, ph=ph, pw=pw, dh=dh, dw=dw,
-               xo=input._offset, **_strides("xs", xs))
+    shape = (input.shape[0], geo["c"]) + _spatial(geo, len(kernel_size), "o")
     if grad is not None:
+        if tuple(grad.shape) != shape:
+            return None
         geo.update(go=grad._offset, **_strides("gs", _as_2d(grad)[1]))
-    return geo, (n, c) + out
+    return geo, shape
 
 
-def _pool(kind: str, geo: dict, shape: tuple, reads: list, extra: dict | None = None, dtype=None, device=None):
-    """A fresh ``shape`` tensor from pooling kernel ``kind``, one invocation per element; the geometry but the
-    offsets is compiled in (see :func:`_pick`)."""
+def _pool(kind: str, geo: dict, shape: tuple, reads: list, extra: dict | None = None, dtype=None):
+    """A fresh ``shape`` tensor from pooling kernel ``kind``, one invocation per element (see :func:`_pick`)."""
     first = reads[0][1]
-    out = new_tensor(shape, dtype or first.dtype, device or first.device)
-    total = numel(shape)
-    if total:
-        values, consts = _pick(geo, " ".join(geo))
-        run(("pool", kind), _POOL[kind], [("out", out, "i32" if kind == "argmax" else "f32")], reads, total,
-            dict(values, total=total, **(extra or {})), consts=consts)
+    out = new_tensor(shape, dtype or first.dtype, first.device)
+    if numel(shape):
+        values, consts = _pick(geo, _POOL[kind])
+        run(("pool", kind), _POOL[kind], [("out", out, "i32" if kind == "argmax" else "f32")], reads, numel(shape),
+            dict(values, total=numel(shape), **(extra or {})), consts=consts)
     return out
-
-
 def max_pool(input, kernel_size, stride, padding, dilation, ceil_mode):
     """The max over each window (NaN wins), one invocation per output."""
     found = _pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode)
@@ -525,7 +512,7 @@ def avg_pool_backward(grad_output, input, kernel_size, stride, padding, ceil_mod
     if found is None or divisor_override == 0:
         return NotImplemented
     return _pool("avg_backward", found[0], tuple(input.shape), [("g", grad_output, "f32")],
-                 _avg_extra(count_include_pad, divisor_override), device=input.device)
+                 _avg_extra(count_include_pad, divisor_override))
 
 
 def kernels(runtime) -> dict:
