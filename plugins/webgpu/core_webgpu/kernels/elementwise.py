@@ -88,7 +88,8 @@ def writes_whole_words(out) -> bool:
 def scalar_buffer(value, dtype: str):
     """A device buffer holding the number ``value`` as one element of ``dtype`` (cached by its bytes)."""
     data = np.array([value]).astype(np.dtype(dtype)).tobytes()
-    return RUNTIME.slot._param_buffer(tuple(np.frombuffer(data.ljust(-(-len(data) // 4) * 4, b"\0"), np.int32).tolist()))
+    words = np.frombuffer(data.ljust(-(-len(data) // 4) * 4, b"\0"), np.int32)
+    return RUNTIME.slot._param_buffer(tuple(words.tolist()))
 
 
 def _renders(op: str, compute: str) -> bool:
