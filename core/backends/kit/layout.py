@@ -5,7 +5,7 @@ Pure Python over tuples (no tensors, no devices), so every backend and its tests
 
 from __future__ import annotations
 
-__all__ = ["broadcast_strides", "coalesce", "is_contiguous"]
+__all__ = ["broadcast_strides", "coalesce", "is_contiguous", "flipped"]
 
 
 def broadcast_strides(shape: tuple, strides: tuple, out_shape: tuple) -> tuple:
@@ -54,3 +54,10 @@ def is_contiguous(shape: tuple, strides: tuple) -> bool:
             return False
         expected *= size
     return True
+
+
+def flipped(shape: tuple, strides: tuple, offset: int, dims) -> tuple:
+    """``(strides, offset)`` that read ``shape`` reversed along ``dims`` (negative dims count from the end)."""
+    flip = {d % len(shape) for d in dims} if shape else set()
+    return (tuple(-s if d in flip else s for d, s in enumerate(strides)),
+            offset + sum((shape[d] - 1) * strides[d] for d in flip))

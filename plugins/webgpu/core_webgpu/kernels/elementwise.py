@@ -29,10 +29,9 @@ BINARY = {**BINARY_EXPRESSIONS, "copysign": "core_copysign(a, b)", "xlogy": "{s:
           "fmax": "{s:{nan:a};b;{s:{nan:b};a;max(a, b)}}", "fmin": "{s:{nan:a};b;{s:{nan:b};a;min(a, b)}}",
           "div_trunc": "trunc(a / b)", "hypot": "core_hypot(a, b)", "logaddexp": "core_logaddexp(a, b)",
           **_DIVISIONS}
-_INTEGER_OK = {"neg", "abs", "square", "sign", "sgn", "relu", "positive", "add", "sub", "mul", "pow", "maximum",
-               "minimum", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
-               "logical_not", "conj", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "where", "copy",
-               "clamp_both", "clamp_min", "clamp_max"}
+# integer ops beyond those the shared renderer supports for integers
+_INTEGER_OK = {"sgn", "pow", "logical_not", "conj", "bitwise_not", "where", "copy", "clamp_both", "clamp_min",
+               "clamp_max"}
 _INTEGRAL_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"}
 # integer spellings where the float one does not apply (a bool's ~ is logical not)
 _INTEGER_TEMPLATES = {"isnan": "false", "isinf": "false", "isfinite": "true", "signbit": "(a < 0)",
@@ -95,7 +94,8 @@ def scalar_buffer(value, dtype: str):
 def _renders(op: str, compute: str) -> bool:
     if compute == "float32":
         return op not in _INTEGRAL_ONLY and op not in _DIVISIONS
-    return op in _INTEGER_OK or op in _INTEGER_TEMPLATES or op in _DIVISIONS and compute != "bool"
+    return op in _INTEGER_OK or RENDERER.supports(op, "int32") or op in _INTEGER_TEMPLATES \
+        or op in _DIVISIONS and compute != "bool"
 
 
 def _template(op: str, template: str, compute: str) -> str:
@@ -116,17 +116,12 @@ def run_elementwise(op: str, template: str, out, operands: list, compute: str):
     if not writes_whole_words(out):
         return NotImplemented
     buffers, dtypes, strides, offsets = [], [], [], []
-    for x in operands:
-        if is_tensor(x):
-            buffers.append(x)
-            dtypes.append(x.dtype.name)
-            strides.append(broadcast_strides(x._shape, x._stride, shape))
-            offsets.append(x._offset)
-        else:  # a number: a one-element buffer in the compute dtype, broadcast with stride 0
-            buffers.append(scalar_buffer(x, compute))
-            dtypes.append(compute)
-            strides.append((0,) * len(shape))
-            offsets.append(0)
+    for x in operands:  # a number: a one-element buffer in the compute dtype, broadcast with stride 0
+        tensor = is_tensor(x)
+        buffers.append(x if tensor else scalar_buffer(x, compute))
+        dtypes.append(x.dtype.name if tensor else compute)
+        strides.append(broadcast_strides(x._shape, x._stride, shape) if tensor else (0,) * len(shape))
+        offsets.append(x._offset if tensor else 0)
     dims, stride_lists = coalesce(shape, [out._stride] + strides)
     rank = rank_bucket(len(dims))
     in_dtypes, out_dtype = tuple(dtypes), out.dtype.name
