@@ -92,10 +92,14 @@ fn main(@builtin(local_invocation_index) t: u32) {{
 
 
 def _f32(*tensors) -> bool:
-    """Whether the tensors (None skipped) are float32 and on one device: what these kernels run (else they decline,
-    and the decomposition runs or raises its error)."""
+    """Whether the tensors (None skipped) are float32 and on one device: what these kernels run."""
     given = [t for t in tensors if t is not None]
     return all(t.dtype.name == "float32" and t.device == given[0].device for t in given)
+
+
+def _like(t, shape=None):
+    """A fresh tensor of ``t``'s dtype and device, of ``t``'s shape or ``shape``."""
+    return new_tensor(tuple(t.shape) if shape is None else shape, t.dtype, t.device)
 
 
 def _rows(name: str, x, dim: int, writes: list, reads: list = (), values: dict | None = None,
@@ -106,16 +110,16 @@ def _rows(name: str, x, dim: int, writes: list, reads: list = (), values: dict |
     rows = numel(shape)
     if rows == 0:
         return
-    run(("row", name), _ROW.replace("BODY", _ROW_BODIES[name]), writes, [("x", x, "f32"), *reads],
-        rows * WORKGROUP, dict(rows=rows, len=length, sd=sd, xo=x._offset, inner=numel(x._shape[dim + 1:]),
-                                     **(values or {})), dict(xl=layout(shape, strides), **(layouts or {})))
+    values = dict(rows=rows, len=length, sd=sd, xo=x._offset, inner=numel(x._shape[dim + 1:]), **(values or {}))
+    run(("row", name), _ROW.replace("BODY", _ROW_BODIES[name]), writes, [("x", x, "f32"), *reads], rows * WORKGROUP,
+        values, dict(xl=layout(shape, strides), **(layouts or {})))
 
 
 def _softmax_kernel(name: str):
     def kernel(input, dim):
         if not _f32(input) or input.dim() == 0 or input.numel() == 0:
             return NotImplemented
-        out = new_tensor(tuple(input.shape), input.dtype, input.device)
+        out = _like(input)
         _rows(name, input, dim, [("out", out, "f32")])
         return out
 
@@ -149,9 +153,9 @@ def _ce_args(input, target, weight, reduction, ignore_index):
 def _ce_totals(input, target, args, reduction):
     """(per-row losses, kept weights) and, reduced, (loss, kept weights' sum) as 0-d/1-element tensors."""
     values, layouts, reads = args
-    loss, kept = (new_tensor(tuple(target.shape), input.dtype, input.device) for _ in range(2))
+    loss, kept = _like(input, tuple(target.shape)), _like(input, tuple(target.shape))
     _rows("ce_rows", input, 1, [("loss", loss, "f32"), ("kept", kept, "f32")], reads, values, layouts)
-    out, den = new_tensor((), input.dtype, input.device), new_tensor((1,), input.dtype, input.device)
+    out, den = _like(input, ()), _like(input, (1,))
     run("ce_total", _TOTAL, [("out", out, "f32"), ("den", den, "f32")], [("loss", loss, "f32"), ("kept", kept, "f32")],
         (1, 1, 1), dict(rows=loss.numel(), mean=int(reduction == "mean")))
     return loss, out, den
@@ -174,7 +178,7 @@ def cross_entropy_loss_backward(grad, input, target, weight, reduction, ignore_i
         return NotImplemented
     values, layouts, reads = args
     den = _ce_totals(input, target, args, reduction)[2] if reduction == "mean" else grad
-    out = new_tensor(tuple(input.shape), input.dtype, input.device)
+    out = _like(input)
     _rows("ce_backward", input, 1, [("out", out, "f32")], reads + [("g", grad, "f32"), ("den", den, "f32")],
           dict(values, go=grad._offset, mean=int(reduction == "mean")),
           dict(layouts, gl=layout(target._shape, broadcast_strides(grad._shape, grad._stride, target._shape))))
@@ -245,7 +249,7 @@ def layer_norm(input, normalized_shape, weight, bias, eps):
     if args is None:
         return NotImplemented
     x, rows, _, reads, values = args
-    out = new_tensor(tuple(input.shape), input.dtype, input.device)
+    out = _like(input)
     if rows:
         run(("ln", "forward"), _LN.replace("BODY", _LN_BODIES["forward"]), [("out", out, "f32")], reads,
             rows * WORKGROUP, values)
@@ -259,9 +263,9 @@ def layer_norm_backward(grad, input, normalized_shape, weight, bias, eps, output
         return NotImplemented
     x, rows, d, reads, values = args
     g = grad.contiguous()
-    grad_input = new_tensor(tuple(input.shape), input.dtype, input.device)
-    stats = new_tensor((2 * max(rows, 1),), input.dtype, input.device)
-    dw, db = (new_tensor(tuple(normalized_shape), input.dtype, input.device) for _ in range(2))
+    grad_input = _like(input)
+    stats = _like(input, (2 * max(rows, 1),))
+    dw, db = _like(input, tuple(normalized_shape)), _like(input, tuple(normalized_shape))
     if rows:
         run(("ln", "backward"), _LN.replace("BODY", _LN_BODIES["backward"]),
             [("out", grad_input, "f32"), ("stats", stats, "f32")], reads + [("g", g, "f32")], rows * WORKGROUP,
@@ -469,8 +473,7 @@ def _pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode, gra
 
 def _pool(kind: str, geo: dict, shape: tuple, reads: list, extra: dict | None = None, dtype=None):
     """A fresh ``shape`` tensor from pooling kernel ``kind``, one invocation per element (see :func:`_pick`)."""
-    first = reads[0][1]
-    out = new_tensor(shape, dtype or first.dtype, first.device)
+    out = new_tensor(shape, dtype or reads[0][1].dtype, reads[0][1].device)
     if numel(shape):
         values, consts = _pick(geo, _POOL[kind])
         run(("pool", kind), _POOL[kind], [("out", out, "i32" if kind == "argmax" else "f32")], reads, numel(shape),

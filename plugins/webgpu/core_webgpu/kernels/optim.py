@@ -42,9 +42,9 @@ def _fits(*tensors) -> bool:
 
 
 def _bump(*tensors) -> None:
-    for t in tensors:
-        if t is not None:
-            t._storage.version += 1
+    """Mark the tensors (None skipped) as written in place."""
+    for t in (t for t in tensors if t is not None):
+        t._storage.version += 1
 
 
 def sgd_update_(param, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov):
