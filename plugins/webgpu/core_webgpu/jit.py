@@ -8,10 +8,9 @@ iterations, and one invocation per row would serialise the chain).
 
 from __future__ import annotations
 
-from core.backends.api import broadcast_strides, coalesce
+from core.backends.api import broadcast_strides, coalesce, padded, rank_bucket
 
 from .kernels._common import launch, new_tensor, numel
-from .kernels.elementwise import padded, rank_bucket
 from .renderer import PACKED, RENDERER
 
 __all__ = ["FusedLauncher", "LONG_ROW"]

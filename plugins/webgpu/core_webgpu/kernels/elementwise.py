@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.backends.api import TensorSpec, broadcast_strides, coalesce, get_operator
+from core.backends.api import TensorSpec, broadcast_strides, coalesce, get_operator, padded, rank_bucket
 from core.codegen import BINARY_EXPRESSIONS, UNARY_EXPRESSIONS
 
 from ..renderer import PACKED, RENDERER
 from ._common import RUNTIME, is_tensor, launch, new_tensor, numel
 
-__all__ = ["kernels", "run_elementwise", "fresh", "like", "supported", "stored", "compute_name", "rank_bucket",
-           "padded", "UNARY", "BINARY"]
+__all__ = ["kernels", "run_elementwise", "fresh", "like", "supported", "stored", "compute_name", "UNARY", "BINARY"]
 
 _PI = "{c:3.141592653589793}"
 # integer divisions only (a zero divisor raises first): WGSL's truncating / and %, floored where PyTorch floors
@@ -48,7 +47,6 @@ _GELU_BACKWARD = {  # a: grad, b: input
 _LOW = "{s:a < b || {nan:b};b;a}"  # max(a, bound) with a NaN bound propagating, as NumPy's maximum
 _CLAMP = {"both": "{s:{nan:a};a;{s:" + _LOW + " > c || {nan:c};c;" + _LOW + "}}", "min": "{s:{nan:a};a;" + _LOW + "}",
           "max": "{s:{nan:a};a;{s:a > b || {nan:b};b;a}}"}
-RANK_BUCKETS = (1, 2, 4, 8)  # kernels are rendered for these ranks (shapes padded with size-1 dims): fewer compiles
 
 
 def compute_name(dtype) -> str:
@@ -65,15 +63,6 @@ def stored(name: str) -> bool:
 def supported(*xs) -> bool:
     """Whether every tensor among ``xs`` (numbers pass) has a dtype the kernels handle and a 32-bit element count."""
     return all(stored(x.dtype.name) and x._storage.nbytes < 2**31 for x in xs if is_tensor(x))
-
-
-def rank_bucket(rank: int, allow_zero: bool = False) -> int | None:
-    """The rank a kernel is rendered for (None: too many dims after coalescing)."""
-    return 0 if rank == 0 and allow_zero else next((b for b in RANK_BUCKETS if b >= rank), None)
-
-
-def padded(values, rank: int, fill: int) -> tuple:
-    return (fill,) * (rank - len(values)) + tuple(values)
 
 
 def writes_whole_words(out) -> bool:
