@@ -9,7 +9,7 @@ from core.backends.api import TensorSpec, broadcast_strides, coalesce, get_opera
 from core.codegen import BINARY_EXPRESSIONS, UNARY_EXPRESSIONS
 
 from ..renderer import PACKED, RENDERER
-from ._common import RUNTIME, is_tensor, launch, new_tensor, numel
+from ._common import RUNTIME, is_tensor, launch, new_tensor, numel, wgsl_type
 
 __all__ = ["kernels", "run_elementwise", "fresh", "like", "supported", "stored", "compute_name", "UNARY", "BINARY"]
 
@@ -56,8 +56,7 @@ def compute_name(dtype) -> str:
 
 def stored(name: str) -> bool:
     """Whether tensors of dtype ``name`` live in this device's buffers in a form the kernels read and write."""
-    s = RUNTIME.slot
-    return name in ("float32", "int32", *PACKED) or name == "int64" and s.int64 or name == "float16" and s.f16
+    return name in PACKED or wgsl_type(name) is not None
 
 
 def supported(*xs) -> bool:
