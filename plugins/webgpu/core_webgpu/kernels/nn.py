@@ -24,11 +24,7 @@ __all__ = ["kernels"]
 _NEG_INF = "bitcast<f32>(0xff800000u)"
 
 # one work-group per row: `base` is the row's first element, `sd` its stride along the dim, `lse` its logsumexp
-_ROW_MAIN = f"""@compute @workgroup_size({WORKGROUP})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) t: u32) {{
-    let row = i32(wid.y * nwg.x + wid.x);
-    if (row >= $rows) {{ return; }}"""
+_ROW_MAIN = MAIN + "    let t = lid; let row = i32(wid.y * nwg.x + wid.x);\n    if (row >= $rows) { return; }"
 _ROW = f"""
 var<workgroup> red: array<f32, {WORKGROUP}>;
 fn reduce(v: f32, t: u32, take_max: bool) -> f32 {{
@@ -79,9 +75,7 @@ _ROW_BODIES = {
     }}""",
 }
 # cross-entropy's reduction: one work-group sums the rows' losses and kept weights
-_TOTAL = _ROW.split("@compute")[0] + f"""
-@compute @workgroup_size({WORKGROUP})
-fn main(@builtin(local_invocation_index) t: u32) {{
+_TOTAL = _ROW.split("@compute")[0] + MAIN + f"""    let t = lid;
     var a = 0.0; var b = 0.0;
     for (var k = i32(t); k < $rows; k += {WORKGROUP}) {{ a += loss[k]; b += kept[k]; }}
     a = reduce(a, t, false);
