@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 import core
 from core.backends import api
-from core.backends.api import broadcast_strides, coalesce, collect, is_contiguous, new_output, new_tensor
+from core.backends.api import broadcast_strides, coalesce, collect, flipped, is_contiguous, new_output, new_tensor, \
+    padded, rank_bucket
 
 shapes = st.lists(st.integers(0, 4), min_size=0, max_size=5).map(tuple)
 
@@ -49,6 +50,31 @@ def test_coalesce_walks_the_same_elements_in_the_same_order(layout):
     for before, after in zip(stride_lists, new_strides):
         assert len(after) == len(new_shape)
         assert offsets(new_shape, after) == offsets(shape, before)
+
+
+@settings(max_examples=100, deadline=None)
+@given(layouts(), st.data())
+def test_flipped_reads_the_elements_of_np_flip(layout, data):
+    shape, (strides, *_) = layout
+    dims = data.draw(st.lists(st.integers(0, len(shape) - 1), unique=True) if shape else st.just([]))
+    dims = [d - len(shape) if data.draw(st.booleans()) else d for d in dims]  # negative dims count from the end
+    offset = sum((n - 1) * -min(s, 0) for n, s in zip(shape, strides))  # a valid start for any strides
+    new_strides, new_offset = flipped(shape, strides, offset, dims)
+    walk = np.array(offsets(shape, strides), dtype=np.int64).reshape(shape) + offset
+    expected = np.flip(walk, axis=tuple(dims)) if shape else walk
+    assert [new_offset + o for o in offsets(shape, new_strides)] == expected.ravel().tolist()
+
+
+@pytest.mark.parametrize("rank, bucket", [(0, 1), (1, 1), (2, 2), (3, 4), (5, 8), (8, 8), (9, None)])
+def test_rank_bucket_is_the_smallest_bucket_holding_the_rank(rank, bucket):
+    assert rank_bucket(rank) == bucket
+    assert rank_bucket(rank, allow_zero=True) == (0 if rank == 0 else bucket)
+
+
+def test_padded_fills_leading_dims_up_to_the_rank():
+    assert padded((3, 4), 4, 1) == (1, 1, 3, 4)
+    assert padded([5], 1, 0) == (5,)
+    assert padded((), 2, 0) == (0, 0)
 
 
 @pytest.mark.parametrize("shape", [(), (1,), (1, 1, 1)])

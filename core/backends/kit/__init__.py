@@ -1,7 +1,7 @@
 """The backend kit: what every backend needs, written once (exported to plugins by ``core.backends.api``).
 
 - layout arithmetic over shapes and element strides (``layout``): broadcast strides, dimension coalescing,
-  contiguity tests;
+  contiguity tests, flipped views, rank buckets of generated kernels;
 - fresh outputs (``outputs``): an empty contiguous tensor of a spec on a backend's device;
 - kernel tables (``tables``): ``collect`` merges per-family ``kernels(ctx)`` tables, rejecting duplicates;
   ``register_all`` hands a table to the ``register_kernels`` hook (entries may be :class:`Kernel` with options).
@@ -13,9 +13,9 @@ when the ``fallback`` config is off).
 
 from __future__ import annotations
 
-from .layout import broadcast_strides, coalesce, is_contiguous
+from .layout import RANK_BUCKETS, broadcast_strides, coalesce, flipped, is_contiguous, padded, rank_bucket
 from .outputs import new_output, new_tensor
 from .tables import Kernel, collect, register_all
 
-__all__ = ["broadcast_strides", "coalesce", "is_contiguous", "new_tensor", "new_output", "Kernel", "collect",
-           "register_all"]
+__all__ = ["broadcast_strides", "coalesce", "flipped", "is_contiguous", "RANK_BUCKETS", "rank_bucket", "padded",
+           "new_tensor", "new_output", "Kernel", "collect", "register_all"]

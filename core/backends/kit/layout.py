@@ -5,7 +5,10 @@ Pure Python over tuples (no tensors, no devices), so every backend and its tests
 
 from __future__ import annotations
 
-__all__ = ["broadcast_strides", "coalesce", "is_contiguous"]
+__all__ = ["broadcast_strides", "coalesce", "is_contiguous", "flipped", "RANK_BUCKETS", "rank_bucket", "padded"]
+
+#: the ranks a generated kernel is rendered for (coalesced layouts padded with size-1 dims): fewer compiles
+RANK_BUCKETS = (1, 2, 4, 8)
 
 
 def broadcast_strides(shape: tuple, strides: tuple, out_shape: tuple) -> tuple:
@@ -54,3 +57,20 @@ def is_contiguous(shape: tuple, strides: tuple) -> bool:
             return False
         expected *= size
     return True
+
+
+def flipped(shape: tuple, strides: tuple, offset: int, dims) -> tuple:
+    """``(strides, offset)`` that read ``shape`` reversed along ``dims`` (negative dims count from the end)."""
+    flip = {d % len(shape) for d in dims} if shape else set()
+    return (tuple(-s if d in flip else s for d, s in enumerate(strides)),
+            offset + sum((shape[d] - 1) * strides[d] for d in flip))
+
+
+def rank_bucket(rank: int, allow_zero: bool = False) -> int | None:
+    """The smallest of :data:`RANK_BUCKETS` holding ``rank`` (0 for 0 with ``allow_zero``; None: too many dims)."""
+    return 0 if rank == 0 and allow_zero else next((b for b in RANK_BUCKETS if b >= rank), None)
+
+
+def padded(values, rank: int, fill: int) -> tuple:
+    """``values`` with leading ``fill`` entries up to ``rank`` (a layout padded to its rank bucket)."""
+    return (fill,) * (rank - len(values)) + tuple(values)

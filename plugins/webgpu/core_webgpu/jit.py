@@ -1,17 +1,15 @@
 """webgpu's fused kernels for core.jit: the WGSL dialect of core's fused renderer, one pipeline per rank bucket.
 
-One invocation per element (per word with a packed output: byte dtypes, int16), or, with a closing reduction, per
-row of kept coordinates looping over the reduced block. Declined (the unfused ops run): several packed outputs,
-packed outputs beside a reduction, and rows longer than LONG_ROW (llvmpipe ends an invocation's loops after 65535
-iterations, and one invocation per row would serialise the chain).
+One invocation per element (per word of a packed output), or per row of kept coordinates with a closing reduction.
+Declined (the unfused ops run): several packed outputs, one beside a reduction, and rows longer than LONG_ROW
+(llvmpipe ends an invocation's loops after 65535 iterations; one invocation per row would serialise the chain).
 """
 
 from __future__ import annotations
 
-from core.backends.api import broadcast_strides, coalesce
+from core.backends.api import broadcast_strides, coalesce, padded, rank_bucket
 
 from .kernels._common import launch, new_tensor, numel
-from .kernels.elementwise import padded, rank_bucket
 from .renderer import PACKED, RENDERER
 
 __all__ = ["FusedLauncher", "LONG_ROW"]

@@ -1,11 +1,9 @@
 """The WGSL dialect of core's C-style renderer, plus the reduction template.
 
-WGSL spells what C spells differently through the shared renderer's hooks: ``let``/``var`` declarations, casts
-``f32(x)``, ``select(f, t, c)`` for the ternary, bindings and ``p`` parameters for the kernel signature (the
-runtime's order, see core_webgpu.runtime). What WGSL lacks is written once here: math functions (``core_*``,
-prepended to a kernel that calls them), a NaN test on the bits (llvmpipe folds ``x != x`` to false), and byte
-dtypes (bool, uint8, int8) and int16, which live four (two) to a ``u32`` word: read by shifting, written one whole
-word per invocation, so a kernel with such an output runs over 4- (2-) element groups of a contiguous output.
+WGSL spells C differently through the renderer's hooks (``let``/``var``, ``f32(x)`` casts, ``select``, bindings and
+``p`` parameters). What WGSL lacks is written once here: math helpers (``core_*``, prepended to a kernel that calls
+them), a NaN test on the bits (llvmpipe folds ``x != x`` to false), and the byte dtypes and int16, packed four (two)
+to a ``u32`` word: read by shifting, written one whole word per invocation.
 """
 
 from __future__ import annotations
@@ -88,20 +86,13 @@ HELPERS = {
     return max(a, b) + core_log1p(exp(-abs(a - b)));
 }""",
     # integer powers by squaring; a negative exponent gives 1 / a ** -b truncated (1, -1 or 0)
-    "core_ipow_i32": """fn core_ipow_i32(a: i32, b: i32) -> i32 {
-    if (b < 0) { return select(select(i32(0), i32(1) - 2 * (-b % 2), a == -1), i32(1), a == 1); }
-    var r: i32 = 1;
+    **{f"core_ipow_{t}": """fn core_ipow_T(a: T, b: T) -> T {
+    if (b < 0) { return select(select(T(0), T(1) - 2 * (-b % 2), a == -1), T(1), a == 1); }
+    var r: T = 1;
     var x = a;
     for (var e = b; e > 0; e >>= 1u) { if ((e & 1) == 1) { r *= x; } x *= x; }
     return r;
-}""",
-    "core_ipow_i64": """fn core_ipow_i64(a: i64, b: i64) -> i64 {
-    if (b < 0) { return select(select(i64(0), i64(1) - 2 * (-b % 2), a == -1), i64(1), a == 1); }
-    var r: i64 = 1;
-    var x = a;
-    for (var e = b; e > 0; e >>= 1u) { if ((e & 1) == 1) { r *= x; } x *= x; }
-    return r;
-}""",
+}""".replace("T", t) for t in ("i32", "i64")},
     "core_copysign": """fn core_copysign(a: f32, b: f32) -> f32 {
     return bitcast<f32>((bitcast<u32>(a) & 0x7fffffffu) | (bitcast<u32>(b) & 0x80000000u));
 }""",

@@ -1,4 +1,4 @@
-"""Helpers shared by the kernel families: output tensors, dtypes the kernels cover, rank buckets, launches.
+"""Helpers shared by the kernel families: output tensors, dtypes the kernels cover, launches.
 
 Layout arithmetic is the kit's (core.backends.api); a kernel declines a call it does not cover by returning
 ``NotImplemented`` (the dispatcher's CPU fallback then runs it, counted and obeying the ``fallback`` config)."""
@@ -6,8 +6,10 @@ Layout arithmetic is the kit's (core.backends.api); a kernel declines a call it 
 from __future__ import annotations
 
 import functools
+import math
 
 from core.backends.api import new_tensor as _new_tensor
+from core.backends.api import padded, rank_bucket
 
 from ..renderer import LOCAL_SIZE, OpenCLRenderer
 from ..runtime import RUNTIME
@@ -19,8 +21,6 @@ RENDERER = OpenCLRenderer()
 new_tensor = functools.partial(_new_tensor, RUNTIME)  # new_tensor(shape, dtype, device): a fresh contiguous tensor
 #: dtypes the generated kernels handle; float16/bfloat16 (no cl_khr_fp16 on PoCL) are declined (CPU fallback)
 KERNEL_DTYPES = frozenset({"float32", "float64", "int8", "uint8", "int16", "int32", "int64", "bool"})
-#: kernels are rendered for a few ranks only (shapes are padded with size-1 dims): fewer kernels to compile
-RANK_BUCKETS = (1, 2, 4, 8)
 
 
 def is_tensor(x) -> bool:
@@ -32,28 +32,12 @@ def slot_of(t):
     return RUNTIME.slot(t._storage.device.index)
 
 
-def numel(shape) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
+numel = math.prod
 
 
 def kernel_dtypes_ok(*xs) -> bool:
     """Whether every tensor among ``xs`` has a dtype the kernels handle (numbers always pass)."""
     return all(x.dtype.name in KERNEL_DTYPES for x in xs if is_tensor(x))
-
-
-def rank_bucket(rank: int, allow_zero: bool = False) -> int | None:
-    """The rank a kernel is rendered for (None: too many dims after coalescing)."""
-    if rank == 0 and allow_zero:
-        return 0
-    return next((b for b in RANK_BUCKETS if b >= rank), None)
-
-
-def padded(values: tuple, rank: int, fill: int) -> tuple:
-    """``values`` with leading ``fill`` entries up to ``rank``."""
-    return (fill,) * (rank - len(values)) + tuple(values)
 
 
 def launch_1d(slot, kernel, n: int, args: list) -> None:

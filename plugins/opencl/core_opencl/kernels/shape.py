@@ -3,6 +3,8 @@ through negative strides); both run the elementwise copy kernel, casting where d
 
 from __future__ import annotations
 
+from core.backends.api import flipped
+
 from ._common import KERNEL_DTYPES, Strided, kernel_dtypes_ok, new_tensor
 from .elementwise import run_elementwise
 
@@ -33,9 +35,7 @@ def flip(spec, input, dims):
     out = new_tensor(spec.shape, spec.dtype, spec.device)
     if input.numel() == 0:
         return out
-    flipped = {d % input.dim() for d in dims} if input.dim() else set()
-    offset = input._offset + sum((input._shape[d] - 1) * input._stride[d] for d in flipped)
-    strides = tuple(-s if d in flipped else s for d, s in enumerate(input._stride))
+    strides, offset = flipped(input._shape, input._stride, input._offset, dims)
     return run_elementwise("copy", "a", out, [Strided(input, input._shape, strides, offset)], input.dtype)
 
 

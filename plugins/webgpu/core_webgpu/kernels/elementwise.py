@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.backends.api import TensorSpec, broadcast_strides, coalesce, get_operator
+from core.backends.api import TensorSpec, broadcast_strides, coalesce, get_operator, padded, rank_bucket
 from core.codegen import BINARY_EXPRESSIONS, UNARY_EXPRESSIONS
 
 from ..renderer import PACKED, RENDERER
-from ._common import is_tensor, launch, new_tensor, numel, slot
+from ._common import RUNTIME, is_tensor, launch, new_tensor, numel, wgsl_type
 
-__all__ = ["kernels", "run_elementwise", "fresh", "like", "supported", "stored", "compute_name", "rank_bucket",
-           "padded", "UNARY", "BINARY"]
+__all__ = ["kernels", "run_elementwise", "fresh", "like", "supported", "stored", "compute_name", "UNARY", "BINARY"]
 
 _PI = "{c:3.141592653589793}"
 # integer divisions only (a zero divisor raises first): WGSL's truncating / and %, floored where PyTorch floors
@@ -29,10 +28,9 @@ BINARY = {**BINARY_EXPRESSIONS, "copysign": "core_copysign(a, b)", "xlogy": "{s:
           "fmax": "{s:{nan:a};b;{s:{nan:b};a;max(a, b)}}", "fmin": "{s:{nan:a};b;{s:{nan:b};a;min(a, b)}}",
           "div_trunc": "trunc(a / b)", "hypot": "core_hypot(a, b)", "logaddexp": "core_logaddexp(a, b)",
           **_DIVISIONS}
-_INTEGER_OK = {"neg", "abs", "square", "sign", "sgn", "relu", "positive", "add", "sub", "mul", "pow", "maximum",
-               "minimum", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
-               "logical_not", "conj", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "where", "copy",
-               "clamp_both", "clamp_min", "clamp_max"}
+# integer ops beyond those the shared renderer supports for integers
+_INTEGER_OK = {"sgn", "pow", "logical_not", "conj", "bitwise_not", "where", "copy", "clamp_both", "clamp_min",
+               "clamp_max"}
 _INTEGRAL_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"}
 # integer spellings where the float one does not apply (a bool's ~ is logical not)
 _INTEGER_TEMPLATES = {"isnan": "false", "isinf": "false", "isfinite": "true", "signbit": "(a < 0)",
@@ -49,7 +47,6 @@ _GELU_BACKWARD = {  # a: grad, b: input
 _LOW = "{s:a < b || {nan:b};b;a}"  # max(a, bound) with a NaN bound propagating, as NumPy's maximum
 _CLAMP = {"both": "{s:{nan:a};a;{s:" + _LOW + " > c || {nan:c};c;" + _LOW + "}}", "min": "{s:{nan:a};a;" + _LOW + "}",
           "max": "{s:{nan:a};a;{s:a > b || {nan:b};b;a}}"}
-RANK_BUCKETS = (1, 2, 4, 8)  # kernels are rendered for these ranks (shapes padded with size-1 dims): fewer compiles
 
 
 def compute_name(dtype) -> str:
@@ -59,22 +56,12 @@ def compute_name(dtype) -> str:
 
 def stored(name: str) -> bool:
     """Whether tensors of dtype ``name`` live in this device's buffers in a form the kernels read and write."""
-    s = slot()
-    return name in ("float32", "int32", *PACKED) or name == "int64" and s.int64 or name == "float16" and s.f16
+    return name in PACKED or wgsl_type(name) is not None
 
 
 def supported(*xs) -> bool:
     """Whether every tensor among ``xs`` (numbers pass) has a dtype the kernels handle and a 32-bit element count."""
     return all(stored(x.dtype.name) and x._storage.nbytes < 2**31 for x in xs if is_tensor(x))
-
-
-def rank_bucket(rank: int, allow_zero: bool = False) -> int | None:
-    """The rank a kernel is rendered for (None: too many dims after coalescing)."""
-    return 0 if rank == 0 and allow_zero else next((b for b in RANK_BUCKETS if b >= rank), None)
-
-
-def padded(values, rank: int, fill: int) -> tuple:
-    return (fill,) * (rank - len(values)) + tuple(values)
 
 
 def writes_whole_words(out) -> bool:
@@ -88,13 +75,15 @@ def writes_whole_words(out) -> bool:
 def scalar_buffer(value, dtype: str):
     """A device buffer holding the number ``value`` as one element of ``dtype`` (cached by its bytes)."""
     data = np.array([value]).astype(np.dtype(dtype)).tobytes()
-    return slot()._param_buffer(tuple(np.frombuffer(data.ljust(-(-len(data) // 4) * 4, b"\0"), np.int32).tolist()))
+    words = np.frombuffer(data.ljust(-(-len(data) // 4) * 4, b"\0"), np.int32)
+    return RUNTIME.slot._param_buffer(tuple(words.tolist()))
 
 
 def _renders(op: str, compute: str) -> bool:
     if compute == "float32":
         return op not in _INTEGRAL_ONLY and op not in _DIVISIONS
-    return op in _INTEGER_OK or op in _INTEGER_TEMPLATES or op in _DIVISIONS and compute != "bool"
+    return op in _INTEGER_OK or RENDERER.supports(op, "int32") or op in _INTEGER_TEMPLATES \
+        or op in _DIVISIONS and compute != "bool"
 
 
 def _template(op: str, template: str, compute: str) -> str:
@@ -115,17 +104,12 @@ def run_elementwise(op: str, template: str, out, operands: list, compute: str):
     if not writes_whole_words(out):
         return NotImplemented
     buffers, dtypes, strides, offsets = [], [], [], []
-    for x in operands:
-        if is_tensor(x):
-            buffers.append(x)
-            dtypes.append(x.dtype.name)
-            strides.append(broadcast_strides(x._shape, x._stride, shape))
-            offsets.append(x._offset)
-        else:  # a number: a one-element buffer in the compute dtype, broadcast with stride 0
-            buffers.append(scalar_buffer(x, compute))
-            dtypes.append(compute)
-            strides.append((0,) * len(shape))
-            offsets.append(0)
+    for x in operands:  # a number: a one-element buffer in the compute dtype, broadcast with stride 0
+        tensor = is_tensor(x)
+        buffers.append(x if tensor else scalar_buffer(x, compute))
+        dtypes.append(x.dtype.name if tensor else compute)
+        strides.append(broadcast_strides(x._shape, x._stride, shape) if tensor else (0,) * len(shape))
+        offsets.append(x._offset if tensor else 0)
     dims, stride_lists = coalesce(shape, [out._stride] + strides)
     rank = rank_bucket(len(dims))
     in_dtypes, out_dtype = tuple(dtypes), out.dtype.name

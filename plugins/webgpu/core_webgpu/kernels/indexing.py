@@ -1,13 +1,8 @@
-"""The indexing family: ``gather``, ``scatter_`` (assign or reduce), ``index`` and ``index_put_`` (assign or
-accumulate), as one WGSL template, the indexed copy (:func:`_indexed`).
-
-An indexed copy walks an iteration shape: the indexed tensor ``t`` is addressed through its strides over that shape
-plus ``index value * stride`` for each int64 index tensor (negative values count from the end), the other tensor
-through its own strides. Reading (``gather``, ``index``) writes a fresh output in parallel. Writing into ``t`` with a
-reduction (``scatter_`` with ``reduce``, ``index_put_`` with ``accumulate``) needs no atomics: the dims whose
-elements may collide are iterated last, and one invocation runs each such line of ``serial`` elements in order, so
-different invocations never write one element and duplicates combine in order. Index values were validated by the
-ops' front-ends.
+"""The indexing family: ``gather``, ``scatter_``, ``index`` and ``index_put_``, all one WGSL template, the indexed
+copy (:func:`_indexed`): the indexed tensor is addressed through its strides plus ``index value * stride`` per int64
+index tensor (negative values count from the end), the other tensor through its own strides. Writes that may
+collide (``scatter_``, ``index_put_`` with ``accumulate``) need no atomics: the colliding dims run last, in order,
+one line per invocation (:func:`_in_order`). Index values were validated by the ops' front-ends.
 """
 
 from __future__ import annotations
@@ -15,9 +10,7 @@ from __future__ import annotations
 from core import broadcast_shapes
 from core.backends.api import broadcast_strides
 
-from ..runtime import grid
-from ._common import MAIN, new_tensor, numel, wgsl_type
-from .linalg import layout, run
+from ._common import MAIN, layout, new_tensor, numel, run, wgsl_type
 
 __all__ = ["kernels"]
 
@@ -59,7 +52,7 @@ def _indexed(write: bool, shape: tuple, t, t_strides: tuple, other, other_stride
         writes, reads = [("t", t, kind)], [("other", other, kind)] + indices
     else:
         writes, reads = [("out", other, kind)], [("t", t, kind)] + indices
-    run(("indexed", write, combine), _source(write, len(entries), combine), writes, reads, grid(n // serial),
+    run(("indexed", write, combine), _source(write, len(entries), combine), writes, reads, n // serial,
         values, layouts)
 
 
@@ -74,8 +67,22 @@ def _int64(*indices) -> bool:
     return all(i.dtype.name == "int64" and wgsl_type("int64") for i in indices)
 
 
-def _without(strides: tuple, dim: int) -> tuple:
-    return tuple(0 if d == dim else s for d, s in enumerate(strides))
+def _along(t, dim: int, index) -> tuple:
+    """(size and stride of ``t`` along ``dim``, t's other strides over index's shape, the dims that index along
+    ``dim``) for gather and scatter."""
+    if t.dim() == 0:
+        return 1, 0, (0,) * index.dim(), range(index.dim())
+    dim %= t.dim()  # (the front-end passes dim as given)
+    return t._shape[dim], t._stride[dim], tuple(0 if d == dim else s for d, s in enumerate(t._stride)), [dim]
+
+
+def _in_order(shape, t, t_strides, other, other_strides, entries, combine, last) -> None:
+    """An indexed write into ``t`` whose dims ``last`` (where elements may collide) run in order, one line of them
+    per invocation, so duplicates combine in order."""
+    order = [d for d in range(len(shape)) if d not in last] + list(last)
+    pick = lambda seq: tuple(seq[d] for d in order)  # noqa: E731
+    _indexed(True, pick(shape), t, pick(t_strides), other, pick(other_strides),
+             [(i, pick(s), size, step) for i, s, size, step in entries], combine, numel(shape[d] for d in last) or 1)
 
 
 def gather(spec, input, dim, index):
@@ -83,11 +90,7 @@ def gather(spec, input, dim, index):
     if not _ok(input) or not _int64(index):
         return NotImplemented
     out = new_tensor(spec.shape, spec.dtype, spec.device)
-    if input.dim() == 0:
-        size, step, strides = 1, 0, (0,) * index.dim()
-    else:
-        dim %= input.dim()  # (the front-end passes dim as given)
-        size, step, strides = input._shape[dim], input._stride[dim], _without(input._stride, dim)
+    size, step, strides, _ = _along(input, dim, index)
     _indexed(False, index._shape, input, strides, out, out._stride, [(index, index._stride, size, step)])
     return out
 
@@ -98,16 +101,8 @@ def scatter_(spec, self, dim, index, src, reduce=None, include_self=True):
     if not _ok(self, src, reduce=reduce) or not _int64(index) or src.dim() != index.dim() \
             or (reduce is not None and not include_self):
         return NotImplemented
-    if self.dim() == 0:
-        _indexed(True, index._shape, self, (0,) * index.dim(), src, src._stride, [(index, index._stride, 1, 0)],
-                 reduce, index.numel())
-        return self
-    dim %= self.dim()
-    order = [d for d in range(index.dim()) if d != dim] + [dim]  # dim last: one invocation per line along it
-    pick = lambda seq: tuple(seq[d] for d in order)  # noqa: E731
-    _indexed(True, pick(index._shape), self, pick(_without(self._stride, dim)), src, pick(src._stride),
-             [(index, pick(index._stride), self._shape[dim], self._stride[dim])], reduce,
-             index._shape[dim] if index.numel() else 1)
+    size, step, strides, last = _along(self, dim, index)
+    _in_order(index._shape, self, strides, src, src._stride, [(index, index._stride, size, step)], reduce, last)
     return self
 
 
@@ -154,10 +149,7 @@ def index_put_(spec, self, indices, values, accumulate=False):
     if not accumulate:
         _indexed(True, shape, self, strides, values, value_strides, entries)
         return self
-    order = [d for d in range(len(shape)) if d not in bdims] + list(bdims)  # the index dims last
-    pick = lambda seq: tuple(seq[d] for d in order)  # noqa: E731
-    _indexed(True, pick(shape), self, pick(strides), values, pick(value_strides),
-             [(i, pick(s), size, step) for i, s, size, step in entries], "sum", numel(shape[d] for d in bdims) or 1)
+    _in_order(shape, self, strides, values, value_strides, entries, "sum", bdims)
     return self
 
 

@@ -1,50 +1,24 @@
 """The linalg family: ``batched_matmul`` and the fused ``linear``, both one tiled GEMM in workgroup memory.
 
-The GEMM is a template (:func:`gemm`, register-blocked: each invocation computes up to 4 x 4 outputs):
-``C[z] = A[z] @ B[z]`` for ``z < Z`` with ``C`` a fresh contiguous ``(Z, M, N)`` tensor (f32 accumulation); a caller
-supplies three WGSL functions, ``load_a(z, r, k)``, ``load_b(z, k, c)`` and ``epilogue(z, r, c, acc)``, so strided
-operands, broadcast batches, the bias of ``linear`` and the implicit im2col of convolution (kernels/nn.py) are one
-kernel each.
-This module also holds what those kernel families share: :func:`run` (named integer parameters ``$name`` in the
-WGSL, variable-length layouts after them) and the strided-offset function ``off(index, layout)`` (:data:`OFFSET`,
-:func:`layout`).
+:func:`gemm` is the template, ``C[z] = A[z] @ B[z]`` into a fresh contiguous ``(Z, M, N)`` tensor (f32 accumulation,
+up to 4 x 4 outputs per invocation): a caller supplies the WGSL of ``load_a(z, r, k)``, ``load_b(z, k, c)`` and
+``epilogue(z, r, c, acc)``, so strided operands, the bias of ``linear`` and convolution's implicit im2col
+(kernels/nn.py) are one kernel each.
 """
 
 from __future__ import annotations
 
-from string import Template
-
-import numpy as np
-
 from core import float32
 from core.backends.api import coalesce
 
-from ..runtime import grid
-from ._common import MAIN, bindings, is_tensor, new_tensor, numel, slot, wgsl_type
+from ._common import MAIN, new_tensor, numel, run, wgsl_type
 
-__all__ = ["kernels", "run", "layout", "f32", "OFFSET", "gemm"]
+__all__ = ["kernels", "gemm", "PLAIN_EPILOGUE"]
 
 TILE = 16  # the depth of the GEMM's k steps
 _THREADS = 256  # invocations per GEMM work-group
 _MAX_Z = 65535  # work-groups along z
 _SPLIT_TARGET = 256  # work-groups a GEMM with deep k is split into, at least
-
-#: ``off(i, at)``: the element offset of flat (row-major) index ``i`` in the layout stored at ``p[at]``
-#: (:func:`layout`: rank, sizes, strides).
-OFFSET = """
-fn off(i: i32, at: i32) -> i32 {
-    let nd = p[at];
-    var rest = i;
-    var o = 0;
-    for (var d = nd - 1; d >= 0; d--) {
-        let n = p[at + 1 + d];
-        o += (rest % n) * p[at + 1 + nd + d];
-        rest /= n;
-    }
-    return o;
-}
-"""
-
 
 
 def _gemm_main(wm: int, rm: int, rn: int, store: str) -> str:
@@ -116,46 +90,6 @@ _SUM_SPLITS = MAIN + """    if (i >= $n) { return; }
 """
 
 
-def layout(shape, strides) -> list:
-    """The parameters ``off`` reads: rank, sizes, strides (a 0-d layout is rank 0)."""
-    return [len(shape), *shape, *strides]
-
-
-def f32(x) -> int:
-    """The bits of ``x`` as float32, for ``bitcast<f32>($name)`` in WGSL."""
-    return int(np.float32(x).view(np.uint32))
-
-
-def _buffer(x):
-    return x._storage.data if is_tensor(x) else x
-
-
-def run(key, body: str, writes: list, reads: list, groups: tuple, values: dict, layouts: dict | None = None,
-        consts: dict | None = None):
-    """Dispatch WGSL ``body`` (its ``main`` included) over ``groups``: ``writes`` and ``reads`` are
-    ``(name, tensor or buffer, WGSL type)``; ``$name`` in the body is the integer parameter ``values[name]``, and
-    for each ``layouts[name]`` (a :func:`layout`) ``$name`` is where it starts, for ``off(i, $name)``.
-    ``consts[name]`` is compiled into the shader as a literal instead (one pipeline per value: for geometry that
-    recurs, such as a layer's kernel size and strides, whose divisions the compiler then turns into
-    multiplications)."""
-    layouts, consts = layouts or {}, consts or {}
-    names = [*values, *layouts]
-    flat = [int(v) for v in values.values()]
-    tail: list = []
-    for lay in layouts.values():
-        flat.append(len(names) + len(tail))
-        tail.extend(lay)
-    types = tuple(t for _, _, t in writes + reads)
-
-    def render():
-        head = bindings([(n, t) for n, _, t in writes], [(n, t) for n, _, t in reads])
-        literals = {n: f"({int(v)})" for n, v in consts.items()}
-        return head + Template(OFFSET + body).substitute({n: f"p[{k}]" for k, n in enumerate(names)}, **literals)
-
-    slot().dispatch((key, tuple(names), types, tuple(consts.items())), render, [_buffer(x) for _, x, _ in writes],
-                    [_buffer(x) for _, x, _ in reads], tuple(flat + tail), groups)
-
-
 def gemm(key, loaders: str, reads: list, z: int, m: int, n: int, k: int, values: dict, layouts: dict | None = None,
          shape: tuple | None = None, consts: dict | None = None):
     """A fresh contiguous tensor of ``shape`` (default ``(z, m, n)``), ``C[z] = A[z] @ B[z]`` (inner size ``k``),
@@ -181,7 +115,7 @@ def gemm(key, loaders: str, reads: list, z: int, m: int, n: int, k: int, values:
     if splits > 1:
         total = z * m * n
         run("sum_splits", _SUM_SPLITS.replace("STORE", kind), [("out", out, kind)], [("part", part, "f32")],
-            grid(total), dict(n=total, splits=splits))
+            total, dict(n=total, splits=splits))
     return out
 
 
@@ -194,7 +128,8 @@ fn load_b(z: i32, k: i32, c: i32) -> f32 {
     return f32(b[$bo + (z / $zb) * $bz0 + (z % $zb) * $bz1 + k * $br + c * $bc]);
 }
 """
-_EPILOGUE = {False: "fn epilogue(z: i32, r: i32, c: i32, v: f32) -> f32 { return v; }\n",
+PLAIN_EPILOGUE = "fn epilogue(z: i32, r: i32, c: i32, v: f32) -> f32 { return v; }\n"
+_EPILOGUE = {False: PLAIN_EPILOGUE,
              True: "fn epilogue(z: i32, r: i32, c: i32, v: f32) -> f32 {\n"
                    "    return v + f32(bias[$biaso + c * $biass]);\n}\n"}
 
@@ -202,7 +137,7 @@ _EPILOGUE = {False: "fn epilogue(z: i32, r: i32, c: i32, v: f32) -> f32 { return
 def _strided_gemm(a, b, batch: tuple, a_strides: tuple, b_strides: tuple, m: int, n: int, k: int, bias=None,
                  shape: tuple | None = None):
     """``a @ b (+ bias)`` read through strides: ``a_strides``/``b_strides`` are each operand's batch strides then
-    its (row, column) strides; the batch dims must fold into two (:func:`_folds`)."""
+    its (row, column) strides; the batch dims must fold into two."""
     dims, (sa, sb) = coalesce(batch, [a_strides[:-2], b_strides[:-2]], min_rank=2)
     values = dict(ao=a._offset, az0=sa[0], az1=sa[1], ar=a_strides[-2], ak=a_strides[-1],
                   bo=b._offset, bz0=sb[0], bz1=sb[1], br=b_strides[-2], bc=b_strides[-1], zb=dims[1])
@@ -215,11 +150,6 @@ def _strided_gemm(a, b, batch: tuple, a_strides: tuple, b_strides: tuple, m: int
                 k, values, shape=shape)
 
 
-def _folds(batch: tuple, *tensors) -> bool:
-    """Whether the tensors' leading ``batch`` dims fold into at most two (the GEMM's batch indexing)."""
-    return len(coalesce(batch, [t._stride[:len(batch)] for t in tensors])[0]) <= 2
-
-
 def _floats(dtype) -> bool:
     """float32, or float16 where the adapter has shader-f16: the GEMM's element types."""
     return dtype.name == "float32" or (dtype.name == "float16" and wgsl_type("float16") is not None)
@@ -230,7 +160,7 @@ def batched_matmul(spec, a, b):
     if not _floats(spec.dtype):
         return NotImplemented
     batch, (n, k), m = tuple(a._shape[:-2]), a._shape[-2:], b._shape[-1]
-    if not _folds(batch, a, b):
+    if len(coalesce(batch, [a._stride[:-2], b._stride[:-2]])[0]) > 2:  # the GEMM indexes two batch dims
         a, b = a.contiguous(), b.contiguous()
     return _strided_gemm(a, b, batch, a._stride, b._stride, n, m, k, shape=spec.shape)
 
@@ -239,8 +169,7 @@ def linear(input, weight, bias=None):
     """``input @ weight.T + bias`` as one GEMM whose epilogue adds the bias; one float dtype on one device."""
     operands = [t for t in (input, weight, bias) if t is not None]
     if any(t.dtype is not input.dtype or t.device != input.device for t in operands) or not _floats(input.dtype) \
-            or input.dim() < 1 \
-            or weight.dim() != 2 or (bias is not None and bias.dim() != 1):
+            or input.dim() < 1 or weight.dim() != 2 or (bias is not None and bias.dim() != 1):
         return NotImplemented
     lead, k, m = tuple(input.shape[:-1]), input.shape[-1], weight.shape[0]
     if len(coalesce(lead, [input._stride[:-1]])[0]) > 1:  # rows that are not one stride apart

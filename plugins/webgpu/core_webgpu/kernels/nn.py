@@ -1,28 +1,30 @@
-"""The nn family: the fused composites a training step runs — ``softmax``, ``log_softmax``, ``cross_entropy_loss``
-(and backward), ``convolution`` (and backward) and ``max_pool``/``avg_pool`` (and backward), float32.
+"""The nn family, float32: ``softmax``/``log_softmax``, ``cross_entropy_loss``, ``layer_norm``, ``convolution`` and
+``max_pool``/``avg_pool`` (each with its backward).
 
-Row kernels (softmax, cross-entropy) run one work-group per row along the reduced dim and reduce in workgroup
-memory (:data:`_ROW`). Convolution is an implicit GEMM (linalg's :func:`~.linalg.gemm` with loaders that index
-the input, weight and output gradient through their strides: no im2col buffer), its three gradients too. Pooling
-runs one invocation per output (forward) or per input position (backward: a gather over the windows covering it,
-so no atomics). Convolution and pooling take one or two spatial dims (3-d and transposed convolutions decline).
+Row kernels run one work-group per row, reducing in workgroup memory (:data:`_ROW`). Convolution and its gradients
+are implicit GEMMs (linalg's :func:`~.linalg.gemm` with loaders that index through strides: no im2col buffer).
+Pooling runs one invocation per output, its backward one per input position (a gather over the covering windows: no
+atomics). Convolution and pooling take one or two spatial dims.
 """
 
 from __future__ import annotations
+
+import re
 
 from core import int32
 from core.backends.api import broadcast_strides
 from core.ops.pooling import pool_out_size
 
-from ..runtime import WORKGROUP, grid
-from ._common import MAIN, new_tensor, numel
-from .linalg import f32, gemm, layout, run
+from ..runtime import WORKGROUP
+from ._common import MAIN, f32, layout, new_tensor, numel, run
+from .linalg import PLAIN_EPILOGUE, gemm
 
 __all__ = ["kernels"]
 
 _NEG_INF = "bitcast<f32>(0xff800000u)"
 
 # one work-group per row: `base` is the row's first element, `sd` its stride along the dim, `lse` its logsumexp
+_ROW_MAIN = MAIN + "    let t = lid; let row = i32(wid.y * nwg.x + wid.x);\n    if (row >= $rows) { return; }"
 _ROW = f"""
 var<workgroup> red: array<f32, {WORKGROUP}>;
 fn reduce(v: f32, t: u32, take_max: bool) -> f32 {{
@@ -36,11 +38,7 @@ fn reduce(v: f32, t: u32, take_max: bool) -> f32 {{
     workgroupBarrier();
     return r;
 }}
-@compute @workgroup_size({WORKGROUP})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) t: u32) {{
-    let row = i32(wid.y * nwg.x + wid.x);
-    if (row >= $rows) {{ return; }}
+ROW_MAIN
     let L = $len; let sd = $sd; let base = $xo + off(row, $xl);
     var m = {_NEG_INF};
     for (var k = i32(t); k < L; k += {WORKGROUP}) {{ m = max(m, x[base + k * sd]); }}
@@ -51,7 +49,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let o0 = (row / $inner) * L * $inner + row % $inner;  // the row's first element in a contiguous output
     BODY
 }}
-"""
+""".replace("ROW_MAIN", _ROW_MAIN)
 _ROW_BODIES = {
     "softmax": f"for (var k = i32(t); k < L; k += {WORKGROUP}) {{ out[o0 + k * $inner] = exp(x[base + k * sd] - lse); "
                "}",
@@ -77,9 +75,7 @@ _ROW_BODIES = {
     }}""",
 }
 # cross-entropy's reduction: one work-group sums the rows' losses and kept weights
-_TOTAL = _ROW.split("@compute")[0] + f"""
-@compute @workgroup_size({WORKGROUP})
-fn main(@builtin(local_invocation_index) t: u32) {{
+_TOTAL = _ROW.split("@compute")[0] + MAIN + f"""    let t = lid;
     var a = 0.0; var b = 0.0;
     for (var k = i32(t); k < $rows; k += {WORKGROUP}) {{ a += loss[k]; b += kept[k]; }}
     a = reduce(a, t, false);
@@ -90,10 +86,14 @@ fn main(@builtin(local_invocation_index) t: u32) {{
 
 
 def _f32(*tensors) -> bool:
-    """Whether the tensors (None skipped) are float32 and on one device: what these kernels run (else they decline,
-    and the decomposition runs or raises its error)."""
+    """Whether the tensors (None skipped) are float32 and on one device: what these kernels run."""
     given = [t for t in tensors if t is not None]
     return all(t.dtype.name == "float32" and t.device == given[0].device for t in given)
+
+
+def _like(t, shape=None):
+    """A fresh tensor of ``t``'s dtype and device, of ``t``'s shape or ``shape``."""
+    return new_tensor(tuple(t.shape) if shape is None else shape, t.dtype, t.device)
 
 
 def _rows(name: str, x, dim: int, writes: list, reads: list = (), values: dict | None = None,
@@ -104,16 +104,16 @@ def _rows(name: str, x, dim: int, writes: list, reads: list = (), values: dict |
     rows = numel(shape)
     if rows == 0:
         return
-    run(("row", name), _ROW.replace("BODY", _ROW_BODIES[name]), writes, [("x", x, "f32"), *reads],
-        grid(rows * WORKGROUP), dict(rows=rows, len=length, sd=sd, xo=x._offset, inner=numel(x._shape[dim + 1:]),
-                                     **(values or {})), dict(xl=layout(shape, strides), **(layouts or {})))
+    values = dict(rows=rows, len=length, sd=sd, xo=x._offset, inner=numel(x._shape[dim + 1:]), **(values or {}))
+    run(("row", name), _ROW.replace("BODY", _ROW_BODIES[name]), writes, [("x", x, "f32"), *reads], rows * WORKGROUP,
+        values, dict(xl=layout(shape, strides), **(layouts or {})))
 
 
 def _softmax_kernel(name: str):
     def kernel(input, dim):
         if not _f32(input) or input.dim() == 0 or input.numel() == 0:
             return NotImplemented
-        out = new_tensor(tuple(input.shape), input.dtype, input.device)
+        out = _like(input)
         _rows(name, input, dim, [("out", out, "f32")])
         return out
 
@@ -147,9 +147,9 @@ def _ce_args(input, target, weight, reduction, ignore_index):
 def _ce_totals(input, target, args, reduction):
     """(per-row losses, kept weights) and, reduced, (loss, kept weights' sum) as 0-d/1-element tensors."""
     values, layouts, reads = args
-    loss, kept = (new_tensor(tuple(target.shape), input.dtype, input.device) for _ in range(2))
+    loss, kept = _like(input, tuple(target.shape)), _like(input, tuple(target.shape))
     _rows("ce_rows", input, 1, [("loss", loss, "f32"), ("kept", kept, "f32")], reads, values, layouts)
-    out, den = new_tensor((), input.dtype, input.device), new_tensor((1,), input.dtype, input.device)
+    out, den = _like(input, ()), _like(input, (1,))
     run("ce_total", _TOTAL, [("out", out, "f32"), ("den", den, "f32")], [("loss", loss, "f32"), ("kept", kept, "f32")],
         (1, 1, 1), dict(rows=loss.numel(), mean=int(reduction == "mean")))
     return loss, out, den
@@ -172,7 +172,7 @@ def cross_entropy_loss_backward(grad, input, target, weight, reduction, ignore_i
         return NotImplemented
     values, layouts, reads = args
     den = _ce_totals(input, target, args, reduction)[2] if reduction == "mean" else grad
-    out = new_tensor(tuple(input.shape), input.dtype, input.device)
+    out = _like(input)
     _rows("ce_backward", input, 1, [("out", out, "f32")], reads + [("g", grad, "f32"), ("den", den, "f32")],
           dict(values, go=grad._offset, mean=int(reduction == "mean")),
           dict(layouts, gl=layout(target._shape, broadcast_strides(grad._shape, grad._stride, target._shape))))
@@ -182,11 +182,7 @@ def cross_entropy_loss_backward(grad, input, target, weight, reduction, ignore_i
 # -- layer norm: one work-group per row of the contiguous (rows, D) input --------------------------------------------
 _LN = _ROW.split("@compute")[0] + f"""
 fn scale(k: i32) -> f32 {{ return select(1.0, w[$wo + k], $hasw == 1); }}
-@compute @workgroup_size({WORKGROUP})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) t: u32) {{
-    let row = i32(wid.y * nwg.x + wid.x);
-    if (row >= $rows) {{ return; }}
+{_ROW_MAIN}
     let D = $d; let base = $xo + row * D;
     var s = 0.0;
     for (var k = i32(t); k < D; k += {WORKGROUP}) {{ s += x[base + k]; }}
@@ -247,10 +243,10 @@ def layer_norm(input, normalized_shape, weight, bias, eps):
     if args is None:
         return NotImplemented
     x, rows, _, reads, values = args
-    out = new_tensor(tuple(input.shape), input.dtype, input.device)
+    out = _like(input)
     if rows:
         run(("ln", "forward"), _LN.replace("BODY", _LN_BODIES["forward"]), [("out", out, "f32")], reads,
-            grid(rows * WORKGROUP), values)
+            rows * WORKGROUP, values)
     return out
 
 
@@ -261,16 +257,16 @@ def layer_norm_backward(grad, input, normalized_shape, weight, bias, eps, output
         return NotImplemented
     x, rows, d, reads, values = args
     g = grad.contiguous()
-    grad_input = new_tensor(tuple(input.shape), input.dtype, input.device)
-    stats = new_tensor((2 * max(rows, 1),), input.dtype, input.device)
-    dw, db = (new_tensor(tuple(normalized_shape), input.dtype, input.device) for _ in range(2))
+    grad_input = _like(input)
+    stats = _like(input, (2 * max(rows, 1),))
+    dw, db = _like(input, tuple(normalized_shape)), _like(input, tuple(normalized_shape))
     if rows:
         run(("ln", "backward"), _LN.replace("BODY", _LN_BODIES["backward"]),
-            [("out", grad_input, "f32"), ("stats", stats, "f32")], reads + [("g", g, "f32")], grid(rows * WORKGROUP),
+            [("out", grad_input, "f32"), ("stats", stats, "f32")], reads + [("g", g, "f32")], rows * WORKGROUP,
             dict(values, go=g._offset))
     if output_mask[1] or output_mask[2]:
         run("ln_columns", _LN_COLUMNS, [("dw", dw, "f32"), ("db", db, "f32")],
-            [("g", g, "f32"), ("x", x, "f32"), ("stats", stats, "f32")], grid(d),
+            [("g", g, "f32"), ("x", x, "f32"), ("stats", stats, "f32")], d,
             dict(rows=rows, d=d, go=g._offset, xo=x._offset))
     return tuple(t if wanted else None for t, wanted in zip((grad_input, dw, db), output_mask))
 
@@ -286,7 +282,6 @@ _X = """fn xcol(n: i32, ci: i32, t: vec3<i32>, l: i32) -> f32 {
 _W = "fn wat(o: i32, c: i32, t: vec3<i32>) -> f32 { return wt[$wo + o * $ws0 + c * $ws1 + t.y * $ws2 + t.z * $ws3]; }\n"
 _G = ("fn gout(n: i32, o: i32, l: i32) -> f32 {\n"
       "    return go[$go + n * $gs0 + o * $gs1 + (l / $ow) * $gs2 + (l % $ow) * $gs3];\n}\n")
-_PLAIN = "fn epilogue(z: i32, r: i32, c: i32, v: f32) -> f32 { return v; }\n"
 _CONV = {  # (helpers, load_a, load_b) of each GEMM; z, r, c, k as in linalg.gemm
     "forward": (_TAP + _X + _W, "return wat((z % $g) * $og + r, tap(k).x, tap(k));",
                 "let t = tap(k); return xcol(z / $g, (z % $g) * $cg + t.x, t, c);"),
@@ -303,7 +298,7 @@ _CONV = {  # (helpers, load_a, load_b) of each GEMM; z, r, c, k as in linalg.gem
 def _conv_source(kind: str, bias: bool = False) -> str:
     helpers, a, b = _CONV[kind]
     epilogue = ("fn epilogue(z: i32, r: i32, c: i32, v: f32) -> f32 {\n"
-                "    return v + bias[$bo + ((z % $g) * $og + r) * $bs];\n}\n" if bias else _PLAIN)
+                "    return v + bias[$bo + ((z % $g) * $og + r) * $bs];\n}\n" if bias else PLAIN_EPILOGUE)
     return (helpers + f"fn load_a(z: i32, r: i32, k: i32) -> f32 {{ {a} }}\n"
             f"fn load_b(z: i32, k: i32, c: i32) -> f32 {{ {b} }}\n" + epilogue)
 
@@ -320,41 +315,47 @@ def _two(values, fill: int) -> tuple:
     return (fill, *values) if len(values) == 1 else tuple(values)
 
 
+def _strides(prefix: str, strides) -> dict:
+    """``{prefix0: strides[0], ...}``: a tensor's strides as named parameters."""
+    return {f"{prefix}{k}": s for k, s in enumerate(strides)}
+
+
+def _window(input, kernel, stride, padding, dilation, ceil_mode=False) -> dict | None:
+    """The sliding-window geometry that convolution and pooling share (input channels, sizes and strides, window,
+    steps, padding, dilation, output sizes; one spatial dim as two), or None to decline."""
+    nd = len(kernel)
+    if nd not in (1, 2) or input.dim() != nd + 2 or len(stride) != nd or input.numel() == 0:
+        return None
+    (_, c, h, w), xs = _as_2d(input)
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = _two(kernel, 1), _two(stride, 1), _two(padding, 0), _two(dilation, 1)
+    oh, ow = (pool_out_size(*args, ceil_mode) for args in ((h, kh, sh, ph, dh), (w, kw, sw, pw, dw)))
+    return None if min(oh, ow) <= 0 else dict(c=c, h=h, w=w, kh=kh, kw=kw, oh=oh, ow=ow, sh=sh, sw=sw, ph=ph, pw=pw,
+                                               dh=dh, dw=dw, xo=input._offset, **_strides("xs", xs))
+
+
 def _conv_geometry(input, weight, stride, padding, dilation, groups):
-    """The parameters every convolution GEMM reads (sizes, steps, input and weight strides), or None to decline."""
-    nd = len(stride)
-    if nd not in (1, 2) or not _f32(input, weight) or input.dim() != nd + 2 or weight.dim() != nd + 2:
+    """:func:`_window` plus the batch, groups and the weight's layout, or None to decline."""
+    geo = _window(input, weight.shape[2:], stride, padding, dilation) if _f32(input, weight) \
+        and weight.dim() == input.dim() and weight.numel() else None
+    if geo is None:
         return None
-    (n, c, h, w), xs = _as_2d(input)
-    (o, cg, kh, kw), ws = _as_2d(weight)
-    (sh, sw), (ph, pw), (dh, dw) = _two(stride, 1), _two(padding, 0), _two(dilation, 1)
-    oh, ow = ((h + 2 * ph - dh * (kh - 1) - 1) // sh + 1, (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1)
-    if min(n, c, o, oh, ow) <= 0:
-        return None
-    return dict(n=n, cg=cg, og=o // groups, g=groups, h=h, w=w, kh=kh, kw=kw, oh=oh, ow=ow, l=oh * ow, sh=sh, sw=sw,
-                ph=ph, pw=pw, dh=dh, dw=dw, xo=input._offset, xs0=xs[0], xs1=xs[1], xs2=xs[2], xs3=xs[3],
-                wo=weight._offset, ws0=ws[0], ws1=ws[1], ws2=ws[2], ws3=ws[3])
+    (o, cg, _, _), ws = _as_2d(weight)
+    return dict(geo, n=input.shape[0], cg=cg, og=o // groups, g=groups, l=geo["oh"] * geo["ow"], wo=weight._offset,
+                **_strides("ws", ws))
 
 
 def _spatial(geo: dict, nd: int, prefix: str = "") -> tuple:
     return (geo[prefix + "h"], geo[prefix + "w"]) if nd == 2 else (geo[prefix + "w"],)
 
 
-def _pick(geo: dict, names: str) -> tuple:
-    """(values, consts) for :func:`~.linalg.run` of the geometry's ``names``: offsets are parameters, the rest
-    (sizes, steps, strides: a layer's, recurring) compiled in."""
-    chosen = {k: geo[k] for k in names.split()}
-    return ({k: v for k, v in chosen.items() if k in _OFFSETS}, {k: v for k, v in chosen.items()
-                                                                 if k not in _OFFSETS})
+def _pick(geo: dict, source: str) -> tuple:
+    """(values, consts) for :func:`~._common.run` of the geometry ``source`` names: offsets are parameters, the
+    rest (sizes, steps, strides: a layer's, recurring) compiled in."""
+    names = set(re.findall(r"\$(\w+)", source)) & set(geo)
+    return ({k: geo[k] for k in names if k in _OFFSETS}, {k: geo[k] for k in sorted(names) if k not in _OFFSETS})
 
 
 _OFFSETS = {"xo", "wo", "go", "bo"}
-
-
-_USES = {"forward": "g og cg kh kw ow sh sw ph pw dh dw h w xo xs0 xs1 xs2 xs3 wo ws0 ws1 ws2 ws3",
-         "weight": "og cg kh kw ow sh sw ph pw dh dw h w l xo xs0 xs1 xs2 xs3 go gs0 gs1 gs2 gs3",
-         "input": "g og kh kw w ph pw dh dw sh sw oh ow wo ws0 ws1 ws2 ws3 go gs0 gs1 gs2 gs3",
-         "bias": "ow l go gs0 gs1 gs2 gs3"}
 
 
 def convolution(input, weight, bias, stride, padding, dilation, groups):
@@ -363,14 +364,14 @@ def convolution(input, weight, bias, stride, padding, dilation, groups):
     if geo is None or not _f32(input, bias):
         return NotImplemented
     reads = [("x", input, "f32"), ("wt", weight, "f32")]
-    values, consts = _pick(geo, _USES["forward"])
+    source = _conv_source("forward", bias is not None)
+    values, consts = _pick(geo, source)
     if bias is not None:
         reads.append(("bias", bias, "f32"))
         values.update(bo=bias._offset, bs=bias._stride[0])
     shape = (geo["n"], weight.shape[0]) + _spatial(geo, len(stride), "o")
-    return gemm(("conv", "forward", bias is not None), _conv_source("forward", bias is not None), reads,
-                geo["n"] * groups, geo["og"], geo["l"], geo["cg"] * geo["kh"] * geo["kw"], values, shape=shape,
-                consts=consts)
+    return gemm(("conv", "forward", bias is not None), source, reads, geo["n"] * groups, geo["og"], geo["l"],
+                geo["cg"] * geo["kh"] * geo["kw"], values, shape=shape, consts=consts)
 
 
 def convolution_backward(grad_output, input, weight, stride, padding, dilation, groups, output_mask):
@@ -379,7 +380,7 @@ def convolution_backward(grad_output, input, weight, stride, padding, dilation, 
     if geo is None or not _f32(input, grad_output) or grad_output.dim() != input.dim():
         return NotImplemented
     (_, o, _, _), gs = _as_2d(grad_output)
-    geo.update(go=grad_output._offset, gs0=gs[0], gs1=gs[1], gs2=gs[2], gs3=gs[3])
+    geo.update(go=grad_output._offset, **_strides("gs", gs))
     n, g, og, cg, taps = geo["n"], groups, geo["og"], geo["cg"], geo["kh"] * geo["kw"]
     x, w, go = ("x", input, "f32"), ("wt", weight, "f32"), ("go", grad_output, "f32")
     jobs = {"input": ([w, go], n * g, cg, geo["h"] * geo["w"], og * taps, tuple(input.shape)),
@@ -387,32 +388,33 @@ def convolution_backward(grad_output, input, weight, stride, padding, dilation, 
             "bias": ([go], 1, o, 1, n * geo["l"], (o,))}
 
     def job(kind, reads, z, m, cols, k, shape):
-        values, consts = _pick(geo, _USES[kind])
+        values, consts = _pick(geo, _conv_source(kind))
         return gemm(("conv", kind), _conv_source(kind), reads, z, m, cols, k, values, shape=shape, consts=consts)
 
     return tuple(job(kind, *args) if wanted else None for wanted, (kind, args) in zip(output_mask, jobs.items()))
 
 
 # -- pooling ---------------------------------------------------------------------------------------------------------
-# flat index i over (planes, oh, ow) (forward) or (planes, h, w) (backward); `plane` = n * C + c
-_POOL_AT = MAIN + """    if (i >= $total) { return; }
+# forward: one invocation per output (plane, oh, ow) with plane = n * C + c, folding each input in its window
+_WINDOW = MAIN + """    if (i >= $total) { return; }
     let plane = i / ($oh * $ow); let oh = (i / $ow) % $oh; let ow = i % $ow;
     let xb = $xo + (plane / $c) * $xs0 + (plane % $c) * $xs1;
-"""
-_WINDOW_MAX = _POOL_AT + f"""    var best = {_NEG_INF}; var arg = -1;
-    for (var a = 0; a < $kh; a++) {{
+    INIT
+    for (var a = 0; a < $kh; a++) {
         let h = oh * $sh - $ph + a * $dh;
-        if (h < 0 || h >= $h) {{ continue; }}
-        for (var b = 0; b < $kw; b++) {{
+        if (h < 0 || h >= $h) { continue; }
+        for (var b = 0; b < $kw; b++) {
             let w = ow * $sw - $pw + b * $dw;
-            if (w < 0 || w >= $w) {{ continue; }}
+            if (w < 0 || w >= $w) { continue; }
             let v = x[xb + h * $xs2 + w * $xs3];
-            if (arg < 0 || v > best || (v != v && best == best)) {{ best = v; arg = h * $w + w; }}
-        }}
-    }}
+            STEP
+        }
+    }
     STORE
-}}
+}
 """
+_MAX = _WINDOW.replace("INIT", f"var best = {_NEG_INF}; var arg = -1;").replace(
+    "STEP", "if (arg < 0 || v > best || (v != v && best == best)) { best = v; arg = h * $w + w; }")
 _DIVISOR = """fn divisor(oh: i32, ow: i32) -> f32 {
     if ($override == 1) { return bitcast<f32>($divisor); }
     let h0 = oh * $sh - $ph; let w0 = ow * $sw - $pw;
@@ -421,16 +423,7 @@ _DIVISOR = """fn divisor(oh: i32, ow: i32) -> f32 {
     return f32((min(h1, $h) - max(h0, 0)) * (min(w1, $w) - max(w0, 0)));
 }
 """
-_AVG = _DIVISOR + _POOL_AT + """    var s = 0.0;
-    for (var h = max(oh * $sh - $ph, 0); h < min(oh * $sh - $ph + $kh, $h); h++) {
-        for (var w = max(ow * $sw - $pw, 0); w < min(ow * $sw - $pw + $kw, $w); w++) {
-            s += x[xb + h * $xs2 + w * $xs3];
-        }
-    }
-    out[i] = s / divisor(oh, ow);
-}
-"""
-# backward: input position (h, w) = (oh, ow) of _POOL_AT's names; each output window covering it adds its share
+# backward: one invocation per input position (plane, h, w); each output window covering it adds its share
 _GATHER = MAIN + """    if (i >= $total) { return; }
     let plane = i / ($h * $w); let h = (i / $w) % $h; let w = i % $w;
     let gb = $go + (plane / $c) * $gs0 + (plane % $c) * $gs1;
@@ -449,9 +442,10 @@ _GATHER = MAIN + """    if (i >= $total) { return; }
 }
 """
 _POOL = {
-    "max": _WINDOW_MAX.replace("STORE", "out[i] = best;"),
-    "argmax": _WINDOW_MAX.replace("STORE", "out[i] = arg;"),
-    "avg": _AVG,
+    "max": _MAX.replace("STORE", "out[i] = best;"),
+    "argmax": _MAX.replace("STORE", "out[i] = arg;"),
+    "avg": _DIVISOR + _WINDOW.replace("INIT", "var s = 0.0;").replace("STEP", "s += v;").replace(
+        "STORE", "out[i] = s / divisor(oh, ow);"),
     "max_backward": _GATHER.replace("SHARE", "if (arg[(plane * $oh + oh) * $ow + ow] == h * $w + w) { "
                                              "s += g[gb + oh * $gs2 + ow * $gs3]; }"),
     "avg_backward": _DIVISOR + _GATHER.replace("SHARE", "s += g[gb + oh * $gs2 + ow * $gs3] / divisor(oh, ow);"),
@@ -459,39 +453,26 @@ _POOL = {
 
 
 def _pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode, grad=None):
-    """The pooling kernels' parameters (sizes, steps, input/grad strides) and the output's spatial shape, or None."""
-    nd = len(kernel_size)
-    if nd not in (1, 2) or input.dim() != nd + 2 or not _f32(input, grad) or input.numel() == 0:
+    """(:func:`_window` plus the gradient's layout, the output's shape), or None to decline."""
+    geo = _window(input, kernel_size, stride, padding, dilation, ceil_mode) if _f32(input, grad) else None
+    if geo is None:
         return None
-    (n, c, h, w), xs = _as_2d(input)
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = (_two(kernel_size, 1), _two(stride, 1), _two(padding, 0),
-                                              _two(dilation, 1))
-    oh, ow = (pool_out_size(size, k, s, p, d, ceil_mode) for size, k, s, p, d in
-              ((h, kh, sh, ph, dh), (w, kw, sw, pw, dw)))
-    out = (oh, ow)[2 - nd:]
-    if min(oh, ow) <= 0 or (grad is not None and tuple(grad.shape) != (n, c) + out):
-        return None
-    geo = dict(c=c, h=h, w=w, oh=oh, ow=ow, kh=kh, kw=kw, sh=sh, sw=sw, ph=ph, pw=pw, dh=dh, dw=dw,
-               xo=input._offset, xs0=xs[0], xs1=xs[1], xs2=xs[2], xs3=xs[3])
+    shape = (input.shape[0], geo["c"]) + _spatial(geo, len(kernel_size), "o")
     if grad is not None:
-        _, gs = _as_2d(grad)
-        geo.update(go=grad._offset, gs0=gs[0], gs1=gs[1], gs2=gs[2], gs3=gs[3])
-    return geo, (n, c) + out
+        if tuple(grad.shape) != shape:
+            return None
+        geo.update(go=grad._offset, **_strides("gs", _as_2d(grad)[1]))
+    return geo, shape
 
 
-def _pool(kind: str, geo: dict, shape: tuple, reads: list, extra: dict | None = None, dtype=None, device=None):
-    """A fresh ``shape`` tensor from pooling kernel ``kind``, one invocation per element; the geometry but the
-    offsets is compiled in (see :func:`_pick`)."""
-    first = reads[0][1]
-    out = new_tensor(shape, dtype or first.dtype, device or first.device)
-    total = numel(shape)
-    if total:
-        values, consts = _pick(geo, " ".join(geo))
-        run(("pool", kind), _POOL[kind], [("out", out, "i32" if kind == "argmax" else "f32")], reads, grid(total),
-            dict(values, total=total, **(extra or {})), consts=consts)
+def _pool(kind: str, geo: dict, shape: tuple, reads: list, extra: dict | None = None, dtype=None):
+    """A fresh ``shape`` tensor from pooling kernel ``kind``, one invocation per element (see :func:`_pick`)."""
+    out = new_tensor(shape, dtype or reads[0][1].dtype, reads[0][1].device)
+    if numel(shape):
+        values, consts = _pick(geo, _POOL[kind])
+        run(("pool", kind), _POOL[kind], [("out", out, "i32" if kind == "argmax" else "f32")], reads, numel(shape),
+            dict(values, total=numel(shape), **(extra or {})), consts=consts)
     return out
-
-
 def max_pool(input, kernel_size, stride, padding, dilation, ceil_mode):
     """The max over each window (NaN wins), one invocation per output."""
     found = _pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode)
@@ -528,7 +509,7 @@ def avg_pool_backward(grad_output, input, kernel_size, stride, padding, ceil_mod
     if found is None or divisor_override == 0:
         return NotImplemented
     return _pool("avg_backward", found[0], tuple(input.shape), [("g", grad_output, "f32")],
-                 _avg_extra(count_include_pad, divisor_override), device=input.device)
+                 _avg_extra(count_include_pad, divisor_override))
 
 
 def kernels(runtime) -> dict:

@@ -4,9 +4,7 @@ device with distinct storages and a number as learning rate; anything else decli
 
 from __future__ import annotations
 
-from ..runtime import grid
-from ._common import MAIN, is_tensor
-from .linalg import f32, run
+from ._common import MAIN, f32, is_tensor, run
 
 __all__ = ["kernels"]
 
@@ -44,9 +42,9 @@ def _fits(*tensors) -> bool:
 
 
 def _bump(*tensors) -> None:
-    for t in tensors:
-        if t is not None:
-            t._storage.version += 1
+    """Mark the tensors (None skipped) as written in place."""
+    for t in (t for t in tensors if t is not None):
+        t._storage.version += 1
 
 
 def sgd_update_(param, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov):
@@ -58,7 +56,7 @@ def sgd_update_(param, grad, momentum_buffer, lr, momentum, dampening, weight_de
     if n:
         run(("sgd", buf is not None), _SGD.replace("MOMENTUM", _MOMENTUM if buf is not None else ""),
             [("param", param, "f32")] + ([("buf", buf, "f32")] if buf is not None else []), [("grad", grad, "f32")],
-            grid(n), dict(n=n, po=param._offset, go=grad._offset, bo=0 if buf is None else buf._offset,
+            n, dict(n=n, po=param._offset, go=grad._offset, bo=0 if buf is None else buf._offset,
                           wd=f32(weight_decay), mom=f32(momentum), keep=f32(1 - dampening), nesterov=int(nesterov),
                           lr=f32(lr)))
     _bump(param, buf)
@@ -77,7 +75,7 @@ def adam_update_(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, bet
         if amsgrad:
             writes.append(("vmax", max_exp_avg_sq, "f32"))
         source = _ADAM.replace("AMSGRAD", "v = max(vmax[$xo + i], v); vmax[$xo + i] = v;" * amsgrad)
-        run(("adam", amsgrad), source, writes, [("grad", grad, "f32")], grid(n), dict(
+        run(("adam", amsgrad), source, writes, [("grad", grad, "f32")], n, dict(
             n=n, po=param._offset, go=grad._offset, mo=exp_avg._offset, vo=exp_avg_sq._offset,
             xo=max_exp_avg_sq._offset if amsgrad else 0,
             decay=f32(1 - lr * weight_decay if decoupled else 1), wd=f32(0 if decoupled else weight_decay),

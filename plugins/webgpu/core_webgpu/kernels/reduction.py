@@ -4,11 +4,11 @@ looping over the reduced extent (float sums in blocks, see WGSLRenderer.render_r
 from __future__ import annotations
 
 import core
-from core.backends.api import coalesce
+from core.backends.api import coalesce, padded, rank_bucket
 
 from ..renderer import PACKED, RENDERER
 from ._common import launch, new_tensor, numel
-from .elementwise import compute_name, padded, rank_bucket, stored, supported
+from .elementwise import compute_name, stored, supported
 
 __all__ = ["kernels", "run_reduction"]
 
