@@ -25,35 +25,35 @@ __all__ = ["DERIVATIVES", "SAVED_OPS", "backward_kernel", "training_kernels"]
 # op -> one entry per operand position: None (no gradient: a literal, a condition) or ``(template, operands)``,
 # where the template's ``a``, ``b``, ``c`` are the listed operands: "g" (the step's adjoint), "y" (its value), or
 # an index into the step's own operands.
-_ZERO = "({T})0"
+_ZERO = "{c:0}"  # templates use core.codegen's markers ({c:x} cast, {s:cond;t;f} select): every dialect
 DERIVATIVES = {
     "neg": [("-a", ("g",))],
     "positive": [("a", ("g",))],
     "copy": [("a", ("g",))],
-    "relu": [(f"(c > 0 ? a : {_ZERO})", ("g", 0, "y"))],  # threshold_backward on the result, as PyTorch
+    "relu": [(f"{{s:c > 0;a;{_ZERO}}}", ("g", 0, "y"))],  # threshold_backward on the result, as PyTorch
     "exp": [("(a * c)", ("g", 0, "y"))],
-    "expm1": [("(a * (c + ({T})1))", ("g", 0, "y"))],
-    "tanh": [("(a * (({T})1 - c * c))", ("g", 0, "y"))],
-    "sigmoid": [("(a * c * (({T})1 - c))", ("g", 0, "y"))],
+    "expm1": [("(a * (c + {c:1}))", ("g", 0, "y"))],
+    "tanh": [("(a * ({c:1} - c * c))", ("g", 0, "y"))],
+    "sigmoid": [("(a * c * ({c:1} - c))", ("g", 0, "y"))],
     "sin": [("(a * {f:cos}(b))", ("g", 0))],
     "cos": [("(-a * {f:sin}(b))", ("g", 0))],
     "sinh": [("(a * {f:cosh}(b))", ("g", 0))],
     "cosh": [("(a * {f:sinh}(b))", ("g", 0))],
     "log": [("(a / b)", ("g", 0))],
-    "log1p": [("(a / (({T})1 + b))", ("g", 0))],
-    "sqrt": [("(a / (({T})2 * c))", ("g", 0, "y"))],
-    "rsqrt": [("(({T})-0.5 * a * c * c * c)", ("g", 0, "y"))],
+    "log1p": [("(a / ({c:1} + b))", ("g", 0))],
+    "sqrt": [("(a / ({c:2} * c))", ("g", 0, "y"))],
+    "rsqrt": [("({c:-0.5} * a * c * c * c)", ("g", 0, "y"))],
     "reciprocal": [("(-a * c * c)", ("g", 0, "y"))],
-    "square": [("(({T})2 * a * b)", ("g", 0))],
-    "abs": [("(a * ({T})((b > 0) - (b < 0)))", ("g", 0))],
-    "atan": [("(a / (({T})1 + b * b))", ("g", 0))],
+    "square": [("({c:2} * a * b)", ("g", 0))],
+    "abs": [("(a * ({c:b > 0} - {c:b < 0}))", ("g", 0))],
+    "atan": [("(a / ({c:1} + b * b))", ("g", 0))],
     "add": [("a", ("g",)), ("a", ("g",))],
     "sub": [("a", ("g",)), ("-a", ("g",))],
     "mul": [("(a * b)", ("g", 1)), ("(a * b)", ("g", 0))],
     "div": [("(a / b)", ("g", 1)), ("(-a * b / (c * c))", ("g", 0, 1))],
-    "where": [None, (f"(b != 0 ? a : {_ZERO})", ("g", 0)), (f"(b != 0 ? {_ZERO} : a)", ("g", 0))],
-    "clamp_min": [(f"(b >= c ? a : {_ZERO})", ("g", 0, 1)), None],
-    "clamp_max": [(f"(b <= c ? a : {_ZERO})", ("g", 0, 1)), None],
+    "where": [None, (f"{{s:b != 0;a;{_ZERO}}}", ("g", 0)), (f"{{s:b != 0;{_ZERO};a}}", ("g", 0))],
+    "clamp_min": [(f"{{s:b >= c;a;{_ZERO}}}", ("g", 0, 1)), None],
+    "clamp_max": [(f"{{s:b <= c;a;{_ZERO}}}", ("g", 0, 1)), None],
 }
 # add and sub with alpha (input ± alpha * other): the other operand's gradient is scaled
 _ALPHA = {"add": [("a", ("g",)), ("(a * b)", ("g", 2)), None],
