@@ -65,6 +65,9 @@ def test_composite_ops_are_parents_of_the_ops_they_call(device):
     with profile() as prof:
         model(x)
     (linear,) = [e for e in prof.events() if e.name == "aten::linear"]
+    if core.dispatch.OPERATORS["linear"].has_kernel_for(core.dispatch.backend_key(device)):
+        assert linear.cpu_parent is None and not linear.cpu_children  # fused by the backend: one kernel, no parts
+        return
     assert linear.cpu_parent is None and linear.cpu_children
     assert {c.name for c in linear.cpu_children} >= {"aten::batched_matmul"}
     assert linear.self_cpu_time_total == pytest.approx(
@@ -423,7 +426,8 @@ def test_backend_reports_device_time_through_its_runtime(profiling_device, tmp_p
     average = _averages_by_key(prof.key_averages())["kernel_a"]
     assert average.count == 2 and average.device_time_total == 300.0 and average.self_cpu_time_total == 0
     header = prof.key_averages().table().splitlines()[1]
-    assert "Self PRIVATEUSE1" in header and "PRIVATEUSE1 total" in header
+    # PyTorch names PrivateUse1 columns after the renamed backend; a core plugin's device type is that name
+    assert "Self PROFDEV" in header and "PROFDEV total" in header
     prof.export_chrome_trace(str(tmp_path / "t.json"))
     spans = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
     assert [(e["dur"], e["pid"], e["cat"]) for e in spans if e["name"] == "kernel_a"] == [(250.0, 1, "kernel"),

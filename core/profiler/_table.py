@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from ._types import device_label
+
 __all__ = ["build_table", "format_time", "format_memory"]
 
 
@@ -54,7 +56,7 @@ def build_table(events, sort_by=None, row_limit=100, max_src_column_width=75, ma
         rows = rows[:row_limit]
     self_cpu_total = sum(e.self_cpu_time_total for e in events)
     device_total = sum(e.self_device_time_total for e in events)
-    device_names = sorted({e.device_type.name.upper() for e in events if e.device_time_total})
+    device_names = sorted({device_label(e.device_type) for e in events if e.device_time_total})
     device = device_names[0] if len(device_names) == 1 else "DEVICE"
     has_device = device_total > 0
     has_cpu_mem = any(e.cpu_memory_usage or e.self_cpu_memory_usage for e in events)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 
 __all__ = ["DeviceType", "ProfilerActivity", "ProfilerAction", "ProfilerState", "RecordScope", "ProfilerConfig",
-           "activity_of", "device_type_of"]
+           "activity_of", "device_type_of", "device_label"]
 
 
 class DeviceType(enum.IntEnum):
@@ -122,7 +122,20 @@ def activity_of(device_type: str) -> ProfilerActivity:
     return _ACTIVITY_BY_DEVICE.get(device_type, ProfilerActivity.PrivateUse1)
 
 
+# the third-party device type whose events a profile recorded: PyTorch names its PrivateUse1 columns after the backend
+# (``torch.utils.rename_privateuse1_backend``); core's plugins are named by their device types already
+_PRIVATEUSE1 = ["privateuse1"]
+
+
+def device_label(kind: DeviceType) -> str:
+    """The upper-case name a table gives ``kind``'s columns (``OPENCL``; PrivateUse1 as the plugin's device type)."""
+    return (_PRIVATEUSE1[0] if kind == DeviceType.PrivateUse1 else kind.name).upper()
+
+
 def device_type_of(device_type: str) -> DeviceType:
     """The :class:`DeviceType` of a device type name (``"opencl"`` -> ``OPENCL``; unknown ones ``PrivateUse1``)."""
     by_name = {d.name.lower(): d for d in DeviceType}
-    return by_name.get(device_type.lower(), DeviceType.PrivateUse1)
+    kind = by_name.get(device_type.lower(), DeviceType.PrivateUse1)
+    if kind == DeviceType.PrivateUse1:
+        _PRIVATEUSE1[0] = device_type.lower()
+    return kind

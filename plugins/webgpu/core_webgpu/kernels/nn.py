@@ -23,7 +23,7 @@ __all__ = ["kernels"]
 
 _NEG_INF = "bitcast<f32>(0xff800000u)"
 
-# one work-group per row: `base` is the row's first element, `sd` its stride along the dim, `lse` its logsumexp
+# one work-group per row: `base` is the row's first element, `sd` its stride along the dim, `m + ls` its logsumexp
 _ROW_MAIN = MAIN + "    let t = lid; let row = i32(wid.y * nwg.x + wid.x);\n    if (row >= $rows) { return; }"
 _ROW = f"""
 var<workgroup> red: array<f32, {WORKGROUP}>;
@@ -45,22 +45,22 @@ ROW_MAIN
     m = reduce(m, t, true);
     var s = 0.0;
     for (var k = i32(t); k < L; k += {WORKGROUP}) {{ s += exp(x[base + k * sd] - m); }}
-    let lse = m + log(reduce(s, t, false));
+    let ls = log(reduce(s, t, false));  // logsumexp = m + ls: kept apart, as x - m is exact
     let o0 = (row / $inner) * L * $inner + row % $inner;  // the row's first element in a contiguous output
     BODY
 }}
 """.replace("ROW_MAIN", _ROW_MAIN)
 _ROW_BODIES = {
-    "softmax": f"for (var k = i32(t); k < L; k += {WORKGROUP}) {{ out[o0 + k * $inner] = exp(x[base + k * sd] - lse); "
+    "softmax": f"for (var k = i32(t); k < L; k += {WORKGROUP}) {{ out[o0 + k * $inner] = exp((x[base + k * sd] - m) - ls); "
                "}",
-    "log_softmax": f"for (var k = i32(t); k < L; k += {WORKGROUP}) {{ out[o0 + k * $inner] = x[base + k * sd] - lse; "
+    "log_softmax": f"for (var k = i32(t); k < L; k += {WORKGROUP}) {{ out[o0 + k * $inner] = (x[base + k * sd] - m) - ls; "
                    "}",
     # per row: its loss and its kept weight (0 where ignored)
     "ce_rows": """let c = i32(tgt[$to + off(row, $tl)]);
     if (t == 0u) {
         var w = select(1.0, wt[$wo + c * $ws], $weighted == 1);
         if (c == $ignore) { w = 0.0; }
-        loss[row] = select((lse - x[base + c * sd]) * w, 0.0, w == 0.0);
+        loss[row] = select((ls - (x[base + c * sd] - m)) * w, 0.0, w == 0.0);
         kept[row] = w;
     }""",
     # the gradient of each row: (softmax - one_hot) * weight * grad (/ the kept weights' sum for 'mean')
@@ -71,7 +71,7 @@ _ROW_BODIES = {
     if ($mean == 1) {{ scale /= den[0]; }}
     if (w == 0.0) {{ scale = 0.0; }}
     for (var k = i32(t); k < L; k += {WORKGROUP}) {{
-        out[o0 + k * $inner] = (exp(x[base + k * sd] - lse) - select(0.0, 1.0, k == c)) * scale;
+        out[o0 + k * $inner] = (exp((x[base + k * sd] - m) - ls) - select(0.0, 1.0, k == c)) * scale;
     }}""",
 }
 # cross-entropy's reduction: one work-group sums the rows' losses and kept weights
