@@ -27,7 +27,34 @@ _BUILTINS = {"fabs": "abs", "rint": "round", "pow": "core_pow", "atan2": "core_a
 HELPERS = {
     "core_isnan": "fn core_isnan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }",
     "core_isinf": "fn core_isinf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }",
-    "core_log10": "fn core_log10(x: f32) -> f32 { return log2(x) * 0.30102999566398120; }",
+    # llvmpipe's exp/exp2 flush subnormal results to 0 and its log/log2 read subnormal inputs as 2^-126: scaled
+    # by 2^64 into the normal range and back
+    "core_exp": "fn core_exp(x: f32) -> f32 { return select(exp(x), exp(x + 44.3614195558365) * 5.421010862427522e-20,"
+                " x < -87.33654475); }",
+    "core_exp2": "fn core_exp2(x: f32) -> f32 { return select(exp2(x), exp2(x + 64.0) * 5.421010862427522e-20,"
+                 " x < -126.0); }",
+    "core_log": "fn core_log(x: f32) -> f32 { return select(log(x), log(x * 1.8446744073709552e19) - 44.3614195558365,"
+                " x > 0.0 && x < 1.1754943508222875e-38); }",
+    "core_log2": "fn core_log2(x: f32) -> f32 { return select(log2(x), log2(x * 1.8446744073709552e19) - 64.0,"
+                 " x > 0.0 && x < 1.1754943508222875e-38); }",
+    "core_log10": "fn core_log10(x: f32) -> f32 { return core_log2(x) * 0.30102999566398120; }",
+    "core_copysign": """fn core_copysign(a: f32, b: f32) -> f32 {
+    return bitcast<f32>((bitcast<u32>(a) & 0x7fffffffu) | (bitcast<u32>(b) & 0x80000000u));
+}""",
+    # atan on [0, 1] as Cephes' atanf (reduced to |u| <= tan(pi/8), relative error ~2e-7): llvmpipe's atan and
+    # atan2 are off by ~4e-6 and give atan2(0, 0) = 3pi/4
+    "core_atan_unit": """fn core_atan_unit(t: f32) -> f32 {
+    let big = t > 0.41421356237309503;
+    let u = select(t, (t - 1.0) / (t + 1.0), big);
+    let z = u * u;
+    let p = (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z * u + u;
+    return select(p, 0.7853981633974483 + p, big);
+}""",
+    "core_atan": """fn core_atan(x: f32) -> f32 {
+    let a = abs(x);
+    if (core_isnan(x)) { return x; }
+    return core_copysign(select(core_atan_unit(a), 1.5707963267948966 - core_atan_unit(1.0 / a), a > 1.0), x);
+}""",
     "core_expm1": """fn core_expm1(x: f32) -> f32 {
     let u = exp(x);
     if (u == 1.0) { return x; }
@@ -55,17 +82,36 @@ HELPERS = {
     for (var k = 1; k < 9; k++) { term *= -s / f32(k); sum += term / f32(2 * k + 1); }
     return sum * 1.1283791670955126;
 }""",
-    # pow on the magnitude (WGSL's pow is exp2(b * log2(a)): undefined for a < 0, NaN for 0 ** 0), then the sign
+    # pow on the magnitude (WGSL's pow is exp2(b * log2(a)): undefined for a < 0, NaN for 0 ** 0, 5 ** 2 = 24.999998 on
+    # llvmpipe), then the sign
     "core_pow": """fn core_pow(a: f32, b: f32) -> f32 {
     if (b == 0.0 || a == 1.0) { return 1.0; }
     if (core_isnan(a) || core_isnan(b)) { return a + b; }
-    let r = pow(abs(a), b);
+    var r = pow(abs(a), b);
+    if (trunc(b) == b && abs(b) <= 64.0) {  // small integral powers by squaring: exact where the result is
+        var x = abs(a);
+        r = 1.0;
+        for (var e = u32(abs(b)); e > 0u; e >>= 1u) { if ((e & 1u) == 1u) { r *= x; } x *= x; }
+        r = select(r, 1.0 / r, b < 0.0);
+    }
     if (a >= 0.0 || core_isnan(a)) { return r; }
     if (trunc(b) != b) { return bitcast<f32>(0x7fc00000u); }
     return select(r, -r, abs(b) < 16777216.0 && fract(b * 0.5) != 0.0);
 }""",
+    # atan2(a, b) with IEEE's zeros and infinities: the angle of (|b|, |a|), mirrored for b's sign, a's sign kept
     "core_atan2": """fn core_atan2(a: f32, b: f32) -> f32 {
-    return select(atan2(a, b), a + b, core_isnan(a) || core_isnan(b));
+    if (core_isnan(a) || core_isnan(b)) { return a + b; }
+    let y = abs(a);
+    let x = abs(b);
+    var r = 0.7853981633974483;  // both infinite
+    if (y == 0.0 || (core_isinf(x) && !core_isinf(y))) {
+        r = 0.0;
+    } else if (x == 0.0 || (core_isinf(y) && !core_isinf(x))) {
+        r = 1.5707963267948966;
+    } else if (!core_isinf(x)) {
+        r = select(core_atan_unit(y / x), 1.5707963267948966 - core_atan_unit(x / y), y > x);
+    }
+    return core_copysign(select(r, 3.141592653589793 - r, (bitcast<u32>(b) >> 31u) == 1u), a);
 }""",
     # asin/acos through atan2: llvmpipe's own are accurate to ~3e-4 only
     "core_asin": "fn core_asin(x: f32) -> f32 { return core_atan2(x, sqrt((1.0 - x) * (1.0 + x))); }",
@@ -93,9 +139,6 @@ HELPERS = {
     for (var e = b; e > 0; e >>= 1u) { if ((e & 1) == 1) { r *= x; } x *= x; }
     return r;
 }""".replace("T", t) for t in ("i32", "i64")},
-    "core_copysign": """fn core_copysign(a: f32, b: f32) -> f32 {
-    return bitcast<f32>((bitcast<u32>(a) & 0x7fffffffu) | (bitcast<u32>(b) & 0x80000000u));
-}""",
 }
 _FLOATS = ("float32", "float16")
 
