@@ -1,22 +1,16 @@
 """The webgpu runtime: one adapter and its device, a caching buffer pool, host copies, compute dispatches.
 
-``webgpu:0`` is one WebGPU adapter: the first whose name contains ``CORE_WEBGPU_ADAPTER`` (case-insensitive) when
-that variable is set, else the one wgpu picks for the ``power_preference`` of the ``[tool.core.plugin.webgpu]``
-config table (default ``"high-performance"``). wgpu chooses Metal, Vulkan or D3D12 itself; without a GPU, Mesa's
-software Vulkan driver (llvmpipe) is an adapter too.
+``webgpu:0`` is the first adapter whose name contains ``CORE_WEBGPU_ADAPTER`` (any case) when that is set, else the
+one wgpu picks (Metal, Vulkan, D3D12; Mesa's software llvmpipe without a GPU) for the ``power_preference`` of the
+``[tool.core.plugin.webgpu]`` table (default ``"high-performance"``). A tensor's storage is a :class:`Buffer`, a
+pooled ``GPUBuffer`` holding the tensor's bytes as on the host, its size a multiple of 4 (>= 16), as copies require.
 
-Memory: a tensor's storage is a :class:`Buffer`, a ``GPUBuffer`` (usage STORAGE | COPY_SRC | COPY_DST) whose bytes
-are the tensor's bytes exactly as on the host, taken from and given back to a per-device :class:`Pool` of size
-classes (a buffer is never smaller than 4 bytes, and its size is a multiple of 4, as copies require).
-
-Kernels: :meth:`DeviceSlot.dispatch` runs one WGSL compute shader (entry point ``main``) over a grid of work-groups.
-Its bindings, all in group 0, are in this order: the buffers it writes (``var<storage, read_write>``), the buffers
-it reads (``var<storage, read>``), and last one ``var<storage, read> p: array<i32>`` holding the call's integer
-parameters (shapes, strides, offsets; floats as ``bitcast<f32>``). Storage buffers are bound whole, so offsets are
-parameters, in elements. Dispatches are recorded into one command encoder and submitted together (at the next
-host copy, :meth:`synchronize`, or every ``_BATCH`` dispatches): a launch costs the encoding, not a submission.
-A buffer that is read and written by one dispatch (an in-place op) is read from a copy, as WebGPU forbids binding
-a buffer writable and readable at once.
+Kernels: :meth:`DeviceSlot.dispatch` runs one WGSL compute shader (entry point ``main``) over a grid of work-groups,
+its bindings in group 0 in this order: the buffers it writes (``var<storage, read_write>``), those it reads
+(``var<storage, read>``), last ``var<storage, read> p: array<i32>``: the call's integer parameters (shapes, strides,
+offsets in elements, as buffers are bound whole; floats as ``bitcast<f32>``). Dispatches are recorded into one
+encoder and submitted at the next host copy, :meth:`~DeviceSlot.synchronize` or every ``_BATCH`` dispatches. A
+buffer a dispatch reads and writes is read from a copy: WebGPU forbids binding it writable and readable at once.
 """
 
 from __future__ import annotations
@@ -39,13 +33,9 @@ _MAX_GROUPS = 65535  # work-groups per grid dimension (WebGPU's default limit)
 _BATCH = 256  # dispatches recorded before the encoder is submitted
 _QUERIES = 2 * _BATCH  # timestamps per query set while profiling (two per dispatch)
 _CACHE_CAP = 4096  # parameter buffers kept per device (shapes and strides recur from step to step)
-
-
 _FEATURES = ("shader-f16", "shader-int64")  # optional features the kernels use: WGSL f16, i64 (wgpu-native)
-
-
-def _mib(nbytes: int) -> str:
-    return f"{nbytes / 2**20:g} MiB"
+_LIMITS = ("max-buffer-size", "max-storage-buffer-binding-size", "max-storage-buffers-per-shader-stage",
+           "max-compute-workgroup-storage-size", "max-compute-invocations-per-workgroup")  # raised to the adapter's
 
 
 def _wgpu():
@@ -75,25 +65,20 @@ def _size_class(nbytes: int) -> int:
 
 
 class Pool:
-    """Freed GPUBuffers kept by size class and handed out again; :meth:`free_held` gives them back to wgpu.
+    """Freed GPUBuffers kept by size class and lent again; :meth:`free_held` gives them back to wgpu.
 
-    The pool owns every GPUBuffer it made (``owned``), lent to a :class:`Buffer` or held: a buffer is then never
-    reachable only through tensors, so when the garbage collector frees a cycle of tensors (autograd graphs), wgpu's
-    finalizer cannot release a GPUBuffer that the :class:`Buffer` 's finalizer is handing back to the pool.
-
-    Each GPUBuffer gets an address of its own in a virtual address space (never reused, 256-byte aligned, ranges
-    apart), which ``Tensor.data_ptr()`` reports: WebGPU has no device addresses, and distinct buffers must not
-    compare equal or overlap.
+    The pool owns every GPUBuffer it made (``owned``), so none is reachable only through tensors: when the garbage
+    collector frees a cycle of tensors (autograd graphs), wgpu's finalizer cannot release a GPUBuffer that the
+    :class:`Buffer` 's finalizer is handing back. ``owned`` maps each to a virtual address of its own (never reused,
+    256-byte aligned, ranges apart) for ``Tensor.data_ptr()``: WebGPU has no device addresses.
     """
 
     def __init__(self, device):
-        self.device = device
-        self.max_size = device.limits["max-buffer-size"]
+        self.device, self.max_size = device, device.limits["max-buffer-size"]
         self.owned: dict = {}  # every GPUBuffer made and not yet destroyed -> its virtual address
-        self._next_address = 1 << 32
         self.held: dict = {}  # size -> [GPUBuffer]
-        self.active_bytes = self.held_bytes = 0
-        self.peak_active = self.peak_reserved = 0
+        self._next_address = 1 << 32
+        self.active_bytes = self.reserved_bytes = self.peak_active = self.peak_reserved = 0  # reserved: active + held
         self.lock = threading.Lock()
 
     def allocate(self, nbytes: int) -> "Buffer":
@@ -103,49 +88,47 @@ class Pool:
         if size > self.max_size:  # core reports it as an OutOfMemoryError naming the op, device and pool
             raise MemoryError(f"webgpu: {nbytes} bytes exceed the adapter's max-buffer-size ({self.max_size})")
         with self.lock:
-            free, gpu = self.held.get(size), None
+            free, gpu = self.held.get(size, ()), None
             while free and gpu is None:
                 gpu = free.pop()
-                self.held_bytes -= size
-                # the garbage collector may have finalised the GPUBuffer with its Buffer (both in one unreachable
-                # cycle, e.g. a traceback's frames; the Buffer's finaliser put it here): a dead handle is dropped
-                gpu = gpu if getattr(gpu, "_internal", None) is not None else None
-            self.active_bytes += size
-            self.peak_active = max(self.peak_active, self.active_bytes)
-            self.peak_reserved = max(self.peak_reserved, self.active_bytes + self.held_bytes)
-        if gpu is None:
+                if getattr(gpu, "_internal", None) is None:  # finalised with its Buffer in one unreachable cycle
+                    gpu, self.reserved_bytes = None, self.reserved_bytes - size  # (a traceback's frames): dropped
+            if gpu is not None:
+                self._lend(size, 0)
+        if gpu is None:  # made outside the lock: a collection it triggers may release buffers
             usage = _wgpu().BufferUsage
-            try:
-                gpu = self.device.create_buffer(size=size, usage=usage.STORAGE | usage.COPY_SRC | usage.COPY_DST)
-            except BaseException:
-                with self.lock:
-                    self.active_bytes -= size
-                raise
+            gpu = self.device.create_buffer(size=size, usage=usage.STORAGE | usage.COPY_SRC | usage.COPY_DST)
             with self.lock:
                 self.owned[gpu] = self._next_address
                 self._next_address += -(-size // 256) * 256 + 256
+                self._lend(size, size)
         return Buffer(gpu, size, self)
+
+    def _lend(self, size: int, made: int) -> None:
+        """Count ``size`` more bytes lent, ``made`` of them new (the lock is held)."""
+        self.active_bytes += size
+        self.reserved_bytes += made
+        self.peak_active = max(self.peak_active, self.active_bytes)
+        self.peak_reserved = max(self.peak_reserved, self.reserved_bytes)
 
     def release(self, gpu, size: int) -> None:
         with self.lock:
             self.active_bytes -= size
-            self.held_bytes += size
             self.held.setdefault(size, []).append(gpu)
 
     def free_held(self) -> None:
         with self.lock:
-            held, self.held, self.held_bytes = self.held, {}, 0
-            for buffers in held.values():
-                for gpu in buffers:
-                    del self.owned[gpu]
-        for buffers in held.values():
-            for gpu in buffers:
-                gpu.destroy()
+            held = [gpu for buffers in self.held.values() for gpu in buffers]
+            self.held, self.reserved_bytes = {}, self.active_bytes
+            for gpu in held:
+                del self.owned[gpu]
+        for gpu in held:
+            gpu.destroy()
 
 
 class Buffer:
-    """A tensor's storage on the device: a pooled ``GPUBuffer`` (``gpu``) of ``size`` bytes, back to the pool
-    when the last tensor using it goes."""
+    """A tensor's storage: a pooled ``GPUBuffer`` (``gpu``) of ``size`` bytes, back to the pool when the last tensor
+    using it goes."""
 
     __slots__ = ("gpu", "size", "pool")
 
@@ -153,9 +136,8 @@ class Buffer:
         self.gpu, self.size, self.pool = gpu, size, pool
 
     def __del__(self):
-        pool = self.pool
+        pool, self.pool = self.pool, None
         if pool is not None:
-            self.pool = None
             pool.release(self.gpu, self.size)
 
 
@@ -163,55 +145,33 @@ class DeviceSlot:
     """The selected adapter's device: its queue, buffer pool, compiled pipelines and the encoder being recorded."""
 
     def __init__(self, adapter):
-        self.adapter = adapter
-        info = adapter.info
-        self.name = f"{info['device']} ({info['backend_type']}, {info['adapter_type']})"
-        self.info = dict(info)
-        features = set(adapter.features)
-        #: shader-f16: WGSL ``f16`` (float16 kernels); shader-int64 (wgpu-native): ``i64`` (int64 kernels)
-        wanted = [f for f in (*_FEATURES, "timestamp-query") if f in features]
-        limits = adapter.limits
-        raise_to = {k: limits[k] for k in ("max-buffer-size", "max-storage-buffer-binding-size",
-                                           "max-storage-buffers-per-shader-stage",
-                                           "max-compute-workgroup-storage-size",
-                                           "max-compute-invocations-per-workgroup") if k in limits}
-        self.device = adapter.request_device_sync(required_features=wanted, required_limits=raise_to)
-        self.features = frozenset(wanted)
-        self.f16 = "shader-f16" in self.features
-        self.int64 = "shader-int64" in self.features
-        self.limits = dict(self.device.limits)
-        self.queue = self.device.queue
-        self.pool = Pool(self.device)
+        self.info, limits = dict(adapter.info), adapter.limits
+        self.features = frozenset(f for f in (*_FEATURES, "timestamp-query") if f in adapter.features)
+        self.device = adapter.request_device_sync(required_features=sorted(self.features),
+                                                  required_limits={k: limits[k] for k in _LIMITS if k in limits})
+        self.f16, self.int64 = "shader-f16" in self.features, "shader-int64" in self.features
+        self.limits, self.queue, self.pool = dict(self.device.limits), self.device.queue, Pool(self.device)
         self.pipelines: dict = {}  # key -> (pipeline, bind group layout)
         self._layouts: dict = {}  # (writes, reads) -> (bind group layout, pipeline layout)
         self._params: dict = {}  # parameter bytes -> GPUBuffer
-        self._encoder = None
-        self._pending = 0
-        self._fence = None  # a 4-byte buffer synchronize reads back
+        self._encoder, self._pending, self._fence = None, 0, None  # _fence: a 4-byte buffer synchronize reads
         self.recorder: Recorder | None = None  # while core.profiler records device time
         self.lock = threading.RLock()  # one thread records into the encoder at a time
         self.dispatch_count = 0  # every kernel launched on this device (tests count them)
-
-    # -- pipelines ---------------------------------------------------------------------------------------------
-    def _layout(self, writes: int, reads: int) -> tuple:
-        entry = self._layouts.get((writes, reads))
-        if entry is None:
-            wgpu = _wgpu()
-            kinds = [wgpu.BufferBindingType.storage] * writes
-            kinds += [wgpu.BufferBindingType.read_only_storage] * (reads + 1)
-            group = self.device.create_bind_group_layout(entries=[
-                {"binding": k, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": kind}}
-                for k, kind in enumerate(kinds)])
-            entry = self._layouts[(writes, reads)] = (group, self.device.create_pipeline_layout(
-                bind_group_layouts=[group]))
-        return entry
 
     def pipeline(self, key, render, writes: int, reads: int) -> tuple:
         """The compiled pipeline of ``key`` (``render()`` gives its WGSL the first time) and its group layout."""
         entry = self.pipelines.get(key)
         if entry is None:
-            source = render()
-            group, layout = self._layout(writes, reads)
+            wgpu, source = _wgpu(), render()
+            if (writes, reads) not in self._layouts:
+                kinds = [wgpu.BufferBindingType.storage] * writes + [wgpu.BufferBindingType.read_only_storage] * (
+                    reads + 1)
+                group = self.device.create_bind_group_layout(entries=[
+                    {"binding": k, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": kind}}
+                    for k, kind in enumerate(kinds)])
+                self._layouts[writes, reads] = group, self.device.create_pipeline_layout(bind_group_layouts=[group])
+            group, layout = self._layouts[writes, reads]
             try:
                 module = self.device.create_shader_module(code=source)
                 pipeline = self.device.create_compute_pipeline(layout=layout,
@@ -221,7 +181,6 @@ class DeviceSlot:
             entry = self.pipelines[key] = (pipeline, group)
         return entry
 
-    # -- dispatches ----------------------------------------------------------------------------------------------
     def _param_buffer(self, params: tuple):
         data = np.asarray(params or (0,), np.int64)
         if ((data < -2**31) | (data >= 2**32)).any():
@@ -231,8 +190,7 @@ class DeviceSlot:
         if buf is None:
             if len(self._params) >= _CACHE_CAP:
                 self._params.clear()
-            usage = _wgpu().BufferUsage
-            buf = self._params[raw] = self.device.create_buffer_with_data(data=raw, usage=usage.STORAGE)
+            buf = self._params[raw] = self.device.create_buffer_with_data(data=raw, usage=_wgpu().BufferUsage.STORAGE)
         return buf
 
     def encoder(self):
@@ -246,15 +204,14 @@ class DeviceSlot:
         GPUBuffers) and ``params`` (ints) as described in the module docstring."""
         with self.lock:
             pipeline, group = self.pipeline(key, render, len(writes), len(reads))
-            written = {id(_gpu(b)) for b in writes}
             gpus = [_gpu(b) for b in writes]
-            gpus += [self._copy_of(_gpu(b)) if id(_gpu(b)) in written else _gpu(b) for b in reads]
+            written = {id(g) for g in gpus}
+            gpus += [self._copy_of(g) if id(g) in written else g for g in map(_gpu, reads)]
             gpus.append(self._param_buffer(params))
             bind = self.device.create_bind_group(layout=group, entries=[
                 {"binding": k, "resource": {"buffer": g, "offset": 0, "size": g.size}} for k, g in enumerate(gpus)])
-            recorder = self.recorder
             cpass = self.encoder().begin_compute_pass(
-                timestamp_writes=None if recorder is None else recorder.writes(self, key))
+                timestamp_writes=None if self.recorder is None else self.recorder.writes(self, key))
             cpass.set_pipeline(pipeline)
             cpass.set_bind_group(0, bind)
             cpass.dispatch_workgroups(*groups)
@@ -277,7 +234,6 @@ class DeviceSlot:
             if encoder is not None:
                 self.queue.submit([encoder.finish()])
 
-    # -- host copies -------------------------------------------------------------------------------------------
     def read(self, buffer, offset: int, nbytes: int) -> bytes:
         """``nbytes`` bytes of ``buffer`` from byte ``offset`` (after everything recorded so far has run)."""
         start, end = offset & ~3, -(-(offset + nbytes) // 4) * 4
@@ -307,23 +263,19 @@ class DeviceSlot:
 
 
 class Recorder:
-    """Device time of the dispatches of one profile block: each compute pass writes a timestamp at its beginning
-    and end into a query set (``_QUERIES`` per set; a full set is resolved into a buffer in the encoder); at the
-    end the timestamps (nanoseconds) become :class:`DeviceEvent` s, moved onto the host's ``perf_counter`` clock by
-    a marker pass at the start, taken to run when it was submitted (it runs no earlier): a span is never placed
-    after the time it ran."""
+    """Device time of one profile block's dispatches: each compute pass writes a timestamp at its beginning and end
+    into a query set (``_QUERIES`` per set, a full set resolved into a buffer); the nanoseconds become
+    :class:`DeviceEvent` s on the host's ``perf_counter`` clock through a marker pass taken to run when it was
+    submitted (it runs no earlier): a span is never placed after the time it ran."""
 
     def __init__(self, slot: DeviceSlot):
-        self.names: list = []  # kernel name per recorded dispatch
-        self.resolved: list = []  # (buffer, count) of every full query set
-        self.query_set, self.used = None, 0
+        self.names, self.resolved, self.query_set, self.used = [], [], None, 0  # resolved: (buffer, count) per set
         with slot.lock:  # the marker runs after the host time taken before it is submitted
             slot.synchronize()
-            marker = self.writes(slot, None)
-            slot.encoder().begin_compute_pass(timestamp_writes=marker).end()
+            slot.encoder().begin_compute_pass(timestamp_writes=self.writes(slot, None)).end()
             submitted = time.perf_counter_ns()
             slot.synchronize()
-            self.offset_ns = submitted - int(self._read(slot)[0][1])
+            self.offset_ns = submitted - int(self._stamps(slot)[0])
         self.names, self.resolved, self.query_set, self.used = [], [], None, 0
 
     def writes(self, slot: DeviceSlot, key) -> dict:
@@ -345,27 +297,43 @@ class Recorder:
             self.resolved.append((buf, self.used))
         self.query_set, self.used = None, 0
 
-    def _read(self, slot: DeviceSlot) -> list:
-        """(name, start ns, end ns) of every recorded dispatch."""
+    def _stamps(self, slot: DeviceSlot) -> np.ndarray:
+        """Every timestamp recorded (nanoseconds, two per dispatch)."""
         self._resolve(slot)
-        stamps = np.concatenate([np.frombuffer(slot.read(buf, 0, n * 8), np.uint64) for buf, n in self.resolved]
-                                or [np.zeros(0, np.uint64)])
-        return [(name, stamps[2 * k], stamps[2 * k + 1]) for k, name in enumerate(self.names)]
+        return np.concatenate([np.zeros(0, np.uint64)] + [np.frombuffer(slot.read(buf, 0, n * 8), np.uint64)
+                                                         for buf, n in self.resolved])
 
     def events(self, slot: DeviceSlot) -> list:
         with slot.lock:
-            spans = self._read(slot)
-        return [DeviceEvent(name, (int(start) + self.offset_ns) / 1000, max(int(end) - int(start), 0) / 1000)
-                for name, start, end in spans]
+            spans = self._stamps(slot).astype(np.int64).reshape(-1, 2).tolist()
+        return [DeviceEvent(name, (start + self.offset_ns) / 1000, max(end - start, 0) / 1000)
+                for name, (start, end) in zip(self.names, spans)]
 
 
 def _gpu(buffer):
     return buffer.gpu if isinstance(buffer, Buffer) else buffer
 
 
-def _covering(tensor) -> tuple:
-    """(first element, element count) of the storage range a tensor's elements lie in (strides >= 0)."""
-    return tensor._offset, 1 + sum((n - 1) * s for n, s in zip(tensor._shape, tensor._stride))
+def _span(tensor) -> tuple:
+    """(byte offset, byte count) of the storage range a tensor's elements lie in (strides >= 0)."""
+    size = tensor.dtype.numpy.itemsize
+    return tensor._offset * size, size * (1 + sum((n - 1) * s for n, s in zip(tensor._shape, tensor._stride)))
+
+
+def _strided(host, tensor) -> np.ndarray:
+    """The tensor's elements in ``host``, the bytes of its :func:`_span`."""
+    d = tensor.dtype.numpy
+    return np.lib.stride_tricks.as_strided(np.frombuffer(host, d), tensor._shape,
+                                           tuple(s * d.itemsize for s in tensor._stride))
+
+
+def _pool_stat(attribute: str, doc: str):
+    """A memory-statistic method of :class:`WebGPURuntime` reading the pool's ``attribute``."""
+    def stat(self, dev=None) -> int:
+        return getattr(self.slot.pool, attribute)
+
+    stat.__doc__ = doc
+    return stat
 
 
 class WebGPURuntime(Runtime):
@@ -414,25 +382,21 @@ class WebGPURuntime(Runtime):
     def is_available(self) -> tuple:
         if self._probe is None:
             try:
-                _wgpu()
+                self._adapter()
+                self._probe = (True, "")
             except ImportError as exc:
                 self._probe = (False, f"wgpu is not installed ({exc})")
-            else:
-                try:
-                    self._adapter()
-                    self._probe = (True, "")
-                except Exception as exc:  # wgpu raises its own error types for a missing driver
-                    self._probe = (False, str(exc).splitlines()[0])
+            except Exception as exc:  # wgpu raises its own error types for a missing driver
+                self._probe = (False, str(exc).splitlines()[0])
         return self._probe
 
     @property
     def slot(self) -> DeviceSlot:
+        """The device, opened on first use."""
         slot = self._slot
         if slot is None:
             with self._lock:
-                if self._slot is None:
-                    self._slot = DeviceSlot(self._adapter())
-                slot = self._slot
+                slot = self._slot = self._slot or DeviceSlot(self._adapter())
         return slot
 
     def device_name(self, index: int = 0) -> str:
@@ -443,8 +407,9 @@ class WebGPURuntime(Runtime):
         features = ", ".join(f"{f} {'yes' if f in slot.features else 'no'}" for f in _FEATURES)
         return (f"{info['device']} (vendor {info['vendor'] or info['vendor_id']}; {info['backend_type']}, "
                 f"{info['adapter_type']}; {features}; max storage binding "
-                f"{_mib(limits['max-storage-buffer-binding-size'])}, max buffer {_mib(limits['max-buffer-size'])}, "
-                f"work-group <= {limits['max-compute-invocations-per-workgroup']} invocations and "
+                f"{limits['max-storage-buffer-binding-size'] / 2**20:g} MiB, max buffer "
+                f"{limits['max-buffer-size'] / 2**20:g} MiB, work-group <= "
+                f"{limits['max-compute-invocations-per-workgroup']} invocations and "
                 f"{limits['max-compute-workgroup-storage-size'] // 1024} KiB)")
 
     def allocate(self, nbytes: int, dev):
@@ -452,36 +417,26 @@ class WebGPURuntime(Runtime):
 
     def from_host(self, array: np.ndarray, dev):
         buf = self.slot.pool.allocate(array.nbytes)
-        if array.nbytes:
-            self.slot.write(buf, 0, np.ascontiguousarray(array).tobytes())
+        self.slot.write(buf, 0, np.ascontiguousarray(array).tobytes())
         return buf
 
     def to_host(self, tensor) -> np.ndarray:
-        d = tensor.dtype.numpy
         if 0 in tensor._shape:
-            return np.empty(tensor._shape, d)
-        start, extent = _covering(tensor)
-        host = np.frombuffer(self.slot.read(tensor._storage.data, start * d.itemsize, extent * d.itemsize), d)
-        if tensor.is_contiguous():
-            return host.reshape(tensor._shape).copy()
-        view = np.lib.stride_tricks.as_strided(host, tensor._shape, tuple(s * d.itemsize for s in tensor._stride))
-        return np.array(view)
+            return np.empty(tensor._shape, tensor.dtype.numpy)
+        return np.array(_strided(self.slot.read(tensor._storage.data, *_span(tensor)), tensor))
 
     def write_strided(self, tensor, values) -> None:
         """Write host ``values`` (broadcast to the tensor's shape) into the tensor's elements, through its strides."""
         if 0 in tensor._shape:
             return
-        d = tensor.dtype.numpy
-        values = np.broadcast_to(np.asarray(values).astype(d), tensor._shape)
-        start, extent = _covering(tensor)
+        values = np.broadcast_to(np.asarray(values).astype(tensor.dtype.numpy), tensor._shape)
+        start, nbytes = _span(tensor)
         if tensor.is_contiguous():
-            host = np.ascontiguousarray(values).reshape(-1)
+            host = np.ascontiguousarray(values).tobytes()
         else:  # read-modify-write the covering range: the elements between the tensor's own keep their values
-            host = np.frombuffer(self.slot.read(tensor._storage.data, start * d.itemsize, extent * d.itemsize),
-                                 d).copy()
-            view = np.lib.stride_tricks.as_strided(host, tensor._shape, tuple(s * d.itemsize for s in tensor._stride))
-            view[...] = values
-        self.slot.write(tensor._storage.data, start * d.itemsize, host.tobytes())
+            host = bytearray(self.slot.read(tensor._storage.data, start, nbytes))
+            _strided(host, tensor)[...] = values
+        self.slot.write(tensor._storage.data, start, host)
 
     def data_ptr(self, storage) -> int:
         """The buffer's virtual address (see :class:`Pool`)."""
@@ -497,20 +452,14 @@ class WebGPURuntime(Runtime):
             self._slot.flush()
             self._slot.pool.free_held()
 
-    def memory_allocated(self, dev=None) -> int:
-        """Bytes in buffers held by live tensors."""
-        return self.slot.pool.active_bytes
+    memory_allocated = _pool_stat("active_bytes", "Bytes in buffers held by live tensors.")
+    memory_reserved = _pool_stat("reserved_bytes", "Bytes the pool holds from wgpu (allocated + cached).")
+    max_memory_allocated = _pool_stat("peak_active", "Peak of :meth:`memory_allocated` since the last reset.")
+    max_memory_reserved = _pool_stat("peak_reserved", "Peak of :meth:`memory_reserved` since the last reset.")
 
-    def memory_reserved(self, dev=None) -> int:
-        """Bytes the pool holds from wgpu (active + cached)."""
+    def reset_peak_memory_stats(self, dev=None) -> None:
         pool = self.slot.pool
-        return pool.active_bytes + pool.held_bytes
-
-    def max_memory_allocated(self, dev=None) -> int:
-        return self.slot.pool.peak_active
-
-    def max_memory_reserved(self, dev=None) -> int:
-        return self.slot.pool.peak_reserved
+        pool.peak_active, pool.peak_reserved = pool.active_bytes, pool.reserved_bytes
 
     def start_profiling(self) -> bool:
         """Record each dispatch's device time from timestamp queries (adapters with ``timestamp-query``; one
@@ -528,10 +477,6 @@ class WebGPURuntime(Runtime):
         slot, self._profiling = self.slot, False
         recorder, slot.recorder = slot.recorder, None
         return recorder.events(slot) if recorder is not None else []
-
-    def reset_peak_memory_stats(self, dev=None) -> None:
-        pool = self.slot.pool
-        pool.peak_active, pool.peak_reserved = pool.active_bytes, pool.active_bytes + pool.held_bytes
 
     def supports_fusion(self, dev) -> bool:
         """core.jit fuses elementwise chains (and trailing reductions) into WGSL kernels (see jit.py)."""
