@@ -19,6 +19,7 @@ import os
 import tempfile
 import threading
 import time
+from functools import partialmethod
 
 import numpy as np
 
@@ -88,28 +89,23 @@ class Pool:
         if size > self.max_size:  # core reports it as an OutOfMemoryError naming the op, device and pool
             raise MemoryError(f"webgpu: {nbytes} bytes exceed the adapter's max-buffer-size ({self.max_size})")
         with self.lock:
-            free, gpu = self.held.get(size, ()), None
-            while free and gpu is None:
-                gpu = free.pop()
-                if getattr(gpu, "_internal", None) is None:  # finalised with its Buffer in one unreachable cycle
-                    gpu, self.reserved_bytes = None, self.reserved_bytes - size  # (a traceback's frames): dropped
-            if gpu is not None:
-                self._lend(size, 0)
+            free = self.held.get(size, [])
+            while free and getattr(free[-1], "_internal", None) is None:  # finalised with its Buffer in one
+                self.reserved_bytes -= size  # unreachable cycle (a traceback's frames): dropped
+                del self.owned[free.pop()]
+            gpu = free.pop() if free else None
         if gpu is None:  # made outside the lock: a collection it triggers may release buffers
             usage = _wgpu().BufferUsage
             gpu = self.device.create_buffer(size=size, usage=usage.STORAGE | usage.COPY_SRC | usage.COPY_DST)
             with self.lock:
                 self.owned[gpu] = self._next_address
                 self._next_address += -(-size // 256) * 256 + 256
-                self._lend(size, size)
+                self.reserved_bytes += size
+        with self.lock:
+            self.active_bytes += size
+            self.peak_active = max(self.peak_active, self.active_bytes)
+            self.peak_reserved = max(self.peak_reserved, self.reserved_bytes)
         return Buffer(gpu, size, self)
-
-    def _lend(self, size: int, made: int) -> None:
-        """Count ``size`` more bytes lent, ``made`` of them new (the lock is held)."""
-        self.active_bytes += size
-        self.reserved_bytes += made
-        self.peak_active = max(self.peak_active, self.active_bytes)
-        self.peak_reserved = max(self.peak_reserved, self.reserved_bytes)
 
     def release(self, gpu, size: int) -> None:
         with self.lock:
@@ -154,7 +150,9 @@ class DeviceSlot:
         self.pipelines: dict = {}  # key -> (pipeline, bind group layout)
         self._layouts: dict = {}  # (writes, reads) -> (bind group layout, pipeline layout)
         self._params: dict = {}  # parameter bytes -> GPUBuffer
-        self._encoder, self._pending, self._fence = None, 0, None  # _fence: a 4-byte buffer synchronize reads
+        self._encoder, self._pending = None, 0
+        usage = _wgpu().BufferUsage
+        self._fence = self.device.create_buffer(size=4, usage=usage.COPY_SRC | usage.COPY_DST)  # synchronize reads it
         self.recorder: Recorder | None = None  # while core.profiler records device time
         self.lock = threading.RLock()  # one thread records into the encoder at a time
         self.dispatch_count = 0  # every kernel launched on this device (tests count them)
@@ -186,12 +184,11 @@ class DeviceSlot:
         if ((data < -2**31) | (data >= 2**32)).any():
             raise RuntimeError(f"webgpu: kernel parameter out of the 32-bit range: {params}")
         raw = data.astype(np.uint32 if (data >= 2**31).any() else np.int32).tobytes()
-        buf = self._params.get(raw)
-        if buf is None:
+        if raw not in self._params:
             if len(self._params) >= _CACHE_CAP:
                 self._params.clear()
-            buf = self._params[raw] = self.device.create_buffer_with_data(data=raw, usage=_wgpu().BufferUsage.STORAGE)
-        return buf
+            self._params[raw] = self.device.create_buffer_with_data(data=raw, usage=_wgpu().BufferUsage.STORAGE)
+        return self._params[raw]
 
     def encoder(self):
         """The command encoder being recorded (created on demand)."""
@@ -205,8 +202,12 @@ class DeviceSlot:
         with self.lock:
             pipeline, group = self.pipeline(key, render, len(writes), len(reads))
             gpus = [_gpu(b) for b in writes]
-            written = {id(g) for g in gpus}
-            gpus += [self._copy_of(g) if id(g) in written else g for g in map(_gpu, reads)]
+            for gpu in map(_gpu, reads):
+                if any(gpu is g for g in gpus[:len(writes)]):  # bound writable and readable at once: read a copy
+                    usage = _wgpu().BufferUsage
+                    source, gpu = gpu, self.device.create_buffer(size=gpu.size, usage=usage.STORAGE | usage.COPY_DST)
+                    self.encoder().copy_buffer_to_buffer(source, 0, gpu, 0, gpu.size)
+                gpus.append(gpu)
             gpus.append(self._param_buffer(params))
             bind = self.device.create_bind_group(layout=group, entries=[
                 {"binding": k, "resource": {"buffer": g, "offset": 0, "size": g.size}} for k, g in enumerate(gpus)])
@@ -221,12 +222,6 @@ class DeviceSlot:
             if self._pending >= _BATCH:
                 self.flush()
 
-    def _copy_of(self, gpu):
-        usage = _wgpu().BufferUsage
-        copy = self.device.create_buffer(size=gpu.size, usage=usage.STORAGE | usage.COPY_DST)
-        self.encoder().copy_buffer_to_buffer(gpu, 0, copy, 0, gpu.size)
-        return copy
-
     def flush(self) -> None:
         """Submit what was recorded."""
         with self.lock:
@@ -238,8 +233,7 @@ class DeviceSlot:
         """``nbytes`` bytes of ``buffer`` from byte ``offset`` (after everything recorded so far has run)."""
         start, end = offset & ~3, -(-(offset + nbytes) // 4) * 4
         self.flush()
-        data = self.queue.read_buffer(_gpu(buffer), start, end - start)
-        return bytes(data)[offset - start: offset - start + nbytes]
+        return bytes(self.queue.read_buffer(_gpu(buffer), start, end - start))[offset - start: offset - start + nbytes]
 
     def write(self, buffer, offset: int, data: bytes) -> None:
         """Write ``data`` into ``buffer`` at byte ``offset`` (after everything recorded so far has run)."""
@@ -255,28 +249,22 @@ class DeviceSlot:
     def synchronize(self) -> None:
         """Wait until everything recorded so far has run: reading back 4 bytes maps a buffer, which waits for the
         queue's earlier work (wgpu-py 0.32's ``on_submitted_work_done_sync`` fails against its wgpu-native)."""
-        with self.lock:
-            if self._fence is None:
-                usage = _wgpu().BufferUsage
-                self._fence = self.device.create_buffer(size=4, usage=usage.COPY_SRC | usage.COPY_DST)
-            self.read(self._fence, 0, 4)
+        self.read(self._fence, 0, 4)
 
 
 class Recorder:
     """Device time of one profile block's dispatches: each compute pass writes a timestamp at its beginning and end
     into a query set (``_QUERIES`` per set, a full set resolved into a buffer); the nanoseconds become
-    :class:`DeviceEvent` s on the host's ``perf_counter`` clock through a marker pass taken to run when it was
+    :class:`DeviceEvent` s on the host's ``perf_counter`` clock through a first, marker pass taken to run when it was
     submitted (it runs no earlier): a span is never placed after the time it ran."""
 
     def __init__(self, slot: DeviceSlot):
         self.names, self.resolved, self.query_set, self.used = [], [], None, 0  # resolved: (buffer, count) per set
-        with slot.lock:  # the marker runs after the host time taken before it is submitted
+        with slot.lock:
             slot.synchronize()
             slot.encoder().begin_compute_pass(timestamp_writes=self.writes(slot, None)).end()
-            submitted = time.perf_counter_ns()
-            slot.synchronize()
-            self.offset_ns = submitted - int(self._stamps(slot)[0])
-        self.names, self.resolved, self.query_set, self.used = [], [], None, 0
+            self.submitted_ns = time.perf_counter_ns()
+            slot.flush()
 
     def writes(self, slot: DeviceSlot, key) -> dict:
         """The ``timestamp_writes`` of the next compute pass (kernel ``key``)."""
@@ -297,17 +285,14 @@ class Recorder:
             self.resolved.append((buf, self.used))
         self.query_set, self.used = None, 0
 
-    def _stamps(self, slot: DeviceSlot) -> np.ndarray:
-        """Every timestamp recorded (nanoseconds, two per dispatch)."""
-        self._resolve(slot)
-        return np.concatenate([np.zeros(0, np.uint64)] + [np.frombuffer(slot.read(buf, 0, n * 8), np.uint64)
-                                                         for buf, n in self.resolved])
-
     def events(self, slot: DeviceSlot) -> list:
+        """The recorded dispatches (the marker's pass aside), after they ran."""
         with slot.lock:
-            spans = self._stamps(slot).astype(np.int64).reshape(-1, 2).tolist()
-        return [DeviceEvent(name, (start + self.offset_ns) / 1000, max(end - start, 0) / 1000)
-                for name, (start, end) in zip(self.names, spans)]
+            self._resolve(slot)
+            stamps = [np.frombuffer(slot.read(buf, 0, n * 8), np.uint64) for buf, n in self.resolved]
+        (marker, _), *spans = np.concatenate(stamps).astype(np.int64).reshape(-1, 2).tolist()
+        return [DeviceEvent(name, (start - marker + self.submitted_ns) / 1000, max(end - start, 0) / 1000)
+                for name, (start, end) in zip(self.names[1:], spans)]
 
 
 def _gpu(buffer):
@@ -327,26 +312,14 @@ def _strided(host, tensor) -> np.ndarray:
                                            tuple(s * d.itemsize for s in tensor._stride))
 
 
-def _pool_stat(attribute: str, doc: str):
-    """A memory-statistic method of :class:`WebGPURuntime` reading the pool's ``attribute``."""
-    def stat(self, dev=None) -> int:
-        return getattr(self.slot.pool, attribute)
-
-    stat.__doc__ = doc
-    return stat
-
-
 class WebGPURuntime(Runtime):
     """Buffers from a caching pool on one WebGPU adapter's device; kernels in ``core_webgpu.kernels``."""
 
     supports_float64 = False  # WebGPU has no f64 in WGSL: float64 tensors are refused with a clear error
-    _profiling = False  # a core.profiler block records device time (start_profiling .. stop_profiling)
 
     def __init__(self):
-        self._settings: dict = {}
-        self._slot: DeviceSlot | None = None
+        self._settings, self._slot, self._probe = {}, None, None  # the probe: is_available's answer
         self._lock = threading.Lock()
-        self._probe: tuple | None = None
 
     def configure(self, settings: dict) -> None:
         """Take the plugin's config table (``power_preference``); unknown keys are an error."""
@@ -452,10 +425,13 @@ class WebGPURuntime(Runtime):
             self._slot.flush()
             self._slot.pool.free_held()
 
-    memory_allocated = _pool_stat("active_bytes", "Bytes in buffers held by live tensors.")
-    memory_reserved = _pool_stat("reserved_bytes", "Bytes the pool holds from wgpu (allocated + cached).")
-    max_memory_allocated = _pool_stat("peak_active", "Peak of :meth:`memory_allocated` since the last reset.")
-    max_memory_reserved = _pool_stat("peak_reserved", "Peak of :meth:`memory_reserved` since the last reset.")
+    def _pool_stat(self, attribute: str, dev=None) -> int:
+        return getattr(self.slot.pool, attribute)
+
+    memory_allocated = partialmethod(_pool_stat, "active_bytes")  # bytes in buffers held by live tensors
+    memory_reserved = partialmethod(_pool_stat, "reserved_bytes")  # bytes the pool holds from wgpu (+ cached)
+    max_memory_allocated = partialmethod(_pool_stat, "peak_active")  # peaks since the start or the last reset
+    max_memory_reserved = partialmethod(_pool_stat, "peak_reserved")
 
     def reset_peak_memory_stats(self, dev=None) -> None:
         pool = self.slot.pool
@@ -466,17 +442,16 @@ class WebGPURuntime(Runtime):
         profile block at a time)."""
         slot = self.slot
         with self._lock:
-            if self._profiling or "timestamp-query" not in slot.features:
+            if slot.recorder is not None or "timestamp-query" not in slot.features:
                 return False
-            self._profiling = True
-        slot.recorder = Recorder(slot)
+            slot.recorder = Recorder(slot)
         return True
 
     def stop_profiling(self) -> list:
         """The dispatches' :class:`DeviceEvent` s since :meth:`start_profiling` (waits for them)."""
-        slot, self._profiling = self.slot, False
+        slot = self.slot
         recorder, slot.recorder = slot.recorder, None
-        return recorder.events(slot) if recorder is not None else []
+        return [] if recorder is None else recorder.events(slot)
 
     def supports_fusion(self, dev) -> bool:
         """core.jit fuses elementwise chains (and trailing reductions) into WGSL kernels (see jit.py)."""
