@@ -28,7 +28,6 @@ from core.backends.api import DeviceEvent, Runtime
 __all__ = ["WebGPURuntime", "DeviceSlot", "Buffer", "Pool", "RUNTIME", "ENV_ADAPTER", "WORKGROUP", "grid"]
 
 ENV_ADAPTER = "CORE_WEBGPU_ADAPTER"
-_SETTINGS = {"power_preference"}
 WORKGROUP = 64  # invocations per work-group of the 1-d kernels (see grid)
 _MAX_GROUPS = 65535  # work-groups per grid dimension (WebGPU's default limit)
 _BATCH = 256  # dispatches recorded before the encoder is submitted
@@ -52,8 +51,6 @@ def grid(n: int, size: int = WORKGROUP) -> tuple:
     """Work-groups for ``n`` invocations of ``size``: ``(x, y, 1)`` with ``x <= 65535``. A shader's flat index is
     ``(wid.y * nwg.x + wid.x) * size + lid.x`` (``workgroup_id``, ``num_workgroups``, ``local_invocation_index``)."""
     groups = max(1, -(-n // size))
-    if groups <= _MAX_GROUPS:
-        return groups, 1, 1
     y = -(-groups // _MAX_GROUPS)
     return -(-groups // y), y, 1
 
@@ -97,11 +94,11 @@ class Pool:
         if gpu is None:  # made outside the lock: a collection it triggers may release buffers
             usage = _wgpu().BufferUsage
             gpu = self.device.create_buffer(size=size, usage=usage.STORAGE | usage.COPY_SRC | usage.COPY_DST)
-            with self.lock:
+        with self.lock:
+            if gpu not in self.owned:  # a new one
                 self.owned[gpu] = self._next_address
                 self._next_address += -(-size // 256) * 256 + 256
                 self.reserved_bytes += size
-        with self.lock:
             self.active_bytes += size
             self.peak_active = max(self.peak_active, self.active_bytes)
             self.peak_reserved = max(self.peak_reserved, self.reserved_bytes)
@@ -131,10 +128,8 @@ class Buffer:
     def __init__(self, gpu, size: int, pool: Pool):
         self.gpu, self.size, self.pool = gpu, size, pool
 
-    def __del__(self):
-        pool, self.pool = self.pool, None
-        if pool is not None:
-            pool.release(self.gpu, self.size)
+    def __del__(self):  # runs once (PEP 442), also for a Buffer the garbage collector frees
+        self.pool.release(self.gpu, self.size)
 
 
 class DeviceSlot:
@@ -147,9 +142,7 @@ class DeviceSlot:
                                                   required_limits={k: limits[k] for k in _LIMITS if k in limits})
         self.f16, self.int64 = "shader-f16" in self.features, "shader-int64" in self.features
         self.limits, self.queue, self.pool = dict(self.device.limits), self.device.queue, Pool(self.device)
-        self.pipelines: dict = {}  # key -> (pipeline, bind group layout)
-        self._layouts: dict = {}  # (writes, reads) -> (bind group layout, pipeline layout)
-        self._params: dict = {}  # parameter bytes -> GPUBuffer
+        self.pipelines, self._params = {}, {}  # key -> (pipeline, bind group layout); parameter bytes -> GPUBuffer
         self._encoder, self._pending = None, 0
         usage = _wgpu().BufferUsage
         self._fence = self.device.create_buffer(size=4, usage=usage.COPY_SRC | usage.COPY_DST)  # synchronize reads it
@@ -161,15 +154,11 @@ class DeviceSlot:
         """The compiled pipeline of ``key`` (``render()`` gives its WGSL the first time) and its group layout."""
         entry = self.pipelines.get(key)
         if entry is None:
-            wgpu, source = _wgpu(), render()
-            if (writes, reads) not in self._layouts:
-                kinds = [wgpu.BufferBindingType.storage] * writes + [wgpu.BufferBindingType.read_only_storage] * (
-                    reads + 1)
-                group = self.device.create_bind_group_layout(entries=[
-                    {"binding": k, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": kind}}
-                    for k, kind in enumerate(kinds)])
-                self._layouts[writes, reads] = group, self.device.create_pipeline_layout(bind_group_layouts=[group])
-            group, layout = self._layouts[writes, reads]
+            source, kinds = render(), ["storage"] * writes + ["read-only-storage"] * (reads + 1)
+            group = self.device.create_bind_group_layout(entries=[
+                {"binding": k, "visibility": _wgpu().ShaderStage.COMPUTE, "buffer": {"type": kind}}
+                for k, kind in enumerate(kinds)])
+            layout = self.device.create_pipeline_layout(bind_group_layouts=[group])
             try:
                 module = self.device.create_shader_module(code=source)
                 pipeline = self.device.create_compute_pipeline(layout=layout,
@@ -323,10 +312,9 @@ class WebGPURuntime(Runtime):
 
     def configure(self, settings: dict) -> None:
         """Take the plugin's config table (``power_preference``); unknown keys are an error."""
-        unknown = set(settings) - _SETTINGS
+        unknown = ", ".join(sorted(set(settings) - {"power_preference"}))
         if unknown:
-            raise ValueError(f"[tool.core.plugin.webgpu]: unknown key(s) {', '.join(sorted(unknown))} "
-                             f"(known: {', '.join(sorted(_SETTINGS))})")
+            raise ValueError(f"[tool.core.plugin.webgpu]: unknown key(s) {unknown} (known: power_preference)")
         preference = settings.get("power_preference", "high-performance")
         if preference not in ("high-performance", "low-power"):
             raise ValueError(f"[tool.core.plugin.webgpu] power_preference: expected 'high-performance' or "
@@ -414,7 +402,7 @@ class WebGPURuntime(Runtime):
     def data_ptr(self, storage) -> int:
         """The buffer's virtual address (see :class:`Pool`)."""
         buffer = storage.data
-        return buffer.pool.owned[buffer.gpu] if isinstance(buffer, Buffer) and buffer.pool is not None else 0
+        return buffer.pool.owned[buffer.gpu] if isinstance(buffer, Buffer) else 0
 
     def synchronize(self, dev=None) -> None:
         if self._slot is not None:
