@@ -1,16 +1,14 @@
-"""The webgpu runtime: one adapter and its device, a caching buffer pool, host copies, compute dispatches.
+"""The webgpu runtime: one adapter's device, a caching buffer pool, host copies, compute dispatches.
 
 ``webgpu:0`` is the first adapter whose name contains ``CORE_WEBGPU_ADAPTER`` (any case) when that is set, else the
-one wgpu picks (Metal, Vulkan, D3D12; Mesa's software llvmpipe without a GPU) for the ``power_preference`` of the
-``[tool.core.plugin.webgpu]`` table (default ``"high-performance"``). A tensor's storage is a :class:`Buffer`, a
-pooled ``GPUBuffer`` holding the tensor's bytes as on the host, its size a multiple of 4 (>= 16), as copies require.
+one wgpu picks (Metal, Vulkan, D3D12; Mesa's software llvmpipe) for the config's ``power_preference``. A tensor's
+storage is a pooled :class:`Buffer`: its bytes as on the host, in a ``GPUBuffer`` of a multiple of 4 bytes.
 
-Kernels: :meth:`DeviceSlot.dispatch` runs one WGSL compute shader (entry point ``main``) over a grid of work-groups,
-its bindings in group 0 in this order: the buffers it writes (``var<storage, read_write>``), those it reads
-(``var<storage, read>``), last ``var<storage, read> p: array<i32>``: the call's integer parameters (shapes, strides,
-offsets in elements, as buffers are bound whole; floats as ``bitcast<f32>``). Dispatches are recorded into one
-encoder and submitted at the next host copy, :meth:`~DeviceSlot.synchronize` or every ``_BATCH`` dispatches. A
-buffer a dispatch reads and writes is read from a copy: WebGPU forbids binding it writable and readable at once.
+Kernels (:meth:`DeviceSlot.dispatch`): a WGSL compute shader, entry point ``main``, its bindings in group 0 in this
+order: the buffers it writes (``var<storage, read_write>``), those it reads (``var<storage, read>``), last
+``var<storage, read> p: array<i32>``, the integer parameters (shapes, strides, offsets in elements as buffers are
+bound whole; floats as ``bitcast<f32>``). Dispatches are recorded into one encoder, submitted at the next host copy,
+synchronize or every ``_BATCH`` dispatches; a buffer both written and read is read from a copy (WebGPU's rule).
 """
 
 from __future__ import annotations
@@ -65,16 +63,13 @@ def _size_class(nbytes: int) -> int:
 class Pool:
     """Freed GPUBuffers kept by size class and lent again; :meth:`free_held` gives them back to wgpu.
 
-    The pool owns every GPUBuffer it made (``owned``), so none is reachable only through tensors: when the garbage
-    collector frees a cycle of tensors (autograd graphs), wgpu's finalizer cannot release a GPUBuffer that the
-    :class:`Buffer` 's finalizer is handing back. ``owned`` maps each to a virtual address of its own (never reused,
-    256-byte aligned, ranges apart) for ``Tensor.data_ptr()``: WebGPU has no device addresses.
-    """
+    The pool owns every GPUBuffer it made, so that wgpu's finalizer cannot release one that a :class:`Buffer`
+    freed with its tensors by the garbage collector is handing back; ``owned`` maps each to a virtual address for
+    ``Tensor.data_ptr()`` (WebGPU has none): never reused, 256-byte aligned, ranges apart."""
 
     def __init__(self, device):
         self.device, self.max_size = device, device.limits["max-buffer-size"]
-        self.owned: dict = {}  # every GPUBuffer made and not yet destroyed -> its virtual address
-        self.held: dict = {}  # size -> [GPUBuffer]
+        self.owned, self.held = {}, {}  # GPUBuffer made and not destroyed -> its address; size -> [held GPUBuffer]
         self._next_address = 1 << 32
         self.active_bytes = self.reserved_bytes = self.peak_active = self.peak_reserved = 0  # reserved: active + held
         self.lock = threading.Lock()
@@ -120,8 +115,7 @@ class Pool:
 
 
 class Buffer:
-    """A tensor's storage: a pooled ``GPUBuffer`` (``gpu``) of ``size`` bytes, back to the pool when the last tensor
-    using it goes."""
+    """A tensor's storage: a pooled ``GPUBuffer`` (``gpu``) of ``size`` bytes, back to the pool with its last tensor."""
 
     __slots__ = ("gpu", "size", "pool")
 
@@ -144,8 +138,6 @@ class DeviceSlot:
         self.limits, self.queue, self.pool = dict(self.device.limits), self.device.queue, Pool(self.device)
         self.pipelines, self._params = {}, {}  # key -> (pipeline, bind group layout); parameter bytes -> GPUBuffer
         self._encoder, self._pending = None, 0
-        usage = _wgpu().BufferUsage
-        self._fence = self.device.create_buffer(size=4, usage=usage.COPY_SRC | usage.COPY_DST)  # synchronize reads it
         self.recorder: Recorder | None = None  # while core.profiler records device time
         self.lock = threading.RLock()  # one thread records into the encoder at a time
         self.dispatch_count = 0  # every kernel launched on this device (tests count them)
@@ -176,7 +168,8 @@ class DeviceSlot:
         if raw not in self._params:
             if len(self._params) >= _CACHE_CAP:
                 self._params.clear()
-            self._params[raw] = self.device.create_buffer_with_data(data=raw, usage=_wgpu().BufferUsage.STORAGE)
+            usage = _wgpu().BufferUsage
+            self._params[raw] = self.device.create_buffer_with_data(data=raw, usage=usage.STORAGE | usage.COPY_SRC)
         return self._params[raw]
 
     def encoder(self):
@@ -186,8 +179,7 @@ class DeviceSlot:
         return self._encoder
 
     def dispatch(self, key, render, writes: list, reads: list, params: tuple, groups: tuple) -> None:
-        """Run kernel ``key`` over ``groups`` work-groups, binding ``writes`` then ``reads`` (:class:`Buffer` s or
-        GPUBuffers) and ``params`` (ints) as described in the module docstring."""
+        """Run kernel ``key`` over ``groups`` work-groups, bound as the module docstring says (Buffers, GPUBuffers)."""
         with self.lock:
             pipeline, group = self.pipeline(key, render, len(writes), len(reads))
             gpus = [_gpu(b) for b in writes]
@@ -236,16 +228,15 @@ class DeviceSlot:
             self.queue.write_buffer(_gpu(buffer), start, data)
 
     def synchronize(self) -> None:
-        """Wait until everything recorded so far has run: reading back 4 bytes maps a buffer, which waits for the
-        queue's earlier work (wgpu-py 0.32's ``on_submitted_work_done_sync`` fails against its wgpu-native)."""
-        self.read(self._fence, 0, 4)
+        """Wait for everything recorded: reading a buffer back waits for the queue's earlier work (wgpu-py 0.32's
+        ``on_submitted_work_done_sync`` fails against its wgpu-native); the parameters of no parameters will do."""
+        self.read(self._param_buffer(()), 0, 4)
 
 
 class Recorder:
-    """Device time of one profile block's dispatches: each compute pass writes a timestamp at its beginning and end
-    into a query set (``_QUERIES`` per set, a full set resolved into a buffer); the nanoseconds become
-    :class:`DeviceEvent` s on the host's ``perf_counter`` clock through a first, marker pass taken to run when it was
-    submitted (it runs no earlier): a span is never placed after the time it ran."""
+    """Device time of a profile block's dispatches: a timestamp at each compute pass's beginning and end (``_QUERIES``
+    per query set); the first, a marker pass, is taken to run when it was submitted (it runs no earlier), which puts
+    them on the host's ``perf_counter`` clock and never after the time they ran."""
 
     def __init__(self, slot: DeviceSlot):
         self.names, self.resolved, self.query_set, self.used = [], [], None, 0  # resolved: (buffer, count) per set
@@ -361,8 +352,7 @@ class WebGPURuntime(Runtime):
         return slot
 
     def device_name(self, index: int = 0) -> str:
-        """The adapter, its vendor, backend and type, the features kernels use and the limits that bound them
-        (``python -m core info`` lists it)."""
+        """The adapter, vendor, backend, type, the features kernels use and their limits (``python -m core info``)."""
         slot = self.slot
         info, limits = slot.info, slot.limits
         features = ", ".join(f"{f} {'yes' if f in slot.features else 'no'}" for f in _FEATURES)
@@ -426,8 +416,7 @@ class WebGPURuntime(Runtime):
         pool.peak_active, pool.peak_reserved = pool.active_bytes, pool.reserved_bytes
 
     def start_profiling(self) -> bool:
-        """Record each dispatch's device time from timestamp queries (adapters with ``timestamp-query``; one
-        profile block at a time)."""
+        """Record dispatches' device time (adapters with ``timestamp-query``; one profile block at a time)."""
         slot = self.slot
         with self._lock:
             if slot.recorder is not None or "timestamp-query" not in slot.features:
