@@ -32,8 +32,6 @@ _BATCH = 256  # dispatches recorded before the encoder is submitted
 _QUERIES = 2 * _BATCH  # timestamps per query set while profiling (two per dispatch)
 _CACHE_CAP = 4096  # parameter buffers kept per device (shapes and strides recur from step to step)
 _FEATURES = ("shader-f16", "shader-int64")  # optional features the kernels use: WGSL f16, i64 (wgpu-native)
-_LIMITS = ("max-buffer-size", "max-storage-buffer-binding-size", "max-storage-buffers-per-shader-stage",
-           "max-compute-workgroup-storage-size", "max-compute-invocations-per-workgroup")  # raised to the adapter's
 
 
 def _wgpu():
@@ -130,10 +128,10 @@ class DeviceSlot:
     """The selected adapter's device: its queue, buffer pool, compiled pipelines and the encoder being recorded."""
 
     def __init__(self, adapter):
-        self.info, limits = dict(adapter.info), adapter.limits
+        self.info = dict(adapter.info)
         self.features = frozenset(f for f in (*_FEATURES, "timestamp-query") if f in adapter.features)
-        self.device = adapter.request_device_sync(required_features=sorted(self.features),
-                                                  required_limits={k: limits[k] for k in _LIMITS if k in limits})
+        features, limits = sorted(self.features), adapter.limits  # every limit raised to what the adapter allows
+        self.device = adapter.request_device_sync(required_features=features, required_limits=limits)
         self.f16, self.int64 = "shader-f16" in self.features, "shader-int64" in self.features
         self.limits, self.queue, self.pool = dict(self.device.limits), self.device.queue, Pool(self.device)
         self.pipelines, self._params = {}, {}  # key -> (pipeline, bind group layout); parameter bytes -> GPUBuffer
@@ -257,12 +255,11 @@ class Recorder:
         return {"query_set": self.query_set, "beginning_of_pass_write_index": index,
                 "end_of_pass_write_index": index + 1}
 
-    def _resolve(self, slot: DeviceSlot) -> None:
-        if self.used:
-            usage = _wgpu().BufferUsage
-            buf = slot.device.create_buffer(size=self.used * 8, usage=usage.QUERY_RESOLVE | usage.COPY_SRC)
-            slot.encoder().resolve_query_set(self.query_set, 0, self.used, buf, 0)
-            self.resolved.append((buf, self.used))
+    def _resolve(self, slot: DeviceSlot) -> None:  # (the marker's timestamps make a set never empty here)
+        usage = _wgpu().BufferUsage
+        buf = slot.device.create_buffer(size=self.used * 8, usage=usage.QUERY_RESOLVE | usage.COPY_SRC)
+        slot.encoder().resolve_query_set(self.query_set, 0, self.used, buf, 0)
+        self.resolved.append((buf, self.used))
         self.query_set, self.used = None, 0
 
     def events(self, slot: DeviceSlot) -> list:
@@ -353,9 +350,8 @@ class WebGPURuntime(Runtime):
 
     def device_name(self, index: int = 0) -> str:
         """The adapter, vendor, backend, type, the features kernels use and their limits (``python -m core info``)."""
-        slot = self.slot
-        info, limits = slot.info, slot.limits
-        features = ", ".join(f"{f} {'yes' if f in slot.features else 'no'}" for f in _FEATURES)
+        info, limits, features = self.slot.info, self.slot.limits, self.slot.features
+        features = ", ".join(f"{f} {'yes' if f in features else 'no'}" for f in _FEATURES)
         return (f"{info['device']} (vendor {info['vendor'] or info['vendor_id']}; {info['backend_type']}, "
                 f"{info['adapter_type']}; {features}; max storage binding "
                 f"{limits['max-storage-buffer-binding-size'] / 2**20:g} MiB, max buffer "
@@ -380,14 +376,11 @@ class WebGPURuntime(Runtime):
         """Write host ``values`` (broadcast to the tensor's shape) into the tensor's elements, through its strides."""
         if 0 in tensor._shape:
             return
-        values = np.broadcast_to(np.asarray(values).astype(tensor.dtype.numpy), tensor._shape)
-        start, nbytes = _span(tensor)
-        if tensor.is_contiguous():
-            host = np.ascontiguousarray(values).tobytes()
-        else:  # read-modify-write the covering range: the elements between the tensor's own keep their values
-            host = bytearray(self.slot.read(tensor._storage.data, start, nbytes))
-            _strided(host, tensor)[...] = values
-        self.slot.write(tensor._storage.data, start, host)
+        (start, nbytes), buffer = _span(tensor), tensor._storage.data
+        # a strided tensor's covering range is read first: the elements between its own keep their values
+        host = bytearray(nbytes if tensor.is_contiguous() else self.slot.read(buffer, start, nbytes))
+        _strided(host, tensor)[...] = np.broadcast_to(np.asarray(values).astype(tensor.dtype.numpy), tensor._shape)
+        self.slot.write(buffer, start, host)
 
     def data_ptr(self, storage) -> int:
         """The buffer's virtual address (see :class:`Pool`)."""
