@@ -59,18 +59,16 @@ def _size_class(nbytes: int) -> int:
 
 
 class Pool:
-    """Freed GPUBuffers kept by size class and lent again; :meth:`free_held` gives them back to wgpu.
-
-    The pool owns every GPUBuffer it made, so that wgpu's finalizer cannot release one that a :class:`Buffer`
-    freed with its tensors by the garbage collector is handing back; ``owned`` maps each to a virtual address for
-    ``Tensor.data_ptr()`` (WebGPU has none): never reused, 256-byte aligned, ranges apart."""
+    """Freed GPUBuffers kept by size class and lent again. It owns every GPUBuffer it made (``owned``), so wgpu's
+    finalizer cannot release one that a garbage-collected :class:`Buffer` is handing back, and gives each a virtual
+    address for ``Tensor.data_ptr()`` (WebGPU has none): never reused, 256-byte aligned, ranges apart."""
 
     def __init__(self, device):
         self.device, self.max_size = device, device.limits["max-buffer-size"]
         self.owned, self.held = {}, {}  # GPUBuffer made and not destroyed -> its address; size -> [held GPUBuffer]
         self._next_address = 1 << 32
         self.active_bytes = self.reserved_bytes = self.peak_active = self.peak_reserved = 0  # reserved: active + held
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # reentrant: a collection while it is held may release Buffers
 
     def allocate(self, nbytes: int) -> "Buffer":
         size = _size_class(nbytes)
@@ -83,12 +81,11 @@ class Pool:
             while free and getattr(free[-1], "_internal", None) is None:  # finalised with its Buffer in one
                 self.reserved_bytes -= size  # unreachable cycle (a traceback's frames): dropped
                 del self.owned[free.pop()]
-            gpu = free.pop() if free else None
-        if gpu is None:  # made outside the lock: a collection it triggers may release buffers
-            usage = _wgpu().BufferUsage
-            gpu = self.device.create_buffer(size=size, usage=usage.STORAGE | usage.COPY_SRC | usage.COPY_DST)
-        with self.lock:
-            if gpu not in self.owned:  # a new one
+            if free:
+                gpu = free.pop()
+            else:
+                usage = _wgpu().BufferUsage
+                gpu = self.device.create_buffer(size=size, usage=usage.STORAGE | usage.COPY_SRC | usage.COPY_DST)
                 self.owned[gpu] = self._next_address
                 self._next_address += -(-size // 256) * 256 + 256
                 self.reserved_bytes += size
@@ -108,8 +105,7 @@ class Pool:
             self.held, self.reserved_bytes = {}, self.active_bytes
             for gpu in held:
                 del self.owned[gpu]
-        for gpu in held:
-            gpu.destroy()
+                gpu.destroy()
 
 
 class Buffer:
@@ -135,10 +131,9 @@ class DeviceSlot:
         self.f16, self.int64 = "shader-f16" in self.features, "shader-int64" in self.features
         self.limits, self.queue, self.pool = dict(self.device.limits), self.device.queue, Pool(self.device)
         self.pipelines, self._params = {}, {}  # key -> (pipeline, bind group layout); parameter bytes -> GPUBuffer
-        self._encoder, self._pending = None, 0
+        self._encoder, self._pending, self.dispatch_count = None, 0, 0  # the count: every kernel launched (for tests)
         self.recorder: Recorder | None = None  # while core.profiler records device time
         self.lock = threading.RLock()  # one thread records into the encoder at a time
-        self.dispatch_count = 0  # every kernel launched on this device (tests count them)
 
     def pipeline(self, key, render, writes: int, reads: int) -> tuple:
         """The compiled pipeline of ``key`` (``render()`` gives its WGSL the first time) and its group layout."""
@@ -148,11 +143,10 @@ class DeviceSlot:
             group = self.device.create_bind_group_layout(entries=[
                 {"binding": k, "visibility": _wgpu().ShaderStage.COMPUTE, "buffer": {"type": kind}}
                 for k, kind in enumerate(kinds)])
-            layout = self.device.create_pipeline_layout(bind_group_layouts=[group])
             try:
-                module = self.device.create_shader_module(code=source)
-                pipeline = self.device.create_compute_pipeline(layout=layout,
-                                                               compute={"module": module, "entry_point": "main"})
+                pipeline = self.device.create_compute_pipeline(
+                    layout=self.device.create_pipeline_layout(bind_group_layouts=[group]),
+                    compute={"module": self.device.create_shader_module(code=source), "entry_point": "main"})
             except Exception as exc:  # a shader the device rejects is a bug of ours: show the source
                 raise RuntimeError(f"webgpu: compiling kernel {key!r} failed: {exc}\n--- WGSL ---\n{source}") from None
             entry = self.pipelines[key] = (pipeline, group)
@@ -180,8 +174,8 @@ class DeviceSlot:
         """Run kernel ``key`` over ``groups`` work-groups, bound as the module docstring says (Buffers, GPUBuffers)."""
         with self.lock:
             pipeline, group = self.pipeline(key, render, len(writes), len(reads))
-            gpus = [_gpu(b) for b in writes]
-            for gpu in map(_gpu, reads):
+            gpus = [getattr(b, "gpu", b) for b in writes]
+            for gpu in (getattr(b, "gpu", b) for b in reads):
                 if any(gpu is g for g in gpus[:len(writes)]):  # bound writable and readable at once: read a copy
                     usage = _wgpu().BufferUsage
                     source, gpu = gpu, self.device.create_buffer(size=gpu.size, usage=usage.STORAGE | usage.COPY_DST)
@@ -210,9 +204,9 @@ class DeviceSlot:
 
     def read(self, buffer, offset: int, nbytes: int) -> bytes:
         """``nbytes`` bytes of ``buffer`` from byte ``offset`` (after everything recorded so far has run)."""
-        start, end = offset & ~3, -(-(offset + nbytes) // 4) * 4
+        start, end, buffer = offset & ~3, -(-(offset + nbytes) // 4) * 4, getattr(buffer, "gpu", buffer)
         self.flush()
-        return bytes(self.queue.read_buffer(_gpu(buffer), start, end - start))[offset - start: offset - start + nbytes]
+        return bytes(self.queue.read_buffer(buffer, start, end - start))[offset - start: offset - start + nbytes]
 
     def write(self, buffer, offset: int, data: bytes) -> None:
         """Write ``data`` into ``buffer`` at byte ``offset`` (after everything recorded so far has run)."""
@@ -223,7 +217,7 @@ class DeviceSlot:
             data = bytes(around)
         self.flush()
         if data:
-            self.queue.write_buffer(_gpu(buffer), start, data)
+            self.queue.write_buffer(getattr(buffer, "gpu", buffer), start, data)
 
     def synchronize(self) -> None:
         """Wait for everything recorded: reading a buffer back waits for the queue's earlier work (wgpu-py 0.32's
@@ -272,10 +266,6 @@ class Recorder:
                 for name, (start, end) in zip(self.names[1:], spans)]
 
 
-def _gpu(buffer):
-    return buffer.gpu if isinstance(buffer, Buffer) else buffer
-
-
 def _span(tensor) -> tuple:
     """(byte offset, byte count) of the storage range a tensor's elements lie in (strides >= 0)."""
     size = tensor.dtype.numpy.itemsize
@@ -322,8 +312,8 @@ class WebGPURuntime(Runtime):
                     return adapter
             names = ", ".join(a.info["device"] for a in adapters) or "none"
             raise RuntimeError(f"{ENV_ADAPTER}={wanted!r}: no WebGPU adapter has that name (adapters: {names})")
-        adapter = wgpu.gpu.request_adapter_sync(
-            power_preference=self._settings.get("power_preference", "high-performance"))
+        preference = self._settings.get("power_preference", "high-performance")
+        adapter = wgpu.gpu.request_adapter_sync(power_preference=preference)
         if adapter is None:
             raise RuntimeError("no WebGPU adapter: wgpu found no Metal, Vulkan or D3D12 driver")
         return adapter
@@ -342,11 +332,9 @@ class WebGPURuntime(Runtime):
     @property
     def slot(self) -> DeviceSlot:
         """The device, opened on first use."""
-        slot = self._slot
-        if slot is None:
-            with self._lock:
-                slot = self._slot = self._slot or DeviceSlot(self._adapter())
-        return slot
+        with self._lock:
+            self._slot = self._slot or DeviceSlot(self._adapter())
+            return self._slot
 
     def device_name(self, index: int = 0) -> str:
         """The adapter, vendor, backend, type, the features kernels use and their limits (``python -m core info``)."""
