@@ -65,8 +65,7 @@ class Pool:
 
     def __init__(self, device):
         self.device, self.max_size = device, device.limits["max-buffer-size"]
-        self.owned, self.held = {}, {}  # GPUBuffer made and not destroyed -> its address; size -> [held GPUBuffer]
-        self._next_address = 1 << 32
+        self.owned, self.held, self._next_address = {}, {}, 1 << 32  # live GPUBuffer -> address; size -> [held]
         self.active_bytes = self.reserved_bytes = self.peak_active = self.peak_reserved = 0  # reserved: active + held
         self.lock = threading.RLock()  # reentrant: a collection while it is held may release Buffers
 
@@ -137,20 +136,19 @@ class DeviceSlot:
 
     def pipeline(self, key, render, writes: int, reads: int) -> tuple:
         """The compiled pipeline of ``key`` (``render()`` gives its WGSL the first time) and its group layout."""
-        entry = self.pipelines.get(key)
-        if entry is None:
-            source, kinds = render(), ["storage"] * writes + ["read-only-storage"] * (reads + 1)
-            group = self.device.create_bind_group_layout(entries=[
-                {"binding": k, "visibility": _wgpu().ShaderStage.COMPUTE, "buffer": {"type": kind}}
-                for k, kind in enumerate(kinds)])
-            try:
-                pipeline = self.device.create_compute_pipeline(
-                    layout=self.device.create_pipeline_layout(bind_group_layouts=[group]),
-                    compute={"module": self.device.create_shader_module(code=source), "entry_point": "main"})
-            except Exception as exc:  # a shader the device rejects is a bug of ours: show the source
-                raise RuntimeError(f"webgpu: compiling kernel {key!r} failed: {exc}\n--- WGSL ---\n{source}") from None
-            entry = self.pipelines[key] = (pipeline, group)
-        return entry
+        if key in self.pipelines:
+            return self.pipelines[key]
+        source, kinds = render(), ["storage"] * writes + ["read-only-storage"] * (reads + 1)
+        group = self.device.create_bind_group_layout(entries=[
+            {"binding": k, "visibility": _wgpu().ShaderStage.COMPUTE, "buffer": {"type": kind}}
+            for k, kind in enumerate(kinds)])
+        try:
+            pipeline = self.device.create_compute_pipeline(
+                layout=self.device.create_pipeline_layout(bind_group_layouts=[group]),
+                compute={"module": self.device.create_shader_module(code=source), "entry_point": "main"})
+        except Exception as exc:  # a shader the device rejects is a bug of ours: show the source
+            raise RuntimeError(f"webgpu: compiling kernel {key!r} failed: {exc}\n--- WGSL ---\n{source}") from None
+        return self.pipelines.setdefault(key, (pipeline, group))
 
     def _param_buffer(self, params: tuple):
         data = np.asarray(params or (0,), np.int64)
@@ -190,8 +188,7 @@ class DeviceSlot:
             cpass.set_bind_group(0, bind)
             cpass.dispatch_workgroups(*groups)
             cpass.end()
-            self.dispatch_count += 1
-            self._pending += 1
+            self.dispatch_count, self._pending = self.dispatch_count + 1, self._pending + 1
             if self._pending >= _BATCH:
                 self.flush()
 
@@ -212,16 +209,14 @@ class DeviceSlot:
         """Write ``data`` into ``buffer`` at byte ``offset`` (after everything recorded so far has run)."""
         start, end = offset & ~3, -(-(offset + len(data)) // 4) * 4
         if (start, end) != (offset, offset + len(data)):  # keep the bytes around an unaligned range
-            around = bytearray(self.read(buffer, start, end - start))
-            around[offset - start: offset - start + len(data)] = data
-            data = bytes(around)
+            around = self.read(buffer, start, end - start)
+            data = around[:offset - start] + bytes(data) + around[offset - start + len(data):]
         self.flush()
         if data:
             self.queue.write_buffer(getattr(buffer, "gpu", buffer), start, data)
 
     def synchronize(self) -> None:
-        """Wait for everything recorded: reading a buffer back waits for the queue's earlier work (wgpu-py 0.32's
-        ``on_submitted_work_done_sync`` fails against its wgpu-native); the parameters of no parameters will do."""
+        """Wait for everything recorded: a read-back waits for the queue (wgpu-py 0.32's work-done callback fails)."""
         self.read(self._param_buffer(()), 0, 4)
 
 
@@ -246,8 +241,7 @@ class Recorder:
             self.query_set = slot.device.create_query_set(type=_wgpu().QueryType.timestamp, count=_QUERIES)
         index, self.used = self.used, self.used + 2
         self.names.append(key[0] if isinstance(key, tuple) else str(key))
-        return {"query_set": self.query_set, "beginning_of_pass_write_index": index,
-                "end_of_pass_write_index": index + 1}
+        return dict(query_set=self.query_set, beginning_of_pass_write_index=index, end_of_pass_write_index=index + 1)
 
     def _resolve(self, slot: DeviceSlot) -> None:  # (the marker's timestamps make a set never empty here)
         usage = _wgpu().BufferUsage
@@ -340,11 +334,10 @@ class WebGPURuntime(Runtime):
         """The adapter, vendor, backend, type, the features kernels use and their limits (``python -m core info``)."""
         info, limits, features = self.slot.info, self.slot.limits, self.slot.features
         features = ", ".join(f"{f} {'yes' if f in features else 'no'}" for f in _FEATURES)
+        binding, largest = (limits[k] / 2**20 for k in ("max-storage-buffer-binding-size", "max-buffer-size"))
         return (f"{info['device']} (vendor {info['vendor'] or info['vendor_id']}; {info['backend_type']}, "
-                f"{info['adapter_type']}; {features}; max storage binding "
-                f"{limits['max-storage-buffer-binding-size'] / 2**20:g} MiB, max buffer "
-                f"{limits['max-buffer-size'] / 2**20:g} MiB, work-group <= "
-                f"{limits['max-compute-invocations-per-workgroup']} invocations and "
+                f"{info['adapter_type']}; {features}; max storage binding {binding:g} MiB, max buffer {largest:g} MiB, "
+                f"work-group <= {limits['max-compute-invocations-per-workgroup']} invocations and "
                 f"{limits['max-compute-workgroup-storage-size'] // 1024} KiB)")
 
     def allocate(self, nbytes: int, dev):
@@ -372,8 +365,7 @@ class WebGPURuntime(Runtime):
 
     def data_ptr(self, storage) -> int:
         """The buffer's virtual address (see :class:`Pool`)."""
-        buffer = storage.data
-        return buffer.pool.owned[buffer.gpu] if isinstance(buffer, Buffer) else 0
+        return storage.data.pool.owned[storage.data.gpu] if isinstance(storage.data, Buffer) else 0
 
     def synchronize(self, dev=None) -> None:
         if self._slot is not None:
