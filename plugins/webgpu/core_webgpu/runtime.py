@@ -279,8 +279,7 @@ class WebGPURuntime(Runtime):
     supports_float64 = False  # WebGPU has no f64 in WGSL: float64 tensors are refused with a clear error
 
     def __init__(self):
-        self._settings, self._slot, self._probe = {}, None, None  # the probe: is_available's answer
-        self._lock = threading.Lock()
+        self._settings, self._slot, self._probe, self._lock = {}, None, None, threading.Lock()  # probe: is_available
 
     def configure(self, settings: dict) -> None:
         """Take the plugin's config table (``power_preference``); unknown keys are an error."""
@@ -325,10 +324,12 @@ class WebGPURuntime(Runtime):
 
     @property
     def slot(self) -> DeviceSlot:
-        """The device, opened on first use."""
-        with self._lock:
-            self._slot = self._slot or DeviceSlot(self._adapter())
-            return self._slot
+        """The device, opened on first use (later calls take no lock: kernels' render() asks it under the slot's)."""
+        slot = self._slot
+        if slot is None:
+            with self._lock:
+                slot = self._slot = self._slot or DeviceSlot(self._adapter())
+        return slot
 
     def device_name(self, index: int = 0) -> str:
         """The adapter, vendor, backend, type, the features kernels use and their limits (``python -m core info``)."""
@@ -399,9 +400,8 @@ class WebGPURuntime(Runtime):
 
     def stop_profiling(self) -> list:
         """The dispatches' :class:`DeviceEvent` s since :meth:`start_profiling` (waits for them)."""
-        slot = self.slot
-        recorder, slot.recorder = slot.recorder, None
-        return [] if recorder is None else recorder.events(slot)
+        recorder, self.slot.recorder = self.slot.recorder, None
+        return [] if recorder is None else recorder.events(self.slot)
 
     def supports_fusion(self, dev) -> bool:
         """core.jit fuses elementwise chains (and trailing reductions) into WGSL kernels (see jit.py)."""
