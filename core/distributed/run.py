@@ -48,8 +48,8 @@ def mpiexec_command(nproc: int, argv: list, hostfile: str | None = None, mpiexec
     return [mpiexec, *flags, "-n", str(nproc), sys.executable, *argv]
 
 
-_THREADS_WARNING = ("\n*****************************************\nSetting OMP_NUM_THREADS environment variable for each "
-                    "process to be 1 in default, to avoid your system being overloaded, please further tune the "
+_THREADS_WARNING = ("\n*****************************************\n"
+                    "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system being overloaded, please further tune the "
                     "variable for optimal performance in your application as needed. \n"
                     "*****************************************")
 

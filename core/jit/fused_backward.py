@@ -99,9 +99,9 @@ def backward_kernel(kernel: FusedKernel, wanted: tuple, saved: tuple = ()) -> tu
     """``(the kernel computing the gradients of the inputs flagged in wanted, those inputs' indices)``.
 
     ``wanted`` has one bool per kernel input. The kernel's inputs are the forward inputs, the values of the
-    ``saved`` steps (which it reads instead of recomputing), then one gradient per forward output (in the forward's output order, a sum's last, with its summed dims kept: it broadcasts);
-    its outputs are the gradients of
-    the listed inputs (wanted and reached by some derivative; the others' gradients are zero), each of that
+    ``saved`` steps (which it reads instead of recomputing), then one gradient per forward output (in the forward's
+    output order, a sum's last, with its summed dims kept: it broadcasts); its outputs are the gradients of the
+    listed inputs (wanted and reached by some derivative; the others' gradients are zero), each of that
     input's dtype and the group's shape. None when the group has an op without a rule, or an amax/amin.
     """
     red = kernel.reduction

@@ -1,8 +1,5 @@
-"""The ``webgpu`` backend for core: wgpu-py buffers and WGSL compute shaders (Metal, Vulkan, D3D12; Mesa's
-llvmpipe without a GPU).
-
-Import-light: the hooks are in ``plugin.py`` (the entry point), wgpu is imported on the device's first use.
-"""
+"""The ``webgpu`` backend for core: wgpu-py buffers and WGSL compute shaders (Metal, Vulkan, D3D12; llvmpipe without
+a GPU). Import-light: the hooks are in ``plugin.py``, wgpu is imported on the device's first use."""
 
 from __future__ import annotations
 

@@ -220,6 +220,13 @@ class DeviceSlot:
         self.read(self._param_buffer(()), 0, 4)
 
 
+def _name(key) -> str:
+    """A kernel's name in the profiler: the leading words of its pipeline key (``ew_add``, ``row_softmax``)."""
+    while isinstance(key, tuple) and key and isinstance(key[0], tuple):
+        key = key[0]
+    return "_".join(w for w in map(str, key[:2] if isinstance(key, tuple) else (key,)) if w.isidentifier()) or "kernel"
+
+
 class Recorder:
     """Device time of a profile block's dispatches: a timestamp at each compute pass's beginning and end (``_QUERIES``
     per query set); the first, a marker pass, is taken to run when it was submitted (it runs no earlier), which puts
@@ -240,7 +247,7 @@ class Recorder:
         if self.query_set is None:
             self.query_set = slot.device.create_query_set(type=_wgpu().QueryType.timestamp, count=_QUERIES)
         index, self.used = self.used, self.used + 2
-        self.names.append(key[0] if isinstance(key, tuple) else str(key))
+        self.names.append(_name(key))
         return dict(query_set=self.query_set, beginning_of_pass_write_index=index, end_of_pass_write_index=index + 1)
 
     def _resolve(self, slot: DeviceSlot) -> None:  # (the marker's timestamps make a set never empty here)

@@ -51,10 +51,10 @@ ROW_MAIN
 }}
 """.replace("ROW_MAIN", _ROW_MAIN)
 _ROW_BODIES = {
-    "softmax": f"for (var k = i32(t); k < L; k += {WORKGROUP}) {{ out[o0 + k * $inner] = exp((x[base + k * sd] - m) - ls); "
-               "}",
-    "log_softmax": f"for (var k = i32(t); k < L; k += {WORKGROUP}) {{ out[o0 + k * $inner] = (x[base + k * sd] - m) - ls; "
-                   "}",
+    "softmax": f"for (var k = i32(t); k < L; k += {WORKGROUP}) {{ out[o0 + k * $inner] = "
+               "exp((x[base + k * sd] - m) - ls); }",
+    "log_softmax": f"for (var k = i32(t); k < L; k += {WORKGROUP}) {{ out[o0 + k * $inner] = "
+                   "(x[base + k * sd] - m) - ls; }",
     # per row: its loss and its kept weight (0 where ignored)
     "ce_rows": """let c = i32(tgt[$to + off(row, $tl)]);
     if (t == 0u) {
