@@ -49,7 +49,8 @@ def mpiexec_command(nproc: int, argv: list, hostfile: str | None = None, mpiexec
 
 
 _THREADS_WARNING = ("\n*****************************************\n"
-                    "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system being overloaded, please further tune the "
+                    "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your "
+                    "system being overloaded, please further tune the "
                     "variable for optimal performance in your application as needed. \n"
                     "*****************************************")
 
