@@ -65,8 +65,8 @@ def test_composite_ops_are_parents_of_the_ops_they_call(device):
     with profile() as prof:
         model(x)
     (linear,) = [e for e in prof.events() if e.name == "aten::linear"]
-    if core.dispatch.OPERATORS["linear"].has_kernel_for(core.dispatch.backend_key(device)):
-        assert linear.cpu_parent is None and not linear.cpu_children  # fused by the backend: one kernel, no parts
+    if not linear.cpu_children:  # a backend registering linear (webgpu fuses it) runs one kernel, no parts
+        assert core.dispatch.OPERATORS["linear"].kernels.get(core.dispatch.backend_key(device).bit) is not None
         return
     assert linear.cpu_parent is None and linear.cpu_children
     assert {c.name for c in linear.cpu_children} >= {"aten::batched_matmul"}

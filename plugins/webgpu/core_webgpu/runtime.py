@@ -275,9 +275,8 @@ def _span(tensor) -> tuple:
 
 def _strided(host, tensor) -> np.ndarray:
     """The tensor's elements in ``host``, the bytes of its :func:`_span`."""
-    d = tensor.dtype.numpy
-    return np.lib.stride_tricks.as_strided(np.frombuffer(host, d), tensor._shape,
-                                           tuple(s * d.itemsize for s in tensor._stride))
+    d = tensor.dtype.numpy  # np.ndarray, not as_strided: that rejects extension dtypes (float8's)
+    return np.ndarray(tensor._shape, d, host, 0, tuple(s * d.itemsize for s in tensor._stride))
 
 
 class WebGPURuntime(Runtime):
