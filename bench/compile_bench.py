@@ -6,8 +6,9 @@ contenders alternating round by round, medians reported (on a loaded machine: ``
 
 * Training step (zero_grad, forward + cross-entropy, backward, optimizer step): MLP 784-512-512-10 at batch 128
   with SGD (momentum 0.9) and a LeNet CNN at batch 64 with Adam — core eager, core with the forward and loss
-  compiled (``core.compile``; backward and optimizer eager, as ``torch.compile`` of a forward gives), PyTorch
-  eager and ``torch.compile`` when torch is importable; and the MLP with GELU's tanh form written out as
+  compiled (``core.compile``; backward and optimizer eager, as ``torch.compile`` of a forward gives), the whole
+  compiled step captured (``core.compile(step, mode="reduce-overhead")``: its kernel calls recorded and replayed),
+  PyTorch eager and ``torch.compile`` when torch is importable; and the MLP with GELU's tanh form written out as
   elementwise ops (a chain that fuses, with a generated backward kernel) with Adam. Goals: compiled >= 1.3x
   core eager, >= 1.0x torch.compile.
 * Inference (``no_grad``) at batch 1 and 64 of the same models: the ``core.jit.export_c`` C model (built as a
@@ -113,9 +114,11 @@ def _optimizer(kind: str, params, lib):
     return lib.optim.Adam(params, lr=1e-3)
 
 
-def _core_step(model, kind, x, y, compiled: bool):
+def _core_step(model, kind, x, y, how: str):
+    """A training step: ``how`` is "eager", "compile" (the forward and loss compiled) or "capture" (that step, whole,
+    compiled with ``mode="reduce-overhead"``: its kernel calls, fused ones included, recorded and replayed)."""
     loss_fn = lambda x, y: F.cross_entropy(model(x), y)  # noqa: E731
-    forward = core.compile(loss_fn) if compiled else loss_fn
+    forward = core.compile(loss_fn) if how != "eager" else loss_fn
     optimizer = _optimizer(kind, model.parameters(), core)
 
     def step():
@@ -125,7 +128,7 @@ def _core_step(model, kind, x, y, compiled: bool):
         optimizer.step()
         return loss
 
-    return step
+    return core.compile(step, mode="reduce-overhead") if how == "capture" else step
 
 
 def _torch_steps(torch, make, shape, kind, x_np, y_np, state: dict) -> dict:
@@ -186,10 +189,10 @@ def training_table(device: str, seconds: float, torch) -> dict:
         first = make(device)
         state = {k: v.cpu().numpy() for k, v in first.state_dict().items()}
         steps = {}
-        for name, compiled in (("core eager", False), ("core.compile", True)):
+        for name, how in (("core eager", "eager"), ("core.compile", "compile"), ("core captured", "capture")):
             model = make(device)
             model.load_state_dict({k: core.tensor(v, device=device) for k, v in state.items()})
-            steps[name] = _core_step(model, kind, x, y, compiled)
+            steps[name] = _core_step(model, kind, x, y, how)
         if torch is not None and device == "cpu":
             steps.update(_torch_steps(torch, make, shape, kind, x_np, y_np, state))
         contenders, reference = {}, None
@@ -199,13 +202,15 @@ def training_table(device: str, seconds: float, torch) -> dict:
             loss = step().item()  # the same first loss everywhere: same weights, same data
             reference = loss if reference is None else reference
             _check(f"{case}: {name}", loss, reference, rtol=1e-4, atol=1e-5)
-            step()  # a second step: a compiled step replays its graph from here on
+            for _ in range(3):  # a compiled step replays its graph from the second call, a captured one its tape
+                step()              # from the third (the first creates the optimizer's state)
             contenders[name] = step
         timed = _alternate(contenders, seconds)
         results[case] = {n: timed.get(n, steps.get(n, MISSING))
-                         for n in ("core eager", "core.compile", "torch eager", "torch.compile")}
-    _print(results, f"Training step on {device} (ms per step; ratio = core.compile's speed-up)", "core.compile",
-           scale=1e-3, unit="ms")
+                         for n in ("core eager", "core.compile", "core captured", "torch eager", "torch.compile")}
+    for subject in ("core.compile", "core captured"):
+        _print(results, f"Training step on {device} (ms per step; ratio = {subject}'s speed-up)", subject,
+               scale=1e-3, unit="ms")
     return results
 
 

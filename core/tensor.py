@@ -26,13 +26,15 @@ _F = None  # core.ops, bound by core/__init__ once the op modules are imported
 # rounding_mode or out): one Python frame less on the hottest path.
 _ADD = _SUB = _MUL = _DIV = None
 _AUTOGRAD: list = []  # [core.autograd.backward] once Tensor.backward first ran
+_tls = None  # core.dispatch.keys.tls, bound with the ops
 
 
 def bind_ops(module) -> None:
     """Give Tensor's methods the op module they forward to (called once by ``core.ops``, which imports Tensor)."""
-    global _F, _ADD, _SUB, _MUL, _DIV
-    from .dispatch import get_operator
+    global _F, _ADD, _SUB, _MUL, _DIV, _tls
+    from .dispatch import get_operator, tls
 
+    _tls = tls
     _F = module
     _ADD, _SUB, _MUL, _DIV = (get_operator(name) for name in ("add", "sub", "mul", "div"))
 
@@ -644,7 +646,17 @@ class Tensor:
         """The value of a one-element tensor as a Python number."""
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
-        return _F.to_numpy(self, force=True).reshape(()).item()
+        recording = _tls.recording
+        if recording is None:
+            return _F.to_numpy(self, force=True).reshape(()).item()
+        recording.depth += 1  # this read is item()'s own: the capture tags the number instead
+        try:
+            value = _F.to_numpy(self, force=True).reshape(()).item()
+        finally:
+            recording.depth -= 1
+        from .dispatch.capture import read_item
+
+        return read_item(self, value)
 
     def tolist(self):
         """The elements as (nested) Python lists of numbers."""

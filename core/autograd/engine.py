@@ -87,6 +87,10 @@ def _call_tensor_hooks(node, index: int, grad):
 def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, inputs=None,
                  allow_unused: bool = False, accumulate: bool = True):
     """Backpropagate ``grad_tensors`` from ``tensors``; returns captured grads of ``inputs`` when not accumulating."""
+    if tls.recording is not None:  # a whole-step capture: the program runs its own backward
+        from ..dispatch.capture import note_backward
+
+        note_backward()
     roots = []
     for t in tensors:
         edge = edge_of(t)

@@ -46,8 +46,10 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="induc
     ``core._dynamo.exc.Unsupported``). ``dynamic``: ``None`` makes a dimension dynamic once a second size of it
     is seen (one graph then serves every size), ``True`` makes every dimension dynamic from the first call,
     ``False`` compiles one graph per shape; ``core._dynamo.mark_dynamic`` marks one dimension (see
-    :mod:`.dynamic`). At most ``core._dynamo.config.cache_size_limit`` graphs, then eager. ``mode`` and
-    ``options`` are validated hints; ``disable=True`` returns ``model`` unchanged.
+    :mod:`.dynamic`). At most ``core._dynamo.config.cache_size_limit`` graphs, then eager.
+    ``mode="reduce-overhead"`` (and ``"max-autotune"``) records whole calls — forward, backward and optimizer
+    step — as kernel calls and replays them with no per-op Python (:mod:`.capture`), where PyTorch uses CUDA
+    graphs; other modes and ``options`` are validated hints. ``disable=True`` returns ``model`` unchanged.
     """
     _check_options(fullgraph, dynamic, mode, options)
     compiler = lookup_backend(backend)
@@ -58,13 +60,22 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="induc
         return model
     if isinstance(model, Module):
         compiled = CompiledFunction(model._call_impl, model, compiler, fullgraph, type(model).__name__, dynamic)
-        return OptimizedModule(model, compiled)
+        return OptimizedModule(model, _captured(compiled, mode))
     if not callable(model):
         raise RuntimeError(f"core.compile(): expected a function or a Module, got {type(model).__name__}")
     owner = getattr(model, "__self__", None)
     module = owner if isinstance(owner, Module) else None
-    return CompiledFunction(model, module, compiler, fullgraph, getattr(model, "__name__", type(model).__name__),
-                            dynamic)
+    return _captured(CompiledFunction(model, module, compiler, fullgraph,
+                                      getattr(model, "__name__", type(model).__name__), dynamic), mode)
+
+
+def _captured(compiled: CompiledFunction, mode):
+    """``compiled`` behind whole-step capture for the modes that use CUDA graphs in PyTorch (see :mod:`.capture`)."""
+    if mode not in ("reduce-overhead", "max-autotune"):
+        return compiled
+    from .capture import CapturedFunction
+
+    return CapturedFunction(compiled.fn, compiled.module, compiled, compiled.name, compiled.fullgraph)
 
 
 def disable(fn=None, recursive: bool = True, *, reason=None):

@@ -62,7 +62,10 @@ Autograd = _make("Autograd", 97, False)
 # such tensors; inside, the mode excludes it, so inference tensors dispatch as plain ones. Normal tensors never
 # carry it: the hot path pays nothing for it.
 InferenceTensor = _make("InferenceTensor", 96, False)
-FUNCTIONALITY_KEYS = (Batched, Quantized, Sparse, Tracer, Profiler, Autocast, Autograd, InferenceTensor)
+# Capture is the key of whole-step capture (core/dispatch/capture.py): while a recording runs, its kernel records
+# every call that reaches a backend (below Autograd: forward, backward and optimizer kernels alike).
+Capture = _make("Capture", 95, False)
+FUNCTIONALITY_KEYS = (Batched, Quantized, Sparse, Tracer, Profiler, Autocast, Autograd, InferenceTensor, Capture)
 # CPU is the lowest backend key so that, when 0-d CPU tensors join tensors of another device (allowed, as in
 # PyTorch), the other device's kernel runs. Meta comes next; other device types are allocated above them.
 CPU = _make("CPU", 0, True)
@@ -108,8 +111,9 @@ def keys_in(mask: int) -> list[DispatchKey]:
 
 class _LocalKeys(threading.local):
     """Thread-local included / excluded key sets (tracing, profiling, no_grad), whether an ``inference_mode``
-    block is active (new storages are marked with it) and the multithreading flag of
-    ``torch.autograd.set_multithreading_enabled`` (and of view replay and the gradient layout policy)."""
+    block is active (new storages are marked with it), the multithreading flag of
+    ``torch.autograd.set_multithreading_enabled`` (and of view replay and the gradient layout policy) and the
+    whole-step capture recording."""
 
     def __init__(self):
         self.include = 0
@@ -118,6 +122,7 @@ class _LocalKeys(threading.local):
         self.multithreading = True
         self.view_replay = False
         self.grad_layout_policy = True
+        self.recording = None  # the whole-step capture recording in this thread (core/dispatch/capture.py)
 
 
 tls = _LocalKeys()

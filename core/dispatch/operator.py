@@ -288,6 +288,8 @@ def _sized(op: Operator, fn: Callable, min_numel: int, small: Callable) -> Calla
                 return small(spec, *args, **kwargs)
         return fn(spec, *args, **kwargs)
 
+    by_output.split = (meta, lambda spec: small if prod((spec[0] if spec.__class__ is tuple else spec).shape)
+                       < min_numel else fn)
     return by_output
 
 
@@ -318,6 +320,7 @@ def _with_meta(op: Operator, fn: Callable) -> Callable:
     def run(*args, **kwargs):
         return fn(meta(*args, **kwargs), *args, **kwargs)
 
+    run.split = (meta, lambda spec: fn)  # (the meta function, the kernel for a spec): a capture keeps the spec
     return run
 
 

@@ -27,6 +27,7 @@ from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from .interpreter import Program
 from .ir import _fmt_arg
 from .ops import JitOp, register
+from ..dispatch.capture import launch as capture_launch
 from .tracer import is_tracing
 
 __all__ = ["FusedOp", "FusedCall", "STATS"]
@@ -95,7 +96,7 @@ class FusedCall:
             if len(self._launchers) >= _MAX_LAUNCHERS:
                 self._launchers.clear()
             launch = self._launchers[key] = self._compile(kernel, dev, shape)
-        outs = launch(inputs) if launch is not None else None
+        outs = capture_launch(kernel.name, launch, inputs) if launch is not None else None
         if outs is not None:
             STATS["kernel"] += 1
         return outs

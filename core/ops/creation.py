@@ -314,7 +314,12 @@ def _from_host(array: np.ndarray, d: dt.dtype, dev: _device) -> Tensor:
     runtime = _runtime_holding("tensor", d, dev)
     shape = array.shape
     storage = Storage(runtime.from_host(array, dev), array.nbytes, dev, runtime, runtime.key.mask)
-    return Tensor._make(storage, shape, contiguous_strides(shape), 0, d, array if dev.type == "cpu" else None)
+    t = Tensor._make(storage, shape, contiguous_strides(shape), 0, d, array if dev.type == "cpu" else None)
+    if tls.recording is not None:  # a whole-step capture makes it again from this data on each replay
+        from ..dispatch.capture import note_host_tensor
+
+        note_host_tensor(t, array)
+    return t
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
@@ -387,6 +392,10 @@ def share_array(op: str, array, dev: _device) -> Tensor:
     flat = xp.lib.stride_tricks.as_strided(array, shape=(extent,), strides=(isz,)).view(np.uint8) \
         if extent else xp.empty(0, np.uint8)
     storage = Storage(flat, extent * isz, dev, runtime, runtime.key.mask)
+    if tls.recording is not None:
+        from ..dispatch.capture import note_shared_memory
+
+        note_shared_memory(op)
     return Tensor._make(storage, tuple(array.shape), strides, 0, d, array)
 
 
@@ -408,6 +417,10 @@ def to_numpy(t: Tensor, force: bool = False) -> np.ndarray:
         from ..jit.tracer import note_data_read  # imported late: core.jit sits above the ops
 
         note_data_read(t)
+    if tls.recording is not None:  # a whole-step capture: Python reads data a replay would not read again
+        from ..dispatch.capture import note_host_read
+
+        note_host_read(f"{t.dtype.name} tensor of shape {tuple(t._shape)} to the host")
     return t._storage.backend.to_host(t)
 
 

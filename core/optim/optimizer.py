@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from .. import dtypes as dt
 from ..autograd import enable_grad, set_grad_enabled
+from ..dispatch.keys import tls
 from ..utils.hooks import RemovableHandle
 from ..ops.creation import tensor as _tensor
 from ..ops.view import view_as_real
@@ -78,6 +79,10 @@ def _with_step_hooks(step: Callable) -> Callable:
                     raise RuntimeError(f"{pre_hook} must return None or a tuple of (new_args, new_kwargs), but got "
                                        f"{result}.")
                 args, kwargs = result
+        if tls.recording is not None:  # a whole-step capture replays only while the hyper-parameters stay
+            from ..dispatch.capture import note_object
+
+            note_object(self, self._hyper_parameters)
         out = step(self, *args, **kwargs)
         self._opt_called = True  # lets an LR scheduler warn when it is stepped before the optimizer
         for post_hook in list(self._optimizer_step_post_hooks.values()):
@@ -288,6 +293,12 @@ class Optimizer:
         return loss
 
     step = _with_step_hooks(step)
+
+    def _hyper_parameters(self) -> tuple:
+        """Every group's settings (a tensor by identity and version) and size: what a captured step baked in."""
+        return tuple((len(g["params"]), tuple((k, (id(v), v._storage.version) if isinstance(v, Tensor) else v)
+                                              for k, v in g.items() if k != "params"))
+                     for g in self.param_groups)
 
     def _copy_state(self, p: Tensor) -> None:
         """Give ``p``'s state fresh tensors before a differentiable step updates them in place.

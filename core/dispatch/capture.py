@@ -1,0 +1,475 @@
+"""Whole-step capture: record the kernel calls a program makes once, then replay them with no per-op Python.
+
+A :class:`Recording` puts the ``Capture`` dispatch key into this thread's included keys while the program runs for
+real. ``Capture`` sits below ``Autograd`` and above every backend key, so its kernel sees each call that reaches a
+backend — the forward's ops, the backward's derivative ops run by the engine, the optimizer's fused updates,
+factories — with the kernel it resolved to. It records that kernel and the call's arguments as a *tape* entry: a
+tensor made by an earlier entry becomes a reference to that entry's output (a slot), a tensor from outside (a
+parameter, optimizer state) is kept by reference, anything else is a constant. A :class:`Tape` replays the entries
+in order: each calls its kernel with the slots of this replay, so parameters and state are updated in place as the
+original calls did, and the outputs are fresh tensors, as eager would make them. No dispatch, autograd bookkeeping,
+meta-key resolution or Python of the program runs on replay.
+
+What cannot be replayed is refused (the recording is *tainted*), never replayed wrongly:
+
+* Python read tensor data (``tolist``, ``numpy``, ``bool(t)``, an op that returns a Python value): the program's
+  Python may have decided something on it. ``item()`` of an integral or floating tensor is allowed: it returns a
+  number that remembers its tensor, and an op argument holding it is read again on each replay (Adam's step count);
+  doing arithmetic or comparisons with it in Python taints the recording.
+* A tensor over a host array's memory (``from_numpy``) made inside the program.
+
+``core.tensor(data)`` inside the program is recorded as a call that copies the same host data on each replay. What
+the tape cannot see — Python state the program changes (counters, lists, hooks), values it computes in Python from
+constants that change between calls — is the caller's to check: ``core.compile(mode="reduce-overhead")`` records
+two calls and replays only when they made identical tapes (see :mod:`core.compiler.capture`).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+import itertools
+import weakref
+
+import numpy as np
+
+from .keys import Autograd, Capture, tls
+from .operator import set_functionality_fallback
+
+__all__ = ["Recording", "Tape", "Tainted", "HostFloat", "HostInt", "same_signature"]
+
+_MASK = Capture.mask
+_AUTOGRAD_MASK = Autograd.mask
+_SIMPLE = (type(None), bool, int, float, complex, str, slice, type(Ellipsis))
+_TAG = "_capture_slot"  # the __dict__ entry of a tensor a recording saw made
+_TOKENS = itertools.count(1)
+
+
+class Tainted(Exception):
+    """A recording that cannot be replayed; the message says why."""
+
+
+# -- numbers read from tensors ---------------------------------------------------------------------------------
+def _poisoned(base, name: str):
+    plain = base.__float__ if base is float else base.__int__  # the value as the exact base type
+
+    def method(self, *args):
+        rec = tls.recording
+        if rec is not None and rec.depth == 0:
+            rec.taint(f"Python computed with a number read from a tensor (item(), then {name})")
+        return getattr(base, name)(plain(self), *args)
+
+    method.__name__ = name
+    return method
+
+
+_DUNDERS = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+            "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__", "__neg__", "__pos__",
+            "__abs__", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__bool__", "__int__",
+            "__float__", "__round__", "__trunc__", "__floor__", "__ceil__", "__divmod__", "__rdivmod__")
+
+
+def _host_type(base):
+    namespace = {"__slots__": ("source",) if base is float else (), "_base": base, "__hash__": base.__hash__,
+                 "__doc__": f"A {base.__name__} read with item() while recording: remembers its tensor."}
+    namespace.update((name, _poisoned(base, name)) for name in _DUNDERS if hasattr(base, name))
+    if base is int:
+        namespace.update((name, _poisoned(base, name)) for name in ("__index__", "__and__", "__or__", "__xor__",
+                                                             "__lshift__", "__rshift__", "__invert__"))
+    return type(f"Host{base.__name__.capitalize()}", (base,), namespace)
+
+
+HostFloat = _host_type(float)
+HostInt = _host_type(int)
+
+
+def read_item(tensor, value):
+    """What ``tensor.item()`` returns while a recording is active in this thread (``value``: the number read)."""
+    rec = tls.recording
+    if rec.depth:
+        return value  # a kernel reads its own arguments: replay runs the kernel again
+    if type(value) is float:
+        number = HostFloat(value)
+    elif type(value) is int:
+        number = HostInt(value)
+    else:
+        rec.taint(f"Python read a {type(value).__name__} from a tensor (item())")
+        return value
+    number.source = tensor
+    return number
+
+
+def note_host_read(what: str) -> None:
+    """Called where Python reads tensor data (``tolist``, ``numpy``): taints a recording outside kernels."""
+    rec = tls.recording
+    if rec is not None and rec.depth == 0:
+        rec.taint(f"Python read tensor data ({what})")
+
+
+def note_host_tensor(tensor, array) -> None:
+    """Called where a tensor is made from host data without an op (``core.tensor``): recorded as a call that makes
+    it again from a copy of ``array`` on each replay."""
+    rec = tls.recording
+    if rec is not None and rec.depth == 0:
+        rec.host_tensor(tensor, np.array(array, copy=True))
+
+
+def note_shared_memory(what: str) -> None:
+    """Called where a tensor shares a host array's memory (``from_numpy``): a replay could not follow the array."""
+    rec = tls.recording
+    if rec is not None and rec.depth == 0:
+        rec.taint(f"a tensor over host memory was made ({what})")
+
+
+def note_backward() -> None:
+    """Called by the autograd engine: the recorded program runs backward itself."""
+    rec = tls.recording
+    if rec is not None:
+        rec.ran_backward = True
+
+
+def note_object(obj, snapshot) -> None:
+    """Remember ``snapshot()`` of ``obj`` (an optimizer's hyper-parameters): a replay checks it is unchanged."""
+    rec = tls.recording
+    if rec is not None and all(o is not obj for o, _ in rec.objects):
+        rec.objects.append((obj, snapshot))
+
+
+def launch(name: str, fn, *args):
+    """``fn(*args)``, recorded as one tape entry when a recording is active: for code that runs kernels without the
+    dispatcher (the JIT's fused kernels), so that a replay runs ``fn`` again on that replay's tensors."""
+    rec = tls.recording
+    if rec is None or rec.depth:
+        return fn(*args)
+    rec.depth += 1
+    try:
+        out = fn(*args)
+    finally:
+        rec.depth -= 1
+    if out is not None:
+        rec._add(name, fn, None, 0, args, {}, out)
+    return out
+
+
+# -- recording ---------------------------------------------------------------------------------------------------
+def _capture_kernel(op, below, *args, **kwargs):
+    """The ``Capture`` key's kernel for every op: run the call below, then record it."""
+    rec = tls.recording
+    if rec is None:
+        return op.redispatch(below, *args, **kwargs)
+    excluded = tls.exclude & _MASK
+    tls.exclude |= _MASK  # the ops a kernel calls are part of it, not entries of their own
+    rec.depth += 1
+    try:
+        out = op.redispatch(below, *args, **kwargs)
+    finally:
+        rec.depth -= 1
+        tls.exclude = (tls.exclude & ~_MASK) | excluded
+    if rec.depth == 0:
+        rec.add(op, below, args, kwargs, out)
+    return out
+
+
+def _host_tensor_kernel(array, dtype, device):
+    from ..ops.creation import _from_host
+
+    return _from_host(array, dtype, device)
+
+
+def _values_equal(a, b) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    if isinstance(a, float) and a != a:
+        return b != b
+    return a == b
+
+
+class Recording:
+    """The tape being recorded in this thread (a context manager: ``with Recording(inputs) as rec: run()``).
+
+    ``inputs`` are the tensors a replay passes anew (they take slots 0..n-1). After the block, ``rec.tape()`` is
+    the replayable tape, or raises :class:`Tainted` naming why not.
+    """
+
+    def __init__(self, inputs: tuple = ()):
+        self.depth = 0
+        self.calls: list = []
+        self.signature: list = []  # what two recordings of one program must share, entry by entry
+        self.externals: list = []
+        self.objects: list = []  # (object, snapshot function) noted by optimizers
+        self.reasons: list = []
+        self.ran_backward = False
+        # A tensor this recording saw made carries (token, slot) in its __dict__, and its storage maps to the slot
+        # here (weakly): the recording holds no reference to them, so the engine still steals a fresh gradient.
+        self.token = next(_TOKENS)
+        self._storages = weakref.WeakKeyDictionary()
+        self._ext_ids: dict = {}  # id(external tensor) -> index in externals (held in externals)
+        self.nslots = 0
+        self.inputs = tuple(inputs)
+        for t in self.inputs:
+            self._new_slot(t)
+        self._previous = None
+
+    def __enter__(self):
+        if tls.recording is not None:
+            raise RuntimeError("a capture is already recording in this thread")
+        tls.recording = self
+        self._previous = tls.include & _MASK
+        tls.include |= _MASK
+        return self
+
+    def __exit__(self, *exc):
+        tls.include = (tls.include & ~_MASK) | self._previous
+        tls.recording = None
+        return False
+
+    def taint(self, reason: str) -> None:
+        if not self.reasons:
+            self.reasons.append(reason)
+
+    def _new_slot(self, t) -> int:
+        slot = self.nslots
+        self.nslots += 1
+        t.__dict__[_TAG] = (self.token, slot)
+        self._storages.setdefault(t._storage, slot)
+        return slot
+
+    def _slot(self, t):
+        tag = t.__dict__.get(_TAG)
+        return tag[1] if tag is not None and tag[0] == self.token else None
+
+    # -- references ------------------------------------------------------------------------------------------
+    def _ref(self, value, sig: list):
+        """The template of one argument (see :func:`_build`); appends what identifies it to ``sig``."""
+        if hasattr(value, "_storage"):
+            slot = self._slot(value)
+            if slot is not None:
+                sig.append(("s", slot))
+                return ("s", slot)
+            base = self._storages.get(value._storage)
+            if base is not None:  # a view made without an op (detach, _alias) of a tensor made here
+                geometry = (value._shape, value._stride, value._offset, value.dtype, value.requires_grad)
+                sig.append(("a", base, geometry))
+                return ("a", base, geometry)
+            index = self._ext_ids.get(id(value))
+            if index is None:
+                index = self._ext_ids[id(value)] = len(self.externals)
+                self.externals.append(value)
+            sig.append(("e", id(value)))
+            return ("c", value)
+        if isinstance(value, (HostFloat, HostInt)):
+            inner: list = []
+            source = self._ref(value.source, inner)
+            sig.append(("h", type(value), tuple(inner)))
+            return ("h", type(value)._base, source)
+        if value.__class__ is list or value.__class__ is tuple:
+            parts = [self._ref(v, sig) for v in value]
+            sig.append((value.__class__, len(value)))
+            if all(p[0] == "c" for p in parts):
+                return ("c", value)
+            return ("l", value.__class__, tuple(parts))
+        if isinstance(value, _SIMPLE) or value.__class__.__module__ == "core.dtypes" or \
+                value.__class__.__name__ == "device":
+            sig.append(("v", type(value), value))
+        else:
+            sig.append(("o", value))
+        return ("c", value)
+
+    def add(self, op, below: int, args: tuple, kwargs: dict, out) -> None:
+        """Record one call of ``op`` that ran the kernel resolved for ``below``; ``out`` is its result."""
+        kernel = op._cache.get(below) or op._resolve(below)
+        split = getattr(kernel, "split", None)
+        if split is not None:  # the meta function's result is the same on every replay: keep it
+            meta, pick = split
+            spec = meta(*args, **kwargs)
+            kernel = partial(pick(spec), spec)
+        self._add(op.name, kernel, op, below, args, kwargs, out)
+
+    def _add(self, name: str, kernel, op, below: int, args: tuple, kwargs: dict, out) -> None:
+        sig: list = [name, below]
+        arg_t = tuple(self._ref(a, sig) for a in args)
+        kw_t = {k: self._ref(v, sig) for k, v in kwargs.items()}
+        sig.append(tuple(kwargs))
+        outs = self._outputs(name, out)
+        sig.append(len(outs))
+        self.signature.append(tuple(sig))
+        self.calls.append((kernel, op, below, arg_t, kw_t, outs, hasattr(out, "_storage") and outs != ()))
+
+    def host_tensor(self, tensor, array) -> None:
+        sig: list = ["<host tensor>", ("v", np.ndarray, array)]
+        self.signature.append(tuple(sig))
+        slot = self._new_slot(tensor)
+        self.calls.append((_host_tensor_kernel, None, 0, (("c", array), ("c", tensor.dtype), ("c", tensor.device)),
+                           {}, (slot,), True))
+
+    def _outputs(self, name: str, out) -> tuple:
+        if hasattr(out, "_storage"):
+            if self._slot(out) is not None or id(out) in self._ext_ids:
+                return ()  # an in-place op returned its argument
+            return (self._new_slot(out),)
+        if out is None:
+            return ()
+        if isinstance(out, (tuple, list)):
+            slots = []
+            for t in out:
+                if hasattr(t, "_storage"):
+                    slots.append(self._new_slot(t))
+                elif t is not None:
+                    self.taint(f"{name} returned a Python value ({type(t).__name__})")
+                else:
+                    slots.append(None)
+            return tuple(slots)
+        self.taint(f"{name} returned a Python value ({type(out).__name__}) that the program may read")
+        return ()
+
+    # -- results ------------------------------------------------------------------------------------------------
+    def template(self, value, sig: list | None = None):
+        """The template of a value the program returned or left behind (a ``.grad``), for replay to rebuild."""
+        return self._ref(value, sig if sig is not None else [])
+
+    def tape(self, keep=()) -> "Tape":
+        """The replayable tape; ``keep``: templates (of :meth:`template`) whose slots must outlive the replay."""
+        if self.reasons:
+            raise Tainted(self.reasons[0])
+        return Tape(self.calls, self.nslots, len(self.inputs), {s for t in keep for s in _slots_of(t)})
+
+    def release(self) -> None:
+        """Forget the storages a finished recording saw made."""
+        self._storages = weakref.WeakKeyDictionary()
+
+
+def same_signature(a: "Recording", b: "Recording") -> str | None:
+    """Why two recordings of one program differ (None: they made the same tape from the same externals)."""
+    if len(a.signature) != len(b.signature):
+        return f"the two calls ran {len(a.signature)} and {len(b.signature)} kernels"
+    for i, (x, y) in enumerate(zip(a.signature, b.signature)):
+        if len(x) != len(y) or not all(_same_part(p, q) for p, q in zip(x, y)):
+            return f"kernel call {i} ({x[0]}) differs between the two calls"
+    return None
+
+
+def _same_part(p, q) -> bool:
+    if type(p) is not tuple or type(q) is not tuple:
+        return p == q
+    if len(p) != len(q) or (p and p[0] != q[0]):
+        return False
+    if not p:
+        return True
+    if p[0] == "v":
+        return p[1] is q[1] and _values_equal(p[2], q[2])
+    if p[0] == "o":
+        return p[1] is q[1]
+    return all(_same_part(x, y) for x, y in zip(p[1:], q[1:]))
+
+
+# -- replay ------------------------------------------------------------------------------------------------------
+def _slots_of(template):
+    """The slots a template reads."""
+    kind = template[0]
+    if kind in ("s", "a"):
+        yield template[1]
+    elif kind == "h":
+        yield from _slots_of(template[2])
+    elif kind == "l":
+        for t in template[2]:
+            yield from _slots_of(t)
+
+def _build(template, slots):
+    kind = template[0]
+    if kind == "c":
+        return template[1]
+    if kind == "s":
+        return slots[template[1]]
+    if kind == "a":
+        from ..tensor import Tensor
+
+        shape, stride, offset, dtype, requires_grad = template[2]
+        t = Tensor._make(slots[template[1]]._storage, shape, stride, offset, dtype)
+        return t
+    if kind == "h":
+        return template[1](_build(template[2], slots).item())
+    return template[1](_build(p, slots) for p in template[2])
+
+
+class Tape:
+    """A recorded program's kernel calls, replayable with new input tensors (see :class:`Recording`)."""
+
+    def __init__(self, calls: list, nslots: int, ninputs: int, keep: set = frozenset()):
+        self.nslots = nslots
+        self.ninputs = ninputs
+        self.steps = []
+        # each slot is dropped after the last call that reads it (as eager frees a temporary when it dies), so the
+        # allocator can reuse its memory within the replay
+        last = {}
+        for i, (_, _, _, arg_t, kw_t, outs, _) in enumerate(calls):
+            for t in list(arg_t) + list(kw_t.values()):
+                for slot in _slots_of(t):
+                    last[slot] = i
+            for slot in outs:
+                if slot is not None:
+                    last.setdefault(slot, i)
+        frees: list = [[] for _ in calls]
+        for slot, i in last.items():
+            if slot not in keep:
+                frees[i].append(slot)
+        for (kernel, op, below, arg_t, kw_t, outs, single), free in zip(calls, frees):
+            args = [t[1] if t[0] == "c" else None for t in arg_t]
+            direct = tuple((i, t[1]) for i, t in enumerate(arg_t) if t[0] == "s")
+            built = tuple((i, t) for i, t in enumerate(arg_t) if t[0] not in ("c", "s"))
+            kwargs = {k: t[1] for k, t in kw_t.items() if t[0] == "c"}
+            kw_built = tuple((k, t) for k, t in kw_t.items() if t[0] != "c")
+            # the tensors an in-place op writes: their version counters move as the op's own wrapper moves them
+            writes = tuple(i for i in (op.writes if op is not None else ()) if i < len(arg_t) and
+                           (arg_t[i][0] in ("s", "a") or hasattr(arg_t[i][1], "_storage")))
+            self.steps.append((kernel, op, below, args, direct, built, kwargs, kw_built, outs,
+                               outs[0] if single else None, writes, tuple(free)))
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def replay(self, inputs) -> list:
+        """Run every call with ``inputs`` in the input slots; returns the slots (outputs by slot number)."""
+        slots = [None] * self.nslots
+        slots[:self.ninputs] = inputs
+        excluded = tls.exclude
+        tls.exclude = excluded | _AUTOGRAD_MASK  # recorded calls ran below Autograd: a kernel's own ops record no graph
+        try:
+            self._run(slots)
+        finally:
+            tls.exclude = excluded
+        return slots
+
+    def _run(self, slots: list) -> None:
+        for kernel, op, below, args, direct, built, kwargs, kw_built, outs, single, writes, free in self.steps:
+            if direct or built:
+                args = list(args)
+                for i, s in direct:
+                    args[i] = slots[s]
+                for i, t in built:
+                    args[i] = _build(t, slots)
+            if kw_built:
+                kwargs = dict(kwargs)
+                for k, t in kw_built:
+                    kwargs[k] = _build(t, slots)
+            out = kernel(*args, **kwargs)
+            if out is NotImplemented:
+                out = op._declined(below, args, kwargs)
+            for i in writes:
+                args[i]._storage.version += 1
+            if single is not None:
+                slots[single] = out
+            elif outs:
+                for s, t in zip(outs, out):
+                    if s is not None:
+                        slots[s] = t
+            for s in free:
+                slots[s] = None
+
+    @staticmethod
+    def build(template, slots):
+        """Rebuild a value recorded with :meth:`Recording.template` from a replay's slots."""
+        return _build(template, slots)
+
+
+set_functionality_fallback(Capture, _capture_kernel)

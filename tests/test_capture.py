@@ -1,0 +1,234 @@
+"""Whole-step capture (``core.compile(mode="reduce-overhead")``): training steps recorded as kernel calls and
+replayed give eager's parameters, gradients and losses; what the step's Python depended on (optimizer
+hyper-parameters, ``.grad`` state, argument shapes) re-records when it changes; what cannot be replayed (Python
+reading tensor data, a forward whose outputs still need their graph) runs without capture, with a warning."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import core
+import core.nn as nn
+import core.nn.functional as F
+from core._dynamo.exc import Unsupported
+from core.dispatch.capture import Recording, Tainted, Tape
+from core.testing import assert_close
+
+
+@pytest.fixture(autouse=True)
+def fresh_compiler():
+    core.compiler.reset()
+    yield
+    core.compiler.reset()
+
+
+def _data(device, n=6, batch=8, features=10, classes=4, seed=0):
+    rng = np.random.default_rng(seed)
+    xs = [core.tensor(rng.standard_normal((batch, features)).astype(np.float32), device=device) for _ in range(n)]
+    ys = [core.tensor(rng.integers(0, classes, batch), device=device) for _ in range(n)]
+    return xs, ys
+
+
+def _mlp(device, features=10, classes=4, dropout=0.0):
+    core.manual_seed(0)
+    layers = [nn.Linear(features, 16), nn.Tanh()] + ([nn.Dropout(dropout)] if dropout else []) + \
+        [nn.Linear(16, classes)]
+    return nn.Sequential(*layers).to(device)
+
+
+def _trainer(model, opt, zero_first=False):
+    def step(x, y):
+        if zero_first:
+            opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        if not zero_first:
+            opt.zero_grad()
+        return loss
+    return step
+
+
+def _pair(device, make_opt, zero_first=False, dropout=0.0):
+    """(eager model, eager step), (captured model, captured step) from the same initial weights."""
+    out = []
+    for _ in range(2):
+        model = _mlp(device, dropout=dropout)
+        out.append((model, _trainer(model, make_opt(model.parameters()), zero_first)))
+    (m1, s1), (m2, s2) = out
+    return m1, s1, m2, core.compile(s2, mode="reduce-overhead")
+
+
+def _replays(compiled) -> int:
+    return sum(1 for e in compiled.entries.values() if getattr(e, "tape", None) is not None)
+
+
+@pytest.mark.parametrize("make_opt,zero_first", [
+    (lambda p: core.optim.SGD(p, lr=0.1, momentum=0.9), False),
+    (lambda p: core.optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-3), True),
+    (lambda p: core.optim.Adam(p, lr=0.01), False),
+    (lambda p: core.optim.AdamW(p, lr=0.01, amsgrad=True), True),
+], ids=["sgd", "sgd-nesterov-zero-first", "adam", "adamw-amsgrad-zero-first"])
+def test_captured_training_equals_eager(device, make_opt, zero_first):
+    m1, s1, m2, s2 = _pair(device, make_opt, zero_first)
+    xs, ys = _data(device)
+    for x, y in zip(xs, ys):
+        assert_close(s2(x, y).detach(), s1(x, y).detach(), rtol=1e-5, atol=1e-6)
+    assert _replays(s2) == 1  # the later calls replayed one tape
+    for p1, p2 in zip(m1.parameters(), m2.parameters()):
+        assert_close(p2.detach(), p1.detach(), rtol=1e-5, atol=1e-6)
+        if zero_first:  # the gradients of the last step are left in .grad, as eager leaves them
+            assert_close(p2.grad, p1.grad, rtol=1e-5, atol=1e-6)
+        else:
+            assert p2.grad is None
+
+
+def test_replayed_outputs_are_fresh_detached_tensors(device):
+    _, _, model, step = _pair(device, lambda p: core.optim.SGD(p, lr=0.1))
+    xs, ys = _data(device)
+    losses = [step(x, y) for x, y in zip(xs, ys)]
+    assert losses[0].requires_grad and not losses[-1].requires_grad  # recorded calls ran eagerly
+    assert len({id(loss) for loss in losses}) == len(losses)
+    assert len({float(loss) for loss in losses}) > 1
+
+
+def test_learning_rate_change_records_again(device):
+    models = [_mlp(device) for _ in range(2)]
+    opts = [core.optim.SGD(m.parameters(), lr=0.1, momentum=0.5) for m in models]
+    scheds = [core.optim.lr_scheduler.StepLR(o, step_size=3, gamma=0.5) for o in opts]
+    eager, captured = _trainer(models[0], opts[0]), core.compile(_trainer(models[1], opts[1]), mode="reduce-overhead")
+    xs, ys = _data(device, n=9)
+    for x, y in zip(xs, ys):
+        eager(x, y)
+        captured(x, y)
+        for s in scheds:
+            s.step()
+    assert _replays(captured) >= 1
+    for p1, p2 in zip(models[0].parameters(), models[1].parameters()):
+        assert_close(p2.detach(), p1.detach(), rtol=1e-5, atol=1e-6)
+
+
+def test_item_result_is_read_again_on_each_replay(device):
+    model = _mlp(device)
+    opt = core.optim.SGD(model.parameters(), lr=0.1)
+
+    def step(x, y):
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss.item()
+
+    ref_model = _mlp(device)
+    ref_opt = core.optim.SGD(ref_model.parameters(), lr=0.1)
+    xs, ys = _data(device)
+    compiled = core.compile(step, mode="reduce-overhead")
+    for x, y in zip(xs, ys):
+        loss = F.cross_entropy(ref_model(x), y)
+        loss.backward()
+        ref_opt.step()
+        ref_opt.zero_grad()
+        got = compiled(x, y)
+        assert type(got) is float
+        assert got == pytest.approx(loss.item(), rel=1e-5, abs=1e-6)
+    assert _replays(compiled) == 1
+
+
+def test_python_decision_on_data_is_not_captured(device):
+    model = _mlp(device)
+    opt = core.optim.SGD(model.parameters(), lr=0.1)
+
+    def step(x, y):
+        loss = F.cross_entropy(model(x), y)
+        if loss.item() > 100.0:  # Python decides on a value: a replay could not
+            return loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    compiled = core.compile(step, mode="reduce-overhead")
+    xs, ys = _data(device)
+    with pytest.warns(UserWarning, match=r"reduce-overhead.*cannot capture the whole call.*item\(\), then __gt__"):
+        compiled(xs[0], ys[0])
+    with warnings.catch_warnings(record=True) as later:
+        warnings.simplefilter("always")
+        for x, y in zip(xs[1:], ys[1:]):
+            compiled(x, y)  # the ordinary compile path, which breaks its graph on item() too
+    assert not [w for w in later if "reduce-overhead" in str(w.message)]  # once per reason
+    assert _replays(compiled) == 0
+    with pytest.raises(Unsupported, match="fullgraph=True"):
+        core.compile(step, mode="reduce-overhead", fullgraph=True)(xs[0], ys[0])
+
+
+def test_forward_only_module_keeps_its_graph(device):
+    model = _mlp(device)
+    compiled = core.compile(model, mode="reduce-overhead")
+    x = _data(device)[0][0]
+    with pytest.warns(UserWarning, match="require grad but does not run backward"):
+        out = compiled(x)
+    for _ in range(3):
+        out = compiled(x)
+        assert out.requires_grad
+        out.sum().backward()  # the ordinary compile path: the graph is there
+    assert_close(out.detach(), model(x).detach())
+
+
+def test_dropout_draws_new_masks_on_replay(device):
+    m1, s1, m2, s2 = _pair(device, lambda p: core.optim.SGD(p, lr=0.1), dropout=0.5)
+    xs, ys = _data(device)
+    core.manual_seed(1)
+    eager = [float(s1(x, y)) for x, y in zip(xs, ys)]
+    core.manual_seed(1)
+    captured = [float(s2(x, y)) for x, y in zip(xs, ys)]
+    assert _replays(s2) == 1
+    np.testing.assert_allclose(captured, eager, rtol=1e-5, atol=1e-6)
+
+
+def test_new_shape_records_its_own_tape(device):
+    m1, s1, m2, s2 = _pair(device, lambda p: core.optim.SGD(p, lr=0.1))
+    for batch in (8, 8, 8, 5, 5, 5, 8):
+        x, y = (t[0] for t in _data(device, n=1, batch=batch, seed=batch))
+        assert_close(s2(x, y).detach(), s1(x, y).detach(), rtol=1e-5, atol=1e-6)
+    assert _replays(s2) == 2
+
+
+def test_changed_gradient_state_records_again(device):
+    model = _mlp(device)
+    opt = core.optim.SGD(model.parameters(), lr=0.1)
+
+    def accumulate(x, y):  # no zero_grad: gradients add up in .grad across calls
+        F.cross_entropy(model(x), y).backward()
+
+    compiled = core.compile(accumulate, mode="reduce-overhead")
+    ref = _mlp(device)
+    xs, ys = _data(device)
+    for i, (x, y) in enumerate(zip(xs, ys)):
+        compiled(x, y)
+        F.cross_entropy(ref(x), y).backward()
+        if i == 3:  # the caller drops the gradients: the tape read the old ones, so it records again
+            opt.zero_grad()
+            ref.zero_grad()
+    for p, q in zip(model.parameters(), ref.parameters()):
+        assert_close(p.grad, q.grad, rtol=1e-5, atol=1e-6)
+
+
+def test_recording_taints_on_data_reads_and_host_memory():
+    x = core.ones(3)
+    for read in (lambda: x.tolist(), lambda: bool(x.sum() > 0), lambda: core.from_numpy(np.ones(2)),
+                 lambda: x.sum().item() * 2):
+        with Recording((x,)) as rec:
+            read()
+        with pytest.raises(Tainted):
+            rec.tape()
+    with Recording((x,)) as rec:  # a tensor made from host data is made again on each replay
+        y = x + core.tensor([1.0, 2.0, 3.0])
+    assert len(rec.tape()) == 2
+    out = rec.template(y)
+    slots = rec.tape(keep=[out]).replay([core.full((3,), 2.0)])
+    assert rec.tape().replay([x])[out[1]] is None  # not kept: dropped after its last use
+    assert Tape.build(out, slots).tolist() == [3.0, 4.0, 5.0]
+    assert y.tolist() == [2.0, 3.0, 4.0]
