@@ -52,6 +52,11 @@ def test_out_argument(device):
     assert resized.shape == (2,)
     with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
         core.add(core.ones(2, device=device), 1, out=core.zeros(2, dtype=core.int64, device=device))
+    a, b, c = (core.tensor(v, device=device) for v in ([1.0, 2.0], [3.0, 4.0], [2.0, 8.0]))
+    out = core.empty(2, device=device)
+    assert core.addcmul(a, b, c, value=0.5, out=out) is out and out.tolist() == [4.0, 18.0]
+    assert core.addcdiv(a, b, c, value=2, out=out) is out and out.tolist() == [4.0, 3.0]
+    assert core.lerp(a, b, 0.25, out=out) is out and out.tolist() == [1.5, 2.5]
 
 
 def test_review_regressions(device):

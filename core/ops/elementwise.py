@@ -741,19 +741,19 @@ gelu_backward = define("gelu_backward", decomposition=_gelu_backward_parts,
                            "composite (differentiable for double backward) that backends may fuse")
 
 
-def lerp(input, end, weight):
+def lerp(input, end, weight, *, out=None):
     """``input + weight * (end - input)`` (``torch.lerp``)."""
-    return add(input, mul(weight, sub(end, input)))
+    return add(input, mul(weight, sub(end, input)), out=out)
 
 
-def addcmul(input, tensor1, tensor2, *, value=1):
-    """``input + value * tensor1 * tensor2``."""
-    return add(input, mul(tensor1, tensor2), alpha=value)
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    """``input + value * tensor1 * tensor2`` (``torch.addcmul``)."""
+    return add(input, mul(tensor1, tensor2), alpha=value, out=out)
 
 
-def addcdiv(input, tensor1, tensor2, *, value=1):
-    """``input + value * tensor1 / tensor2``."""
-    return add(input, div(tensor1, tensor2), alpha=value)
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    """``input + value * tensor1 / tensor2`` (``torch.addcdiv``)."""
+    return add(input, div(tensor1, tensor2), alpha=value, out=out)
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
