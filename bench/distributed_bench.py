@@ -7,8 +7,9 @@ all_reduce (SUM, float32) of 1 KB to 64 MB: core's ``dist.all_reduce`` on a CPU 
 ``Test`` (what core does inside), alternating, median of several rounds; bus bandwidth as
 NCCL's tests define it (2 (n-1)/n * bytes / time). Then a DDP training step (an MLP on 64-sample batches per
 rank) against the same step in one process on one rank's batch, one thread per process: scaling efficiency =
-(n ranks' samples/s) / (n * one process's samples/s). Rank 0 prints the tables, and the machine's load average
-(the numbers are only as quiet as the machine).
+(n ranks' samples/s) / (n * one process's samples/s); and, where torch is importable, PyTorch's own
+DistributedDataParallel on its ``gloo`` backend with the same ranks, weights and batches. Rank 0 prints the tables,
+and the machine's load average (the numbers are only as quiet as the machine).
 """
 
 from __future__ import annotations
@@ -79,6 +80,41 @@ def ddp_step_rate(model, batch, steps: int) -> float:
     return x.shape[0] / median_seconds(step, steps, model.process_group)
 
 
+def torch_ddp_rate(net, batch, steps: int):
+    """PyTorch's DDP on its ``gloo`` backend over the same ranks, model weights and batches (samples/s per rank),
+    or None when torch is not importable."""
+    try:
+        import torch
+        import torch.distributed as tdist
+    except ImportError:
+        return None
+    port = [None]
+    if dist.get_rank() == 0:
+        import socket
+
+        with socket.socket() as s:  # a free port for gloo's rendezvous, chosen by rank 0
+            s.bind(("127.0.0.1", 0))
+            port[0] = s.getsockname()[1]
+    dist.broadcast_object_list(port, src=0)
+    tdist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port[0]}", rank=dist.get_rank(),
+                             world_size=dist.get_world_size())
+    torch.set_num_threads(1)
+    twin = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
+    twin.load_state_dict({k: torch.from_numpy(v.detach().numpy().copy()) for k, v in net.state_dict().items()})
+    model = torch.nn.parallel.DistributedDataParallel(twin)
+    x, y = (torch.from_numpy(t.numpy().copy()) for t in batch)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+
+    def step():
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+
+    rate = x.shape[0] / median_seconds(step, steps)
+    tdist.destroy_process_group()
+    return rate
+
+
 def main() -> None:
     quick = "--quick" in sys.argv
     dist.init_process_group("mpi")
@@ -99,6 +135,7 @@ def main() -> None:
         dist.new_group([0])
     dist.barrier()
     parallel = ddp_step_rate(DistributedDataParallel(net), batch, steps) * world
+    gloo = torch_ddp_rate(net, batch, steps)
     if rank == 0:
         print(f"all_reduce float32 SUM, {world} ranks (bus bandwidth GB/s; mpi4py: Iallreduce + Wait, polled: "
               "Iallreduce + a Python loop on Test)")
@@ -108,6 +145,11 @@ def main() -> None:
         print(f"\nDDP step, MLP 784-256-10, batch 64 per rank, 1 thread per process: 1 process {single:.0f} "
               f"samples/s, {world} processes {parallel:.0f} samples/s, scaling efficiency "
               f"{parallel / (world * single):.2f}")
+        if gloo is not None:
+            print(f"PyTorch DDP on gloo, the same step: {gloo * world:.0f} samples/s; core / PyTorch "
+                  f"{parallel / (gloo * world):.2f}")
+        else:
+            print("PyTorch is not importable: no gloo comparison")
         if hasattr(os, "getloadavg"):
             print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     dist.destroy_process_group()
