@@ -16,7 +16,8 @@ What cannot be replayed is refused (the recording is *tainted*), never replayed 
   Python may have decided something on it. ``item()`` of an integral or floating tensor is allowed: it returns a
   number that remembers its tensor, and an op argument holding it is read again on each replay (Adam's step count);
   doing arithmetic or comparisons with it in Python taints the recording.
-* A tensor over a host array's memory (``from_numpy``) made inside the program.
+* A tensor over a host array's memory (``from_numpy``) made inside the program, or a ``core.distributed``
+  collective (its communication is not a kernel call).
 
 ``core.tensor(data)`` inside the program is recorded as a call that copies the same host data on each replay. What
 the tape cannot see — Python state the program changes (counters, lists, hooks), values it computes in Python from
@@ -113,11 +114,12 @@ def note_host_tensor(tensor, array) -> None:
         rec.host_tensor(tensor, np.array(array, copy=True))
 
 
-def note_shared_memory(what: str) -> None:
-    """Called where a tensor shares a host array's memory (``from_numpy``): a replay could not follow the array."""
+def note_uncapturable(what: str) -> None:
+    """Called where a program does what a replay would not redo (a tensor over a host array's memory, a
+    collective): taints a recording outside kernels."""
     rec = tls.recording
     if rec is not None and rec.depth == 0:
-        rec.taint(f"a tensor over host memory was made ({what})")
+        rec.taint(what)
 
 
 def note_backward() -> None:

@@ -14,6 +14,7 @@ import os
 import time
 from datetime import timedelta
 
+from ..dispatch.keys import tls
 from ..futures import Future
 
 __all__ = ["ReduceOp", "Work", "ProcessGroup", "DistError", "DistBackendError", "default_pg_timeout",
@@ -68,6 +69,10 @@ class Work:
     __slots__ = ("what", "_poll", "_finish", "_timeout", "_diagnose", "_result", "_done")
 
     def __init__(self, what: str, poll, finish=(), timeout: float = 1800.0, diagnose=None, result=None):
+        if tls.recording is not None:  # a whole-step capture cannot replay communication (not a kernel call)
+            from ..dispatch.capture import note_uncapturable
+
+            note_uncapturable(f"a core.distributed operation ({what}) ran")
         self.what, self._poll, self._finish = what, poll, [f for f in finish if f is not None] if finish else []
         self._timeout, self._diagnose, self._result = timeout, diagnose, result
         self._done = False

@@ -393,9 +393,9 @@ def share_array(op: str, array, dev: _device) -> Tensor:
         if extent else xp.empty(0, np.uint8)
     storage = Storage(flat, extent * isz, dev, runtime, runtime.key.mask)
     if tls.recording is not None:
-        from ..dispatch.capture import note_shared_memory
+        from ..dispatch.capture import note_uncapturable
 
-        note_shared_memory(op)
+        note_uncapturable(f"a tensor over host memory was made ({op})")
     return Tensor._make(storage, tuple(array.shape), strides, 0, d, array)
 
 
