@@ -138,7 +138,8 @@ def note_object(obj, snapshot) -> None:
 
 def launch(name: str, fn, *args):
     """``fn(*args)``, recorded as one tape entry when a recording is active: for code that runs kernels without the
-    dispatcher (the JIT's fused kernels), so that a replay runs ``fn`` again on that replay's tensors."""
+    dispatcher (the JIT's fused kernels) or checks tensor data (index bounds), so that a replay runs ``fn`` again
+    on that replay's tensors."""
     rec = tls.recording
     if rec is None or rec.depth:
         return fn(*args)
@@ -147,8 +148,7 @@ def launch(name: str, fn, *args):
         out = fn(*args)
     finally:
         rec.depth -= 1
-    if out is not None:
-        rec._add(name, fn, None, 0, args, {}, out)
+    rec._add(name, fn, None, 0, args, {}, out)
     return out
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..dispatch import TensorSpec, define
+from ..dispatch.capture import launch as capture_launch
 from ..errors import op_error
 from ..tensor import Tensor
 from ._util import broadcast_shapes, finish_out, wrap_dim
@@ -51,12 +52,23 @@ def _out_of_range(index: Tensor, low: int, high: int):
     return int(values[(values < low) | (values >= high)].flat[0])
 
 
+def _raise_out_of_range(index: Tensor, low: int, high: int, exc, message: str) -> None:
+    bad = _out_of_range(index, low, high)
+    if bad is not None:
+        raise exc(message.format(bad=bad))
+
+
+def _check_range(index: Tensor, low: int, high: int, exc, message: str) -> None:
+    """Raise ``exc(message)`` (``{bad}``: the first value outside) unless every value of ``index`` is in ``[low,
+    high)``. A whole-step capture records the check as a call of its own, so every replay checks its indices."""
+    capture_launch("index bounds check", _raise_out_of_range, index, low, high, exc, message)
+
+
 def _check_dim_index(index: Tensor, size: int, dim: int, exc=IndexError, negative: bool = True,
                      prefix: str = "") -> None:
     """PyTorch's "index 5 is out of bounds for dimension 0 with size 3" unless every value fits."""
-    bad = _out_of_range(index, -size if negative else 0, size)
-    if bad is not None:
-        raise exc(f"{prefix}index {bad} is out of bounds for dimension {dim} with size {size}")
+    _check_range(index, -size if negative else 0, size, exc,
+                 f"{prefix}index {{bad}} is out of bounds for dimension {dim} with size {size}")
 
 
 def _check_index_dtype(op: str, index, allowed=_INDEX_INTS, exc=RuntimeError, what: str = "") -> None:
@@ -432,9 +444,7 @@ def _check_take_index(op: str, input: Tensor, index) -> None:
     _check_index_dtype(op, index, (dt.int64,), what=f"{op}(): Expected a long tensor for index, but got "
                        f"{dt.legacy_name(index.dtype) if isinstance(index, Tensor) else ''}")
     n = input.numel()
-    bad = _out_of_range(index, -n, n)
-    if bad is not None:
-        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+    _check_range(index, -n, n, IndexError, f"out of range: tried to access index {{bad}} on a tensor of {n} elements.")
 
 
 def take(input: Tensor, index: Tensor) -> Tensor:
@@ -483,8 +493,7 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     _vector_index("index_select", index, _INDEX_INTS)
     dim = wrap_dim(dim, input.dim(), "index_select")
     size = _ensure_size(input, dim)
-    if _out_of_range(index, 0, size) is not None:
-        raise IndexError("index out of range in self")
+    _check_range(index, 0, size, IndexError, "index out of range in self")
     if input.dim() == 0:
         result = reshape(_index_op(reshape(input, (1,)), _dim_index(input, 0, index)), ())
     else:
