@@ -140,6 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="mixed precision: the forward under core.autocast in the device's default low dtype "
                              "(bfloat16 on cpu, float16 elsewhere), the loss scaled by core.amp.GradScaler "
                              "(default: off, float32)")
+    parser.add_argument("--capture", action="store_true",
+                        help="compile the training step whole with core.compile(mode='reduce-overhead'): its "
+                             "kernel calls are recorded once and replayed without per-op Python (default: off, "
+                             "eager)")
     parser.add_argument("--tensorboard", type=pathlib.Path, default=None, metavar="DIR",
                         help="also log the loss and accuracy curves and the model's graph for TensorBoard in DIR "
                              "(default: off; needs the tensorboard extra: CORE_EXTRAS=tensorboard bash "
@@ -226,6 +230,19 @@ def train(args, device, backend: str, checkpoint: pathlib.Path) -> float:
     writer = open_tensorboard(args.tensorboard)
     if writer is not None:
         writer.add_graph(model, x_train[:1])
+
+    def train_step(images, labels):
+        """One optimizer step; returns the batch's loss and number of correct predictions (as tensors)."""
+        with core.autocast(device.type, enabled=args.amp):
+            logits = model(images)
+            loss = F.cross_entropy(logits, labels)
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        return loss.detach(), (logits.argmax(1) == labels).sum()
+
+    step = core.compile(train_step, mode="reduce-overhead") if args.capture else train_step
     started = time.perf_counter()
     with open(log_path, "w", newline="") as log_file:
         log = csv.DictWriter(log_file, LOG_FIELDS, restval="", extrasaction="ignore")
@@ -237,15 +254,9 @@ def train(args, device, backend: str, checkpoint: pathlib.Path) -> float:
             bar = tqdm(loader, desc=f"epoch {epoch + 1}/{args.epochs}", unit="batch", leave=False,
                        disable=None)  # a bar on a terminal; none in logs and pipes
             for images, labels in bar:
-                with core.autocast(device.type, enabled=args.amp):
-                    logits = model(images)
-                    loss = F.cross_entropy(logits, labels)
-                optimizer.zero_grad()
-                scaler.scale(loss).backward()
-                scaler.step(optimizer)
-                scaler.update()
+                loss, hits = step(images, labels)
                 total_loss += loss.item() * len(labels)
-                correct += int((logits.argmax(1) == labels).sum().item())
+                correct += int(hits.item())
                 seen += len(labels)
                 bar.set_postfix(loss=f"{total_loss / seen:.4f}")
             test_accuracy = evaluate(model, x_test, y_test, amp=args.amp)

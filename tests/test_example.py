@@ -193,3 +193,14 @@ def test_amp_trains_to_the_float32_accuracy_and_resumes_its_scaler(tmp_path, dev
     assert (scaler == {}) == (low != core.float16)  # a disabled scaler's state is empty, as in PyTorch
     example.main(["--device", device, "--amp", "--epochs", str(epochs + 1), "--out", str(tmp_path), "--resume"])
     assert "resumed from" in capsys.readouterr().out
+
+
+def test_capture_trains_the_same_model(tmp_path, device, capsys):
+    """--capture replays the recorded training step: the same losses and accuracies as eager, epoch by epoch."""
+    example = _load_example()
+    for name, extra in (("eager", []), ("captured", ["--capture"])):
+        example.main(["--device", device, "--epochs", "2", "--out", str(tmp_path / name)] + extra)
+    eager, captured = (_log_rows(tmp_path / name / "digits-log.csv") for name in ("eager", "captured"))
+    for a, b in zip(eager, captured):
+        for field in ("loss", "train_accuracy", "test_accuracy"):
+            assert float(b[field]) == pytest.approx(float(a[field]), rel=1e-4, abs=1e-5), (field, a, b)
