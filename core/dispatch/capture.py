@@ -27,12 +27,15 @@ two calls and replays only when they made identical tapes (see :mod:`core.compil
 
 from __future__ import annotations
 
-from functools import partial
 import itertools
+import numbers
 import weakref
+from functools import partial
 
 import numpy as np
 
+from ..device import device as _device
+from ..dtypes import dtype as _dtype
 from .keys import Autograd, Capture, tls
 from .operator import set_functionality_fallback
 
@@ -40,7 +43,7 @@ __all__ = ["Recording", "Tape", "Tainted", "HostFloat", "HostInt", "same_signatu
 
 _MASK = Capture.mask
 _AUTOGRAD_MASK = Autograd.mask
-_SIMPLE = (type(None), bool, int, float, complex, str, slice, type(Ellipsis))
+_SIMPLE = (type(None), numbers.Number, np.generic, str, slice, type(Ellipsis), _dtype, _device)  # compared by value
 _TAG = "_capture_slot"  # the __dict__ entry of a tensor a recording saw made
 _TOKENS = itertools.count(1)
 
@@ -271,8 +274,7 @@ class Recording:
             if all(p[0] == "c" for p in parts):
                 return ("c", value)
             return ("l", value.__class__, tuple(parts))
-        if isinstance(value, _SIMPLE) or value.__class__.__module__ == "core.dtypes" or \
-                value.__class__.__name__ == "device":
+        if isinstance(value, _SIMPLE):
             sig.append(("v", type(value), value))
         else:
             sig.append(("o", value))
