@@ -307,3 +307,14 @@ def test_replayed_index_check_still_raises(device):
     assert _replays(compiled) == 1
     with pytest.raises(IndexError, match="index out of range in self"):
         compiled(core.tensor([0, 5, 2], device=device))  # the same guards: replayed, and the check runs again
+
+
+def test_item_passed_to_an_op_is_read_again_on_replay():
+    x = core.tensor([1, 2, 3])
+    with Recording((x,)) as rec:
+        n = x.sum().item()  # an int, passed to an op as it is: recorded as "read this tensor again"
+        y = x.mul(n)
+    assert type(n).__name__ == "HostInt" and not rec.reasons and y.tolist() == [6, 12, 18]
+    out = rec.template(y)
+    slots = rec.tape(keep=[out]).replay([core.tensor([2, 2, 1])])
+    assert Tape.build(out, slots).tolist() == [10, 10, 5]

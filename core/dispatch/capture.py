@@ -73,8 +73,10 @@ _DUNDERS = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
 
 
 def _host_type(base):
-    namespace = {"__slots__": ("source",) if base is float else (), "_base": base, "__hash__": base.__hash__,
+    namespace = {"_base": base, "__hash__": base.__hash__,
                  "__doc__": f"A {base.__name__} read with item() while recording: remembers its tensor."}
+    if base is float:  # an int subclass cannot have slots: it keeps ``source`` in its __dict__
+        namespace["__slots__"] = ("source",)
     namespace.update((name, _poisoned(base, name)) for name in _DUNDERS if hasattr(base, name))
     if base is int:
         namespace.update((name, _poisoned(base, name)) for name in ("__index__", "__and__", "__or__", "__xor__",
