@@ -167,21 +167,33 @@ raise SystemExit(0 if any(compiles(d) for p in cl.get_platforms() for d in p.get
 """
 
 
+def opencl_device_compiles() -> bool:
+    """Whether some OpenCL device compiles a kernel (run apart: a broken ICD can abort the interpreter)."""
+    return subprocess.run([sys.executable, "-c", OPENCL_PROBE], capture_output=True).returncode == 0
+
+
+def ensure_driver(found, package: str, missing: str, unavailable: str, what: str = "") -> None:
+    """Make sure ``found()`` holds; where it does not and apt-get is usable (Debian), install ``package`` (``what``
+    it is, for the message); else say ``missing``: ``unavailable``."""
+    if found():
+        return
+    if apt_get_usable() is not None:
+        print(f"setup: {missing}; installing Debian's {package}{what}")
+        apt_install(package)
+        if found():
+            return
+    print(f"setup: {missing}: {unavailable}")
+
+
 def ensure_opencl_driver() -> None:
     """Make sure some OpenCL device compiles kernels; on Debian as root, add Debian's PoCL where none does.
 
     pip's PoCL 3.0 (LLVM 14) lists a device on every x86 CPU but cannot compile for CPUs newer than LLVM 14
     ("unknown target CPU 'generic'", seen on AMD Zen 5); Debian's pocl-opencl-icd (LLVM 15) can.
     """
-    if subprocess.run([sys.executable, "-c", OPENCL_PROBE], capture_output=True).returncode == 0:
-        return
-    if apt_get_usable() is not None:
-        print("setup: no OpenCL device here compiles kernels; installing Debian's pocl-opencl-icd")
-        apt_install("pocl-opencl-icd")
-        if subprocess.run([sys.executable, "-c", OPENCL_PROBE], capture_output=True).returncode == 0:
-            return
-    print("setup: no OpenCL device here compiles kernels: the opencl backend reports itself unavailable and its "
-          "tests are skipped (install a PoCL that knows this CPU, e.g. Debian's pocl-opencl-icd)")
+    ensure_driver(opencl_device_compiles, "pocl-opencl-icd", "no OpenCL device here compiles kernels",
+                  "the opencl backend reports itself unavailable and its tests are skipped (install a PoCL that "
+                  "knows this CPU, e.g. Debian's pocl-opencl-icd)")
 
 
 WEBGPU_PROBE = """
@@ -198,15 +210,9 @@ def webgpu_adapter_found() -> bool:
 
 def ensure_webgpu_driver() -> None:
     """Make sure wgpu finds an adapter; on Debian with apt-get usable, add Mesa's software Vulkan (llvmpipe)."""
-    if webgpu_adapter_found():
-        return
-    if apt_get_usable() is not None:
-        print("setup: no WebGPU adapter here; installing Debian's mesa-vulkan-drivers (llvmpipe, software Vulkan)")
-        apt_install("mesa-vulkan-drivers")
-        if webgpu_adapter_found():
-            return
-    print("setup: no WebGPU adapter here: the webgpu backend reports itself unavailable and its tests are skipped "
-          "(install a Vulkan driver, e.g. Debian's mesa-vulkan-drivers for llvmpipe)")
+    ensure_driver(webgpu_adapter_found, "mesa-vulkan-drivers", "no WebGPU adapter here",
+                  "the webgpu backend reports itself unavailable and its tests are skipped (install a Vulkan driver, "
+                  "e.g. Debian's mesa-vulkan-drivers for llvmpipe)", " (llvmpipe, software Vulkan)")
 
 
 def read_stamp(path: Path) -> dict:
