@@ -13,9 +13,9 @@ when the ``fallback`` config is off).
 
 from __future__ import annotations
 
-from .layout import RANK_BUCKETS, broadcast_strides, coalesce, flipped, is_contiguous, padded, rank_bucket
+from .layout import RANK_BUCKETS, broadcast_strides, cat_parts, coalesce, flipped, is_contiguous, padded, rank_bucket
 from .outputs import new_output, new_tensor
 from .tables import Kernel, collect, register_all
 
-__all__ = ["broadcast_strides", "coalesce", "flipped", "is_contiguous", "RANK_BUCKETS", "rank_bucket", "padded",
-           "new_tensor", "new_output", "Kernel", "collect", "register_all"]
+__all__ = ["broadcast_strides", "cat_parts", "coalesce", "flipped", "is_contiguous", "RANK_BUCKETS", "rank_bucket",
+           "padded", "new_tensor", "new_output", "Kernel", "collect", "register_all"]

@@ -66,6 +66,17 @@ def flipped(shape: tuple, strides: tuple, offset: int, dims) -> tuple:
             offset + sum((shape[d] - 1) * strides[d] for d in flip))
 
 
+def cat_parts(out, tensors, dim: int):
+    """``(tensor, offset)`` for each non-empty input of ``cat`` into ``out`` along ``dim``: the input's slice of
+    ``out`` is ``out``'s strides over the input's shape from element ``offset``, where a backend copies it."""
+    start = 0
+    for t in tensors:
+        if t.numel() == 0:  # includes the legacy 1-d empties of another rank
+            continue
+        yield t, out._offset + start * out._stride[dim]
+        start += t._shape[dim]
+
+
 def rank_bucket(rank: int, allow_zero: bool = False) -> int | None:
     """The smallest of :data:`RANK_BUCKETS` holding ``rank`` (0 for 0 with ``allow_zero``; None: too many dims)."""
     return 0 if rank == 0 and allow_zero else next((b for b in RANK_BUCKETS if b >= rank), None)

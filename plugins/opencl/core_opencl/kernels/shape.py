@@ -3,7 +3,7 @@ through negative strides); both run the elementwise copy kernel, casting where d
 
 from __future__ import annotations
 
-from core.backends.api import flipped
+from core.backends.api import cat_parts, flipped
 
 from ._common import KERNEL_DTYPES, Strided, kernel_dtypes_ok, new_tensor
 from .elementwise import run_elementwise
@@ -17,15 +17,8 @@ def cat(spec, tensors, dim=0):
     out = new_tensor(spec.shape, spec.dtype, spec.device)
     if not spec.shape or 0 in spec.shape:
         return out
-    dim %= len(spec.shape)
-    start = 0
-    for t in tensors:
-        if t.numel() == 0:  # includes the legacy 1-d empties of another rank
-            continue
-        n = t._shape[dim]
-        part = Strided(out, t._shape, out._stride, out._offset + start * out._stride[dim])
-        run_elementwise("copy", "a", part, [t], t.dtype)
-        start += n
+    for t, offset in cat_parts(out, tensors, dim % len(spec.shape)):
+        run_elementwise("copy", "a", Strided(out, t._shape, out._stride, offset), [t], t.dtype)
     return out
 
 

@@ -4,7 +4,7 @@ through negative strides); both run the elementwise copy kernel, casting where d
 from __future__ import annotations
 
 import core
-from core.backends.api import Tensor, TensorSpec, flipped
+from core.backends.api import Tensor, TensorSpec, cat_parts, flipped
 
 from ..renderer import PACKED
 from ._common import new_tensor
@@ -28,14 +28,8 @@ def cat(spec, tensors, dim=0):
     out = new_tensor(spec.shape, spec.dtype, spec.device)
     if not spec.shape or 0 in spec.shape:
         return out
-    dim %= len(spec.shape)
-    start = 0
-    for t in tensors:
-        if t.numel() == 0:  # includes the legacy 1-d empties of another rank
-            continue
-        part = _view(out, t._shape, out._stride, out._offset + start * out._stride[dim])
-        run_elementwise("copy", "a", part, [t], compute_name(t.dtype))
-        start += t._shape[dim]
+    for t, offset in cat_parts(out, tensors, dim % len(spec.shape)):
+        run_elementwise("copy", "a", _view(out, t._shape, out._stride, offset), [t], compute_name(t.dtype))
     return out
 
 
