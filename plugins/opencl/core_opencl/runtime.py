@@ -20,7 +20,8 @@ import time
 
 import numpy as np
 
-from core.backends.api import DeviceEvent, Runtime, device
+from core.backends.api import DeviceEvent, Runtime, device, read_strided as staged_read, \
+    write_strided as staged_write
 
 from . import probe
 
@@ -311,41 +312,28 @@ class OpenCLRuntime(Runtime):
             _cl().enqueue_copy(slot.queue, buf, np.ascontiguousarray(array), is_blocking=True)
         return buf
 
-    def _covering(self, tensor) -> tuple:
-        """(first element, element count) of the storage range a tensor's elements lie in."""
-        extent = 1 + sum((n - 1) * s for n, s in zip(tensor._shape, tensor._stride))
-        return tensor._offset, extent
+    def _reader(self, tensor):
+        """``read(byte offset, byte count)`` of the tensor's buffer into a host array (blocking)."""
+        slot, buffer = self.slot(tensor.device.index), tensor._storage.data
+
+        def read(start: int, nbytes: int) -> np.ndarray:
+            host = np.empty(nbytes, np.uint8)
+            _cl().enqueue_copy(slot.queue, host, buffer, src_offset=start, is_blocking=True)
+            return host
+
+        return read
 
     def to_host(self, tensor) -> np.ndarray:
-        d = tensor.dtype.numpy
-        if 0 in tensor._shape:
-            return np.empty(tensor._shape, d)
-        start, extent = self._covering(tensor)
-        host = np.empty(extent, d)
-        slot = self.slot(tensor.device.index)
-        _cl().enqueue_copy(slot.queue, host, tensor._storage.data, src_offset=start * d.itemsize, is_blocking=True)
-        if tensor.is_contiguous():
-            return host.reshape(tensor._shape)
-        view = np.lib.stride_tricks.as_strided(host, tensor._shape, tuple(s * d.itemsize for s in tensor._stride))
-        return np.ascontiguousarray(view)
+        return staged_read(tensor, self._reader(tensor))
 
     def write_strided(self, tensor, values: np.ndarray) -> None:
         """Write host ``values`` (broadcast to the tensor's shape) into the tensor's elements, through its strides."""
-        if 0 in tensor._shape:
-            return
-        cl = _cl()
-        d = tensor.dtype.numpy
-        slot = self.slot(tensor.device.index)
-        values = np.broadcast_to(np.asarray(values).astype(d), tensor._shape)
-        start, extent = self._covering(tensor)
-        if tensor.is_contiguous():
-            host = np.ascontiguousarray(values).reshape(-1)
-        else:  # read-modify-write the covering range: the elements between the tensor's own keep their values
-            host = np.empty(extent, d)
-            cl.enqueue_copy(slot.queue, host, tensor._storage.data, src_offset=start * d.itemsize, is_blocking=True)
-            view = np.lib.stride_tricks.as_strided(host, tensor._shape, tuple(s * d.itemsize for s in tensor._stride))
-            view[...] = values
-        cl.enqueue_copy(slot.queue, tensor._storage.data, host, dst_offset=start * d.itemsize, is_blocking=True)
+        slot, buffer = self.slot(tensor.device.index), tensor._storage.data
+
+        def write(start: int, host) -> None:
+            _cl().enqueue_copy(slot.queue, buffer, np.frombuffer(host, np.uint8), dst_offset=start, is_blocking=True)
+
+        staged_write(tensor, values, self._reader(tensor), write)
 
     def data_ptr(self, storage) -> int:
         return storage.data.int_ptr

@@ -17,11 +17,11 @@ import os
 import tempfile
 import threading
 import time
-from functools import partialmethod
+from functools import partial, partialmethod
 
 import numpy as np
 
-from core.backends.api import DeviceEvent, Runtime
+from core.backends.api import DeviceEvent, Runtime, read_strided as staged_read, write_strided as staged_write
 
 __all__ = ["WebGPURuntime", "DeviceSlot", "Buffer", "Pool", "RUNTIME", "ENV_ADAPTER", "WORKGROUP", "grid"]
 
@@ -267,18 +267,6 @@ class Recorder:
                 for name, (start, end) in zip(self.names[1:], spans)]
 
 
-def _span(tensor) -> tuple:
-    """(byte offset, byte count) of the storage range a tensor's elements lie in (strides >= 0)."""
-    size = tensor.dtype.numpy.itemsize
-    return tensor._offset * size, size * (1 + sum((n - 1) * s for n, s in zip(tensor._shape, tensor._stride)))
-
-
-def _strided(host, tensor) -> np.ndarray:
-    """The tensor's elements in ``host``, the bytes of its :func:`_span`."""
-    d = tensor.dtype.numpy  # np.ndarray, not as_strided: that rejects extension dtypes (float8's)
-    return np.ndarray(tensor._shape, d, host, 0, tuple(s * d.itemsize for s in tensor._stride))
-
-
 class WebGPURuntime(Runtime):
     """Buffers from a caching pool on one WebGPU adapter's device; kernels in ``core_webgpu.kernels``."""
 
@@ -356,19 +344,12 @@ class WebGPURuntime(Runtime):
         return buf
 
     def to_host(self, tensor) -> np.ndarray:
-        if 0 in tensor._shape:
-            return np.empty(tensor._shape, tensor.dtype.numpy)
-        return np.array(_strided(self.slot.read(tensor._storage.data, *_span(tensor)), tensor))
+        return staged_read(tensor, partial(self.slot.read, tensor._storage.data))
 
     def write_strided(self, tensor, values) -> None:
         """Write host ``values`` (broadcast to the tensor's shape) into the tensor's elements, through its strides."""
-        if 0 in tensor._shape:
-            return
-        (start, nbytes), buffer = _span(tensor), tensor._storage.data
-        # a strided tensor's covering range is read first: the elements between its own keep their values
-        host = bytearray(nbytes if tensor.is_contiguous() else self.slot.read(buffer, start, nbytes))
-        _strided(host, tensor)[...] = np.broadcast_to(np.asarray(values).astype(tensor.dtype.numpy), tensor._shape)
-        self.slot.write(buffer, start, host)
+        buffer = tensor._storage.data
+        staged_write(tensor, values, partial(self.slot.read, buffer), partial(self.slot.write, buffer))
 
     def data_ptr(self, storage) -> int:
         """The buffer's virtual address (see :class:`Pool`)."""
