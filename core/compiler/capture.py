@@ -30,7 +30,7 @@ from .._dynamo.exc import Unsupported
 from ..dispatch.capture import HostFloat, HostInt, Recording, Tainted, Tape, same_signature
 from ..tensor import Tensor
 from .compiled import _LIVE
-from .guards import GuardBuilder, Unguardable
+from .guards import GuardBuilder, Unguardable, rebuild_args
 
 __all__ = ["CapturedFunction", "ATTEMPTS"]
 
@@ -199,14 +199,7 @@ def _holes(obj, values: list):
 
 def _filled(obj, values):
     """``obj`` (from :func:`_holes`) with its holes filled, in order, from the iterator ``values``."""
-    if obj is _HOLE:
-        return next(values)
-    cls = obj.__class__
-    if cls is tuple or cls is list:
-        return cls(_filled(x, values) for x in obj)
-    if cls is dict:
-        return {k: _filled(v, values) for k, v in obj.items()}
-    return obj
+    return rebuild_args(obj, values, _Hole)
 
 
 def _leaves(rec: Recording) -> list:

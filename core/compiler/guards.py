@@ -82,15 +82,16 @@ def flatten_args(obj, tensors: list, shapes: bool = True):
     raise Unguardable(f"an argument of type {cls.__name__}")
 
 
-def rebuild_args(obj, tensors):
-    """``obj`` with its tensors replaced, in order, by the next ones of the iterator ``tensors``."""
-    if isinstance(obj, Tensor):
+def rebuild_args(obj, tensors, leaf=Tensor):
+    """``obj`` with its tensors (instances of ``leaf``) replaced, in order, by the next ones of the iterator
+    ``tensors``."""
+    if isinstance(obj, leaf):
         return next(tensors)
     cls = obj.__class__
     if cls is tuple or cls is list:
-        return cls(rebuild_args(x, tensors) for x in obj)
+        return cls(rebuild_args(x, tensors, leaf) for x in obj)
     if cls is dict:
-        return {k: rebuild_args(v, tensors) for k, v in obj.items()}
+        return {k: rebuild_args(v, tensors, leaf) for k, v in obj.items()}
     return obj
 
 
