@@ -1,6 +1,7 @@
-"""cpu_c's oneDNN convolution (plugins/cpu_c/core_cpu_c/csrc/onednn.c): it serves float32 when oneDNN is installed,
-matches a NumPy reference forward and backward (1-, 2- and 3-D, stride, padding, dilation, groups, bias), reuses its
-cached primitives, and leaves float64 and a disabled oneDNN to cpu_c's own C."""
+"""cpu_c's oneDNN convolution and GEMM (plugins/cpu_c/core_cpu_c/csrc/onednn.c): they serve float32 when oneDNN is
+installed, match a NumPy reference (convolution forward and backward: 1-, 2- and 3-D, stride, padding, dilation,
+groups, bias; GEMM: transposed, sliced and batched operands), the convolution reuses its cached primitives, and
+float64 and a disabled oneDNN are left to cpu_c's own C and OpenBLAS."""
 
 from __future__ import annotations
 
@@ -183,6 +184,30 @@ def test_float64_and_empty_batches_stay_on_cpu_c_own_path(dnnl):
 
 def test_core_info_names_the_convolution_path(dnnl):
     assert "float32 convolution: oneDNN 3." in core.cpu.get_device_name()
+    assert "float32 GEMM: oneDNN 3." in core.cpu.get_device_name()
+
+
+@pytest.mark.parametrize("case", ["plain", "a transposed", "b transposed", "sliced", "batched", "broadcast batch"])
+def test_float32_gemm_runs_onednn_sgemm_and_matches_numpy(dnnl, case):
+    from core_cpu_c.kernels.linalg import GEMM_CALLS
+
+    rng = np.random.default_rng(0)
+    a_np = rng.standard_normal((3, 70, 90)).astype(np.float32)
+    b_np = rng.standard_normal((3, 90, 50)).astype(np.float32)
+    a, b = core.tensor(a_np), core.tensor(b_np)
+    x, y, want = {
+        "plain": (a[0], b[0], a_np[0] @ b_np[0]),
+        "a transposed": (a[0].t().contiguous().t(), b[0], a_np[0] @ b_np[0]),
+        "b transposed": (a[0], b[0].t().contiguous().t(), a_np[0] @ b_np[0]),
+        "sliced": (a[0, 10:60, 5:85], b[0, 5:85, :40], a_np[0, 10:60, 5:85] @ b_np[0, 5:85, :40]),
+        "batched": (a, b, a_np @ b_np),
+        "broadcast batch": (a, b[1], a_np @ b_np[1]),
+    }[case]
+    before = GEMM_CALLS["onednn"]
+    assert_close(x @ y, core.tensor(want), rtol=1e-5, atol=1e-4)
+    assert GEMM_CALLS["onednn"] == before + 1
+    assert_close(x.double() @ y.double(), core.tensor(want.astype(np.float64)), rtol=1e-5, atol=1e-4)
+    assert GEMM_CALLS["onednn"] == before + 1  # float64: OpenBLAS
 
 
 def test_disabled_onednn_leaves_convolution_to_cpu_c_c():
@@ -190,13 +215,16 @@ def test_disabled_onednn_leaves_convolution_to_cpu_c_c():
             "from core_cpu_c.kernels.conv import ONEDNN_CALLS; "
             "x = core.ones(1, 2, 4, 4); w = core.ones(3, 2, 3, 3); "
             "out = get_operator('convolution')(x, w, None, (1, 1), (0, 0), (1, 1), 1); "
-            "print(core.cpu.get_device_name()); print(out.numpy().ravel().tolist(), sum(ONEDNN_CALLS.values()))")
+            "from core_cpu_c.kernels.linalg import GEMM_CALLS; g = core.ones(64, 128) @ core.ones(128, 64); "
+            "print(core.cpu.get_device_name()); print(out.numpy().ravel().tolist(), sum(ONEDNN_CALLS.values()), "
+            "GEMM_CALLS['onednn'], g.numpy().max())")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                             env={**os.environ, "CORE_CPU_C_ONEDNN": "0", "CORE_BACKENDS": "cpu=cpu_c"})
     assert result.returncode == 0, result.stderr
     name, values = result.stdout.strip().splitlines()
     assert "float32 convolution: cpu_c C (im2col + OpenBLAS); disabled by CORE_CPU_C_ONEDNN=0" in name
-    assert values == f"{[18.0] * 12} 0"
+    assert "float32 GEMM: OpenBLAS; disabled by CORE_CPU_C_ONEDNN=0" in name
+    assert values == f"{[18.0] * 12} 0 0 128.0"
 
 
 def test_onednn_primitives_follow_the_thread_count(dnnl):

@@ -88,11 +88,12 @@ class CpuCRuntime(NumpyRuntime):
 
     def device_name(self, index: int = 0) -> str:
         """The CPU's name, then cpu_c's, how its float16 kernels convert, which functions serve exp, tanh, ... and
-        which kernels serve float32 convolution (``python -m core info``)."""
+        which kernels serve float32 convolution and GEMM (``python -m core info``)."""
         from .kernels.conv import conv_path
+        from .kernels.linalg import gemm_path
 
         return (f"{super().device_name(index)} (cpu_c, float16 {half_path()}; transcendentals: {vector_math_path()}; "
-                f"float32 convolution: {conv_path()})")
+                f"float32 convolution: {conv_path()}; float32 GEMM: {gemm_path()})")
 
     def empty_cache(self) -> None:
         empty_cache()

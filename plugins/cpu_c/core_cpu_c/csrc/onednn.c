@@ -283,3 +283,17 @@ int ccc_dnnl_version(void) {
     const dnnl_version_t* v = dnnl_version();
     return v->major * 10000 + v->minor * 100 + v->patch;
 }
+
+int ccc_dnnl_gemm_float32(long long batch, int n, int m, int k, const void* a_base, const long long* a_offs, int ta,
+                          int lda, const void* b_base, const long long* b_offs, int tb, int ldb, void* c_base,
+                          long long c_off) {
+    const float* a = (const float*)a_base;
+    const float* b = (const float*)b_base;
+    float* c = (float*)c_base + c_off;
+    for (long long i = 0; i < batch; i++) {
+        const dnnl_status_t status = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', n, m, k, 1.0f, a + a_offs[i], lda,
+                                                b + b_offs[i], ldb, 0.0f, c + i * (long long)n * m, m);
+        if (status != dnnl_success) return (int)status;
+    }
+    return 0;
+}

@@ -16,3 +16,9 @@ int ccc_dnnl_conv_backward_weights(const ccc_dnnl_conv* p, const void* grad_out,
 int ccc_dnnl_cache_size(void);
 void ccc_dnnl_cache_clear(void);
 int ccc_dnnl_version(void);
+/* float32 C[i] = A[i] @ B[i] for every batch i through dnnl_sgemm (row-major; operands as element offsets from
+   their bases, ta/tb: stored transposed), on the OpenMP threads cpu_c's own kernels use: 0, or the failing call's
+   nonzero dnnl_status_t. */
+int ccc_dnnl_gemm_float32(long long batch, int n, int m, int k, const void* a_base, const long long* a_offs, int ta,
+                          int lda, const void* b_base, const long long* b_offs, int tb, int ldb, void* c_base,
+                          long long c_off);

@@ -1,5 +1,7 @@
-"""Products (core.ops.linalg): ``batched_matmul`` (so matmul, mm, bmm, addmm, linear) through OpenBLAS
-``sgemm``/``dgemm``, the batch loop in C, transposed or sliced operands passed as BLAS flags and leading dims.
+"""Products (core.ops.linalg): ``batched_matmul`` (so matmul, mm, bmm, addmm, linear): float32 through oneDNN's
+``dnnl_sgemm`` where oneDNN is loaded (csrc/onednn.c: it runs on the same OpenMP threads as cpu_c's kernels, where
+OpenBLAS's own thread pool would hand the cores back and forth with them), else and for float64 OpenBLAS's
+``sgemm``/``dgemm``; the batch loop in C, transposed or sliced operands passed as BLAS flags and leading dims.
 float16/bfloat16 operands are widened to float32 in C, multiplied by ``sgemm`` and the product rounded once
 (csrc/blas.c): PyTorch's float32 accumulation."""
 
@@ -14,9 +16,17 @@ from ..layout import check_bounds
 from ..renderer import DTYPES, HALF
 from ..runtime import array, new_tensor
 
-__all__ = ["kernels", "min_numel"]
+__all__ = ["kernels", "min_numel", "gemm_path", "GEMM_CALLS"]
 
 _INT_MAX = 2**31 - 1
+GEMM_CALLS = {"onednn": 0}  # float32 GEMMs oneDNN ran (tests read it)
+
+
+def gemm_path() -> str:
+    """Which library serves float32 GEMM on cpu_c (``core info``): oneDNN's sgemm, or OpenBLAS and why."""
+    from ..lib import load_onednn, onednn_status
+
+    return f"{onednn_status()} sgemm" if load_onednn() else f"OpenBLAS; {onednn_status()}"
 
 
 def min_numel(ctx) -> int:
@@ -46,7 +56,10 @@ def _batch_offsets(offset: int, batch_shape: tuple, batch_strides: tuple) -> np.
 
 
 def _matmul(ctx, base):
+    from ..lib import load_onednn
+
     gemm = {d: getattr(ctx.lib, f"ccc_gemm_{d}") for d in DTYPES + HALF}
+    dnnl = load_onednn()  # (ffi, lib) or None
 
     def matrix(t, rows: int, cols: int):
         """(buffer, batch offsets, transposed, ld) of BLAS-readable operand ``t``; copies only odd layouts."""
@@ -78,10 +91,17 @@ def _matmul(ctx, base):
             return out
         a_buf, a_offs, ta, lda = matrix(a, n, k)
         b_buf, b_offs, tb, ldb = matrix(b, k, m)
-        fb = ctx.from_buffer
         batch = len(a_offs)
-        status = fn(batch, n, m, k, fb(a_buf), fb("long long[]", a_offs), ta, lda, fb(b_buf), fb("long long[]", b_offs),
-                    tb, ldb, fb(buf), 0)
+
+        def run(fn, fb):
+            return fn(batch, n, m, k, fb(a_buf), fb("long long[]", a_offs), ta, lda, fb(b_buf),
+                      fb("long long[]", b_offs), tb, ldb, fb(buf), 0)
+
+        if d.name == "float32" and dnnl is not None:
+            if not run(dnnl[1].ccc_dnnl_gemm_float32, dnnl[0].from_buffer):
+                GEMM_CALLS["onednn"] += 1
+                return out  # else oneDNN declined: OpenBLAS writes every batch again
+        status = run(fn, ctx.from_buffer)
         if status:  # a half GEMM's float32 scratch
             raise MemoryError(f"batched_matmul: cannot allocate the float32 copies of {d.name} operands "
                               f"({n}x{k} and {k}x{m})")
