@@ -8,6 +8,7 @@ Ranks in arguments are global ranks (``src``/``dst``) or group ranks (``group_sr
 
 from __future__ import annotations
 
+import contextlib
 import pickle
 import sys
 from datetime import timedelta
@@ -16,6 +17,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from .backends import ProcessGroup, ReduceOp, Work, default_pg_timeout, process_group_backend
+from .rendezvous import Rendezvous
 
 __all__ = ["is_available", "is_initialized", "is_mpi_available", "is_backend_available", "init_process_group",
            "destroy_process_group", "new_group", "get_rank", "get_world_size", "get_backend", "group",
@@ -72,7 +74,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     """Start the default process group (``torch.distributed.init_process_group``).
 
     The processes come from the launcher (``mpiexec`` or ``python -m core.distributed.run``): MPI gives each its
-    rank and the world size. ``init_method="env://"`` (the default) reads ``RANK``/``WORLD_SIZE`` where set, and
+    rank and the world size (``nccl`` also takes them from ``store``/``tcp://``/``file://``, see
+    ``core.distributed.rendezvous``). ``init_method="env://"`` (the default) reads ``RANK``/``WORLD_SIZE`` where set, and
     explicit ``rank``/``world_size`` must agree with MPI's. On a job of several ranks, an uncaught exception in
     any rank prints its traceback and aborts every rank (a ``sys.excepthook``), so none waits forever.
     """
@@ -87,7 +90,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         raise ValueError(f"init_process_group(): unsupported init_method {init_method!r} "
                          "(expected 'env://', 'tcp://HOST:PORT' or 'file://PATH')")
     seconds = (timeout or default_pg_timeout).total_seconds()
-    world = process_group_backend(name).world(seconds)
+    world = process_group_backend(name).world(seconds, Rendezvous(init_method, rank, world_size, store))
     env = {"rank": os.environ.get("RANK"), "world_size": os.environ.get("WORLD_SIZE")}
     for what, given, actual in (("world_size", world_size, world.size), ("rank", rank, world.rank)):
         if given not in (-1, None) and int(given) != actual or init_method in (None, "env://") and \
@@ -229,24 +232,6 @@ def _same_shape(tensors: list, like: Tensor, op: str) -> None:
                              f"got {tuple(t.shape)} and {t.dtype.name}")
 
 
-def _assign(tensor: Tensor, array) -> None:
-    """Copy host ``array`` into ``tensor`` (any device, any dtype), outside autograd."""
-    import core
-
-    with core.no_grad():
-        tensor.copy_(core.from_numpy(np.ascontiguousarray(array)).reshape(tensor.shape))
-
-
-def _average(array, size: int):
-    """ReduceOp.AVG's last step on a summed buffer: floats divide, integers truncate (NCCL's average)."""
-    def finish():
-        if array.dtype.kind == "f":
-            array[...] /= size
-        else:
-            array[...] = (array / size).astype(array.dtype)
-    return finish
-
-
 def _run(work: Work, async_op: bool, outputs=None):
     """The Work for ``async_op`` (``outputs``, the tensors written, become its result), else wait for it."""
     if not async_op:
@@ -293,7 +278,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         return None
     array, write_back = pg.buffer(tensor)
     if op is ReduceOp.AVG:
-        finish = (_average(array, pg.size), write_back)
+        finish = (pg.average(array), write_back)
     else:
         finish = (write_back,) if write_back is not None else ()
     return _run(pg.allreduce(array, op, finish), async_op, [tensor])
@@ -317,7 +302,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
         return None
     root = _root(pg, dst, group_dst, "reduce")
     array, write_back = pg.buffer(tensor, read_only=pg.rank != root)
-    average = _average(array, pg.size) if op is ReduceOp.AVG and pg.rank == root else None
+    average = pg.average(array) if op is ReduceOp.AVG and pg.rank == root else None
     return _run(pg.reduce(array, op, root, [average, write_back]), async_op)
 
 
@@ -329,8 +314,8 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     outputs = _tensors(tensor_list, "tensor_list", "all_gather", pg.size)
     _same_shape(outputs, tensor, "all_gather")
     send, _ = pg.buffer(tensor, read_only=True)
-    recv = np.empty((pg.size, *send.shape), send.dtype)
-    return _run(pg.allgather(send, recv, [lambda: [_assign(t, a) for t, a in zip(outputs, recv)]]), async_op)
+    recv = pg.xp.empty((pg.size, *send.shape), send.dtype)
+    return _run(pg.allgather(send, recv, [lambda: [pg.write(t, a) for t, a in zip(outputs, recv)]]), async_op)
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -359,9 +344,9 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
         return None
     inputs = _tensors(input_list, "input_list", "reduce_scatter", pg.size)
     _same_shape(inputs, output, "reduce_scatter")
-    send = np.stack([pg.buffer(t, read_only=True)[0] for t in inputs])
+    send = pg.xp.stack([pg.buffer(t, read_only=True)[0] for t in inputs])
     recv, write_back = pg.buffer(output)
-    average = _average(recv, pg.size) if op is ReduceOp.AVG else None
+    average = pg.average(recv) if op is ReduceOp.AVG else None
     return _run(pg.reduce_scatter(send, recv, op, [average, write_back]), async_op)
 
 
@@ -378,7 +363,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
                          f"{tensor.dtype.name}")
     send, _ = pg.buffer(tensor, read_only=True)
     recv, write_back = pg.buffer(output)
-    average = _average(recv, pg.size) if op is ReduceOp.AVG else None
+    average = pg.average(recv) if op is ReduceOp.AVG else None
     return _run(pg.reduce_scatter(send, recv, op, [average, write_back]), async_op)
 
 
@@ -393,8 +378,8 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     if pg.rank == root:
         outputs = _tensors(gather_list, "gather_list", "gather", pg.size)
         _same_shape(outputs, tensor, "gather")
-        recv = np.empty((pg.size, *send.shape), send.dtype)
-        finish = [lambda: [_assign(t, a) for t, a in zip(outputs, recv)]]
+        recv = pg.xp.empty((pg.size, *send.shape), send.dtype)
+        finish = [lambda: [pg.write(t, a) for t, a in zip(outputs, recv)]]
     elif gather_list:
         raise ValueError("gather(): Argument ``gather_list`` must NOT be specified on non-destination ranks.")
     return _run(pg.gather(send, recv, root, finish), async_op)
@@ -410,7 +395,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     if pg.rank == root:
         inputs = _tensors(scatter_list, "scatter_list", "scatter", pg.size)
         _same_shape(inputs, tensor, "scatter")
-        send = np.stack([pg.buffer(t, read_only=True)[0] for t in inputs])
+        send = pg.xp.stack([pg.buffer(t, read_only=True)[0] for t in inputs])
     elif scatter_list:
         raise ValueError("scatter(): Argument ``scatter_list`` must NOT be specified on non-source ranks.")
     recv, write_back = pg.buffer(tensor)
@@ -426,14 +411,14 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     outputs = _tensors(output_tensor_list, "output_tensor_list", "all_to_all", pg.size)
     inputs = _tensors(input_tensor_list, "input_tensor_list", "all_to_all", pg.size)
     _same_dtype(outputs + inputs, "all_to_all")
-    send = np.concatenate([pg.buffer(t, read_only=True)[0].reshape(-1) for t in inputs])
-    recv = np.empty(sum(t.numel() for t in outputs), send.dtype)
+    send = pg.xp.concatenate([pg.buffer(t, read_only=True)[0].reshape(-1) for t in inputs])
+    recv = pg.xp.empty(sum(t.numel() for t in outputs), send.dtype)
     counts = [t.numel() for t in outputs]
     offsets = np.cumsum([0, *counts])
 
     def finish():
         for t, start, stop in zip(outputs, offsets[:-1], offsets[1:]):
-            _assign(t, recv[start:stop])
+            pg.write(t, recv[start:stop])
 
     return _run(pg.alltoallv(send, [t.numel() for t in inputs], recv, counts, [finish]), async_op)
 
@@ -668,12 +653,13 @@ def batch_isend_irecv(p2p_op_list) -> list:
     (``torch.distributed.batch_isend_irecv``)."""
     if not p2p_op_list or not all(isinstance(p, P2POp) for p in p2p_op_list):
         raise ValueError("batch_isend_irecv(): expected a non-empty list of P2POp")
-    works = []
-    for p in p2p_op_list:
-        if p.op is isend:
-            works.append(isend(p.tensor, p.peer, p.group, p.tag, p.group_peer))
-        else:
-            works.append(irecv(p.tensor, p.peer, p.group, p.tag, p.group_peer))
+    works, pg = [], _group(p2p_op_list[0].group)
+    with pg.coalescing() if _member(pg) else contextlib.nullcontext():  # NCCL starts a batch's p2p together
+        for p in p2p_op_list:
+            if p.op is isend:
+                works.append(isend(p.tensor, p.peer, p.group, p.tag, p.group_peer))
+            else:
+                works.append(irecv(p.tensor, p.peer, p.group, p.tag, p.group_peer))
     return works
 
 
