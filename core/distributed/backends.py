@@ -221,6 +221,7 @@ class ProcessGroup:
     ranks: list
     timeout: float
     xp = np  # the array module of the buffers (NumPy; CuPy for nccl): outputs are allocated with it
+    object_device = "cpu"  # where the object collectives' pickled bytes travel (nccl: the current cuda device)
 
     @classmethod
     def world(cls, timeout: float, rendezvous=None):

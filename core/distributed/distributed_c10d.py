@@ -501,21 +501,31 @@ def _pickled(obj) -> np.ndarray:
     return np.frombuffer(pickle.dumps(obj), np.uint8)
 
 
-def _sizes(pg, size: int) -> list:
+def _object_device(pg, device):
+    """Where object collectives' byte tensors live: ``device`` when given, else the group's ``object_device``
+    (the host for mpi, the current cuda device for nccl, as PyTorch)."""
+    return device if device is not None else getattr(pg, "object_device", "cpu")
+
+
+def _sizes(pg, size: int, dev) -> list:
     """Every rank's ``size`` (an all_gather of one int64)."""
     import core
 
-    sizes = core.zeros(pg.size, dtype=core.int64)
-    all_gather_into_tensor(sizes, core.tensor([size], dtype=core.int64), pg)
+    sizes = core.zeros(pg.size, dtype=core.int64, device=dev)
+    all_gather_into_tensor(sizes, core.tensor([size], dtype=core.int64, device=dev), pg)
     return sizes.tolist()
 
 
-def _padded(data: np.ndarray, length: int):
+def _padded(data: np.ndarray, length: int, dev):
     import core
 
-    out = core.zeros(length, dtype=core.uint8)
-    out.numpy()[: len(data)] = data
-    return out
+    out = np.zeros(length, np.uint8)
+    out[: len(data)] = data
+    return core.from_numpy(out).to(dev)
+
+
+def _host(tensor) -> np.ndarray:
+    return tensor.cpu().numpy()
 
 
 def broadcast_object_list(object_list, src=None, group=None, device=None, group_src=None) -> None:
@@ -526,13 +536,13 @@ def broadcast_object_list(object_list, src=None, group=None, device=None, group_
     pg = _group(group)
     if not _member(pg):
         return
-    root = _root(pg, src, group_src, "broadcast_object_list", default=0)
+    root, dev = _root(pg, src, group_src, "broadcast_object_list", default=0), _object_device(pg, device)
     data = _pickled(list(object_list)) if pg.rank == root else np.empty(0, np.uint8)
-    length = core.tensor([len(data)], dtype=core.int64)
+    length = core.tensor([len(data)], dtype=core.int64, device=dev)
     broadcast(length, group=pg, group_src=root)
-    payload = _padded(data, int(length.item()))
+    payload = _padded(data, int(length.item()), dev)
     broadcast(payload, group=pg, group_src=root)
-    object_list[:] = pickle.loads(payload.numpy().tobytes())
+    object_list[:] = pickle.loads(_host(payload).tobytes())
 
 
 def all_gather_object(object_list, obj, group=None) -> None:
@@ -542,11 +552,11 @@ def all_gather_object(object_list, obj, group=None) -> None:
     pg = _group(group)
     if not _member(pg):
         return
-    data = _pickled(obj)
-    sizes = _sizes(pg, len(data))
-    gathered = core.zeros(pg.size * max(sizes), dtype=core.uint8)
-    all_gather_into_tensor(gathered, _padded(data, max(sizes)), pg)
-    rows = gathered.numpy().reshape(pg.size, max(sizes))
+    data, dev = _pickled(obj), _object_device(pg, None)
+    sizes = _sizes(pg, len(data), dev)
+    gathered = core.zeros(pg.size * max(sizes), dtype=core.uint8, device=dev)
+    all_gather_into_tensor(gathered, _padded(data, max(sizes), dev), pg)
+    rows = _host(gathered).reshape(pg.size, max(sizes))
     object_list[: pg.size] = [pickle.loads(row[:n].tobytes()) for row, n in zip(rows, sizes)]
 
 
@@ -559,14 +569,15 @@ def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=
     if not _member(pg):
         return
     root = _root(pg, dst, group_dst, "gather_object", default=0)
-    data = _pickled(obj)
-    sizes = _sizes(pg, len(data))
-    rows = [core.zeros(max(sizes), dtype=core.uint8) for _ in range(pg.size)] if pg.rank == root else None
-    gather(_padded(data, max(sizes)), rows, group=pg, group_dst=root)
+    data, dev = _pickled(obj), _object_device(pg, None)
+    sizes = _sizes(pg, len(data), dev)
+    rows = [core.zeros(max(sizes), dtype=core.uint8, device=dev) for _ in range(pg.size)] if pg.rank == root \
+        else None
+    gather(_padded(data, max(sizes), dev), rows, group=pg, group_dst=root)
     if pg.rank == root:
         if object_gather_list is None:
             raise ValueError("gather_object(): object_gather_list must be a list on the destination rank")
-        object_gather_list[: pg.size] = [pickle.loads(row.numpy()[:n].tobytes()) for row, n in zip(rows, sizes)]
+        object_gather_list[: pg.size] = [pickle.loads(_host(row)[:n].tobytes()) for row, n in zip(rows, sizes)]
 
 
 def scatter_object_list(scatter_object_output_list, scatter_object_input_list=None, src=None, group=None,
@@ -585,13 +596,15 @@ def scatter_object_list(scatter_object_output_list, scatter_object_input_list=No
     pieces = [_pickled(o) for o in scatter_object_input_list] if pg.rank == root else []
     if pg.rank == root and len(pieces) != pg.size:
         raise ValueError(f"scatter_object_list(): scatter_object_input_list must hold {pg.size} objects")
-    longest = core.tensor([max((len(p) for p in pieces), default=0)], dtype=core.int64)
+    dev = _object_device(pg, None)
+    longest = core.tensor([max((len(p) for p in pieces), default=0)], dtype=core.int64, device=dev)
     broadcast(longest, group=pg, group_src=root)
     n = int(longest.item())
-    size, row = core.zeros(1, dtype=core.int64), core.zeros(n, dtype=core.uint8)
-    scatter(size, [core.tensor([len(p)], dtype=core.int64) for p in pieces] or None, group=pg, group_src=root)
-    scatter(row, [_padded(p, n) for p in pieces] or None, group=pg, group_src=root)
-    scatter_object_output_list[0] = pickle.loads(row.numpy()[: int(size.item())].tobytes())
+    size, row = core.zeros(1, dtype=core.int64, device=dev), core.zeros(n, dtype=core.uint8, device=dev)
+    scatter(size, [core.tensor([len(p)], dtype=core.int64, device=dev) for p in pieces] or None, group=pg,
+            group_src=root)
+    scatter(row, [_padded(p, n, dev) for p in pieces] or None, group=pg, group_src=root)
+    scatter_object_output_list[0] = pickle.loads(_host(row)[: int(size.item())].tobytes())
 
 
 
@@ -667,9 +680,9 @@ def send_object_list(object_list, dst=None, group=None, device=None, group_dst=N
     """Send the picklable objects of ``object_list`` to rank ``dst`` (``torch.distributed.send_object_list``)."""
     import core
 
-    data = _pickled(list(object_list))
-    send(core.tensor([len(data)], dtype=core.int64), dst, group, group_dst=group_dst)
-    send(_padded(data, len(data)), dst, group, group_dst=group_dst)
+    data, dev = _pickled(list(object_list)), _object_device(_group(group), device)
+    send(core.tensor([len(data)], dtype=core.int64, device=dev), dst, group, group_dst=group_dst)
+    send(_padded(data, len(data), dev), dst, group, group_dst=group_dst)
 
 
 def recv_object_list(object_list, src=None, group=None, device=None, group_src=None) -> int:
@@ -677,11 +690,12 @@ def recv_object_list(object_list, src=None, group=None, device=None, group_src=N
     (``torch.distributed.recv_object_list``)."""
     import core
 
-    length = core.zeros(1, dtype=core.int64)
+    dev = _object_device(_group(group), device)
+    length = core.zeros(1, dtype=core.int64, device=dev)
     sender = recv(length, src, group, group_src=group_src)
-    payload = core.zeros(int(length.item()), dtype=core.uint8)
+    payload = core.zeros(int(length.item()), dtype=core.uint8, device=dev)
     recv(payload, sender, group)
-    received = pickle.loads(payload.numpy().tobytes())
+    received = pickle.loads(_host(payload).tobytes())
     object_list[: len(received)] = received
     return sender
 

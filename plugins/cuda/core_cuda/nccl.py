@@ -114,6 +114,11 @@ class ProcessGroupNCCL(ProcessGroup):
         peers = [tuple(p) for p in boot.allgather("nccl/peers", [socket.gethostname(), os.getpid()])]
         return cls(boot, timeout, list(range(boot.size)), peers)
 
+    @property
+    def object_device(self) -> str:
+        """The object collectives' tensors go through the current cuda device, as PyTorch's."""
+        return f"cuda:{self.xp.cuda.runtime.getDevice()}"
+
     # -- buffers -----------------------------------------------------------------------------------------
     def buffer(self, tensor, *, read_only: bool = False):
         """The tensor's own CuPy view where contiguous, else a contiguous copy and the callable writing it back;
