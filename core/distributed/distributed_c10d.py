@@ -75,8 +75,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
 
     The processes come from the launcher (``mpiexec`` or ``python -m core.distributed.run``): MPI gives each its
     rank and the world size (``nccl`` also takes them from ``store``/``tcp://``/``file://``, see
-    ``core.distributed.rendezvous``). ``init_method="env://"`` (the default) reads ``RANK``/``WORLD_SIZE`` where set, and
-    explicit ``rank``/``world_size`` must agree with MPI's. On a job of several ranks, an uncaught exception in
+    ``core.distributed.rendezvous``). ``init_method="env://"`` (the default) reads ``RANK``/``WORLD_SIZE`` where
+    set, and explicit ``rank``/``world_size`` must agree with MPI's. On a job of several ranks, an uncaught exception in
     any rank prints its traceback and aborts every rank (a ``sys.excepthook``), so none waits forever.
     """
     import os
