@@ -180,3 +180,27 @@ def test_nccl_is_initialized_from_a_store_on_one_gpu():
         assert dist.get_backend() == "nccl" and dist.get_world_size() == 1
     finally:
         dist.destroy_process_group()
+
+
+# -- the backend's own logic on the host: NCCL's semantics simulated (tests/nccl_host.py) ------------------------
+def _worker_module():
+    spec = importlib.util.spec_from_file_location("nccl_collectives", WORKERS / "nccl_collectives.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("size", [2, 3])
+def test_every_collective_on_host_simulated_nccl(size, monkeypatch):
+    """The GPU worker's checks, run by threads over ProcessGroupNCCL with NCCL's calls carried out on the host."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    try:
+        from nccl_host import HostNCCL
+    finally:
+        sys.path.pop(0)
+    store = dist.HashStore()
+    groups = _ranks(size, lambda rank: HostNCCL.world(30.0, Rendezvous(store=store, rank=rank, world_size=size)))
+    monkeypatch.setattr(dist.GroupMember, "WORLD", groups[0])  # the collectives below name their group
+    worker = _worker_module()
+    counts = _ranks(size, lambda rank: worker.check_collectives(groups[rank], "cpu"))
+    assert min(counts) > 300, counts  # rank 0 checks more (gather), rank 1 one more (a recv)

@@ -95,17 +95,23 @@ class ProcessGroupNCCL(ProcessGroup):
     """A group of processes communicating cuda tensors through NCCL (``torch.distributed``'s ``nccl``)."""
 
     name = "nccl"
+    device_type = "cuda"  # the tensors it communicates
 
     def __init__(self, boot, timeout: float, ranks: list, peers: list):
-        import cupy
-
-        self.xp, self._nccl = cupy, _nccl_module()
+        self.xp, self._nccl = self._modules()
         self.boot, self.timeout, self.ranks, self.peers = boot, timeout, ranks, peers
         self.rank, self.size = boot.rank, boot.size
         self._comms: dict = {}  # device index -> (NcclCommunicator, its Stream)
         self._batch: list | None = None  # launches deferred by coalescing()
         self._groups_made = 0
         self._where = f" on rank {ranks[self.rank]}"
+
+    @staticmethod
+    def _modules() -> tuple:
+        """``(array module, NCCL bindings)``: CuPy and ``cupy.cuda.nccl``."""
+        import cupy
+
+        return cupy, _nccl_module()
 
     @classmethod
     def world(cls, timeout: float, rendezvous=None):
@@ -137,10 +143,15 @@ class ProcessGroupNCCL(ProcessGroup):
         return staged, write_back
 
     def _view(self, tensor):
-        if tensor.device.type != "cuda":
+        if tensor.device.type != self.device_type:
             raise RuntimeError(f"No backend type associated with device type {tensor.device.type}")
         if tensor.dtype.name not in _TYPES:
             raise RuntimeError(f"Unsupported data type for NCCL process group: {tensor.dtype.name}")
+        return self._array(tensor)
+
+    @staticmethod
+    def _array(tensor):
+        """The CuPy view of a cuda tensor's memory (the runtime's; bfloat16 as uint16 bits)."""
         return tensor._storage.backend.array(tensor)
 
     def write(self, tensor, array) -> None:
@@ -322,7 +333,7 @@ class ProcessGroupNCCL(ProcessGroup):
         boot = self.boot.split(mine, f"group{self._groups_made}")
         if boot is None:
             return None
-        return ProcessGroupNCCL(boot, timeout, [self.ranks[i] for i in mine], [self.peers[i] for i in mine])
+        return type(self)(boot, timeout, [self.ranks[i] for i in mine], [self.peers[i] for i in mine])
 
     def diagnose(self) -> str:
         """Which ranks of this group are gone: those on this host whose process has exited."""
