@@ -33,6 +33,9 @@ def check_collectives(group, device, dtypes=tuple(NUMPY)) -> int:
 
     def check(got, want, what):
         nonlocal checks
+        if isinstance(got, core.Tensor) and got.dtype == core.bool:  # True must be the byte 1 (SUM is OR, not +)
+            raw = got.detach().cpu().numpy().view(np.uint8)
+            assert raw.max(initial=0) <= 1, f"rank {rank}: {what}: bool bytes {raw}"
         got = host(got) if isinstance(got, core.Tensor) else np.asarray(got, np.float64)
         want = np.asarray(want, np.float64)
         if got.shape != want.shape or not np.array_equal(got, want):
