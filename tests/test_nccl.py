@@ -183,24 +183,31 @@ def test_nccl_is_initialized_from_a_store_on_one_gpu():
 
 
 # -- the backend's own logic on the host: NCCL's semantics simulated (tests/nccl_host.py) ------------------------
-def _worker_module():
-    spec = importlib.util.spec_from_file_location("nccl_collectives", WORKERS / "nccl_collectives.py")
+def _module(path: Path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
+@pytest.fixture
+def host_groups(monkeypatch):
+    """``groups(size)``: one host-simulated ProcessGroupNCCL per thread-rank, met through a HashStore."""
+    host = _module(Path(__file__).resolve().parent / "nccl_host.py")
+
+    def groups(size):
+        store = dist.HashStore()
+        made = _ranks(size, lambda rank: host.HostNCCL.world(30.0, Rendezvous(store=store, rank=rank,
+                                                                               world_size=size)))
+        monkeypatch.setattr(dist.GroupMember, "WORLD", made[0])  # initialised; the calls below name their group
+        return made
+    return groups
+
+
 @pytest.mark.parametrize("size", [2, 3])
-def test_every_collective_on_host_simulated_nccl(size, monkeypatch):
+def test_every_collective_on_host_simulated_nccl(size, host_groups):
     """The GPU worker's checks, run by threads over ProcessGroupNCCL with NCCL's calls carried out on the host."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    try:
-        from nccl_host import HostNCCL
-    finally:
-        sys.path.pop(0)
-    store = dist.HashStore()
-    groups = _ranks(size, lambda rank: HostNCCL.world(30.0, Rendezvous(store=store, rank=rank, world_size=size)))
-    monkeypatch.setattr(dist.GroupMember, "WORLD", groups[0])  # the collectives below name their group
-    worker = _worker_module()
+    groups, worker = host_groups(size), _module(WORKERS / "nccl_collectives.py")
     counts = _ranks(size, lambda rank: worker.check_collectives(groups[rank], "cpu"))
     assert min(counts) > 300, counts  # rank 0 checks more (gather), rank 1 one more (a recv)
+
