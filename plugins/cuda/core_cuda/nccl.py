@@ -138,7 +138,8 @@ class ProcessGroupNCCL(ProcessGroup):
             return staged, None
 
         def write_back():
-            array[...] = staged
+            with array.device:
+                array[...] = staged
 
         return staged, write_back
 
