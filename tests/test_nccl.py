@@ -145,10 +145,19 @@ def _launch(ranks: int, worker: str) -> subprocess.CompletedProcess:
     return subprocess.run(command, capture_output=True, text=True, timeout=900, env=_env())
 
 
+def _mpiexec():
+    from core.distributed.run import find_mpiexec
+
+    try:
+        return find_mpiexec()
+    except RuntimeError:
+        return None
+
+
 def _needs(ranks: int, launcher: bool = True):
     if not AVAILABLE:
         pytest.skip(f"nccl is unavailable: {REASON}")
-    if launcher and importlib.util.find_spec("mpi4py") is None:
+    if launcher and (importlib.util.find_spec("mpi4py") is None or _mpiexec() is None):
         pytest.skip("core.distributed.run needs mpi4py and mpiexec (the core[mpi] extra)")
     if _gpus() < ranks:
         pytest.skip(f"NCCL needs one GPU per rank: {ranks} ranks, {_gpus()} GPU(s) here")
