@@ -8,17 +8,21 @@ is a :class:`ProcessGroup` subclass working on *buffers*: arrays it gets from te
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import importlib
 import os
+import socket
 import time
 from datetime import timedelta
+
+import numpy as np
 
 from ..dispatch.keys import tls
 from ..futures import Future
 
 __all__ = ["ReduceOp", "Work", "ProcessGroup", "DistError", "DistBackendError", "default_pg_timeout",
-           "process_group_backend"]
+           "process_group_backend", "peers_gone"]
 
 _SPIN_SECONDS = 0.005  # how long Work.wait polls without yielding the CPU
 _YIELD_SECONDS = 1.0  # how long it polls yielding the CPU between polls, before it sleeps between them
@@ -216,11 +220,44 @@ class ProcessGroup:
     size: int
     ranks: list
     timeout: float
+    xp = np  # the array module of the buffers (NumPy; CuPy for nccl): outputs are allocated with it
+    object_device = "cpu"  # where the object collectives' pickled bytes travel (nccl: the current cuda device)
+
+    @classmethod
+    def world(cls, timeout: float, rendezvous=None):
+        """The default group of every process of the job; ``rendezvous`` is init_process_group's
+        :class:`~core.distributed.rendezvous.Rendezvous` (backends with their own, as MPI, ignore it)."""
+        raise NotImplementedError
 
     def buffer(self, tensor, *, read_only: bool = False):
         """``(array, write_back)`` for ``tensor``: the array the library reads/writes, and a callable copying it
         back into the tensor (None when the array is the tensor's own memory, or ``read_only``)."""
         raise NotImplementedError
+
+    def average(self, array):
+        """ReduceOp.AVG's last step on a summed buffer, as a callable run when the operation completes: floats
+        divide by the group size, integers truncate (NCCL's average)."""
+        size = self.size
+
+        def finish():
+            if array.dtype.kind == "f":
+                array[...] /= size
+            else:
+                array[...] = (array / size).astype(array.dtype)
+        return finish
+
+    def write(self, tensor, array) -> None:
+        """Copy ``array`` (a buffer of this group's array module, e.g. one row of a gathered buffer) into
+        ``tensor``, outside autograd."""
+        import core
+
+        with core.no_grad():
+            tensor.copy_(core.from_numpy(np.ascontiguousarray(array)).reshape(tensor.shape))
+
+    def coalescing(self):
+        """A context in which the point-to-point operations started form one batch (``batch_isend_irecv``):
+        NCCL must start a batch's sends and receives together; MPI's need nothing."""
+        return contextlib.nullcontext()
 
     def new_group(self, ranks: list, timeout: float):
         """The subgroup of ``ranks`` (global ranks; every rank calls this): a ProcessGroup, or None here where
@@ -233,6 +270,22 @@ class ProcessGroup:
 
     def close(self) -> None:
         """Release the group's resources (``destroy_process_group``)."""
+
+
+def peers_gone(ranks: list, peers: list) -> str:
+    """Which of ``ranks`` are gone, from their ``(host, pid)`` ``peers``: those on this host whose process has
+    exited (a timeout's diagnosis)."""
+    here = socket.gethostname()
+    gone = []
+    for rank, (host, pid) in zip(ranks, peers):
+        if host == here:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                gone.append(f"rank {rank} (pid {pid}) has exited")
+            except PermissionError:
+                pass
+    return "; ".join(gone) or "no rank on this host has exited; a peer may be slow, hung or on another host"
 
 
 def process_group_backend(name: str):

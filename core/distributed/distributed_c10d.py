@@ -8,6 +8,7 @@ Ranks in arguments are global ranks (``src``/``dst``) or group ranks (``group_sr
 
 from __future__ import annotations
 
+import contextlib
 import pickle
 import sys
 from datetime import timedelta
@@ -16,6 +17,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from .backends import ProcessGroup, ReduceOp, Work, default_pg_timeout, process_group_backend
+from .rendezvous import Rendezvous
 
 __all__ = ["is_available", "is_initialized", "is_mpi_available", "is_backend_available", "init_process_group",
            "destroy_process_group", "new_group", "get_rank", "get_world_size", "get_backend", "group",
@@ -72,8 +74,9 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     """Start the default process group (``torch.distributed.init_process_group``).
 
     The processes come from the launcher (``mpiexec`` or ``python -m core.distributed.run``): MPI gives each its
-    rank and the world size. ``init_method="env://"`` (the default) reads ``RANK``/``WORLD_SIZE`` where set, and
-    explicit ``rank``/``world_size`` must agree with MPI's. On a job of several ranks, an uncaught exception in
+    rank and the world size (``nccl`` also takes them from ``store``/``tcp://``/``file://``, see
+    ``core.distributed.rendezvous``). ``init_method="env://"`` (the default) reads ``RANK``/``WORLD_SIZE`` where
+    set, and explicit ``rank``/``world_size`` must agree with MPI's. On a job of several ranks, an uncaught exception in
     any rank prints its traceback and aborts every rank (a ``sys.excepthook``), so none waits forever.
     """
     import os
@@ -87,7 +90,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         raise ValueError(f"init_process_group(): unsupported init_method {init_method!r} "
                          "(expected 'env://', 'tcp://HOST:PORT' or 'file://PATH')")
     seconds = (timeout or default_pg_timeout).total_seconds()
-    world = process_group_backend(name).world(seconds)
+    world = process_group_backend(name).world(seconds, Rendezvous(init_method, rank, world_size, store))
     env = {"rank": os.environ.get("RANK"), "world_size": os.environ.get("WORLD_SIZE")}
     for what, given, actual in (("world_size", world_size, world.size), ("rank", rank, world.rank)):
         if given not in (-1, None) and int(given) != actual or init_method in (None, "env://") and \
@@ -229,24 +232,6 @@ def _same_shape(tensors: list, like: Tensor, op: str) -> None:
                              f"got {tuple(t.shape)} and {t.dtype.name}")
 
 
-def _assign(tensor: Tensor, array) -> None:
-    """Copy host ``array`` into ``tensor`` (any device, any dtype), outside autograd."""
-    import core
-
-    with core.no_grad():
-        tensor.copy_(core.from_numpy(np.ascontiguousarray(array)).reshape(tensor.shape))
-
-
-def _average(array, size: int):
-    """ReduceOp.AVG's last step on a summed buffer: floats divide, integers truncate (NCCL's average)."""
-    def finish():
-        if array.dtype.kind == "f":
-            array[...] /= size
-        else:
-            array[...] = (array / size).astype(array.dtype)
-    return finish
-
-
 def _run(work: Work, async_op: bool, outputs=None):
     """The Work for ``async_op`` (``outputs``, the tensors written, become its result), else wait for it."""
     if not async_op:
@@ -293,7 +278,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         return None
     array, write_back = pg.buffer(tensor)
     if op is ReduceOp.AVG:
-        finish = (_average(array, pg.size), write_back)
+        finish = (pg.average(array), write_back)
     else:
         finish = (write_back,) if write_back is not None else ()
     return _run(pg.allreduce(array, op, finish), async_op, [tensor])
@@ -317,7 +302,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
         return None
     root = _root(pg, dst, group_dst, "reduce")
     array, write_back = pg.buffer(tensor, read_only=pg.rank != root)
-    average = _average(array, pg.size) if op is ReduceOp.AVG and pg.rank == root else None
+    average = pg.average(array) if op is ReduceOp.AVG and pg.rank == root else None
     return _run(pg.reduce(array, op, root, [average, write_back]), async_op)
 
 
@@ -329,8 +314,8 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     outputs = _tensors(tensor_list, "tensor_list", "all_gather", pg.size)
     _same_shape(outputs, tensor, "all_gather")
     send, _ = pg.buffer(tensor, read_only=True)
-    recv = np.empty((pg.size, *send.shape), send.dtype)
-    return _run(pg.allgather(send, recv, [lambda: [_assign(t, a) for t, a in zip(outputs, recv)]]), async_op)
+    recv = pg.xp.empty((pg.size, *send.shape), send.dtype)
+    return _run(pg.allgather(send, recv, [lambda: [pg.write(t, a) for t, a in zip(outputs, recv)]]), async_op)
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -359,9 +344,9 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
         return None
     inputs = _tensors(input_list, "input_list", "reduce_scatter", pg.size)
     _same_shape(inputs, output, "reduce_scatter")
-    send = np.stack([pg.buffer(t, read_only=True)[0] for t in inputs])
+    send = pg.xp.stack([pg.buffer(t, read_only=True)[0] for t in inputs])
     recv, write_back = pg.buffer(output)
-    average = _average(recv, pg.size) if op is ReduceOp.AVG else None
+    average = pg.average(recv) if op is ReduceOp.AVG else None
     return _run(pg.reduce_scatter(send, recv, op, [average, write_back]), async_op)
 
 
@@ -378,7 +363,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
                          f"{tensor.dtype.name}")
     send, _ = pg.buffer(tensor, read_only=True)
     recv, write_back = pg.buffer(output)
-    average = _average(recv, pg.size) if op is ReduceOp.AVG else None
+    average = pg.average(recv) if op is ReduceOp.AVG else None
     return _run(pg.reduce_scatter(send, recv, op, [average, write_back]), async_op)
 
 
@@ -393,8 +378,8 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     if pg.rank == root:
         outputs = _tensors(gather_list, "gather_list", "gather", pg.size)
         _same_shape(outputs, tensor, "gather")
-        recv = np.empty((pg.size, *send.shape), send.dtype)
-        finish = [lambda: [_assign(t, a) for t, a in zip(outputs, recv)]]
+        recv = pg.xp.empty((pg.size, *send.shape), send.dtype)
+        finish = [lambda: [pg.write(t, a) for t, a in zip(outputs, recv)]]
     elif gather_list:
         raise ValueError("gather(): Argument ``gather_list`` must NOT be specified on non-destination ranks.")
     return _run(pg.gather(send, recv, root, finish), async_op)
@@ -410,7 +395,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     if pg.rank == root:
         inputs = _tensors(scatter_list, "scatter_list", "scatter", pg.size)
         _same_shape(inputs, tensor, "scatter")
-        send = np.stack([pg.buffer(t, read_only=True)[0] for t in inputs])
+        send = pg.xp.stack([pg.buffer(t, read_only=True)[0] for t in inputs])
     elif scatter_list:
         raise ValueError("scatter(): Argument ``scatter_list`` must NOT be specified on non-source ranks.")
     recv, write_back = pg.buffer(tensor)
@@ -426,14 +411,14 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     outputs = _tensors(output_tensor_list, "output_tensor_list", "all_to_all", pg.size)
     inputs = _tensors(input_tensor_list, "input_tensor_list", "all_to_all", pg.size)
     _same_dtype(outputs + inputs, "all_to_all")
-    send = np.concatenate([pg.buffer(t, read_only=True)[0].reshape(-1) for t in inputs])
-    recv = np.empty(sum(t.numel() for t in outputs), send.dtype)
+    send = pg.xp.concatenate([pg.buffer(t, read_only=True)[0].reshape(-1) for t in inputs])
+    recv = pg.xp.empty(sum(t.numel() for t in outputs), send.dtype)
     counts = [t.numel() for t in outputs]
     offsets = np.cumsum([0, *counts])
 
     def finish():
         for t, start, stop in zip(outputs, offsets[:-1], offsets[1:]):
-            _assign(t, recv[start:stop])
+            pg.write(t, recv[start:stop])
 
     return _run(pg.alltoallv(send, [t.numel() for t in inputs], recv, counts, [finish]), async_op)
 
@@ -516,21 +501,31 @@ def _pickled(obj) -> np.ndarray:
     return np.frombuffer(pickle.dumps(obj), np.uint8)
 
 
-def _sizes(pg, size: int) -> list:
+def _object_device(pg, device):
+    """Where object collectives' byte tensors live: ``device`` when given, else the group's ``object_device``
+    (the host for mpi, the current cuda device for nccl, as PyTorch)."""
+    return device if device is not None else getattr(pg, "object_device", "cpu")
+
+
+def _sizes(pg, size: int, dev) -> list:
     """Every rank's ``size`` (an all_gather of one int64)."""
     import core
 
-    sizes = core.zeros(pg.size, dtype=core.int64)
-    all_gather_into_tensor(sizes, core.tensor([size], dtype=core.int64), pg)
+    sizes = core.zeros(pg.size, dtype=core.int64, device=dev)
+    all_gather_into_tensor(sizes, core.tensor([size], dtype=core.int64, device=dev), pg)
     return sizes.tolist()
 
 
-def _padded(data: np.ndarray, length: int):
+def _padded(data: np.ndarray, length: int, dev):
     import core
 
-    out = core.zeros(length, dtype=core.uint8)
-    out.numpy()[: len(data)] = data
-    return out
+    out = np.zeros(length, np.uint8)
+    out[: len(data)] = data
+    return core.from_numpy(out).to(dev)
+
+
+def _host(tensor) -> np.ndarray:
+    return tensor.cpu().numpy()
 
 
 def broadcast_object_list(object_list, src=None, group=None, device=None, group_src=None) -> None:
@@ -541,13 +536,13 @@ def broadcast_object_list(object_list, src=None, group=None, device=None, group_
     pg = _group(group)
     if not _member(pg):
         return
-    root = _root(pg, src, group_src, "broadcast_object_list", default=0)
+    root, dev = _root(pg, src, group_src, "broadcast_object_list", default=0), _object_device(pg, device)
     data = _pickled(list(object_list)) if pg.rank == root else np.empty(0, np.uint8)
-    length = core.tensor([len(data)], dtype=core.int64)
+    length = core.tensor([len(data)], dtype=core.int64, device=dev)
     broadcast(length, group=pg, group_src=root)
-    payload = _padded(data, int(length.item()))
+    payload = _padded(data, int(length.item()), dev)
     broadcast(payload, group=pg, group_src=root)
-    object_list[:] = pickle.loads(payload.numpy().tobytes())
+    object_list[:] = pickle.loads(_host(payload).tobytes())
 
 
 def all_gather_object(object_list, obj, group=None) -> None:
@@ -557,11 +552,11 @@ def all_gather_object(object_list, obj, group=None) -> None:
     pg = _group(group)
     if not _member(pg):
         return
-    data = _pickled(obj)
-    sizes = _sizes(pg, len(data))
-    gathered = core.zeros(pg.size * max(sizes), dtype=core.uint8)
-    all_gather_into_tensor(gathered, _padded(data, max(sizes)), pg)
-    rows = gathered.numpy().reshape(pg.size, max(sizes))
+    data, dev = _pickled(obj), _object_device(pg, None)
+    sizes = _sizes(pg, len(data), dev)
+    gathered = core.zeros(pg.size * max(sizes), dtype=core.uint8, device=dev)
+    all_gather_into_tensor(gathered, _padded(data, max(sizes), dev), pg)
+    rows = _host(gathered).reshape(pg.size, max(sizes))
     object_list[: pg.size] = [pickle.loads(row[:n].tobytes()) for row, n in zip(rows, sizes)]
 
 
@@ -574,14 +569,15 @@ def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=
     if not _member(pg):
         return
     root = _root(pg, dst, group_dst, "gather_object", default=0)
-    data = _pickled(obj)
-    sizes = _sizes(pg, len(data))
-    rows = [core.zeros(max(sizes), dtype=core.uint8) for _ in range(pg.size)] if pg.rank == root else None
-    gather(_padded(data, max(sizes)), rows, group=pg, group_dst=root)
+    data, dev = _pickled(obj), _object_device(pg, None)
+    sizes = _sizes(pg, len(data), dev)
+    rows = [core.zeros(max(sizes), dtype=core.uint8, device=dev) for _ in range(pg.size)] if pg.rank == root \
+        else None
+    gather(_padded(data, max(sizes), dev), rows, group=pg, group_dst=root)
     if pg.rank == root:
         if object_gather_list is None:
             raise ValueError("gather_object(): object_gather_list must be a list on the destination rank")
-        object_gather_list[: pg.size] = [pickle.loads(row.numpy()[:n].tobytes()) for row, n in zip(rows, sizes)]
+        object_gather_list[: pg.size] = [pickle.loads(_host(row)[:n].tobytes()) for row, n in zip(rows, sizes)]
 
 
 def scatter_object_list(scatter_object_output_list, scatter_object_input_list=None, src=None, group=None,
@@ -600,13 +596,15 @@ def scatter_object_list(scatter_object_output_list, scatter_object_input_list=No
     pieces = [_pickled(o) for o in scatter_object_input_list] if pg.rank == root else []
     if pg.rank == root and len(pieces) != pg.size:
         raise ValueError(f"scatter_object_list(): scatter_object_input_list must hold {pg.size} objects")
-    longest = core.tensor([max((len(p) for p in pieces), default=0)], dtype=core.int64)
+    dev = _object_device(pg, None)
+    longest = core.tensor([max((len(p) for p in pieces), default=0)], dtype=core.int64, device=dev)
     broadcast(longest, group=pg, group_src=root)
     n = int(longest.item())
-    size, row = core.zeros(1, dtype=core.int64), core.zeros(n, dtype=core.uint8)
-    scatter(size, [core.tensor([len(p)], dtype=core.int64) for p in pieces] or None, group=pg, group_src=root)
-    scatter(row, [_padded(p, n) for p in pieces] or None, group=pg, group_src=root)
-    scatter_object_output_list[0] = pickle.loads(row.numpy()[: int(size.item())].tobytes())
+    size, row = core.zeros(1, dtype=core.int64, device=dev), core.zeros(n, dtype=core.uint8, device=dev)
+    scatter(size, [core.tensor([len(p)], dtype=core.int64, device=dev) for p in pieces] or None, group=pg,
+            group_src=root)
+    scatter(row, [_padded(p, n, dev) for p in pieces] or None, group=pg, group_src=root)
+    scatter_object_output_list[0] = pickle.loads(_host(row)[: int(size.item())].tobytes())
 
 
 
@@ -668,12 +666,13 @@ def batch_isend_irecv(p2p_op_list) -> list:
     (``torch.distributed.batch_isend_irecv``)."""
     if not p2p_op_list or not all(isinstance(p, P2POp) for p in p2p_op_list):
         raise ValueError("batch_isend_irecv(): expected a non-empty list of P2POp")
-    works = []
-    for p in p2p_op_list:
-        if p.op is isend:
-            works.append(isend(p.tensor, p.peer, p.group, p.tag, p.group_peer))
-        else:
-            works.append(irecv(p.tensor, p.peer, p.group, p.tag, p.group_peer))
+    works, pg = [], _group(p2p_op_list[0].group)
+    with pg.coalescing() if _member(pg) else contextlib.nullcontext():  # NCCL starts a batch's p2p together
+        for p in p2p_op_list:
+            if p.op is isend:
+                works.append(isend(p.tensor, p.peer, p.group, p.tag, p.group_peer))
+            else:
+                works.append(irecv(p.tensor, p.peer, p.group, p.tag, p.group_peer))
     return works
 
 
@@ -681,9 +680,9 @@ def send_object_list(object_list, dst=None, group=None, device=None, group_dst=N
     """Send the picklable objects of ``object_list`` to rank ``dst`` (``torch.distributed.send_object_list``)."""
     import core
 
-    data = _pickled(list(object_list))
-    send(core.tensor([len(data)], dtype=core.int64), dst, group, group_dst=group_dst)
-    send(_padded(data, len(data)), dst, group, group_dst=group_dst)
+    data, dev = _pickled(list(object_list)), _object_device(_group(group), device)
+    send(core.tensor([len(data)], dtype=core.int64, device=dev), dst, group, group_dst=group_dst)
+    send(_padded(data, len(data), dev), dst, group, group_dst=group_dst)
 
 
 def recv_object_list(object_list, src=None, group=None, device=None, group_src=None) -> int:
@@ -691,11 +690,12 @@ def recv_object_list(object_list, src=None, group=None, device=None, group_src=N
     (``torch.distributed.recv_object_list``)."""
     import core
 
-    length = core.zeros(1, dtype=core.int64)
+    dev = _object_device(_group(group), device)
+    length = core.zeros(1, dtype=core.int64, device=dev)
     sender = recv(length, src, group, group_src=group_src)
-    payload = core.zeros(int(length.item()), dtype=core.uint8)
+    payload = core.zeros(int(length.item()), dtype=core.uint8, device=dev)
     recv(payload, sender, group)
-    received = pickle.loads(payload.numpy().tobytes())
+    received = pickle.loads(_host(payload).tobytes())
     object_list[: len(received)] = received
     return sender
 

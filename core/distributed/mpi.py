@@ -16,7 +16,7 @@ import socket
 import numpy as np
 
 from ..plugins.hookspecs import hookimpl
-from .backends import ProcessGroup, ReduceOp, Work
+from .backends import ProcessGroup, ReduceOp, Work, peers_gone
 
 __all__ = ["ProcessGroupMPI"]
 
@@ -70,8 +70,8 @@ class ProcessGroupMPI(ProcessGroup):
         self._ops, self._in_place, self._where = _LOADED["ops"], MPI.IN_PLACE, f" on rank {self.ranks[self.rank]}"
 
     @classmethod
-    def world(cls, timeout: float):
-        """The default group: every process mpiexec started."""
+    def world(cls, timeout: float, rendezvous=None):
+        """The default group: every process mpiexec started (MPI does its own rendezvous)."""
         return cls(None, timeout)
 
     # -- buffers ------------------------------------------------------------------------------------------
@@ -161,17 +161,7 @@ class ProcessGroupMPI(ProcessGroup):
 
     def diagnose(self) -> str:
         """Which ranks of this group are gone: those on this host whose process has exited."""
-        here = socket.gethostname()
-        gone = []
-        for rank, (host, pid) in zip(self.ranks, self.peers):
-            if host == here:
-                try:
-                    os.kill(pid, 0)
-                except ProcessLookupError:
-                    gone.append(f"rank {rank} (pid {pid}) has exited")
-                except PermissionError:
-                    pass
-        return "; ".join(gone) or "no rank on this host has exited; a peer may be slow, hung or on another host"
+        return peers_gone(self.ranks, self.peers)
 
     def abort(self) -> None:
         self.comm.Abort(1)

@@ -154,7 +154,8 @@ class DistributedDataParallel(Module):
         used = None
         if self.find_unused_parameters:  # a parameter no rank used keeps its gradient (None), as in PyTorch
             params = [p for bucket in self._buckets for p in bucket]
-            used = core.tensor([int(any(id(p) in r for r in state.ready)) for p in params], dtype=core.int64)
+            used = core.tensor([int(any(id(p) in r for r in state.ready)) for p in params], dtype=core.int64,
+                               device=params[0].device)  # the parameters' device: nccl communicates cuda only
             dist.all_reduce(used, group=self.process_group)
             used = dict(zip(map(id, params), used.tolist()))
         with core.no_grad():
