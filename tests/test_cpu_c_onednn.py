@@ -216,3 +216,34 @@ def test_onednn_primitives_follow_the_thread_count(dnnl):
                 assert_close(r, core.tensor(e, dtype=core.float32), **_TOL)
     finally:
         core_cpu_c.set_num_threads(before)
+
+
+def _has_avx512_bf16() -> bool:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return "avx512_bf16" in f.read()
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("case", [0, 1, 2, 3, 7, 8])
+def test_bfloat16_convolution_accumulates_in_float32(dnnl, case):
+    """bfloat16 convolution (autocast's conv2d): oneDNN's bf16 primitives where the CPU has an optimised kernel (always
+    with AVX-512 BF16), else the decomposition; against NumPy's float64 result over the same bfloat16 values, within
+    the rounding of the result (and of the float32 accumulation) to bfloat16."""
+    import ml_dtypes
+
+    (x, w, b, g), geometry = _case(case)
+    x, w, b, g = (a.astype(ml_dtypes.bfloat16) for a in (x, w, b, g))
+    out, grad_x, grad_w, grad_b = _reference(*(a.astype(np.float64) for a in (x, w, b, g)), *geometry)
+    cx, cw, cb, cg = (core.from_numpy(a) for a in (x, w, b, g))
+    before = _calls()
+    results = [get_operator("convolution")(cx, cw, cb, *geometry)]
+    results += get_operator("convolution_backward")(cg, cx, cw, *geometry, (True, True, True))
+    for r, e in zip(results, (out, grad_x, grad_w, grad_b)):
+        assert r.dtype == core.bfloat16 and r.shape == e.shape
+        scale = np.abs(e).max()
+        np.testing.assert_allclose(r.float().numpy(), e, rtol=2**-7, atol=scale * 2**-12)
+    if _has_avx512_bf16():
+        after = _calls()
+        assert [after[k] - before[k] for k in ("forward", "backward_data", "backward_weights")] == [1, 1, 1]

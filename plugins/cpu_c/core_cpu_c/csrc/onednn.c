@@ -1,4 +1,6 @@
-/* Convolution forward and backward (data, weights + bias) through oneDNN's C API (dnnl.h), float32.
+/* Convolution forward and backward (data, weights + bias) through oneDNN's C API (dnnl.h), float32, and bfloat16 /
+   float16 where the CPU has an optimised implementation (AVX-512 BF16, AMX, AVX-512 FP16): PyTorch's CPU autocast
+   runs its half convolutions on the same primitives.
 
    The caller's buffers are dense in PyTorch's layouts. Each problem (kind + ccc_dnnl_conv + the thread count) gets
    a cache entry made once: the primitive, created over format_tag_any so oneDNN picks its fastest (blocked) layouts,
@@ -12,6 +14,8 @@
 #include <string.h>
 
 #include "onednn.h"
+
+static const dnnl_data_type_t DATA_TYPES[3] = {dnnl_f32, dnnl_bf16, dnnl_f16}; /* by ccc_dnnl_conv.dtype */
 
 int omp_get_max_threads(void); /* libgomp's (oneDNN's GNU OpenMP build and cpu_c share it) */
 
@@ -65,16 +69,17 @@ static void clear(void) {
     cache_len = 0;
 }
 
-/* A memory descriptor of dense row-major float32 (the caller's layout), or format_tag_any (oneDNN's choice). */
-static dnnl_status_t make_md(dnnl_memory_desc_t* md, int ndims, const dnnl_dims_t dims, int any) {
-    if (any) return dnnl_memory_desc_create_with_tag(md, ndims, dims, dnnl_f32, dnnl_format_tag_any);
+/* A memory descriptor of dense row-major `type` (the caller's layout), or format_tag_any (oneDNN's choice). */
+static dnnl_status_t make_md(dnnl_memory_desc_t* md, int ndims, const dnnl_dims_t dims, int any,
+                             dnnl_data_type_t type) {
+    if (any) return dnnl_memory_desc_create_with_tag(md, ndims, dims, type, dnnl_format_tag_any);
     dnnl_dims_t strides;
     dnnl_dim_t s = 1;
     for (int i = ndims - 1; i >= 0; --i) {
         strides[i] = s;
         s *= dims[i];
     }
-    return dnnl_memory_desc_create_with_strides(md, ndims, dims, dnnl_f32, strides);
+    return dnnl_memory_desc_create_with_strides(md, ndims, dims, type, strides);
 }
 
 /* The descriptors of src, weights, bias, dst (layout any, or the caller's); bias is NULL without one. */
@@ -90,10 +95,11 @@ static dnnl_status_t make_mds(const ccc_dnnl_conv* p, int any, dnnl_memory_desc_
         dst[2 + i] = p->out[i];
         w[wd + i] = p->kernel[i];
     }
-    CHECK(make_md(&md[0], nd + 2, src, any));
-    CHECK(make_md(&md[1], wd + nd, w, any));
-    if (p->has_bias) CHECK(make_md(&md[2], 1, bias, any));
-    return make_md(&md[3], nd + 2, dst, any);
+    dnnl_data_type_t type = DATA_TYPES[p->dtype];
+    CHECK(make_md(&md[0], nd + 2, src, any, type));
+    CHECK(make_md(&md[1], wd + nd, w, any, type));
+    if (p->has_bias) CHECK(make_md(&md[2], 1, bias, any, type));
+    return make_md(&md[3], nd + 2, dst, any, type);
 }
 
 static void free_mds(dnnl_memory_desc_t md[4]) {
@@ -157,6 +163,11 @@ static dnnl_status_t build_pds(entry_t* e, dnnl_memory_desc_t user[4], dnnl_memo
     else {
         *pd = *hint;
         *hint = NULL;
+    }
+    if (p->dtype != 0) { /* a half problem on oneDNN's reference kernels would be far slower than cpu_c's paths */
+        const char* impl = NULL;
+        CHECK(dnnl_primitive_desc_query(*pd, dnnl_query_impl_info_str, 0, &impl));
+        if (!impl || strstr(impl, "ref")) return dnnl_unimplemented;
     }
     CHECK(dnnl_primitive_create(&e->prim, *pd));
     if (e->kind == FWD) {
@@ -240,7 +251,7 @@ static dnnl_status_t execute(const entry_t* e, void* const* buffers) {
 }
 
 static int run(int kind, const ccc_dnnl_conv* p, void* const* buffers) {
-    if (p->nd < 1 || p->nd > 3) return dnnl_invalid_arguments;
+    if (p->nd < 1 || p->nd > 3 || p->dtype < 0 || p->dtype > 2) return dnnl_invalid_arguments;
     pthread_mutex_lock(&lock);
     dnnl_status_t status = dnnl_success;
     entry_t* e = find(kind, p, &status);

@@ -1,10 +1,11 @@
 /* oneDNN convolution (declarations cffi reads: plain C, no macros; onednn.c includes dnnl.h). A problem is one
-   ccc_dnnl_conv: 1, 2 or 3 spatial dims, dense (contiguous) float32 buffers in PyTorch's layouts (N, C, *spatial),
-   (O, C / groups, *kernel), (O,). Each call returns 0, or a nonzero dnnl_status_t when oneDNN cannot run the problem
+   ccc_dnnl_conv: 1, 2 or 3 spatial dims, dense (contiguous) buffers of one dtype (dtype: 0 float32, 1 bfloat16,
+   2 float16) in PyTorch's layouts (N, C, *spatial), (O, C / groups, *kernel), (O,). Half problems run only where
+   oneDNN has an optimised (not its reference) implementation for the CPU; they accumulate in float32 and round once. Each call returns 0, or a nonzero dnnl_status_t when oneDNN cannot run the problem
    (the caller then runs its other kernels). Primitives are cached on the whole struct, so a repeated call reuses
    them and only reorders data. */
 typedef struct {
-    long long nd, batch, channels, out_channels, groups, has_bias;
+    long long nd, batch, channels, out_channels, groups, has_bias, dtype;
     long long in[3], kernel[3], out[3], stride[3], pad[3], dilation[3];
 } ccc_dnnl_conv;
 
