@@ -180,7 +180,13 @@ def test_amax_keeps_nan(c_rows, dtype):
 
 @pytest.mark.parametrize("dtype", HALF)
 @pytest.mark.parametrize("case", ["plain", "transposed", "batched", "linear"])
-def test_matmul_accumulates_in_float32_and_rounds_once(force_c, dtype, case):
+@pytest.mark.parametrize("path", ["default", "sgemm"])
+def test_matmul_accumulates_in_float32_and_rounds_once(force_c, dtype, case, path, monkeypatch):
+    """Both product paths (oneDNN's half matmul where it serves, and the widened sgemm with oneDNN switched off)."""
+    if path == "sgemm":
+        from core_cpu_c.kernels import linalg
+
+        monkeypatch.setattr(linalg, "onednn", lambda: None)
     rng = np.random.default_rng(9)
     half = getattr(core, dtype)
     a = core.from_numpy(rng.standard_normal((3, 70, 90)).astype(NP[dtype]))

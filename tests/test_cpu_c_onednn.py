@@ -247,3 +247,34 @@ def test_bfloat16_convolution_accumulates_in_float32(dnnl, case):
     if _has_avx512_bf16():
         after = _calls()
         assert [after[k] - before[k] for k in ("forward", "backward_data", "backward_weights")] == [1, 1, 1]
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("case", ["plain", "a transposed", "b transposed", "batched", "expanded", "sliced"])
+def test_half_matmul_accumulates_in_float32(dnnl, dtype, case):
+    """float16/bfloat16 products (autocast's linear, matmul): oneDNN's matmul where it has an optimised kernel (bfloat16
+    with AVX-512 BF16), else float32 sgemm; against float64 over the same values, within the result's rounding."""
+    import ml_dtypes
+
+    from core_cpu_c.kernels.linalg import ONEDNN_GEMMS
+
+    np_dtype = {"bfloat16": ml_dtypes.bfloat16, "float16": np.float16}[dtype]
+    rng = np.random.default_rng(11)
+    a_np, b_np = (rng.standard_normal(s).astype(np_dtype) for s in ((3, 40, 70), (3, 70, 30)))
+    a, b = core.from_numpy(a_np), core.from_numpy(b_np)
+    x, y, ex, ey = {
+        "plain": (a[0], b[0], a_np[0], b_np[0]),
+        "a transposed": (a[0].t().contiguous().t(), b[1], a_np[0], b_np[1]),
+        "b transposed": (a[1], b[0].t().contiguous().t(), a_np[1], b_np[0]),
+        "batched": (a, b, a_np, b_np),
+        "expanded": (a[2].expand(3, 40, 70), b, np.broadcast_to(a_np[2], (3, 40, 70)), b_np),
+        "sliced": (a[:, 5:30, 10:60], b[:, 10:60, ::2], a_np[:, 5:30, 10:60], b_np[:, 10:60, ::2]),
+    }[case]
+    before = ONEDNN_GEMMS["calls"]
+    out = core.matmul(x, y)
+    exact = np.matmul(ex.astype(np.float64), ey.astype(np.float64))
+    assert out.dtype == getattr(core, dtype) and out.shape == exact.shape
+    np.testing.assert_allclose(out.float().numpy(), exact, rtol=2**-7, atol=np.abs(exact).max() * 2**-12)
+    if dtype == "bfloat16" and _has_avx512_bf16():
+        # a column-strided operand (b[:, :, ::2]) is no BLAS layout: copied first, then served all the same
+        assert ONEDNN_GEMMS["calls"] - before == 1

@@ -14,6 +14,15 @@ int ccc_dnnl_conv_backward_data(const ccc_dnnl_conv* p, const void* grad_out, co
 /* grad_b may be NULL when p->has_bias is 0 */
 int ccc_dnnl_conv_backward_weights(const ccc_dnnl_conv* p, const void* grad_out, const void* x, void* grad_w,
                                    void* grad_b);
+/* C[i] = A[i] @ B[i] (i < batch) for float16/bfloat16 (dtype 2 or 1) operands at element offsets a_offs[i],
+   b_offs[i] (BLAS's layout: ta/tb = stored transposed, lda/ldb the leading dims), C dense (n x m per batch): oneDNN's
+   matmul, accumulating in float32 and rounding once; nonzero (nothing written) where oneDNN has only its reference
+   kernel for it. */
+typedef struct {
+    long long n, m, k, ta, lda, tb, ldb, dtype;
+} ccc_dnnl_gemm;
+int ccc_dnnl_gemm_half(const ccc_dnnl_gemm* p, long long batch, const void* a, const long long* a_offs,
+                       const void* b, const long long* b_offs, void* c);
 int ccc_dnnl_cache_size(void);
 void ccc_dnnl_cache_clear(void);
 int ccc_dnnl_version(void);

@@ -1,7 +1,9 @@
 """Products (core.ops.linalg): ``batched_matmul`` (so matmul, mm, bmm, addmm, linear) through OpenBLAS
 ``sgemm``/``dgemm``, the batch loop in C, transposed or sliced operands passed as BLAS flags and leading dims.
-float16/bfloat16 operands are widened to float32 in C, multiplied by ``sgemm`` and the product rounded once
-(csrc/blas.c): PyTorch's float32 accumulation."""
+float16/bfloat16 operands go to oneDNN's matmul first where it has an optimised kernel for the CPU (csrc/onednn.c;
+on an AVX-512 BF16 CPU, bfloat16: its dot-product instructions, as PyTorch's CPU autocast), else they are widened to
+float32 in C, multiplied by ``sgemm`` and the product rounded once (csrc/blas.c). Both accumulate in float32 and
+round once (PyTorch's CPU opmath); only the order of the additions differs."""
 
 from __future__ import annotations
 
@@ -14,9 +16,18 @@ from ..layout import check_bounds
 from ..renderer import DTYPES, HALF
 from ..runtime import array, new_tensor
 
-__all__ = ["kernels", "min_numel"]
+__all__ = ["kernels", "min_numel", "ONEDNN_GEMMS"]
 
 _INT_MAX = 2**31 - 1
+_DNNL_DTYPES = {"bfloat16": 1, "float16": 2}  # ccc_dnnl_gemm.dtype
+ONEDNN_GEMMS = {"calls": 0}  # half products oneDNN ran (tests read them)
+
+
+def onednn():
+    """(ffi, lib) of cpu_c's oneDNN module, or None (tests patch it to force the sgemm path)."""
+    from ..lib import load_onednn
+
+    return load_onednn()
 
 
 def min_numel(ctx) -> int:
@@ -80,6 +91,13 @@ def _matmul(ctx, base):
         b_buf, b_offs, tb, ldb = matrix(b, k, m)
         fb = ctx.from_buffer
         batch = len(a_offs)
+        if d.name in _DNNL_DTYPES and (dnnl := onednn()) is not None:
+            problem = dnnl[0].new("ccc_dnnl_gemm*", {"n": n, "m": m, "k": k, "ta": ta, "lda": lda, "tb": tb,
+                                                     "ldb": ldb, "dtype": _DNNL_DTYPES[d.name]})
+            if not dnnl[1].ccc_dnnl_gemm_half(problem, batch, fb(a_buf), fb("long long[]", a_offs), fb(b_buf),
+                                              fb("long long[]", b_offs), fb(buf)):
+                ONEDNN_GEMMS["calls"] += 1
+                return out
         status = fn(batch, n, m, k, fb(a_buf), fb("long long[]", a_offs), ta, lda, fb(b_buf), fb("long long[]", b_offs),
                     tb, ldb, fb(buf), 0)
         if status:  # a half GEMM's float32 scratch
