@@ -37,6 +37,8 @@ typedef struct {
 
 typedef struct entry {
     int kind, threads; /* oneDNN sizes a primitive's work split for the thread count it is created under */
+    dnnl_status_t declined; /* nonzero: a problem oneDNN cannot (or should not) run, remembered so that the
+                               caller's fallback does not pay for a primitive descriptor on every call */
     union {
         ccc_dnnl_conv conv; /* FWD, BWD_DATA, BWD_WEIGHTS */
         ccc_dnnl_gemm gemm; /* MATMUL */
@@ -246,7 +248,10 @@ static dnnl_status_t build(entry_t* e) {
 static entry_t* find(int kind, const void* key, size_t size, dnnl_status_t* status) {
     int threads = omp_get_max_threads();
     for (entry_t* e = cache; e; e = e->next)
-        if (e->kind == kind && e->threads == threads && !memcmp(&e->key, key, size)) return e;
+        if (e->kind == kind && e->threads == threads && !memcmp(&e->key, key, size)) {
+            *status = e->declined;
+            return e->declined ? NULL : e;
+        }
     if (!engine) {
         if ((*status = dnnl_engine_create(&engine, dnnl_cpu, 0)) != dnnl_success) return NULL;
         if ((*status = dnnl_stream_create(&stream, engine, dnnl_stream_default_flags)) != dnnl_success) return NULL;
@@ -260,14 +265,23 @@ static entry_t* find(int kind, const void* key, size_t size, dnnl_status_t* stat
     e->kind = kind;
     e->threads = threads;
     memcpy(&e->key, key, size);
-    if ((*status = build(e)) != dnnl_success) {
+    if ((*status = build(e)) != dnnl_success) { /* keep only the verdict */
+        entry_t* declined = calloc(1, sizeof *declined);
+        if (declined) {
+            declined->kind = kind;
+            declined->threads = threads;
+            declined->declined = *status;
+            memcpy(&declined->key, key, size);
+        }
         destroy(e);
-        return NULL;
+        e = declined;
     }
-    e->next = cache;
-    cache = e;
-    ++cache_len;
-    return e;
+    if (e) {
+        e->next = cache;
+        cache = e;
+        ++cache_len;
+    }
+    return e && !e->declined ? e : NULL;
 }
 
 static dnnl_status_t execute(const entry_t* e, void* const* buffers) {
