@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import core
+import core.nn.functional as F
 from core.backends.api import backend_key
 from core.dispatch import get_operator
 
@@ -179,7 +180,13 @@ def test_amax_keeps_nan(c_rows, dtype):
 
 @pytest.mark.parametrize("dtype", HALF)
 @pytest.mark.parametrize("case", ["plain", "transposed", "batched", "linear"])
-def test_matmul_accumulates_in_float32_and_rounds_once(force_c, dtype, case):
+@pytest.mark.parametrize("path", ["default", "sgemm"])
+def test_matmul_accumulates_in_float32_and_rounds_once(force_c, dtype, case, path, monkeypatch):
+    """Both product paths (oneDNN's half matmul where it serves, and the widened sgemm with oneDNN switched off)."""
+    if path == "sgemm":
+        from core_cpu_c.kernels import linalg
+
+        monkeypatch.setattr(linalg, "onednn", lambda: None)
     rng = np.random.default_rng(9)
     half = getattr(core, dtype)
     a = core.from_numpy(rng.standard_normal((3, 70, 90)).astype(NP[dtype]))
@@ -206,3 +213,113 @@ def test_the_float16_path_is_reported(force_c):
 
     assert half_path() in ("F16C", "portable")
     assert f"float16 {half_path()}" in RUNTIME.device_name(0)
+
+
+# -- casts float32 <-> float16/bfloat16 (csrc/movement.c: autocast's casts) ---------------------------------------
+@pytest.fixture
+def c_casts(force_c, monkeypatch):
+    """Records the (dst, src) type codes of every ccc_copy_cast call."""
+    from core_cpu_c import movement
+
+    core.zeros(1).float()  # the cpu_c kernel table (and its C function table) is built
+    calls, cast = [], movement.C["copy_cast"]
+    monkeypatch.setitem(movement.C, "copy_cast", lambda *a: (calls.append(a[:2]), cast(*a))[1])
+    return calls
+
+
+_CODES = {"float32": 6, "float16": 8, "bfloat16": 9}
+
+
+@pytest.mark.parametrize("dtype", HALF)
+def test_float32_to_half_rounds_to_nearest_even_as_numpy(c_casts, dtype):
+    """Random values of every magnitude (overflow to inf, subnormals, underflow to 0), NaN, infinities, signed zeros
+    and exact ties, bit for bit NumPy's / ml_dtypes' astype, through C."""
+    rng = np.random.default_rng(3)
+    with np.errstate(over="ignore"):
+        x = (rng.standard_normal(20000) * np.exp2(rng.integers(-150, 128, 20000))).astype(np.float32)
+    mantissa = 10 if dtype == "float16" else 7  # ties: halfway between two half values; the even one wins
+    ties = np.float32(1) + np.float32(2.0 ** -(mantissa + 1)) * np.arange(1, 9, dtype=np.float32)
+    special = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-40, 6e-8, 3e-8, 65520.0, 65519.0,
+                        3.4e38], np.float32)
+    x = np.concatenate([special, ties, -ties, x])
+    out = core.from_numpy(x).to(getattr(core, dtype))
+    assert c_casts == [(_CODES[dtype], 6)] and from_c(out)
+    np.testing.assert_array_equal(_bits(out), _bits(_rounded(x, dtype)))
+    assert np.isnan(out.float().numpy()[:2]).all()
+    half_ulp = 2.0 ** -(mantissa + 1)  # 1 + k half-ulps, k = 1, 3, 5, 7: the neighbour with an even mantissa
+    np.testing.assert_array_equal(out.float().numpy()[13:21:2], [1.0, 1 + 4 * half_ulp, 1 + 4 * half_ulp,
+                                                                 1 + 8 * half_ulp])
+
+
+@pytest.mark.parametrize("dtype", HALF)
+def test_half_to_float32_is_exact_for_every_value(c_casts, dtype):
+    x = np.arange(1 << 16, dtype=np.uint16).view(NP[dtype])
+    out = core.from_numpy(x).float()
+    assert c_casts == [(6, _CODES[dtype])] and from_c(out)
+    expected = x.astype(np.float32)
+    np.testing.assert_array_equal(np.isnan(out.numpy()), np.isnan(expected))
+    keep = ~np.isnan(expected)
+    np.testing.assert_array_equal(out.numpy()[keep].view(np.uint32), expected[keep].view(np.uint32))
+
+
+@pytest.mark.parametrize("dtype", HALF)
+def test_strided_and_broadcast_casts(c_casts, dtype):
+    x = _values(dtype, (40, 50), seed=5).astype(np.float32)
+    t = core.from_numpy(x)
+    half = getattr(core, dtype)
+    views = ((t.t(), x.T), (t[::3, 1::2], x[::3, 1::2]), (t[0].expand(7, 50), np.broadcast_to(x[0], (7, 50))))
+    for view, expected in views:
+        np.testing.assert_array_equal(_bits(view.to(half)), _bits(_rounded(expected, dtype)))
+    into = core.zeros(50, 40, dtype=half)
+    into.copy_(t.t())
+    np.testing.assert_array_equal(_bits(into), _bits(_rounded(x.T, dtype)))
+    back = core.zeros(40, 50)
+    back.copy_(core.from_numpy(x.astype(NP[dtype])))
+    np.testing.assert_array_equal(back.numpy(), x.astype(NP[dtype]).astype(np.float32))
+    assert c_casts and all(6 in codes and _CODES[dtype] in codes for codes in c_casts)
+
+
+def test_casts_between_half_dtypes_and_integers_run_numpy(c_casts):
+    x = core.from_numpy(np.array([1.5, -2.5, 300.0], np.float32)).to(core.bfloat16)
+    c_casts.clear()
+    assert x.to(core.float16).tolist() == [1.5, -2.5, 300.0] and x.to(core.int32).tolist() == [1, -2, 300]
+    assert x.double().tolist() == [1.5, -2.5, 300.0]
+    assert c_casts == []  # only float32 <-> half is compiled
+
+
+# -- pooling: the float32 loops over exact float32 copies, rounded once --------------------------------------------
+@pytest.mark.parametrize("dtype", HALF)
+def test_max_pool_is_exact_and_its_backward_rounds_once(force_c, dtype):
+    from core_cpu_c.runtime import RUNTIME
+
+    x = _values(dtype, (2, 3, 9, 10), seed=6)
+    x[np.isinf(x.astype(np.float32))] = 1  # an inf window max would make the float32 reference's backward differ
+    half = getattr(core, dtype)
+    t = core.from_numpy(x).requires_grad_()
+    out = F.max_pool2d(t, 3, stride=2, padding=1)  # overlapping windows: an element can be two windows' max
+    assert out.dtype == half and from_c(out)
+    wide = core.from_numpy(x.astype(np.float32)).requires_grad_()
+    expected = F.max_pool2d(wide, 3, stride=2, padding=1)
+    np.testing.assert_array_equal(_bits(out.detach()), _bits(expected.detach().to(half)))
+    g = _values(dtype, tuple(out.shape), seed=7)
+    g[~np.isfinite(g.astype(np.float32))] = 0.5
+    out.backward(core.from_numpy(g))
+    expected.backward(core.from_numpy(g.astype(np.float32)))
+    assert t.grad.dtype == half and t.grad._storage.backend is RUNTIME
+    np.testing.assert_array_equal(_bits(t.grad), _bits(wide.grad.to(half)))
+
+
+@pytest.mark.parametrize("dtype", HALF)
+def test_avg_pool_and_its_backward_round_once(force_c, dtype):
+    rng = np.random.default_rng(8)
+    half = getattr(core, dtype)
+    x = rng.standard_normal((2, 3, 8, 9)).astype(NP[dtype])
+    t, wide = core.from_numpy(x).requires_grad_(), core.from_numpy(x.astype(np.float32)).requires_grad_()
+    out = F.avg_pool2d(t, 3, stride=2, padding=1, ceil_mode=True)
+    expected = F.avg_pool2d(wide, 3, stride=2, padding=1, ceil_mode=True)
+    assert out.dtype == half and from_c(out)
+    np.testing.assert_array_equal(_bits(out.detach()), _bits(expected.detach().to(half)))
+    g = rng.standard_normal(tuple(out.shape)).astype(NP[dtype])
+    out.backward(core.from_numpy(g))
+    expected.backward(core.from_numpy(g.astype(np.float32)))
+    np.testing.assert_array_equal(_bits(t.grad), _bits(wide.grad.to(half)))

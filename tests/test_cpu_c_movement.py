@@ -149,14 +149,17 @@ def test_copy_empty_and_zero_d(calls, shape):
     assert bool(calls["copy_cast"]) == (shape == ())
 
 
-def test_copy_half_types_move_raw_elements_and_cast_on_numpy(calls):
+def test_copy_half_types_move_raw_elements_and_cast_to_float32_in_c(calls):
     x = core.tensor(np.linspace(-2, 2, 30).reshape(5, 6), dtype=core.float16)
     y = x.t().contiguous()
     _same(y.numpy(), np.ascontiguousarray(x.numpy().T))
     assert calls["copy_bytes"]
-    z = x.to(core.float32)
+    z = x.to(core.float32)  # float32 <-> half: C (tests/test_cpu_c_half.py checks every value)
     _same(z.numpy(), x.numpy().astype(np.float32))
-    assert not calls["copy_cast"]
+    assert calls["copy_cast"] == [0]
+    w = x.to(core.float64)  # other casts with a half dtype: NumPy
+    _same(w.numpy(), x.numpy().astype(np.float64))
+    assert calls["copy_cast"] == [0]
 
 
 def test_overlapping_copies_run_numpy(calls):

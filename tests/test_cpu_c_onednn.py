@@ -244,3 +244,65 @@ def test_onednn_primitives_follow_the_thread_count(dnnl):
                 assert_close(r, core.tensor(e, dtype=core.float32), **_TOL)
     finally:
         core_cpu_c.set_num_threads(before)
+
+
+def _has_avx512_bf16() -> bool:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return "avx512_bf16" in f.read()
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("case", [0, 1, 2, 3, 7, 8])
+def test_bfloat16_convolution_accumulates_in_float32(dnnl, case):
+    """bfloat16 convolution (autocast's conv2d): oneDNN's bf16 primitives where the CPU has an optimised kernel (always
+    with AVX-512 BF16), else the decomposition; against NumPy's float64 result over the same bfloat16 values, within
+    the rounding of the result (and of the float32 accumulation) to bfloat16."""
+    import ml_dtypes
+
+    (x, w, b, g), geometry = _case(case)
+    x, w, b, g = (a.astype(ml_dtypes.bfloat16) for a in (x, w, b, g))
+    out, grad_x, grad_w, grad_b = _reference(*(a.astype(np.float64) for a in (x, w, b, g)), *geometry)
+    cx, cw, cb, cg = (core.from_numpy(a) for a in (x, w, b, g))
+    before = _calls()
+    results = [get_operator("convolution")(cx, cw, cb, *geometry)]
+    results += get_operator("convolution_backward")(cg, cx, cw, *geometry, (True, True, True))
+    for r, e in zip(results, (out, grad_x, grad_w, grad_b)):
+        assert r.dtype == core.bfloat16 and r.shape == e.shape
+        scale = np.abs(e).max()
+        np.testing.assert_allclose(r.float().numpy(), e, rtol=2**-7, atol=scale * 2**-12)
+    if _has_avx512_bf16():
+        after = _calls()
+        assert [after[k] - before[k] for k in ("forward", "backward_data", "backward_weights")] == [1, 1, 1]
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("case", ["plain", "a transposed", "b transposed", "batched", "expanded", "sliced"])
+def test_half_matmul_accumulates_in_float32(dnnl, dtype, case):
+    """float16/bfloat16 products (autocast's linear, matmul): oneDNN's matmul where it has an optimised kernel (bfloat16
+    with AVX-512 BF16), else float32 sgemm; against float64 over the same values, within the result's rounding."""
+    import ml_dtypes
+
+    from core_cpu_c.kernels.linalg import ONEDNN_GEMMS
+
+    np_dtype = {"bfloat16": ml_dtypes.bfloat16, "float16": np.float16}[dtype]
+    rng = np.random.default_rng(11)
+    a_np, b_np = (rng.standard_normal(s).astype(np_dtype) for s in ((3, 40, 70), (3, 70, 30)))
+    a, b = core.from_numpy(a_np), core.from_numpy(b_np)
+    x, y, ex, ey = {
+        "plain": (a[0], b[0], a_np[0], b_np[0]),
+        "a transposed": (a[0].t().contiguous().t(), b[1], a_np[0], b_np[1]),
+        "b transposed": (a[1], b[0].t().contiguous().t(), a_np[1], b_np[0]),
+        "batched": (a, b, a_np, b_np),
+        "expanded": (a[2].expand(3, 40, 70), b, np.broadcast_to(a_np[2], (3, 40, 70)), b_np),
+        "sliced": (a[:, 5:30, 10:60], b[:, 10:60, ::2], a_np[:, 5:30, 10:60], b_np[:, 10:60, ::2]),
+    }[case]
+    before = ONEDNN_GEMMS["calls"]
+    out = core.matmul(x, y)
+    exact = np.matmul(ex.astype(np.float64), ey.astype(np.float64))
+    assert out.dtype == getattr(core, dtype) and out.shape == exact.shape
+    np.testing.assert_allclose(out.float().numpy(), exact, rtol=2**-7, atol=np.abs(exact).max() * 2**-12)
+    if dtype == "bfloat16" and _has_avx512_bf16():
+        # a column-strided operand (b[:, :, ::2]) is no BLAS layout: copied first, then served all the same
+        assert ONEDNN_GEMMS["calls"] - before == 1

@@ -14,6 +14,7 @@ from .runtime import new_tensor
 __all__ = ["Context", "Family", "FLOATS"]
 
 FLOATS = ("float32", "float64")  # the dtypes of the fused C families (conv to optimizers, gelu)
+HALF_CODES = {"float16": 8, "bfloat16": 9}  # ccc_copy_cast's type codes (float32: 6)
 
 
 class Context:
@@ -51,6 +52,18 @@ class Context:
         """A C ``long long[]`` of ``values`` (the strided walks' shapes, strides and offsets)."""
         return self.ffi.new("long long[]", values)
 
+    def cast(self, t, dtype):
+        """A fresh contiguous copy of ``t`` in ``dtype``, one of them float32 and the other float16/bfloat16: exact
+        widening, or rounding to nearest even (csrc/half.h)."""
+        src = t.contiguous()
+        out, buf = self.empty(tuple(src.shape), dtype)
+        codes = {"float32": 6, **HALF_CODES}
+        if src.numel():
+            meta = self.longs([src.numel(), 1, 1])
+            self.lib.ccc_copy_cast(codes[dtype.name], codes[src.dtype.name], 1, meta, meta + 1, meta + 2, buf,
+                                   self.pointer("cast", src))
+        return out
+
 
 class Family:
     """Base of the fused C families (conv, pooling, normalization, loss, optimizers, gelu), a kernel method per op.
@@ -65,6 +78,7 @@ class Family:
 
     def __init__(self, ctx):
         self.ctx, self.ffi, self.empty, self.pointer = ctx, ctx.ffi, ctx.empty, ctx.pointer
+        self.float32 = core.float32
         self.base = {op: ctx.reference(op) for op in self.ops}
         self.c = {(op, d): getattr(ctx.lib, f"ccc_{self.c_names.get(op, op)}_{d}") for op in self.ops for d in FLOATS}
 
@@ -76,6 +90,18 @@ class Family:
         """(tensors, C buffers) of a backward's results: (None, NULL) where ``output_mask`` is False."""
         pairs = [self.empty(s, dtype) if wanted else (None, self.ffi.NULL) for wanted, s in zip(output_mask, shapes)]
         return tuple(t for t, _ in pairs), [buf for _, buf in pairs]
+
+    def widened(self, kernel, *tensors_then_args):
+        """``kernel`` over float32 copies of the leading half tensors (one dtype; the other arguments as given), its
+        tensor results rounded back to that dtype once; None unless the leading tensors are of one half dtype.
+        For kernels whose float32 result rounds to the half result (pooling: a max, a sum over a window)."""
+        split = next((i for i, a in enumerate(tensors_then_args) if not hasattr(a, "_storage")), len(tensors_then_args))
+        tensors, args = tensors_then_args[:split], tensors_then_args[split:]
+        dtype = tensors[0].dtype
+        if dtype.name not in HALF_CODES or any(t.dtype is not dtype for t in tensors):
+            return None
+        out = kernel(*(self.ctx.cast(t, self.float32) for t in tensors), *args)
+        return self.ctx.cast(out, dtype)
 
     @staticmethod
     def contiguous(t):

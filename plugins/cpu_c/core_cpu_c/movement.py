@@ -7,8 +7,10 @@ what C does not cover runs the NumPy reference kernel it replaces, so results ne
 
 - Same-dtype copies move raw elements (any dtype of 1, 2, 4, 8 or 16 bytes, half and complex included); casts
   between bool, uint8, int8, int16, int32, int64, float32 and float64 are C conversions, which equal NumPy's
-  astype wherever C defines them. A float -> integer value that is NaN or out of range (undefined in C, and
-  platform-specific in NumPy) makes C stop converting and report it; the NumPy kernel then redoes the copy.
+  astype wherever C defines them; float32 <-> float16/bfloat16 (autocast's casts) widen exactly and round to
+  nearest even (csrc/half.h), as NumPy's and ml_dtypes' astype; other casts with a half dtype run NumPy. A float ->
+  integer value that is NaN or out of range (undefined in C, and platform-specific in NumPy) makes C stop
+  converting and report it; the NumPy kernel then redoes the copy.
 - Overlapping source and destination (``x[1:].copy_(x[:-1])`` through strided views) run NumPy, which buffers.
 - logspace_fill_ stays on NumPy: its ``np.power`` may use SIMD code whose rounding differs from libm's ``pow``.
 """
@@ -26,6 +28,8 @@ from .runtime import _address
 __all__ = ["Movement", "C", "TYPE_CODES", "aligned", "writable", "overlap", "memory_order"]
 
 TYPE_CODES = {"bool": 0, "uint8": 1, "int8": 2, "int16": 3, "int32": 4, "int64": 5, "float32": 6, "float64": 7}
+HALF_CASTS = {("float32", "float16"): (6, 8), ("float32", "bfloat16"): (6, 9), ("float16", "float32"): (8, 6),
+              ("bfloat16", "float32"): (9, 6)}  # (dst, src) dtype names -> (dst, src) type codes of ccc_copy_cast
 MOVE_SIZES = (1, 2, 4, 8, 16)  # element sizes C moves as raw bytes
 DENSE_FACTOR = 64  # dense same-dtype copies and fills run C from DENSE_FACTOR * min_numel elements
 C: dict = {}  # short name -> the extension's function; looked up per call (tests count calls through it)
@@ -119,11 +123,13 @@ class Movement:
         shape = dst._shape if dst_shape is None else dst_shape
         if not math.prod(shape):
             return True
-        same = dst.dtype == src.dtype
+        same, codes = dst.dtype == src.dtype, None
         if same:
             if dst.dtype.itemsize not in MOVE_SIZES:
                 return False
-        elif dst.dtype.name not in TYPE_CODES or src.dtype.name not in TYPE_CODES:
+        elif dst.dtype.name in TYPE_CODES and src.dtype.name in TYPE_CODES:
+            codes = TYPE_CODES[dst.dtype.name], TYPE_CODES[src.dtype.name]
+        elif (codes := HALF_CASTS.get((dst.dtype.name, src.dtype.name))) is None:
             return False
         if dst_shape is None:
             if not writable(dst):
@@ -151,8 +157,7 @@ class Movement:
             self.copy_bytes(dst.dtype.itemsize, cshape, cdst, csrc, pdst, self.ptr(src))
             return True
         k, meta = len(cshape), self.longs([*cshape, *cdst, *csrc])
-        return C["copy_cast"](TYPE_CODES[dst.dtype.name], TYPE_CODES[src.dtype.name], k, meta, meta + k,
-                              meta + 2 * k, pdst, self.ptr(src)) == 0
+        return C["copy_cast"](*codes, k, meta, meta + k, meta + 2 * k, pdst, self.ptr(src)) == 0
 
     @staticmethod
     def _1d(t) -> tuple:

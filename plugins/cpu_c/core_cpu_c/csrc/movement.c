@@ -11,6 +11,7 @@ thread per group of targets, so results are bit-identical to the reference whate
 #include <stdint.h>
 #include <string.h>
 
+#include "half.h"
 #include "movement.h"
 #include "omp_compat.h"
 
@@ -99,6 +100,36 @@ FOR_EACH_TYPE(CASTS_FROM)
 
 static const row_fn CASTS[8][8] = {FOR_EACH_TYPE(CAST_ROW)}; /* [src type][dst type] */
 static const int SIZES[8] = {1, 1, 1, 2, 4, 8, 4, 8};
+
+/* float32 <-> float16 (type 8) / bfloat16 (type 9), the casts autocast makes: half.h's exact widening and
+   round-to-nearest-even narrowing (NaN stays NaN, infinities and subnormals are kept), as NumPy's and ml_dtypes'
+   astype. Other pairs with a half type are left to NumPy. */
+#define DEFINE_HALF_CAST(NAME, DT, ST, CONVERT)                                                                        \
+    CLONES static int NAME(long long len, char* dv, long long ds, const char* sv, long long ss) {                      \
+        DT* d = (DT*)dv;                                                                                               \
+        const ST* s = (const ST*)sv;                                                                                   \
+        if (ds == 1 && ss == 1) {                                                                                      \
+            for (long long i = 0; i < len; i++) d[i] = CONVERT(s[i]);                                                  \
+        } else {                                                                                                       \
+            for (long long i = 0; i < len; i++) d[i * ds] = CONVERT(s[i * ss]);                                        \
+        }                                                                                                              \
+        return 0;                                                                                                      \
+    }
+
+DEFINE_HALF_CAST(cast_float16_float32, unsigned short, float, ccc_f16_store)
+DEFINE_HALF_CAST(cast_bfloat16_float32, unsigned short, float, ccc_bf16_store)
+DEFINE_HALF_CAST(cast_float32_float16, float, unsigned short, ccc_f16_load)
+DEFINE_HALF_CAST(cast_float32_bfloat16, float, unsigned short, ccc_bf16_load)
+
+/* The cast from type src to type dst, or 0 where C has none. */
+static row_fn find_cast(int dst, int src) {
+    if (dst >= 0 && dst < 8 && src >= 0 && src < 8) return CASTS[src][dst];
+    if (src == 6) return dst == 8 ? cast_float16_float32 : dst == 9 ? cast_bfloat16_float32 : 0;
+    if (dst == 6) return src == 8 ? cast_float32_float16 : src == 9 ? cast_float32_bfloat16 : 0;
+    return 0;
+}
+
+static int type_size(int type) { return type >= 0 && type < 8 ? SIZES[type] : 2; }
 
 /* -- raw moves (same dtype) ------------------------------------------------------------------------------------- */
 
@@ -192,9 +223,10 @@ static int run_rows(int ndim, const long long* shape, const long long* dst_st, c
 
 int ccc_copy_cast(int dst_type, int src_type, int ndim, const long long* shape, const long long* dst_strides,
                   const long long* src_strides, void* dst, const void* src) {
-    if (dst_type < 0 || dst_type > 7 || src_type < 0 || src_type > 7 || ndim < 1) return 1;
-    return run_rows(ndim, shape, dst_strides, src_strides, (char*)dst, SIZES[dst_type], (const char*)src,
-                    SIZES[src_type], CASTS[src_type][dst_type]);
+    row_fn fn = find_cast(dst_type, src_type);
+    if (fn == 0 || ndim < 1) return 1;
+    return run_rows(ndim, shape, dst_strides, src_strides, (char*)dst, type_size(dst_type), (const char*)src,
+                    type_size(src_type), fn);
 }
 
 void ccc_copy_bytes(int itemsize, int ndim, const long long* shape, const long long* dst_strides,

@@ -1,10 +1,12 @@
 /* Data-movement kernels of the cpu_c backend (declarations cffi reads: plain C, no macros).
 Strides count elements and may be negative (flip); pointers point at each operand's first element. Python
 (movement.py) has checked every view against its storage and that written memory overlaps nothing read.
-Type codes: 0 bool, 1 uint8, 2 int8, 3 int16, 4 int32, 5 int64, 6 float32, 7 float64. */
+Type codes: 0 bool, 1 uint8, 2 int8, 3 int16, 4 int32, 5 int64, 6 float32, 7 float64 (8 float16, 9 bfloat16: casts
+to and from float32 only). */
 
 /* dst[i] = (dst type) src[i] over an ndim-d shape. Returns 1 when a float -> integer value was NaN or out of the
-integer type's range (C leaves those undefined; the caller then runs NumPy's copy), else 0. */
+integer type's range (C leaves those undefined; the caller then runs NumPy's copy), or for a pair of types C does not
+cast, else 0. */
 int ccc_copy_cast(int dst_type, int src_type, int ndim, const long long* shape, const long long* dst_strides,
                   const long long* src_strides, void* dst, const void* src);
 /* dst[i] = src[i] for elements of itemsize 1, 2, 4, 8 or 16 bytes (a fill is a copy from a stride-0 source). */

@@ -1,4 +1,6 @@
-/* Convolution forward and backward (data, weights + bias) through oneDNN's C API (dnnl.h), float32.
+/* Convolution forward and backward (data, weights + bias) through oneDNN's C API (dnnl.h), float32, and bfloat16 /
+   float16 where the CPU has an optimised implementation (AVX-512 BF16, AMX, AVX-512 FP16): PyTorch's CPU autocast
+   runs its half convolutions on the same primitives.
 
    The caller's buffers are dense in PyTorch's layouts. Each problem (kind + ccc_dnnl_conv + the thread count) gets
    a cache entry made once: the primitive, created over format_tag_any so oneDNN picks its fastest (blocked) layouts,
@@ -13,9 +15,11 @@
 
 #include "onednn.h"
 
+static const dnnl_data_type_t DATA_TYPES[3] = {dnnl_f32, dnnl_bf16, dnnl_f16}; /* by ccc_dnnl_conv.dtype */
+
 int omp_get_max_threads(void); /* libgomp's (oneDNN's GNU OpenMP build and cpu_c share it) */
 
-enum { FWD, BWD_DATA, BWD_WEIGHTS };
+enum { FWD, BWD_DATA, BWD_WEIGHTS, MATMUL };
 #define MAX_ARGS 4
 #define MAX_ENTRIES 256 /* the cache is emptied when it holds this many problems */
 #define CHECK(call)                                                                                                    \
@@ -33,7 +37,12 @@ typedef struct {
 
 typedef struct entry {
     int kind, threads; /* oneDNN sizes a primitive's work split for the thread count it is created under */
-    ccc_dnnl_conv key;
+    dnnl_status_t declined; /* nonzero: a problem oneDNN cannot (or should not) run, remembered so that the
+                               caller's fallback does not pay for a primitive descriptor on every call */
+    union {
+        ccc_dnnl_conv conv; /* FWD, BWD_DATA, BWD_WEIGHTS */
+        ccc_dnnl_gemm gemm; /* MATMUL */
+    } key;                  /* compared bytewise: zeroed before it is filled */
     dnnl_primitive_t prim;
     int nargs;
     arg_t args[MAX_ARGS];
@@ -65,16 +74,17 @@ static void clear(void) {
     cache_len = 0;
 }
 
-/* A memory descriptor of dense row-major float32 (the caller's layout), or format_tag_any (oneDNN's choice). */
-static dnnl_status_t make_md(dnnl_memory_desc_t* md, int ndims, const dnnl_dims_t dims, int any) {
-    if (any) return dnnl_memory_desc_create_with_tag(md, ndims, dims, dnnl_f32, dnnl_format_tag_any);
+/* A memory descriptor of dense row-major `type` (the caller's layout), or format_tag_any (oneDNN's choice). */
+static dnnl_status_t make_md(dnnl_memory_desc_t* md, int ndims, const dnnl_dims_t dims, int any,
+                             dnnl_data_type_t type) {
+    if (any) return dnnl_memory_desc_create_with_tag(md, ndims, dims, type, dnnl_format_tag_any);
     dnnl_dims_t strides;
     dnnl_dim_t s = 1;
     for (int i = ndims - 1; i >= 0; --i) {
         strides[i] = s;
         s *= dims[i];
     }
-    return dnnl_memory_desc_create_with_strides(md, ndims, dims, dnnl_f32, strides);
+    return dnnl_memory_desc_create_with_strides(md, ndims, dims, type, strides);
 }
 
 /* The descriptors of src, weights, bias, dst (layout any, or the caller's); bias is NULL without one. */
@@ -90,10 +100,11 @@ static dnnl_status_t make_mds(const ccc_dnnl_conv* p, int any, dnnl_memory_desc_
         dst[2 + i] = p->out[i];
         w[wd + i] = p->kernel[i];
     }
-    CHECK(make_md(&md[0], nd + 2, src, any));
-    CHECK(make_md(&md[1], wd + nd, w, any));
-    if (p->has_bias) CHECK(make_md(&md[2], 1, bias, any));
-    return make_md(&md[3], nd + 2, dst, any);
+    dnnl_data_type_t type = DATA_TYPES[p->dtype];
+    CHECK(make_md(&md[0], nd + 2, src, any, type));
+    CHECK(make_md(&md[1], wd + nd, w, any, type));
+    if (p->has_bias) CHECK(make_md(&md[2], 1, bias, any, type));
+    return make_md(&md[3], nd + 2, dst, any, type);
 }
 
 static void free_mds(dnnl_memory_desc_t md[4]) {
@@ -135,10 +146,18 @@ static dnnl_status_t add_arg(entry_t* e, const_dnnl_primitive_desc_t pd, int arg
     return status;
 }
 
+/* dnnl_unimplemented where oneDNN would run pd on its reference kernels: for half types far slower than cpu_c's own
+   paths (which widen to float32 and use OpenBLAS). */
+static dnnl_status_t optimised(const_dnnl_primitive_desc_t pd) {
+    const char* impl = NULL;
+    CHECK(dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl));
+    return !impl || strstr(impl, "ref") ? dnnl_unimplemented : dnnl_success;
+}
+
 /* The primitive and arguments of entry e (its kind and key set); the argument order is the call's pointer order. */
 static dnnl_status_t build_pds(entry_t* e, dnnl_memory_desc_t user[4], dnnl_memory_desc_t any[4],
                                dnnl_primitive_desc_t* hint, dnnl_primitive_desc_t* pd) {
-    const ccc_dnnl_conv* p = &e->key;
+    const ccc_dnnl_conv* p = &e->key.conv;
     geometry_t g;
     geometry(p, &g);
     const dnnl_alg_kind_t alg = dnnl_convolution_direct;
@@ -158,11 +177,12 @@ static dnnl_status_t build_pds(entry_t* e, dnnl_memory_desc_t user[4], dnnl_memo
         *pd = *hint;
         *hint = NULL;
     }
+    if (p->dtype != 0) CHECK(optimised(*pd));
     CHECK(dnnl_primitive_create(&e->prim, *pd));
     if (e->kind == FWD) {
         CHECK(add_arg(e, *pd, DNNL_ARG_SRC, dnnl_query_src_md, 0, user[0], 0));
         CHECK(add_arg(e, *pd, DNNL_ARG_WEIGHTS, dnnl_query_weights_md, 0, user[1], 0));
-        if (e->key.has_bias) CHECK(add_arg(e, *pd, DNNL_ARG_BIAS, dnnl_query_weights_md, 1, user[2], 0));
+        if (p->has_bias) CHECK(add_arg(e, *pd, DNNL_ARG_BIAS, dnnl_query_weights_md, 1, user[2], 0));
         return add_arg(e, *pd, DNNL_ARG_DST, dnnl_query_dst_md, 0, user[3], 1);
     }
     if (e->kind == BWD_DATA) {
@@ -173,11 +193,46 @@ static dnnl_status_t build_pds(entry_t* e, dnnl_memory_desc_t user[4], dnnl_memo
     CHECK(add_arg(e, *pd, DNNL_ARG_DIFF_DST, dnnl_query_diff_dst_md, 0, user[3], 0));
     CHECK(add_arg(e, *pd, DNNL_ARG_SRC, dnnl_query_src_md, 0, user[0], 0));
     CHECK(add_arg(e, *pd, DNNL_ARG_DIFF_WEIGHTS, dnnl_query_diff_weights_md, 0, user[1], 1));
-    if (e->key.has_bias) CHECK(add_arg(e, *pd, DNNL_ARG_DIFF_BIAS, dnnl_query_diff_weights_md, 1, user[2], 1));
+    if (p->has_bias) CHECK(add_arg(e, *pd, DNNL_ARG_DIFF_BIAS, dnnl_query_diff_weights_md, 1, user[2], 1));
     return dnnl_success;
 }
 
+/* A rows x cols matrix of `type` with row stride s0 and column stride s1 (the caller's layout, used as is). */
+static dnnl_status_t matrix_md(dnnl_memory_desc_t* md, long long rows, long long cols, long long s0, long long s1,
+                               dnnl_data_type_t type) {
+    dnnl_dims_t dims = {rows, cols}, strides = {s0, s1};
+    return dnnl_memory_desc_create_with_strides(md, 2, dims, type, strides);
+}
+
+/* The matmul primitive of entry e over the caller's strided operands (no reorders: transposes are strides). */
+static dnnl_status_t build_matmul(entry_t* e) {
+    const ccc_dnnl_gemm* p = &e->key.gemm;
+    dnnl_data_type_t type = DATA_TYPES[p->dtype];
+    dnnl_memory_desc_t md[3] = {0};
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t status = matrix_md(&md[0], p->n, p->k, p->ta ? 1 : p->lda, p->ta ? p->lda : 1, type);
+    if (status == dnnl_success)
+        status = matrix_md(&md[1], p->k, p->m, p->tb ? 1 : p->ldb, p->tb ? p->ldb : 1, type);
+    if (status == dnnl_success) status = matrix_md(&md[2], p->n, p->m, p->m, 1, type);
+    if (status == dnnl_success)
+        status = dnnl_matmul_primitive_desc_create(&pd, engine, md[0], md[1], NULL, md[2], NULL);
+    if (status == dnnl_success) status = optimised(pd);
+    if (status == dnnl_success) status = dnnl_primitive_create(&e->prim, pd);
+    const int args[3] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
+    for (int i = 0; i < 3 && status == dnnl_success; ++i) {
+        arg_t* a = &e->args[e->nargs++];
+        a->arg = args[i];
+        a->output = i == 2;
+        status = dnnl_memory_create(&a->user, md[i], engine, DNNL_MEMORY_NONE);
+    }
+    if (pd) dnnl_primitive_desc_destroy(pd);
+    for (int i = 0; i < 3; ++i)
+        if (md[i]) dnnl_memory_desc_destroy(md[i]);
+    return status;
+}
+
 static dnnl_status_t build(entry_t* e) {
+    if (e->kind == MATMUL) return build_matmul(e);
     dnnl_memory_desc_t user[4] = {0}, any[4] = {0};
     dnnl_primitive_desc_t hint = NULL, pd = NULL;
     dnnl_status_t status = build_pds(e, user, any, &hint, &pd);
@@ -188,11 +243,15 @@ static dnnl_status_t build(entry_t* e) {
     return status;
 }
 
-/* The cached entry of (kind, p), made on first use; NULL (and *status) when oneDNN cannot run the problem. */
-static entry_t* find(int kind, const ccc_dnnl_conv* p, dnnl_status_t* status) {
+/* The cached entry of (kind, key of `size` bytes), made on first use; NULL (and *status) when oneDNN cannot run the
+   problem. */
+static entry_t* find(int kind, const void* key, size_t size, dnnl_status_t* status) {
     int threads = omp_get_max_threads();
     for (entry_t* e = cache; e; e = e->next)
-        if (e->kind == kind && e->threads == threads && !memcmp(&e->key, p, sizeof *p)) return e;
+        if (e->kind == kind && e->threads == threads && !memcmp(&e->key, key, size)) {
+            *status = e->declined;
+            return e->declined ? NULL : e;
+        }
     if (!engine) {
         if ((*status = dnnl_engine_create(&engine, dnnl_cpu, 0)) != dnnl_success) return NULL;
         if ((*status = dnnl_stream_create(&stream, engine, dnnl_stream_default_flags)) != dnnl_success) return NULL;
@@ -205,15 +264,24 @@ static entry_t* find(int kind, const ccc_dnnl_conv* p, dnnl_status_t* status) {
     }
     e->kind = kind;
     e->threads = threads;
-    e->key = *p;
-    if ((*status = build(e)) != dnnl_success) {
+    memcpy(&e->key, key, size);
+    if ((*status = build(e)) != dnnl_success) { /* keep only the verdict */
+        entry_t* declined = calloc(1, sizeof *declined);
+        if (declined) {
+            declined->kind = kind;
+            declined->threads = threads;
+            declined->declined = *status;
+            memcpy(&declined->key, key, size);
+        }
         destroy(e);
-        return NULL;
+        e = declined;
     }
-    e->next = cache;
-    cache = e;
-    ++cache_len;
-    return e;
+    if (e) {
+        e->next = cache;
+        cache = e;
+        ++cache_len;
+    }
+    return e && !e->declined ? e : NULL;
 }
 
 static dnnl_status_t execute(const entry_t* e, void* const* buffers) {
@@ -240,10 +308,10 @@ static dnnl_status_t execute(const entry_t* e, void* const* buffers) {
 }
 
 static int run(int kind, const ccc_dnnl_conv* p, void* const* buffers) {
-    if (p->nd < 1 || p->nd > 3) return dnnl_invalid_arguments;
+    if (p->nd < 1 || p->nd > 3 || p->dtype < 0 || p->dtype > 2) return dnnl_invalid_arguments;
     pthread_mutex_lock(&lock);
     dnnl_status_t status = dnnl_success;
-    entry_t* e = find(kind, p, &status);
+    entry_t* e = find(kind, p, sizeof *p, &status);
     if (e) status = execute(e, buffers);
     pthread_mutex_unlock(&lock);
     return (int)status;
@@ -264,6 +332,21 @@ int ccc_dnnl_conv_backward_weights(const ccc_dnnl_conv* p, const void* grad_out,
                                    void* grad_b) {
     void* const buffers[4] = {(void*)grad_out, (void*)x, grad_w, grad_b};
     return run(BWD_WEIGHTS, p, buffers);
+}
+
+int ccc_dnnl_gemm_half(const ccc_dnnl_gemm* p, long long batch, const void* a, const long long* a_offs,
+                       const void* b, const long long* b_offs, void* c) {
+    if (p->dtype < 1 || p->dtype > 2) return dnnl_invalid_arguments;
+    const long long size = 2, nm = p->n * p->m; /* bytes per element; elements per product */
+    pthread_mutex_lock(&lock);
+    dnnl_status_t status = dnnl_success;
+    entry_t* e = find(MATMUL, p, sizeof *p, &status);
+    for (long long i = 0; e && status == dnnl_success && i < batch; ++i) {
+        void* buffers[3] = {(char*)a + a_offs[i] * size, (char*)b + b_offs[i] * size, (char*)c + i * nm * size};
+        status = execute(e, buffers);
+    }
+    pthread_mutex_unlock(&lock);
+    return (int)status;
 }
 
 int ccc_dnnl_cache_size(void) {

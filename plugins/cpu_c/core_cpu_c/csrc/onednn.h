@@ -1,10 +1,11 @@
 /* oneDNN convolution (declarations cffi reads: plain C, no macros; onednn.c includes dnnl.h). A problem is one
-   ccc_dnnl_conv: 1, 2 or 3 spatial dims, dense (contiguous) float32 buffers in PyTorch's layouts (N, C, *spatial),
-   (O, C / groups, *kernel), (O,). Each call returns 0, or a nonzero dnnl_status_t when oneDNN cannot run the problem
+   ccc_dnnl_conv: 1, 2 or 3 spatial dims, dense (contiguous) buffers of one dtype (dtype: 0 float32, 1 bfloat16,
+   2 float16) in PyTorch's layouts (N, C, *spatial), (O, C / groups, *kernel), (O,). Half problems run only where
+   oneDNN has an optimised (not its reference) implementation for the CPU; they accumulate in float32 and round once. Each call returns 0, or a nonzero dnnl_status_t when oneDNN cannot run the problem
    (the caller then runs its other kernels). Primitives are cached on the whole struct, so a repeated call reuses
    them and only reorders data. */
 typedef struct {
-    long long nd, batch, channels, out_channels, groups, has_bias;
+    long long nd, batch, channels, out_channels, groups, has_bias, dtype;
     long long in[3], kernel[3], out[3], stride[3], pad[3], dilation[3];
 } ccc_dnnl_conv;
 
@@ -13,6 +14,15 @@ int ccc_dnnl_conv_backward_data(const ccc_dnnl_conv* p, const void* grad_out, co
 /* grad_b may be NULL when p->has_bias is 0 */
 int ccc_dnnl_conv_backward_weights(const ccc_dnnl_conv* p, const void* grad_out, const void* x, void* grad_w,
                                    void* grad_b);
+/* C[i] = A[i] @ B[i] (i < batch) for float16/bfloat16 (dtype 2 or 1) operands at element offsets a_offs[i],
+   b_offs[i] (BLAS's layout: ta/tb = stored transposed, lda/ldb the leading dims), C dense (n x m per batch): oneDNN's
+   matmul, accumulating in float32 and rounding once; nonzero (nothing written) where oneDNN has only its reference
+   kernel for it. */
+typedef struct {
+    long long n, m, k, ta, lda, tb, ldb, dtype;
+} ccc_dnnl_gemm;
+int ccc_dnnl_gemm_half(const ccc_dnnl_gemm* p, long long batch, const void* a, const long long* a_offs,
+                       const void* b, const long long* b_offs, void* c);
 int ccc_dnnl_cache_size(void);
 void ccc_dnnl_cache_clear(void);
 int ccc_dnnl_version(void);

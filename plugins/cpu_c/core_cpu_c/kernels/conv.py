@@ -1,8 +1,10 @@
 """Convolution (core.ops.conv): ``convolution`` and ``convolution_backward``.
 
-float32 goes to oneDNN first (csrc/onednn.c, :func:`core_cpu_c.lib.load_onednn`): 1-, 2- and 3-D, any stride,
-padding, dilation and groups, the bias fused. Where oneDNN is not installed or declines a problem, and for float64,
-cpu_c's own C runs (csrc/conv.c): im2col + one OpenBLAS GEMM per image and group, one or two spatial dims (1-D as 2-D
+float32, bfloat16 and float16 go to oneDNN first (csrc/onednn.c, :func:`core_cpu_c.lib.load_onednn`): 1-, 2- and
+3-D, any stride, padding, dilation and groups, the bias fused; half problems only where oneDNN has an optimised kernel
+for the CPU (on an AVX-512 BF16 CPU, bfloat16: PyTorch's CPU autocast runs the same primitives; a half problem oneDNN
+declines runs the decomposition). Where oneDNN is not installed or declines a problem, and for float64, cpu_c's own C
+runs (csrc/conv.c): im2col + one OpenBLAS GEMM per image and group, one or two spatial dims (1-D as 2-D
 with a height of 1); the rest (3-D float64, an empty batch) runs the decomposition (:class:`core_cpu_c.context.Family`).
 """
 
@@ -14,6 +16,7 @@ __all__ = ["kernels", "OPS", "same_float_dtype", "as_2d", "ONEDNN_CALLS", "conv_
 
 OPS = ("convolution", "convolution_backward")
 _INT_MAX = 2**31 - 1
+DNNL_DTYPES = {"float32": 0, "bfloat16": 1, "float16": 2}  # ccc_dnnl_conv.dtype
 ONEDNN_CALLS = {"forward": 0, "backward_data": 0, "backward_weights": 0}  # oneDNN primitive runs (tests read them)
 
 
@@ -65,11 +68,11 @@ def _conv_geometry(ffi, x, weight, stride, padding, dilation, groups):
 
 
 def _dnnl_problem(ffi, x, weight, stride, padding, dilation, groups, has_bias: bool):
-    """The ``ccc_dnnl_conv`` of a float32 convolution oneDNN may take (1 to 3 spatial dims, nothing empty) and its
-    output spatial sizes; None otherwise."""
+    """The ``ccc_dnnl_conv`` of a float32/bfloat16/float16 convolution oneDNN may take (1 to 3 spatial dims, nothing
+    empty) and its output spatial sizes; None otherwise."""
     nd = x.dim() - 2
     if not 1 <= nd <= 3 or weight.dim() != x.dim() or not isinstance(groups, int) or groups < 1 \
-            or x.dtype.name != "float32" or not all(len(v) == nd for v in (stride, padding, dilation)):
+            or x.dtype.name not in DNNL_DTYPES or not all(len(v) == nd for v in (stride, padding, dilation)):
         return None
     size, kernel = tuple(x.shape[2:]), tuple(weight.shape[2:])
     n, c, o = x.shape[0], x.shape[1], weight.shape[0]
@@ -82,6 +85,7 @@ def _dnnl_problem(ffi, x, weight, stride, padding, dilation, groups, has_bias: b
     pad3 = lambda v, fill: [int(e) for e in v] + [fill] * (3 - nd)  # noqa: E731 - unused dims stay fixed (the key)
     problem = ffi.new("ccc_dnnl_conv*", {
         "nd": nd, "batch": n, "channels": c, "out_channels": o, "groups": groups, "has_bias": int(has_bias),
+        "dtype": DNNL_DTYPES[x.dtype.name],
         "in": pad3(size, 0), "kernel": pad3(kernel, 0), "out": pad3(out, 0), "stride": pad3(stride, 0),
         "pad": pad3(padding, 0), "dilation": pad3(dilation, 0)})
     return problem, out
@@ -97,8 +101,8 @@ class _Convolution(Family):
         self.dnnl = load_onednn()  # (ffi, lib) or None
 
     def _dnnl(self, kind: str, problem, *tensors) -> bool:
-        """Run oneDNN's ``kind`` primitive over the dense float32 ``tensors`` (NULL for None, in the C call's order);
-        False when oneDNN declines the problem (nothing was written)."""
+        """Run oneDNN's ``kind`` primitive over the dense ``tensors`` of the problem's dtype (NULL for None, in the C
+        call's order); False when oneDNN declines the problem (nothing was written)."""
         ffi, lib = self.dnnl
         pointers = [ffi.NULL if t is None else ffi.cast("void*", self.pointer(f"convolution ({kind})", t))
                     for t in tensors]
@@ -121,7 +125,7 @@ class _Convolution(Family):
 
     def _dnnl_backward(self, grad_output, input, weight, stride, padding, dilation, groups, output_mask):
         """oneDNN's (grad_input, grad_weight, grad_bias), or None when it does not take the problem."""
-        if self.dnnl is None or not same_float_dtype(grad_output, input, weight):
+        if self.dnnl is None or not (grad_output.dtype is input.dtype is weight.dtype):
             return None
         found = _dnnl_problem(self.dnnl[0], input, weight, stride, padding, dilation, groups, bool(output_mask[2]))
         if found is None or tuple(grad_output.shape) != (input.shape[0], weight.shape[0]) + found[1]:

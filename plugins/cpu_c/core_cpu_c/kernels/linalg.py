@@ -2,8 +2,10 @@
 ``dnnl_sgemm`` where oneDNN is loaded (csrc/onednn.c: it runs on the same OpenMP threads as cpu_c's kernels, where
 OpenBLAS's own thread pool would hand the cores back and forth with them), else and for float64 OpenBLAS's
 ``sgemm``/``dgemm``; the batch loop in C, transposed or sliced operands passed as BLAS flags and leading dims.
-float16/bfloat16 operands are widened to float32 in C, multiplied by ``sgemm`` and the product rounded once
-(csrc/blas.c): PyTorch's float32 accumulation."""
+float16/bfloat16 operands go to oneDNN's matmul first where it has an optimised kernel for the CPU (on an AVX-512
+BF16 CPU, bfloat16: its dot-product instructions, as PyTorch's CPU autocast), else they are widened to float32 in
+C, multiplied by ``sgemm`` and the product rounded once (csrc/blas.c). Both accumulate in float32 and round once
+(PyTorch's CPU opmath); only the order of the additions differs."""
 
 from __future__ import annotations
 
@@ -16,17 +18,26 @@ from ..layout import check_bounds
 from ..renderer import DTYPES, HALF
 from ..runtime import array, new_tensor
 
-__all__ = ["kernels", "min_numel", "gemm_path", "GEMM_CALLS"]
+__all__ = ["kernels", "min_numel", "gemm_path", "GEMM_CALLS", "ONEDNN_GEMMS"]
 
 _INT_MAX = 2**31 - 1
-GEMM_CALLS = {"onednn": 0}  # float32 GEMMs oneDNN ran (tests read it)
+_DNNL_DTYPES = {"bfloat16": 1, "float16": 2}  # ccc_dnnl_gemm.dtype
+GEMM_CALLS = {"onednn": 0}  # float32 GEMMs oneDNN's sgemm ran (tests read it)
+ONEDNN_GEMMS = {"calls": 0}  # half products oneDNN's matmul ran (tests read them)
+
+
+def onednn():
+    """(ffi, lib) of cpu_c's oneDNN module, or None (tests patch it to force the sgemm path)."""
+    from ..lib import load_onednn
+
+    return load_onednn()
 
 
 def gemm_path() -> str:
     """Which library serves float32 GEMM on cpu_c (``core info``): oneDNN's sgemm, or OpenBLAS and why."""
-    from ..lib import load_onednn, onednn_status
+    from ..lib import onednn_status
 
-    return f"{onednn_status()} sgemm" if load_onednn() else f"OpenBLAS; {onednn_status()}"
+    return f"{onednn_status()} sgemm" if onednn() else f"OpenBLAS; {onednn_status()}"
 
 
 def min_numel(ctx) -> int:
@@ -56,10 +67,7 @@ def _batch_offsets(offset: int, batch_shape: tuple, batch_strides: tuple) -> np.
 
 
 def _matmul(ctx, base):
-    from ..lib import load_onednn
-
     gemm = {d: getattr(ctx.lib, f"ccc_gemm_{d}") for d in DTYPES + HALF}
-    dnnl = load_onednn()  # (ffi, lib) or None
 
     def matrix(t, rows: int, cols: int):
         """(buffer, batch offsets, transposed, ld) of BLAS-readable operand ``t``; copies only odd layouts."""
@@ -92,6 +100,7 @@ def _matmul(ctx, base):
         a_buf, a_offs, ta, lda = matrix(a, n, k)
         b_buf, b_offs, tb, ldb = matrix(b, k, m)
         batch = len(a_offs)
+        dnnl = onednn()
 
         def run(fn, fb):
             return fn(batch, n, m, k, fb(a_buf), fb("long long[]", a_offs), ta, lda, fb(b_buf),
@@ -101,7 +110,15 @@ def _matmul(ctx, base):
             if not run(dnnl[1].ccc_dnnl_gemm_float32, dnnl[0].from_buffer):
                 GEMM_CALLS["onednn"] += 1
                 return out  # else oneDNN declined: OpenBLAS writes every batch again
-        status = run(fn, ctx.from_buffer)
+        fb = ctx.from_buffer
+        if d.name in _DNNL_DTYPES and dnnl is not None:
+            problem = dnnl[0].new("ccc_dnnl_gemm*", {"n": n, "m": m, "k": k, "ta": ta, "lda": lda, "tb": tb,
+                                                     "ldb": ldb, "dtype": _DNNL_DTYPES[d.name]})
+            if not dnnl[1].ccc_dnnl_gemm_half(problem, batch, fb(a_buf), fb("long long[]", a_offs), fb(b_buf),
+                                              fb("long long[]", b_offs), fb(buf)):
+                ONEDNN_GEMMS["calls"] += 1
+                return out
+        status = run(fn, fb)
         if status:  # a half GEMM's float32 scratch
             raise MemoryError(f"batched_matmul: cannot allocate the float32 copies of {d.name} operands "
                               f"({n}x{k} and {k}x{m})")

@@ -1,5 +1,7 @@
 """Pooling (core.ops.pooling, csrc/conv.c): ``max_pool``, ``max_pool_backward``, ``avg_pool``, ``avg_pool_backward``,
-direct loops over each (sample, channel) plane; one or two spatial dims, as convolution (:mod:`.conv`)."""
+direct loops over each (sample, channel) plane; one or two spatial dims, as convolution (:mod:`.conv`).
+float16/bfloat16 operands run the float32 loops on exact float32 copies, the result rounded once (a max pool's
+values are the input's own, bit for bit)."""
 
 from __future__ import annotations
 
@@ -49,6 +51,9 @@ class _Pooling(Family):
 
     def max_pool(self, input, kernel_size, stride, padding, dilation, ceil_mode):
         """``max_pool`` values over each (sample, channel) plane."""
+        served = self.widened(self.max_pool, input, kernel_size, stride, padding, dilation, ceil_mode)
+        if served is not None:
+            return served
         found = self._geometry((input,), kernel_size, stride, padding, dilation, ceil_mode)
         if found is None:
             return self.base["max_pool"](input, kernel_size, stride, padding, dilation, ceil_mode)
@@ -59,6 +64,10 @@ class _Pooling(Family):
 
     def max_pool_backward(self, grad_output, input, kernel_size, stride, padding, dilation, ceil_mode):
         """Each window's gradient added at its argmax, recomputed from ``input``."""
+        served = self.widened(self.max_pool_backward, grad_output, input, kernel_size, stride, padding, dilation,
+                              ceil_mode)
+        if served is not None:
+            return served
         op, args = "max_pool_backward", (kernel_size, stride, padding, dilation, ceil_mode)
         found = self._geometry((input, grad_output), *args)
         if found is None or tuple(grad_output.shape) != tuple(input.shape[:2]) + found[1]:
@@ -70,6 +79,10 @@ class _Pooling(Family):
 
     def avg_pool(self, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
         """``avg_pool``: each window's sum (in double) over PyTorch's divisor, per (sample, channel) plane."""
+        served = self.widened(self.avg_pool, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                              divisor_override)
+        if served is not None:
+            return served
         args = (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
         found = None if divisor_override == 0 else self._geometry((input,), kernel_size, stride, padding, None,
                                                                   ceil_mode)
@@ -84,6 +97,10 @@ class _Pooling(Family):
     def avg_pool_backward(self, grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                           divisor_override):
         """Each window's gradient over its divisor, added to the window's input positions."""
+        served = self.widened(self.avg_pool_backward, grad_output, input, kernel_size, stride, padding, ceil_mode,
+                              count_include_pad, divisor_override)
+        if served is not None:
+            return served
         op, args = "avg_pool_backward", (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
         found = None if divisor_override == 0 else self._geometry((input, grad_output), kernel_size, stride, padding,
                                                                   None, ceil_mode)
