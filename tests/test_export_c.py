@@ -141,9 +141,17 @@ def test_weights_file_format_and_bad_weights(tmp_path):
     traced = core.jit.trace(model.eval(), inputs)
     files = export_c(traced, tmp_path)
     blob = files["weights"].read_bytes()
-    n = sum(p.numel() for p in model.parameters())
-    assert blob[:4] == b"CXW1" and struct.unpack("<IQ", blob[4:16]) == (1, n)
-    np.testing.assert_array_equal(np.frombuffer(blob[16:], "<f4")[:16 * 8], model[0].weight.detach().numpy().ravel())
+    # version 2: each linear weight w[N, K] is stored as w.T in panels of 16 columns (zero-padded), then its bias
+    stored = []
+    for layer in (model[0], model[2], model[4]):
+        w = layer.weight.detach().numpy()
+        n, k = w.shape
+        panels = np.zeros((k, -(-n // 16) * 16), np.float32)
+        panels[:, :n] = w.T
+        stored += [panels.reshape(k, -1, 16).transpose(1, 0, 2).ravel(), layer.bias.detach().numpy()]
+    stored = np.concatenate(stored)
+    assert blob[:4] == b"CXW1" and struct.unpack("<IQ", blob[4:16]) == (2, stored.size)
+    np.testing.assert_array_equal(np.frombuffer(blob[16:], "<f4"), stored)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["Makefile", "main.c", "model.c", "model.h",
                                                           "model.weights"]  # no temporary file left
     _build(tmp_path)
