@@ -18,8 +18,8 @@ pytestmark = pytest.mark.skipif(shutil.which("cc") is None or shutil.which("make
 STRICT = "-O1 -std=c99 -Wall -Wextra -Werror -pedantic"
 
 
-def _build(d, cflags="-O1 -std=c99"):
-    r = subprocess.run(["make", "-s", "-C", str(d), f"CFLAGS={cflags}"], capture_output=True, text=True)
+def _build(d, cflags="-O1 -std=c99", *make_vars):
+    r = subprocess.run(["make", "-s", "-C", str(d), f"CFLAGS={cflags}", *make_vars], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     return d / "model"
 
@@ -95,6 +95,44 @@ def test_builds_without_warnings_strict(tmp_path):
     enc, x = _models()["transformer"]
     export_c(core.jit.trace(enc.eval(), x), tmp_path / "emb", embed_weights=True)
     _build(tmp_path / "emb", STRICT)
+
+
+class _GemmEdges(nn.Module):
+    """The GEMM's edge cases: K past one K block (300) with ragged M and N, a large enough product to thread, a
+    weight also read elsewhere (stored twice: packed and as is), a linear whose weight is computed (packed per
+    call), a grouped convolution with stride, padding and dilation, and a depthwise one (a GEMV per channel)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(300, 70)
+        self.conv = nn.Conv2d(4, 6, 3, stride=2, padding=1, dilation=2, groups=2)
+        self.dw = nn.Conv2d(6, 6, 3, padding=1, groups=6, bias=False)
+
+    def forward(self, x, img):
+        y = self.fc(x)
+        return y, F.linear(y, self.fc.weight[:, :70] * 0.5), self.dw(self.conv(img).relu())
+
+
+@pytest.mark.parametrize("batch", [1, 7, 64])
+@pytest.mark.parametrize("make_vars", [(), ("ARCH=", "OPENMP=")], ids=["detected", "plain-c99"])
+def test_gemm_edge_cases(tmp_path, monkeypatch, batch, make_vars):
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    core.manual_seed(0)
+    rng = np.random.default_rng(batch)
+    model = _GemmEdges().eval()
+    x = core.tensor(rng.standard_normal((batch, 300)).astype(np.float32))
+    img = core.tensor(rng.standard_normal((min(batch, 3), 4, 11, 11)).astype(np.float32))
+    export_c(core.jit.trace(model, (x, img)), tmp_path)
+    _build(tmp_path, "-O2 -std=c99", *make_vars)
+    with core.no_grad():
+        refs = model(x, img)
+    for got, ref in zip(_run_binary(tmp_path, (x, img), 3), refs):
+        np.testing.assert_allclose(got.reshape(ref.shape), ref.numpy(), rtol=1e-4, atol=1e-5)
+    # one output against NumPy in float64, independent of core's kernels
+    w, b = model.fc.weight.detach().numpy().astype(np.float64), model.fc.bias.detach().numpy().astype(np.float64)
+    want = x.numpy().astype(np.float64) @ w.T + b
+    np.testing.assert_allclose(np.fromfile(tmp_path / "out0.bin", "<f4").reshape(want.shape), want, rtol=1e-4,
+                               atol=1e-5)
 
 
 def _ops(x, y):
