@@ -41,7 +41,7 @@ _VIEW_OPS = frozenset({"view", "permute", "transpose", "narrow", "select", "expa
                        "slice", "as_strided", "alias", "diagonal", "unfold"})
 _EXTRA_UNARY = {"gelu", "_to_copy", "clamp", "where"}
 _REDUCTIONS = frozenset({"sum", "amax", "amin", "argmax", "argmin"})
-_PARALLEL_MIN = 32768  # generated loops this long run under OpenMP (when built with it)
+_PARALLEL_MIN = 262144  # generated loops this long run under OpenMP (when built with it)
 WEIGHTS_VERSION = 2  # 2: linear weights stored packed (pack_panels)
 PANEL = 16  # columns per packed GEMM panel: CX_NR in the C runtime
 _FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
@@ -492,10 +492,12 @@ _RUNTIME = r"""
 #define CX_PARALLEL_IF(cond)
 #endif
 /* GEMM blocking (CX_NR is also the panel width of the packed weights, PANEL in export_c.py) */
-#define CX_MR 4
+#define CX_MR 6 /* the rows cx_tile spells out */
 #define CX_NR 16
 #define CX_KC 256
-#define CX_PARALLEL_FLOPS 1048576L /* a GEMM under this many multiply-adds stays on one thread */
+/* Work under these sizes stays on one thread (waking threads costs more, the more so on a busy machine) */
+#define CX_PARALLEL_FLOPS 1048576L /* multiply-adds of a GEMM or convolution */
+#define CX_PARALLEL_MIN 262144L /* elements a pooling, softmax or norm reads; _PARALLEL_MIN in export_c.py */
 #if defined(__FMA__) || defined(__ARM_FEATURE_FMA)
 #define CX_FMA(a, b, c) fmaf(a, b, c) /* one instruction where the target has it (C99 does not contract) */
 #else
@@ -509,23 +511,32 @@ _RUNTIME = r"""
    j loop is what the compiler vectorises and the panel slice stays in L1 across the row blocks. */
 static void cx_tile(float* restrict c, long ldc, const float* restrict a, long lda, const float* restrict bp, long K,
                     long mr, long nr, int load, const float* brow, const float* bcol) {
-    float acc[CX_MR][CX_NR];
-    const float* ar[CX_MR];
+    /* rows past mr repeat the last one (computed, not stored); one named array per row keeps them in registers */
+    const float* restrict a0 = a;
+    const float* restrict a1 = a + (mr > 1 ? 1 : 0) * lda;
+    const float* restrict a2 = a + (mr > 2 ? 2 : mr - 1) * lda;
+    const float* restrict a3 = a + (mr > 3 ? 3 : mr - 1) * lda;
+    const float* restrict a4 = a + (mr > 4 ? 4 : mr - 1) * lda;
+    const float* restrict a5 = a + (mr > 5 ? 5 : mr - 1) * lda;
+    float c0[CX_NR], c1[CX_NR], c2[CX_NR], c3[CX_NR], c4[CX_NR], c5[CX_NR];
+    float* rows[CX_MR];
     long i, j, k;
-    for (i = 0; i < CX_MR; ++i) {
-        ar[i] = a + (i < mr ? i : mr - 1) * lda; /* rows past mr repeat the last one (not stored) */
-        for (j = 0; j < CX_NR; ++j) acc[i][j] = 0.0f;
-    }
-    for (k = 0; k < K; ++k) {
-        const float* restrict bk = bp + k * CX_NR;
-        for (i = 0; i < CX_MR; ++i) {
-            float av = ar[i][k];
-            for (j = 0; j < CX_NR; ++j) acc[i][j] = CX_FMA(av, bk[j], acc[i][j]);
+    for (j = 0; j < CX_NR; ++j) c0[j] = c1[j] = c2[j] = c3[j] = c4[j] = c5[j] = 0.0f;
+    for (k = 0; k < K; ++k, bp += CX_NR) {
+        float x0 = a0[k], x1 = a1[k], x2 = a2[k], x3 = a3[k], x4 = a4[k], x5 = a5[k];
+        for (j = 0; j < CX_NR; ++j) {
+            c0[j] = CX_FMA(x0, bp[j], c0[j]);
+            c1[j] = CX_FMA(x1, bp[j], c1[j]);
+            c2[j] = CX_FMA(x2, bp[j], c2[j]);
+            c3[j] = CX_FMA(x3, bp[j], c3[j]);
+            c4[j] = CX_FMA(x4, bp[j], c4[j]);
+            c5[j] = CX_FMA(x5, bp[j], c5[j]);
         }
     }
+    rows[0] = c0, rows[1] = c1, rows[2] = c2, rows[3] = c3, rows[4] = c4, rows[5] = c5;
     for (i = 0; i < mr; ++i)
         for (j = 0; j < nr; ++j) {
-            float v = acc[i][j] + (load ? c[i * ldc + j] : 0.0f);
+            float v = rows[i][j] + (load ? c[i * ldc + j] : 0.0f);
             if (brow) v += brow[i];
             if (bcol) v += bcol[j];
             c[i * ldc + j] = v;
@@ -638,7 +649,7 @@ static void cx_conv2d(float* out, const float* x, const float* w, const float* b
                       long dh, long dw, long groups) {
     long cg = C / groups, og = O / groups, P = OH * OW, R = cg * KH * KW;
     long colsize = R * ((P + CX_NR - 1) / CX_NR) * CX_NR, n;
-    CX_PARALLEL_IF(N > 1)
+    CX_PARALLEL_IF(N > 1 && N * O * R * P >= CX_PARALLEL_FLOPS)
     for (n = 0; n < N; ++n) {
         long g;
         for (g = 0; g < groups; ++g) {
@@ -652,7 +663,7 @@ static void cx_conv2d(float* out, const float* x, const float* w, const float* b
 static void cx_maxpool2d(float* out, const float* x, long NC, long H, long W, long OH, long OW, long KH, long KW,
                          long sh, long sw, long ph, long pw, long dh, long dw) {
     long t;
-    CX_PARALLEL
+    CX_PARALLEL_IF(NC * OH * OW * KH * KW >= CX_PARALLEL_MIN)
     for (t = 0; t < NC; ++t) {
         long oh, ow, kh, kw;
         for (oh = 0; oh < OH; ++oh)
@@ -680,7 +691,7 @@ static long cx_max(long a, long b) { return a > b ? a : b; }
 static void cx_avgpool2d(float* out, const float* x, long NC, long H, long W, long OH, long OW, long KH, long KW,
                          long sh, long sw, long ph, long pw, int count_include_pad, long divisor_override) {
     long t;
-    CX_PARALLEL
+    CX_PARALLEL_IF(NC * OH * OW * KH * KW >= CX_PARALLEL_MIN)
     for (t = 0; t < NC; ++t) {
         long oh, ow, ih, iw;
         for (oh = 0; oh < OH; ++oh)
@@ -701,7 +712,7 @@ static void cx_avgpool2d(float* out, const float* x, long NC, long H, long W, lo
 /* softmax (or log_softmax) over the middle axis of [outer, D, inner] */
 static void cx_softmax(float* out, const float* x, long outer, long D, long inner, int log_) {
     long t;
-    CX_PARALLEL
+    CX_PARALLEL_IF(outer * inner * D >= CX_PARALLEL_MIN)
     for (t = 0; t < outer * inner; ++t) {
         long o = t / inner, in = t % inner, d;
         const float* xr = x + o * D * inner + in;
@@ -719,7 +730,7 @@ static void cx_softmax(float* out, const float* x, long outer, long D, long inne
 static void cx_layer_norm(float* out, const float* x, const float* w, const float* b, long rows, long n,
                           float eps) {
     long r;
-    CX_PARALLEL
+    CX_PARALLEL_IF(rows * n >= CX_PARALLEL_MIN)
     for (r = 0; r < rows; ++r) {
         const float* xr = x + r * n;
         double mean = 0.0, var = 0.0, inv;
