@@ -491,6 +491,12 @@ _RUNTIME = r"""
 #define CX_PARALLEL
 #define CX_PARALLEL_IF(cond)
 #endif
+#ifdef _OPENMP
+#include <omp.h>
+#define CX_THREAD omp_get_thread_num() /* < the iteration count under schedule(static): a slot per thread */
+#else
+#define CX_THREAD 0
+#endif
 /* GEMM blocking (CX_NR is also the panel width of the packed weights, PANEL in export_c.py) */
 #define CX_MR 6 /* the rows cx_tile spells out */
 #define CX_NR 16
@@ -505,12 +511,14 @@ _RUNTIME = r"""
 #endif
 
 /* The SGEMM under every linear, matmul and convolution: C[M, N] (row stride ldc) = A[M, K] (row stride lda)
-   @ B[K, N] + a bias per row (brow) or per column (bcol). B comes packed in panels of CX_NR columns: panel p holds
-   B[k, p * CX_NR + j] at bp[(p * K + k) * CX_NR + j], zero past N (linear weights are packed so at export time).
-   One CX_MR x CX_NR block of C is accumulated in a local array over a CX_KC slice of K (k outermost), so the
-   j loop is what the compiler vectorises and the panel slice stays in L1 across the row blocks. */
-static void cx_tile(float* restrict c, long ldc, const float* restrict a, long lda, const float* restrict bp, long K,
-                    long mr, long nr, int load, const float* brow, const float* bcol) {
+   @ B[K, N] + a bias per row (brow) or per column (bcol). B is read in panels of CX_NR columns: panel p's row k
+   at b + p * ps + k * ldb, CX_NR floats, zero past N. Packed (linear weights, packed so at export time):
+   ldb = CX_NR, ps = K * CX_NR, each panel one contiguous block. Row-major with rows padded to a multiple of
+   CX_NR (the im2col of a convolution): ldb = the padded row, ps = CX_NR. One CX_MR x CX_NR block of C is
+   accumulated in local arrays over a CX_KC slice of K (k outermost), so the j loop is what the compiler
+   vectorises and the panel slice stays in L1 across the row blocks. */
+static void cx_tile(float* restrict c, long ldc, const float* restrict a, long lda, const float* restrict bp,
+                    long ldb, long K, long mr, long nr, int load, const float* brow, const float* bcol) {
     /* rows past mr repeat the last one (computed, not stored); one named array per row keeps them in registers */
     const float* restrict a0 = a;
     const float* restrict a1 = a + (mr > 1 ? 1 : 0) * lda;
@@ -522,7 +530,7 @@ static void cx_tile(float* restrict c, long ldc, const float* restrict a, long l
     float* rows[CX_MR];
     long i, j, k;
     for (j = 0; j < CX_NR; ++j) c0[j] = c1[j] = c2[j] = c3[j] = c4[j] = c5[j] = 0.0f;
-    for (k = 0; k < K; ++k, bp += CX_NR) {
+    for (k = 0; k < K; ++k, bp += ldb) {
         float x0 = a0[k], x1 = a1[k], x2 = a2[k], x3 = a3[k], x4 = a4[k], x5 = a5[k];
         for (j = 0; j < CX_NR; ++j) {
             c0[j] = CX_FMA(x0, bp[j], c0[j]);
@@ -534,48 +542,53 @@ static void cx_tile(float* restrict c, long ldc, const float* restrict a, long l
         }
     }
     rows[0] = c0, rows[1] = c1, rows[2] = c2, rows[3] = c3, rows[4] = c4, rows[5] = c5;
-    for (i = 0; i < mr; ++i)
-        for (j = 0; j < nr; ++j) {
-            float v = rows[i][j] + (load ? c[i * ldc + j] : 0.0f);
-            if (brow) v += brow[i];
-            if (bcol) v += bcol[j];
-            c[i * ldc + j] = v;
+    for (i = 0; i < mr; ++i, c += ldc) {
+        const float* acc = rows[i];
+        if (load) {
+            for (j = 0; j < nr; ++j) c[j] += acc[j];
+        } else {
+            for (j = 0; j < nr; ++j) c[j] = acc[j];
         }
+        if (brow)
+            for (j = 0; j < nr; ++j) c[j] += brow[i];
+        if (bcol)
+            for (j = 0; j < nr; ++j) c[j] += bcol[j];
+    }
 }
 
 /* y[N] = x[K] @ B[K, N] + bias: a batch of one reads each packed panel once, front to back (four partial sums
    per column keep the multiply-adds independent). */
-static void cx_gemv(float* restrict y, const float* restrict x, const float* restrict bp, long K, long N,
-                    const float* bcol) {
+static void cx_gemv(float* restrict y, const float* restrict x, const float* restrict bp, long ldb, long ps,
+                    long K, long N, const float* bcol) {
     long p, np = (N + CX_NR - 1) / CX_NR;
     for (p = 0; p < np; ++p) {
-        const float* restrict b = bp + p * K * CX_NR;
+        const float* restrict b = bp + p * ps;
         const float* xk;
         float acc[4][CX_NR];
         long j, k, n0 = p * CX_NR, nr = N - n0 < CX_NR ? N - n0 : CX_NR;
         for (k = 0; k < 4; ++k)
             for (j = 0; j < CX_NR; ++j) acc[k][j] = 0.0f;
-        for (k = 0; k + 4 <= K; k += 4, b += 4 * CX_NR)
+        for (k = 0; k + 4 <= K; k += 4, b += 4 * ldb)
             for (j = 0; j < CX_NR; ++j) {
                 acc[0][j] = CX_FMA(x[k], b[j], acc[0][j]);
-                acc[1][j] = CX_FMA(x[k + 1], b[CX_NR + j], acc[1][j]);
-                acc[2][j] = CX_FMA(x[k + 2], b[2 * CX_NR + j], acc[2][j]);
-                acc[3][j] = CX_FMA(x[k + 3], b[3 * CX_NR + j], acc[3][j]);
+                acc[1][j] = CX_FMA(x[k + 1], b[ldb + j], acc[1][j]);
+                acc[2][j] = CX_FMA(x[k + 2], b[2 * ldb + j], acc[2][j]);
+                acc[3][j] = CX_FMA(x[k + 3], b[3 * ldb + j], acc[3][j]);
             }
-        for (xk = x + k; xk < x + K; ++xk, b += CX_NR) /* pointers: GCC misjudges an indexed tail's range */
+        for (xk = x + k; xk < x + K; ++xk, b += ldb) /* pointers: GCC misjudges an indexed tail's range */
             for (j = 0; j < CX_NR; ++j) acc[0][j] = CX_FMA(*xk, b[j], acc[0][j]);
         for (j = 0; j < nr; ++j)
             y[n0 + j] = ((acc[0][j] + acc[1][j]) + (acc[2][j] + acc[3][j])) + (bcol ? bcol[n0 + j] : 0.0f);
     }
 }
 
-/* C = A @ B (+ bias), B packed (see cx_tile); threads (OpenMP) split the column panels when `threads` and the
-   product is large enough. */
-static void cx_gemm(float* c, long ldc, const float* a, long lda, const float* bp, long M, long K, long N,
-                    const float* brow, const float* bcol, int threads) {
+/* C = A @ B (+ bias), B in panels (see cx_tile); a single row without a row bias is a GEMV; threads (OpenMP)
+   split the column panels when `threads` and the product is large enough. */
+static void cx_gemm(float* c, long ldc, const float* a, long lda, const float* bp, long ldb, long ps, long M,
+                    long K, long N, const float* brow, const float* bcol, int threads) {
     long np = (N + CX_NR - 1) / CX_NR, p;
     if (M == 1 && !brow) {
-        cx_gemv(c, a, bp, K, N, bcol);
+        cx_gemv(c, a, bp, ldb, ps, K, N, bcol);
         return;
     }
     (void)threads;
@@ -585,7 +598,7 @@ static void cx_gemm(float* c, long ldc, const float* a, long lda, const float* b
         do {
             long kc = K - k0 < CX_KC ? K - k0 : CX_KC, last = k0 + kc >= K;
             for (m0 = 0; m0 < M; m0 += CX_MR)
-                cx_tile(c + m0 * ldc + n0, ldc, a + m0 * lda + k0, lda, bp + (p * K + k0) * CX_NR, kc,
+                cx_tile(c + m0 * ldc + n0, ldc, a + m0 * lda + k0, lda, bp + p * ps + k0 * ldb, ldb, kc,
                         M - m0 < CX_MR ? M - m0 : CX_MR, nr, k0 > 0, last && brow ? brow + m0 : NULL,
                         last && bcol ? bcol + n0 : NULL);
             k0 += kc;
@@ -606,7 +619,7 @@ static void cx_pack(float* bp, const float* b, long K, long N, long rs, long cs)
 
 /* out[m, n] = sum_k x[m, k] * w[n, k] + b[n], w given packed (w^T in panels, see cx_tile) */
 static void cx_linear(float* out, const float* x, const float* wp, const float* b, long M, long K, long N) {
-    cx_gemm(out, N, x, K, wp, M, K, N, NULL, b, 1);
+    cx_gemm(out, N, x, K, wp, CX_NR, K * CX_NR, M, K, N, NULL, b, 1);
 }
 
 /* out[B, M, N] = a[B, M, K] @ b[B, K, N]; bp: scratch for one packed b[t] */
@@ -614,48 +627,52 @@ static void cx_bmm(float* out, const float* a, const float* b, float* bp, long B
     long t;
     for (t = 0; t < B; ++t) {
         cx_pack(bp, b + t * K * N, K, N, N, 1);
-        cx_gemm(out + t * M * N, N, a + t * M * K, K, bp, M, K, N, NULL, NULL, 1);
+        cx_gemm(out + t * M * N, N, a + t * M * K, K, bp, CX_NR, K * CX_NR, M, K, N, NULL, NULL, 1);
     }
 }
 
-/* col = the patches of one image's channels [C, H, W] as the packed B of cx_gemm: row r = (c, kh, kw), column
-   q = (oh, ow); zero where the window leaves the image (padding) */
+/* col[R, Q] = the patches of one image's channels [C, H, W]: row r = (c, kh, kw), column q = (oh, ow), rows
+   padded with zeros to Q (a multiple of CX_NR) and zero where the window leaves the image (padding) */
 static void cx_im2col(float* col, const float* x, long C, long H, long W, long KH, long KW, long OH, long OW,
-                      long sh, long sw, long ph, long pw, long dh, long dw) {
-    long P = OH * OW, np = (P + CX_NR - 1) / CX_NR, R = C * KH * KW, p, r, j;
-    for (p = 0; p < np; ++p) {
-        long ih0[CX_NR], iw0[CX_NR];
-        for (j = 0; j < CX_NR; ++j) {
-            long q = p * CX_NR + j;
-            ih0[j] = q < P ? (q / OW) * sh - ph : -(1L << 30); /* past P: never inside the image */
-            iw0[j] = q < P ? (q % OW) * sw - pw : 0;
-        }
-        for (r = 0; r < R; ++r) {
-            long c = r / (KH * KW), kh = r / KW % KH, kw = r % KW;
-            const float* xc = x + c * H * W;
-            float* dst = col + (p * R + r) * CX_NR;
-            for (j = 0; j < CX_NR; ++j) {
-                long ih = ih0[j] + kh * dh, iw = iw0[j] + kw * dw;
-                dst[j] = (ih >= 0 && ih < H && iw >= 0 && iw < W) ? xc[ih * W + iw] : 0.0f;
+                      long Q, long sh, long sw, long ph, long pw, long dh, long dw) {
+    long r, oh, ow, R = C * KH * KW;
+    for (r = 0; r < R; ++r) {
+        long c = r / (KH * KW), kh = r / KW % KH, kw = r % KW;
+        float* dst = col + r * Q;
+        for (oh = 0; oh < OH; ++oh, dst += OW) {
+            long ih = oh * sh - ph + kh * dh;
+            const float* row = x + (c * H + (ih < 0 || ih >= H ? 0 : ih)) * W;
+            if (ih < 0 || ih >= H) {
+                for (ow = 0; ow < OW; ++ow) dst[ow] = 0.0f;
+            } else if (sw == 1 && pw == 0 && (OW - 1) + kw * dw < W) {
+                for (ow = 0; ow < OW; ++ow) dst[ow] = row[ow + kw * dw]; /* the common case: one contiguous run */
+            } else {
+                for (ow = 0; ow < OW; ++ow) {
+                    long iw = ow * sw - pw + kw * dw;
+                    dst[ow] = (iw >= 0 && iw < W) ? row[iw] : 0.0f;
+                }
             }
         }
+        for (ow = OH * OW; ow < Q; ++ow) col[r * Q + ow] = 0.0f;
     }
 }
 
 /* 2-D convolution, NCHW, weight [O, C/groups, KH, KW]: per image and group, im2col then cx_gemm with the
-   weight as A (its rows as stored); col: scratch of N * cx_col_size floats; images run in parallel */
+   weight as A (its rows as stored) and the im2col as B; col: room for N im2cols (one per thread is used);
+   images run in parallel */
 static void cx_conv2d(float* out, const float* x, const float* w, const float* b, float* col, long N, long C, long H,
                       long W, long O, long KH, long KW, long OH, long OW, long sh, long sw, long ph, long pw,
                       long dh, long dw, long groups) {
     long cg = C / groups, og = O / groups, P = OH * OW, R = cg * KH * KW;
-    long colsize = R * ((P + CX_NR - 1) / CX_NR) * CX_NR, n;
+    long Q = (P + CX_NR - 1) / CX_NR * CX_NR, n;
     CX_PARALLEL_IF(N > 1 && N * O * R * P >= CX_PARALLEL_FLOPS)
     for (n = 0; n < N; ++n) {
         long g;
         for (g = 0; g < groups; ++g) {
-            float* cn = col + n * colsize;
-            cx_im2col(cn, x + (n * C + g * cg) * H * W, cg, H, W, KH, KW, OH, OW, sh, sw, ph, pw, dh, dw);
-            cx_gemm(out + (n * O + g * og) * P, P, w + g * og * R, R, cn, og, R, P, b ? b + g * og : NULL, NULL, 0);
+            float* cn = col + CX_THREAD * R * Q; /* one im2col per thread, reused while it is in cache */
+            cx_im2col(cn, x + (n * C + g * cg) * H * W, cg, H, W, KH, KW, OH, OW, Q, sh, sw, ph, pw, dh, dw);
+            cx_gemm(out + (n * O + g * og) * P, P, w + g * og * R, R, cn, Q, CX_NR, og, R, P, b ? b + g * og : NULL,
+                    NULL, 0);
         }
     }
 }
