@@ -100,7 +100,8 @@ def test_builds_without_warnings_strict(tmp_path):
 class _GemmEdges(nn.Module):
     """The GEMM's edge cases: K past one K block (300) with ragged M and N, a large enough product to thread, a
     weight also read elsewhere (stored twice: packed and as is), a linear whose weight is computed (packed per
-    call), a grouped convolution with stride, padding and dilation, and a depthwise one (a GEMV per channel)."""
+    call), a grouped convolution with stride, padding and dilation, a depthwise one (a GEMV per channel), and a
+    max pooling whose windows leave the image (padding, dilation, ceil_mode)."""
 
     def __init__(self):
         super().__init__()
@@ -110,7 +111,8 @@ class _GemmEdges(nn.Module):
 
     def forward(self, x, img):
         y = self.fc(x)
-        return y, F.linear(y, self.fc.weight[:, :70] * 0.5), self.dw(self.conv(img).relu())
+        c = self.dw(self.conv(img).relu())
+        return y, F.linear(y, self.fc.weight[:, :70] * 0.5), c, F.max_pool2d(c, 3, 2, 1, 2, ceil_mode=True)
 
 
 @pytest.mark.parametrize("batch", [1, 7, 64])
@@ -126,7 +128,7 @@ def test_gemm_edge_cases(tmp_path, monkeypatch, batch, make_vars):
     _build(tmp_path, "-O2 -std=c99", *make_vars)
     with core.no_grad():
         refs = model(x, img)
-    for got, ref in zip(_run_binary(tmp_path, (x, img), 3), refs):
+    for got, ref in zip(_run_binary(tmp_path, (x, img), 4), refs):
         np.testing.assert_allclose(got.reshape(ref.shape), ref.numpy(), rtol=1e-4, atol=1e-5)
     # one output against NumPy in float64, independent of core's kernels
     w, b = model.fc.weight.detach().numpy().astype(np.float64), model.fc.bias.detach().numpy().astype(np.float64)

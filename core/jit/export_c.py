@@ -683,22 +683,25 @@ static void cx_maxpool2d(float* out, const float* x, long NC, long H, long W, lo
     CX_PARALLEL_IF(NC * OH * OW * KH * KW >= CX_PARALLEL_MIN)
     for (t = 0; t < NC; ++t) {
         long oh, ow, kh, kw;
-        for (oh = 0; oh < OH; ++oh)
-            for (ow = 0; ow < OW; ++ow) {
-                float m = -INFINITY;
-                for (kh = 0; kh < KH; ++kh) {
-                    long ih = oh * sh - ph + kh * dh;
-                    if (ih < 0 || ih >= H) continue;
-                    for (kw = 0; kw < KW; ++kw) {
-                        long iw = ow * sw - pw + kw * dw;
-                        float v;
-                        if (iw < 0 || iw >= W) continue;
-                        v = x[(t * H + ih) * W + iw];
-                        if (v > m || v != v) m = v;
+        for (oh = 0; oh < OH; ++oh) {
+            float* o = out + (t * OH + oh) * OW;
+            for (ow = 0; ow < OW; ++ow) o[ow] = -INFINITY;
+            for (kh = 0; kh < KH; ++kh) {
+                long ih = oh * sh - ph + kh * dh;
+                if (ih < 0 || ih >= H) continue;
+                for (kw = 0; kw < KW; ++kw) {
+                    /* the columns whose window tap (kh, kw) is inside the image: ow in [lo, hi), no test per element */
+                    long off = kw * dw - pw, lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+                    long hi = W - 1 - off < 0 ? 0 : (W - 1 - off) / sw + 1;
+                    const float* xr = x + (t * H + ih) * W;
+                    if (hi > OW) hi = OW;
+                    for (ow = lo; ow < hi; ++ow) {
+                        float v = xr[ow * sw + off];
+                        o[ow] = (v > o[ow] || v != v) ? v : o[ow]; /* NaN propagates */
                     }
                 }
-                out[(t * OH + oh) * OW + ow] = m;
             }
+        }
     }
 }
 
