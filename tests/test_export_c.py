@@ -166,6 +166,18 @@ def test_conv1d_pool1d(tmp_path):
     _check(core.jit.trace(m.eval(), x), m, (x,), tmp_path)
 
 
+def test_max_pool_propagates_nan(tmp_path):
+    x = np.random.default_rng(0).standard_normal((1, 2, 7, 7)).astype(np.float32)
+    x[0, 0, 3, 4] = x[0, 1, 0, 0] = np.nan
+
+    def pool(t):
+        return F.max_pool2d(t, 3, 2, 1), F.max_pool2d(t, 2)
+
+    t = core.tensor(x)
+    _check(core.jit.trace(pool, (t,)), pool, (t,), tmp_path)  # assert_allclose: NaN where core has NaN
+    assert np.isnan(np.fromfile(tmp_path / "out1.bin", "<f4")).sum() == 2
+
+
 def test_unsupported_ops_listed_before_writing(tmp_path):
     def fn(x):
         return x.cumsum(0).flip(0) + 1

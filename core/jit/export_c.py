@@ -677,6 +677,14 @@ static void cx_conv2d(float* out, const float* x, const float* w, const float* b
     }
 }
 
+/* o[ow] = max(o[ow], xr[ow * sw + off]) for ow in [lo, hi), NaN propagating (branch-free: it vectorises) */
+static void cx_max_into(float* restrict o, const float* restrict xr, long lo, long hi, long sw, long off) {
+    long ow;
+    for (ow = lo; ow < hi; ++ow) {
+        float v = xr[ow * sw + off], m = o[ow];
+        o[ow] = ((v > m) | (v != v)) ? v : m;
+    }
+}
 static void cx_maxpool2d(float* out, const float* x, long NC, long H, long W, long OH, long OW, long KH, long KW,
                          long sh, long sw, long ph, long pw, long dh, long dw) {
     long t;
@@ -693,12 +701,7 @@ static void cx_maxpool2d(float* out, const float* x, long NC, long H, long W, lo
                     /* the columns whose window tap (kh, kw) is inside the image: ow in [lo, hi), no test per element */
                     long off = kw * dw - pw, lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
                     long hi = W - 1 - off < 0 ? 0 : (W - 1 - off) / sw + 1;
-                    const float* xr = x + (t * H + ih) * W;
-                    if (hi > OW) hi = OW;
-                    for (ow = lo; ow < hi; ++ow) {
-                        float v = xr[ow * sw + off];
-                        o[ow] = (v > o[ow] || v != v) ? v : o[ow]; /* NaN propagates */
-                    }
+                    cx_max_into(o, x + (t * H + ih) * W, lo, hi < OW ? hi : OW, sw, off);
                 }
             }
         }
