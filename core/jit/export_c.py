@@ -487,13 +487,17 @@ _RUNTIME = r"""
 #ifdef _OPENMP
 #define CX_PARALLEL _Pragma("omp parallel for")
 #define CX_PARALLEL_IF(cond) CX_PRAGMA(omp parallel for schedule(static) if (cond))
+/* n blocks handed out one at a time (a thread the OS parks does not hold up a fixed share) to at most n threads */
+#define CX_TEAM(n) ((n) < omp_get_max_threads() ? (int)(n) : omp_get_max_threads())
+#define CX_PARALLEL_BLOCKS_IF(cond, n) CX_PRAGMA(omp parallel for schedule(dynamic) if (cond) num_threads(CX_TEAM(n)))
 #else
 #define CX_PARALLEL
 #define CX_PARALLEL_IF(cond)
+#define CX_PARALLEL_BLOCKS_IF(cond, n)
 #endif
 #ifdef _OPENMP
 #include <omp.h>
-#define CX_THREAD omp_get_thread_num() /* < the iteration count under schedule(static): a slot per thread */
+#define CX_THREAD omp_get_thread_num() /* < the block count under CX_PARALLEL_BLOCKS_IF: a slot per thread */
 #else
 #define CX_THREAD 0
 #endif
@@ -592,7 +596,7 @@ static void cx_gemm(float* c, long ldc, const float* a, long lda, const float* b
         return;
     }
     (void)threads;
-    CX_PARALLEL_IF(threads && np > 1 && M * N * K >= CX_PARALLEL_FLOPS)
+    CX_PARALLEL_BLOCKS_IF(threads && np > 1 && M * N * K >= CX_PARALLEL_FLOPS, np)
     for (p = 0; p < np; ++p) {
         long n0 = p * CX_NR, nr = N - n0 < CX_NR ? N - n0 : CX_NR, k0 = 0, m0;
         do {
@@ -665,7 +669,7 @@ static void cx_conv2d(float* out, const float* x, const float* w, const float* b
                       long dh, long dw, long groups) {
     long cg = C / groups, og = O / groups, P = OH * OW, R = cg * KH * KW;
     long Q = (P + CX_NR - 1) / CX_NR * CX_NR, n;
-    CX_PARALLEL_IF(N > 1 && N * O * R * P >= CX_PARALLEL_FLOPS)
+    CX_PARALLEL_BLOCKS_IF(N > 1 && N * O * R * P >= CX_PARALLEL_FLOPS, N)
     for (n = 0; n < N; ++n) {
         long g;
         for (g = 0; g < groups; ++g) {
