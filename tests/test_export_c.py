@@ -100,14 +100,14 @@ def test_builds_without_warnings_strict(tmp_path):
 class _GemmEdges(nn.Module):
     """The GEMM's edge cases: K past one K block (300) with ragged M and N, a large enough product to thread, a
     weight also read elsewhere (stored twice: packed and as is), a linear whose weight is computed (packed per
-    call), a grouped convolution with stride, padding and dilation, a depthwise one (a GEMV per channel), and a
+    call), a grouped convolution with stride, padding and dilation, a depthwise one with a bias (a GEMV per channel), and a
     max pooling whose windows leave the image (padding, dilation, ceil_mode)."""
 
     def __init__(self):
         super().__init__()
         self.fc = nn.Linear(300, 70)
         self.conv = nn.Conv2d(4, 6, 3, stride=2, padding=1, dilation=2, groups=2)
-        self.dw = nn.Conv2d(6, 6, 3, padding=1, groups=6, bias=False)
+        self.dw = nn.Conv2d(6, 6, 3, padding=1, groups=6)
 
     def forward(self, x, img):
         y = self.fc(x)

@@ -586,13 +586,15 @@ static void cx_gemv(float* restrict y, const float* restrict x, const float* res
     }
 }
 
-/* C = A @ B (+ bias), B in panels (see cx_tile); a single row without a row bias is a GEMV; threads (OpenMP)
+/* C = A @ B (+ bias), B in panels (see cx_tile); a single row is a GEMV; threads (OpenMP)
    split the column panels when `threads` and the product is large enough. */
 static void cx_gemm(float* c, long ldc, const float* a, long lda, const float* bp, long ldb, long ps, long M,
                     long K, long N, const float* brow, const float* bcol, int threads) {
     long np = (N + CX_NR - 1) / CX_NR, p;
-    if (M == 1 && !brow) {
+    if (M == 1) {
         cx_gemv(c, a, bp, ldb, ps, K, N, bcol);
+        if (brow)
+            for (p = 0; p < N; ++p) c[p] += brow[0];
         return;
     }
     (void)threads;
