@@ -18,8 +18,8 @@ pytestmark = pytest.mark.skipif(shutil.which("cc") is None or shutil.which("make
 STRICT = "-O1 -std=c99 -Wall -Wextra -Werror -pedantic"
 
 
-def _build(d, cflags="-O1 -std=c99"):
-    r = subprocess.run(["make", "-s", "-C", str(d), f"CFLAGS={cflags}"], capture_output=True, text=True)
+def _build(d, cflags="-O1 -std=c99", *make_vars):
+    r = subprocess.run(["make", "-s", "-C", str(d), f"CFLAGS={cflags}", *make_vars], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     return d / "model"
 
@@ -97,6 +97,46 @@ def test_builds_without_warnings_strict(tmp_path):
     _build(tmp_path / "emb", STRICT)
 
 
+class _GemmEdges(nn.Module):
+    """The GEMM's edge cases: K past one K block (300) with ragged M and N, a large enough product to thread, a
+    weight also read elsewhere (stored twice: packed and as is), a linear whose weight is computed (packed per
+    call), a grouped convolution with stride, padding and dilation, a depthwise one with a bias (a GEMV per channel), and a
+    max pooling whose windows leave the image (padding, dilation, ceil_mode)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(300, 70)
+        self.conv = nn.Conv2d(4, 6, 3, stride=2, padding=1, dilation=2, groups=2)
+        self.dw = nn.Conv2d(6, 6, 3, padding=1, groups=6)
+
+    def forward(self, x, img):
+        y = self.fc(x)
+        c = self.dw(self.conv(img).relu())
+        return y, F.linear(y, self.fc.weight[:, :70] * 0.5), c, F.max_pool2d(c, 3, 2, 1, 2, ceil_mode=True)
+
+
+@pytest.mark.parametrize("batch", [1, 7, 64])
+@pytest.mark.parametrize("make_vars", [(), ("ARCH=", "OPENMP=")], ids=["detected", "plain-c99"])
+def test_gemm_edge_cases(tmp_path, monkeypatch, batch, make_vars):
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    core.manual_seed(0)
+    rng = np.random.default_rng(batch)
+    model = _GemmEdges().eval()
+    x = core.tensor(rng.standard_normal((batch, 300)).astype(np.float32))
+    img = core.tensor(rng.standard_normal((min(batch, 3), 4, 11, 11)).astype(np.float32))
+    export_c(core.jit.trace(model, (x, img)), tmp_path)
+    _build(tmp_path, "-O2 -std=c99", *make_vars)
+    with core.no_grad():
+        refs = model(x, img)
+    for got, ref in zip(_run_binary(tmp_path, (x, img), 4), refs):
+        np.testing.assert_allclose(got.reshape(ref.shape), ref.numpy(), rtol=1e-4, atol=1e-5)
+    # one output against NumPy in float64, independent of core's kernels
+    w, b = model.fc.weight.detach().numpy().astype(np.float64), model.fc.bias.detach().numpy().astype(np.float64)
+    want = x.numpy().astype(np.float64) @ w.T + b
+    np.testing.assert_allclose(np.fromfile(tmp_path / "out0.bin", "<f4").reshape(want.shape), want, rtol=1e-4,
+                               atol=1e-5)
+
+
 def _ops(x, y):
     a = (x * 2.0 - y).exp().clamp(max=3.0)  # y broadcasts over x's rows
     s = a.sum(dim=1, keepdim=True) / a.amax(dim=(0, 1))
@@ -126,6 +166,18 @@ def test_conv1d_pool1d(tmp_path):
     _check(core.jit.trace(m.eval(), x), m, (x,), tmp_path)
 
 
+def test_max_pool_propagates_nan(tmp_path):
+    x = np.random.default_rng(0).standard_normal((1, 2, 7, 7)).astype(np.float32)
+    x[0, 0, 3, 4] = x[0, 1, 0, 0] = np.nan
+
+    def pool(t):
+        return F.max_pool2d(t, 3, 2, 1), F.max_pool2d(t, 2)
+
+    t = core.tensor(x)
+    _check(core.jit.trace(pool, (t,)), pool, (t,), tmp_path)  # assert_allclose: NaN where core has NaN
+    assert np.isnan(np.fromfile(tmp_path / "out1.bin", "<f4")).sum() == 2
+
+
 def test_unsupported_ops_listed_before_writing(tmp_path):
     def fn(x):
         return x.cumsum(0).flip(0) + 1
@@ -141,9 +193,17 @@ def test_weights_file_format_and_bad_weights(tmp_path):
     traced = core.jit.trace(model.eval(), inputs)
     files = export_c(traced, tmp_path)
     blob = files["weights"].read_bytes()
-    n = sum(p.numel() for p in model.parameters())
-    assert blob[:4] == b"CXW1" and struct.unpack("<IQ", blob[4:16]) == (1, n)
-    np.testing.assert_array_equal(np.frombuffer(blob[16:], "<f4")[:16 * 8], model[0].weight.detach().numpy().ravel())
+    # version 2: each linear weight w[N, K] is stored as w.T in panels of 16 columns (zero-padded), then its bias
+    stored = []
+    for layer in (model[0], model[2], model[4]):
+        w = layer.weight.detach().numpy()
+        n, k = w.shape
+        panels = np.zeros((k, -(-n // 16) * 16), np.float32)
+        panels[:, :n] = w.T
+        stored += [panels.reshape(k, -1, 16).transpose(1, 0, 2).ravel(), layer.bias.detach().numpy()]
+    stored = np.concatenate(stored)
+    assert blob[:4] == b"CXW1" and struct.unpack("<IQ", blob[4:16]) == (2, stored.size)
+    np.testing.assert_array_equal(np.frombuffer(blob[16:], "<f4"), stored)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["Makefile", "main.c", "model.c", "model.h",
                                                           "model.weights"]  # no temporary file left
     _build(tmp_path)

@@ -7,10 +7,15 @@
   per node; views (``view``, ``permute``, ``transpose``, ``narrow``, ``select``, ``expand``, ...) cost
   nothing: they are strides over their base's buffer, read by the loops that consume them;
 * ``model.weights`` — the parameters, buffers and constants as raw little-endian float32 after a 16-byte
-  header (``CXW1``, uint32 version 1, uint64 count), written atomically — or, with ``embed_weights=True``,
-  a C array in ``model.c`` (exact hexadecimal float literals);
+  header (``CXW1``, uint32 version 2, uint64 count), written atomically — or, with ``embed_weights=True``,
+  a C array in ``model.c`` (exact hexadecimal float literals). A linear's weight is stored the way the GEMM
+  reads it (:func:`pack_panels`: ``w.T`` in panels of :data:`PANEL` columns), so nothing is repacked per call;
 * ``main.c`` (``main=True``) — reads each input from a raw float32 file and writes each output to one;
-* ``Makefile`` — ``cc -O2 -std=c99``; OpenMP and a CBLAS are detected and optional.
+* ``Makefile`` — ``cc -O2 -std=c99``; OpenMP and ``-O3 -march=native`` are detected and optional.
+
+Linear, matmul and convolution (im2col) share one register-tiled SGEMM in portable C99 (``cx_gemm``: packed
+column panels, an ``MR x NR`` accumulator block the compiler vectorises, K blocked for L1); a batch of one
+takes a GEMV that reads each weight once, front to back. No BLAS is needed.
 
 Every tensor is float32 in the C code: integer inputs (embedding indices) are passed as floats (exact below
 2**24) and comparisons give 0/1. Unsupported ops are all listed in one :class:`ExportError` before any file
@@ -36,7 +41,9 @@ _VIEW_OPS = frozenset({"view", "permute", "transpose", "narrow", "select", "expa
                        "slice", "as_strided", "alias", "diagonal", "unfold"})
 _EXTRA_UNARY = {"gelu", "_to_copy", "clamp", "where"}
 _REDUCTIONS = frozenset({"sum", "amax", "amin", "argmax", "argmin"})
-_PARALLEL_MIN = 32768  # generated loops this long run under OpenMP (when built with it)
+_PARALLEL_MIN = 262144  # generated loops this long run under OpenMP (when built with it)
+WEIGHTS_VERSION = 2  # 2: linear weights stored packed (pack_panels)
+PANEL = 16  # columns per packed GEMM panel: CX_NR in the C runtime
 _FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 
@@ -124,14 +131,16 @@ def _lit(x) -> str:
 class _Emitter:
     """Turns the graph's nodes into C statements, tracking the layout of every value."""
 
-    def __init__(self, graph, weights: dict):
+    def __init__(self, graph, weights: dict, packed: dict):
         self.layouts: dict = {}
+        self.packed = packed  # linear weight -> offset of its packed copy in cx_w
         self.buffers: list = []  # (name, size) of static intermediate buffers
         self.lines: list = []
         for k, v in enumerate(graph.inputs):
             self.layouts[v] = _Layout(f"in{k}", v.shape)
         for v, (_name, off) in weights.items():
-            self.layouts[v] = _Layout("cx_w", v.shape, offset=off)
+            if off is not None:
+                self.layouts[v] = _Layout("cx_w", v.shape, offset=off)
 
     # -- helpers ----------------------------------------------------------------------------------------
     def new_buffer(self, shape) -> _Layout:
@@ -313,10 +322,14 @@ class _Emitter:
         x, w = node.args[0], node.args[1]
         b = node.args[2] if len(node.args) > 2 else None
         n, k = w.shape if len(w.shape) == 2 else (1, w.shape[0])
+        if w in self.packed:
+            wp = f"(cx_w + {self.packed[w]})" if self.packed[w] else "cx_w"
+        else:  # a computed weight: packed on every call
+            wp = self.new_buffer((k * _panels(n) * PANEL,)).buf
+            self.emit(f"cx_pack({wp}, {self.contiguous(w).ptr()}, {k}L, {n}L, 1L, {k}L);")
         out = self.new_buffer(node.outputs[0].shape)
         m = _numel(x.shape) // max(k, 1)
-        self.emit(f"cx_linear({out.buf}, {self.contiguous(x).ptr()}, {self.contiguous(w).ptr()}, {self._opt(b)}, "
-                  f"{m}L, {k}L, {n}L);")
+        self.emit(f"cx_linear({out.buf}, {self.contiguous(x).ptr()}, {wp}, {self._opt(b)}, {m}L, {k}L, {n}L);")
         self.layouts[node.outputs[0]] = out
 
     def op_batched_matmul(self, node) -> None:
@@ -327,8 +340,9 @@ class _Emitter:
         n = b.shape[-1]
         pa = self.contiguous(a, batch + (m, kk)).ptr()
         pb = self.contiguous(b, batch + (kk, n)).ptr()
+        scratch = self.new_buffer((kk * _panels(n) * PANEL,))
         out = self.new_buffer(out_v.shape)
-        self.emit(f"cx_bmm({out.buf}, {pa}, {pb}, {_numel(batch)}L, {m}L, {kk}L, {n}L);")
+        self.emit(f"cx_bmm({out.buf}, {pa}, {pb}, {scratch.buf}, {_numel(batch)}L, {m}L, {kk}L, {n}L);")
         self.layouts[out_v] = out
 
     def op_convolution(self, node) -> None:
@@ -338,9 +352,10 @@ class _Emitter:
         ws = w.shape if two else w.shape[:2] + (1,) + w.shape[2:]
         ys = node.outputs[0].shape if two else node.outputs[0].shape[:2] + (1,) + node.outputs[0].shape[2:]
         st, pd, dl = (_pair(stride, two), _pair(padding, two, 0), _pair(dilation, two))
+        col = self.new_buffer((xs[0] * ws[1] * ws[2] * ws[3] * _panels(ys[2] * ys[3]) * PANEL,))
         out = self.new_buffer(node.outputs[0].shape)
         self.emit(f"cx_conv2d({out.buf}, {self.contiguous(x).ptr()}, {self.contiguous(w).ptr()}, {self._opt(b)}, "
-                  f"{xs[0]}, {xs[1]}, {xs[2]}, {xs[3]}, {ws[0]}, {ws[2]}, {ws[3]}, {ys[2]}, {ys[3]}, "
+                  f"{col.buf}, {xs[0]}, {xs[1]}, {xs[2]}, {xs[3]}, {ws[0]}, {ws[2]}, {ws[3]}, {ys[2]}, {ys[3]}, "
                   f"{st[0]}, {st[1]}, {pd[0]}, {pd[1]}, {dl[0]}, {dl[1]}, {groups});")
         self.layouts[node.outputs[0]] = out
 
@@ -422,6 +437,30 @@ def _replace_var(expr: str, var: str, text: str) -> str:
     return "".join(out)
 
 
+def _panels(n: int) -> int:
+    return -(-n // PANEL)
+
+
+def pack_panels(b: np.ndarray) -> np.ndarray:
+    """``b[K, N]`` as the C GEMM reads it (``cx_pack``): ``ceil(N / PANEL)`` panels, each ``[K, PANEL]``
+    row-major, zero past column ``N``, flattened. Linear weights ``w[N, K]`` are stored as ``pack_panels(w.T)``."""
+    k, n = b.shape
+    padded = np.zeros((k, _panels(n) * PANEL), np.float32)
+    padded[:, :n] = b
+    return np.ascontiguousarray(padded.reshape(k, -1, PANEL).transpose(1, 0, 2)).reshape(-1)
+
+
+def _linear_weights(graph, stored) -> tuple:
+    """The stored values used as a linear's weight (packed at export time), and those used anywhere else too."""
+    linear, other = set(), set()
+    for node in graph.nodes:
+        for pos, a in enumerate(_flat_leaves(list(node.args) + list(node.kwargs.values()))):
+            if isinstance(a, Value) and a in stored:
+                (linear if node.op == "linear" and pos == 1 else other).add(a)
+    other.update(v for v in _flat_leaves(graph.output) if isinstance(v, Value) and v in stored)
+    return linear, other
+
+
 def _pair(v, two: bool, fill: int = 1) -> tuple:
     """A 2-D pooling/convolution parameter: ``v`` itself in 2-D, ``(fill, v)`` for a 1-D op run as 2-D."""
     v = tuple(v) if isinstance(v, (tuple, list)) else (v,)
@@ -444,113 +483,234 @@ def _view_layout(node, lay: _Layout) -> _Layout:
 
 # The C helpers every exported model.c carries (float32 data, double accumulators where rounding matters).
 _RUNTIME = r"""
+#define CX_PRAGMA(x) _Pragma(#x)
 #ifdef _OPENMP
 #define CX_PARALLEL _Pragma("omp parallel for")
+#define CX_PARALLEL_IF(cond) CX_PRAGMA(omp parallel for schedule(static) if (cond))
+/* n blocks handed out one at a time (a thread the OS parks does not hold up a fixed share) to at most n threads */
+#define CX_TEAM(n) ((n) < omp_get_max_threads() ? (int)(n) : omp_get_max_threads())
+#define CX_PARALLEL_BLOCKS_IF(cond, n) CX_PRAGMA(omp parallel for schedule(dynamic) if (cond) num_threads(CX_TEAM(n)))
 #else
 #define CX_PARALLEL
+#define CX_PARALLEL_IF(cond)
+#define CX_PARALLEL_BLOCKS_IF(cond, n)
 #endif
-#ifdef CX_USE_CBLAS
-#include <cblas.h>
+#ifdef _OPENMP
+#include <omp.h>
+#define CX_THREAD omp_get_thread_num() /* < the block count under CX_PARALLEL_BLOCKS_IF: a slot per thread */
+#else
+#define CX_THREAD 0
+#endif
+/* GEMM blocking (CX_NR is also the panel width of the packed weights, PANEL in export_c.py) */
+#define CX_MR 6 /* the rows cx_tile spells out */
+#define CX_NR 16
+#define CX_KC 256
+/* Work under these sizes stays on one thread (waking threads costs more, the more so on a busy machine) */
+#define CX_PARALLEL_FLOPS 1048576L /* multiply-adds of a GEMM or convolution */
+#define CX_PARALLEL_MIN 262144L /* elements a pooling, softmax or norm reads; _PARALLEL_MIN in export_c.py */
+#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)
+#define CX_FMA(a, b, c) fmaf(a, b, c) /* one instruction where the target has it (C99 does not contract) */
+#else
+#define CX_FMA(a, b, c) ((a) * (b) + (c))
 #endif
 
-/* out[m, n] = sum_k x[m, k] * w[n, k] + b[n] */
-static void cx_linear(float* out, const float* x, const float* w, const float* b, long M, long K, long N) {
-#ifdef CX_USE_CBLAS
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0f, x, (int)K, w, (int)K,
-                0.0f, out, (int)N);
-    if (b) { long i, j; for (i = 0; i < M; ++i) for (j = 0; j < N; ++j) out[i * N + j] += b[j]; }
-#else
-    long m;
-    CX_PARALLEL
-    for (m = 0; m < M; ++m) {
-        long n, k;
-        for (n = 0; n < N; ++n) {
-            float acc = b ? b[n] : 0.0f;
-            const float* xr = x + m * K;
-            const float* wr = w + n * K;
-            for (k = 0; k < K; ++k) acc += xr[k] * wr[k];
-            out[m * N + n] = acc;
+/* The SGEMM under every linear, matmul and convolution: C[M, N] (row stride ldc) = A[M, K] (row stride lda)
+   @ B[K, N] + a bias per row (brow) or per column (bcol). B is read in panels of CX_NR columns: panel p's row k
+   at b + p * ps + k * ldb, CX_NR floats, zero past N. Packed (linear weights, packed so at export time):
+   ldb = CX_NR, ps = K * CX_NR, each panel one contiguous block. Row-major with rows padded to a multiple of
+   CX_NR (the im2col of a convolution): ldb = the padded row, ps = CX_NR. One CX_MR x CX_NR block of C is
+   accumulated in local arrays over a CX_KC slice of K (k outermost), so the j loop is what the compiler
+   vectorises and the panel slice stays in L1 across the row blocks. */
+static void cx_tile(float* restrict c, long ldc, const float* restrict a, long lda, const float* restrict bp,
+                    long ldb, long K, long mr, long nr, int load, const float* brow, const float* bcol) {
+    /* rows past mr repeat the last one (computed, not stored); one named array per row keeps them in registers */
+    const float* restrict a0 = a;
+    const float* restrict a1 = a + (mr > 1 ? 1 : 0) * lda;
+    const float* restrict a2 = a + (mr > 2 ? 2 : mr - 1) * lda;
+    const float* restrict a3 = a + (mr > 3 ? 3 : mr - 1) * lda;
+    const float* restrict a4 = a + (mr > 4 ? 4 : mr - 1) * lda;
+    const float* restrict a5 = a + (mr > 5 ? 5 : mr - 1) * lda;
+    float c0[CX_NR], c1[CX_NR], c2[CX_NR], c3[CX_NR], c4[CX_NR], c5[CX_NR];
+    float* rows[CX_MR];
+    long i, j, k;
+    for (j = 0; j < CX_NR; ++j) c0[j] = c1[j] = c2[j] = c3[j] = c4[j] = c5[j] = 0.0f;
+    for (k = 0; k < K; ++k, bp += ldb) {
+        float x0 = a0[k], x1 = a1[k], x2 = a2[k], x3 = a3[k], x4 = a4[k], x5 = a5[k];
+        for (j = 0; j < CX_NR; ++j) {
+            c0[j] = CX_FMA(x0, bp[j], c0[j]);
+            c1[j] = CX_FMA(x1, bp[j], c1[j]);
+            c2[j] = CX_FMA(x2, bp[j], c2[j]);
+            c3[j] = CX_FMA(x3, bp[j], c3[j]);
+            c4[j] = CX_FMA(x4, bp[j], c4[j]);
+            c5[j] = CX_FMA(x5, bp[j], c5[j]);
         }
     }
-#endif
+    rows[0] = c0, rows[1] = c1, rows[2] = c2, rows[3] = c3, rows[4] = c4, rows[5] = c5;
+    for (i = 0; i < mr; ++i, c += ldc) {
+        const float* acc = rows[i];
+        if (load) {
+            for (j = 0; j < nr; ++j) c[j] += acc[j];
+        } else {
+            for (j = 0; j < nr; ++j) c[j] = acc[j];
+        }
+        if (brow)
+            for (j = 0; j < nr; ++j) c[j] += brow[i];
+        if (bcol)
+            for (j = 0; j < nr; ++j) c[j] += bcol[j];
+    }
 }
 
-/* out[B, M, N] = a[B, M, K] @ b[B, K, N] */
-static void cx_bmm(float* out, const float* a, const float* b, long B, long M, long K, long N) {
+/* y[N] = x[K] @ B[K, N] + bias: a batch of one reads each packed panel once, front to back (four partial sums
+   per column keep the multiply-adds independent). */
+static void cx_gemv(float* restrict y, const float* restrict x, const float* restrict bp, long ldb, long ps,
+                    long K, long N, const float* bcol) {
+    long p, np = (N + CX_NR - 1) / CX_NR;
+    for (p = 0; p < np; ++p) {
+        const float* restrict b = bp + p * ps;
+        const float* xk;
+        float acc[4][CX_NR];
+        long j, k, n0 = p * CX_NR, nr = N - n0 < CX_NR ? N - n0 : CX_NR;
+        for (k = 0; k < 4; ++k)
+            for (j = 0; j < CX_NR; ++j) acc[k][j] = 0.0f;
+        for (k = 0; k + 4 <= K; k += 4, b += 4 * ldb)
+            for (j = 0; j < CX_NR; ++j) {
+                acc[0][j] = CX_FMA(x[k], b[j], acc[0][j]);
+                acc[1][j] = CX_FMA(x[k + 1], b[ldb + j], acc[1][j]);
+                acc[2][j] = CX_FMA(x[k + 2], b[2 * ldb + j], acc[2][j]);
+                acc[3][j] = CX_FMA(x[k + 3], b[3 * ldb + j], acc[3][j]);
+            }
+        for (xk = x + k; xk < x + K; ++xk, b += ldb) /* pointers: GCC misjudges an indexed tail's range */
+            for (j = 0; j < CX_NR; ++j) acc[0][j] = CX_FMA(*xk, b[j], acc[0][j]);
+        for (j = 0; j < nr; ++j)
+            y[n0 + j] = ((acc[0][j] + acc[1][j]) + (acc[2][j] + acc[3][j])) + (bcol ? bcol[n0 + j] : 0.0f);
+    }
+}
+
+/* C = A @ B (+ bias), B in panels (see cx_tile); a single row is a GEMV; threads (OpenMP)
+   split the column panels when `threads` and the product is large enough. */
+static void cx_gemm(float* c, long ldc, const float* a, long lda, const float* bp, long ldb, long ps, long M,
+                    long K, long N, const float* brow, const float* bcol, int threads) {
+    long np = (N + CX_NR - 1) / CX_NR, p;
+    if (M == 1) {
+        cx_gemv(c, a, bp, ldb, ps, K, N, bcol);
+        if (brow)
+            for (p = 0; p < N; ++p) c[p] += brow[0];
+        return;
+    }
+    (void)threads;
+    CX_PARALLEL_BLOCKS_IF(threads && np > 1 && M * N * K >= CX_PARALLEL_FLOPS, np)
+    for (p = 0; p < np; ++p) {
+        long n0 = p * CX_NR, nr = N - n0 < CX_NR ? N - n0 : CX_NR, k0 = 0, m0;
+        do {
+            long kc = K - k0 < CX_KC ? K - k0 : CX_KC, last = k0 + kc >= K;
+            for (m0 = 0; m0 < M; m0 += CX_MR)
+                cx_tile(c + m0 * ldc + n0, ldc, a + m0 * lda + k0, lda, bp + p * ps + k0 * ldb, ldb, kc,
+                        M - m0 < CX_MR ? M - m0 : CX_MR, nr, k0 > 0, last && brow ? brow + m0 : NULL,
+                        last && bcol ? bcol + n0 : NULL);
+            k0 += kc;
+        } while (k0 < K);
+    }
+}
+
+/* bp = B[K, N] (B[k, n] at b[k * rs + n * cs]) packed in CX_NR-column panels for cx_gemm */
+static void cx_pack(float* bp, const float* b, long K, long N, long rs, long cs) {
+    long np = (N + CX_NR - 1) / CX_NR, p, k, j;
+    for (p = 0; p < np; ++p)
+        for (k = 0; k < K; ++k)
+            for (j = 0; j < CX_NR; ++j) {
+                long n = p * CX_NR + j;
+                bp[(p * K + k) * CX_NR + j] = n < N ? b[k * rs + n * cs] : 0.0f;
+            }
+}
+
+/* out[m, n] = sum_k x[m, k] * w[n, k] + b[n], w given packed (w^T in panels, see cx_tile) */
+static void cx_linear(float* out, const float* x, const float* wp, const float* b, long M, long K, long N) {
+    cx_gemm(out, N, x, K, wp, CX_NR, K * CX_NR, M, K, N, NULL, b, 1);
+}
+
+/* out[B, M, N] = a[B, M, K] @ b[B, K, N]; bp: scratch for one packed b[t] */
+static void cx_bmm(float* out, const float* a, const float* b, float* bp, long B, long M, long K, long N) {
     long t;
     for (t = 0; t < B; ++t) {
-        const float* at = a + t * M * K;
-        const float* bt = b + t * K * N;
-        float* ot = out + t * M * N;
-#ifdef CX_USE_CBLAS
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0f, at, (int)K, bt,
-                    (int)N, 0.0f, ot, (int)N);
-#else
-        long m;
-        CX_PARALLEL
-        for (m = 0; m < M; ++m) {
-            long n, k;
-            for (n = 0; n < N; ++n) ot[m * N + n] = 0.0f;
-            for (k = 0; k < K; ++k) {
-                float av = at[m * K + k];
-                for (n = 0; n < N; ++n) ot[m * N + n] += av * bt[k * N + n];
+        cx_pack(bp, b + t * K * N, K, N, N, 1);
+        cx_gemm(out + t * M * N, N, a + t * M * K, K, bp, CX_NR, K * CX_NR, M, K, N, NULL, NULL, 1);
+    }
+}
+
+/* col[R, Q] = the patches of one image's channels [C, H, W]: row r = (c, kh, kw), column q = (oh, ow), rows
+   padded with zeros to Q (a multiple of CX_NR) and zero where the window leaves the image (padding) */
+static void cx_im2col(float* col, const float* x, long C, long H, long W, long KH, long KW, long OH, long OW,
+                      long Q, long sh, long sw, long ph, long pw, long dh, long dw) {
+    long r, oh, ow, R = C * KH * KW;
+    for (r = 0; r < R; ++r) {
+        long c = r / (KH * KW), kh = r / KW % KH, kw = r % KW;
+        float* dst = col + r * Q;
+        for (oh = 0; oh < OH; ++oh, dst += OW) {
+            long ih = oh * sh - ph + kh * dh;
+            const float* row = x + (c * H + (ih < 0 || ih >= H ? 0 : ih)) * W;
+            if (ih < 0 || ih >= H) {
+                for (ow = 0; ow < OW; ++ow) dst[ow] = 0.0f;
+            } else if (sw == 1 && pw == 0 && (OW - 1) + kw * dw < W) {
+                for (ow = 0; ow < OW; ++ow) dst[ow] = row[ow + kw * dw]; /* the common case: one contiguous run */
+            } else {
+                for (ow = 0; ow < OW; ++ow) {
+                    long iw = ow * sw - pw + kw * dw;
+                    dst[ow] = (iw >= 0 && iw < W) ? row[iw] : 0.0f;
+                }
             }
         }
-#endif
+        for (ow = OH * OW; ow < Q; ++ow) col[r * Q + ow] = 0.0f;
     }
 }
 
-/* 2-D convolution, NCHW, weight [O, C/groups, KH, KW] */
-static void cx_conv2d(float* out, const float* x, const float* w, const float* b, long N, long C, long H, long W,
-                      long O, long KH, long KW, long OH, long OW, long sh, long sw, long ph, long pw, long dh,
-                      long dw, long groups) {
-    long cg = C / groups, og = O / groups, t;
-    CX_PARALLEL
-    for (t = 0; t < N * O; ++t) {
-        long n = t / O, o = t % O, g = o / og, oh, ow, c, kh, kw;
-        for (oh = 0; oh < OH; ++oh)
-            for (ow = 0; ow < OW; ++ow) {
-                float acc = b ? b[o] : 0.0f;
-                for (c = 0; c < cg; ++c) {
-                    const float* xc = x + (n * C + g * cg + c) * H * W;
-                    const float* wc = w + (o * cg + c) * KH * KW;
-                    for (kh = 0; kh < KH; ++kh) {
-                        long ih = oh * sh - ph + kh * dh;
-                        if (ih < 0 || ih >= H) continue;
-                        for (kw = 0; kw < KW; ++kw) {
-                            long iw = ow * sw - pw + kw * dw;
-                            if (iw < 0 || iw >= W) continue;
-                            acc += xc[ih * W + iw] * wc[kh * KW + kw];
-                        }
-                    }
-                }
-                out[(n * O + o) * OH * OW + oh * OW + ow] = acc;
-            }
+/* 2-D convolution, NCHW, weight [O, C/groups, KH, KW]: per image and group, im2col then cx_gemm with the
+   weight as A (its rows as stored) and the im2col as B; col: room for N im2cols (one per thread is used);
+   images run in parallel */
+static void cx_conv2d(float* out, const float* x, const float* w, const float* b, float* col, long N, long C, long H,
+                      long W, long O, long KH, long KW, long OH, long OW, long sh, long sw, long ph, long pw,
+                      long dh, long dw, long groups) {
+    long cg = C / groups, og = O / groups, P = OH * OW, R = cg * KH * KW;
+    long Q = (P + CX_NR - 1) / CX_NR * CX_NR, n;
+    CX_PARALLEL_BLOCKS_IF(N > 1 && N * O * R * P >= CX_PARALLEL_FLOPS, N)
+    for (n = 0; n < N; ++n) {
+        long g;
+        for (g = 0; g < groups; ++g) {
+            float* cn = col + CX_THREAD * R * Q; /* one im2col per thread, reused while it is in cache */
+            cx_im2col(cn, x + (n * C + g * cg) * H * W, cg, H, W, KH, KW, OH, OW, Q, sh, sw, ph, pw, dh, dw);
+            cx_gemm(out + (n * O + g * og) * P, P, w + g * og * R, R, cn, Q, CX_NR, og, R, P, b ? b + g * og : NULL,
+                    NULL, 0);
+        }
     }
 }
 
+/* o[ow] = max(o[ow], xr[ow * sw + off]) for ow in [lo, hi), NaN propagating (branch-free: it vectorises) */
+static void cx_max_into(float* restrict o, const float* restrict xr, long lo, long hi, long sw, long off) {
+    long ow;
+    for (ow = lo; ow < hi; ++ow) {
+        float v = xr[ow * sw + off], m = o[ow];
+        o[ow] = ((v > m) | (v != v)) ? v : m;
+    }
+}
 static void cx_maxpool2d(float* out, const float* x, long NC, long H, long W, long OH, long OW, long KH, long KW,
                          long sh, long sw, long ph, long pw, long dh, long dw) {
     long t;
-    CX_PARALLEL
+    CX_PARALLEL_IF(NC * OH * OW * KH * KW >= CX_PARALLEL_MIN)
     for (t = 0; t < NC; ++t) {
         long oh, ow, kh, kw;
-        for (oh = 0; oh < OH; ++oh)
-            for (ow = 0; ow < OW; ++ow) {
-                float m = -INFINITY;
-                for (kh = 0; kh < KH; ++kh) {
-                    long ih = oh * sh - ph + kh * dh;
-                    if (ih < 0 || ih >= H) continue;
-                    for (kw = 0; kw < KW; ++kw) {
-                        long iw = ow * sw - pw + kw * dw;
-                        float v;
-                        if (iw < 0 || iw >= W) continue;
-                        v = x[(t * H + ih) * W + iw];
-                        if (v > m || v != v) m = v;
-                    }
+        for (oh = 0; oh < OH; ++oh) {
+            float* o = out + (t * OH + oh) * OW;
+            for (ow = 0; ow < OW; ++ow) o[ow] = -INFINITY;
+            for (kh = 0; kh < KH; ++kh) {
+                long ih = oh * sh - ph + kh * dh;
+                if (ih < 0 || ih >= H) continue;
+                for (kw = 0; kw < KW; ++kw) {
+                    /* the columns whose window tap (kh, kw) is inside the image: ow in [lo, hi), no test per element */
+                    long off = kw * dw - pw, lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+                    long hi = W - 1 - off < 0 ? 0 : (W - 1 - off) / sw + 1;
+                    cx_max_into(o, x + (t * H + ih) * W, lo, hi < OW ? hi : OW, sw, off);
                 }
-                out[(t * OH + oh) * OW + ow] = m;
             }
+        }
     }
 }
 
@@ -560,7 +720,7 @@ static long cx_max(long a, long b) { return a > b ? a : b; }
 static void cx_avgpool2d(float* out, const float* x, long NC, long H, long W, long OH, long OW, long KH, long KW,
                          long sh, long sw, long ph, long pw, int count_include_pad, long divisor_override) {
     long t;
-    CX_PARALLEL
+    CX_PARALLEL_IF(NC * OH * OW * KH * KW >= CX_PARALLEL_MIN)
     for (t = 0; t < NC; ++t) {
         long oh, ow, ih, iw;
         for (oh = 0; oh < OH; ++oh)
@@ -581,7 +741,7 @@ static void cx_avgpool2d(float* out, const float* x, long NC, long H, long W, lo
 /* softmax (or log_softmax) over the middle axis of [outer, D, inner] */
 static void cx_softmax(float* out, const float* x, long outer, long D, long inner, int log_) {
     long t;
-    CX_PARALLEL
+    CX_PARALLEL_IF(outer * inner * D >= CX_PARALLEL_MIN)
     for (t = 0; t < outer * inner; ++t) {
         long o = t / inner, in = t % inner, d;
         const float* xr = x + o * D * inner + in;
@@ -599,7 +759,7 @@ static void cx_softmax(float* out, const float* x, long outer, long D, long inne
 static void cx_layer_norm(float* out, const float* x, const float* w, const float* b, long rows, long n,
                           float eps) {
     long r;
-    CX_PARALLEL
+    CX_PARALLEL_IF(rows * n >= CX_PARALLEL_MIN)
     for (r = 0; r < rows; ++r) {
         const float* xr = x + r * n;
         double mean = 0.0, var = 0.0, inv;
@@ -830,25 +990,23 @@ int main(int argc, char** argv) {
 
 _MAKEFILE = """# Builds the exported model with a C99 compiler alone: `make` (or `make CC=clang`).
 # OPENMP: flags enabling OpenMP (detected: -fopenmp when $(CC) accepts it; `make OPENMP=` to turn it off).
-# BLAS:   link flags of a CBLAS (detected: -lopenblas when cblas.h and the library are found; `make BLAS=` off).
+# ARCH:   optimisation for this machine (detected: -O3 -march=native when $(CC) accepts them; `make ARCH=` off,
+#         e.g. to build for another CPU). Nothing else is needed: the GEMM is the model's own C.
 CC ?= cc
 CFLAGS ?= -O2 -std=c99
 ifeq ($(origin OPENMP), undefined)
 OPENMP := $(shell printf 'int main(void){return 0;}\\n' | $(CC) -fopenmp -x c - -o /dev/null 2>/dev/null \\
             && echo -fopenmp)
 endif
-ifeq ($(origin BLAS), undefined)
-BLAS := $(shell printf '\\043include <cblas.h>\\nint main(void){return 0;}\\n' \\
-          | $(CC) -x c - -lopenblas -o /dev/null 2>/dev/null && echo -lopenblas)
-endif
-ifneq ($(strip $(BLAS)),)
-BLAS_DEFS := -DCX_USE_CBLAS
+ifeq ($(origin ARCH), undefined)
+ARCH := $(shell printf 'int main(void){return 0;}\\n' | $(CC) -O3 -march=native -x c - -o /dev/null 2>/dev/null \\
+          && echo -O3 -march=native)
 endif
 
 all: {all}
 
 model.o: model.c model.h
-\t$(CC) $(CFLAGS) $(OPENMP) $(BLAS_DEFS) -c model.c -o model.o
+\t$(CC) $(CFLAGS) $(ARCH) $(OPENMP) -c model.c -o model.o
 {main_rules}
 clean:
 \trm -f model.o main.o model
@@ -861,7 +1019,7 @@ main.o: main.c model.h
 \t$(CC) $(CFLAGS) -c main.c -o main.o
 
 model: main.o model.o
-\t$(CC) $(CFLAGS) $(OPENMP) main.o model.o -o model $(BLAS) -lm
+\t$(CC) $(CFLAGS) $(ARCH) $(OPENMP) main.o model.o -o model -lm
 """
 
 
@@ -895,15 +1053,23 @@ def export_c(traced, out_dir, *, embed_weights: bool = False, main: bool = True)
     params = _resolve_params(traced, graph)
     tensors = [(v, params[name]) for name, v in graph.params.items()]
     tensors += [(v, t) for v, t in graph.constants.values()]
-    offsets, chunks, total = {}, [], 0
+    linear, other = _linear_weights(graph, {v for v, _t in tensors})
+    offsets, packed, chunks, total = {}, {}, [], 0
     for v, t in tensors:
         data = _as_float32(t)
-        offsets[v] = (v.name, total)
-        chunks.append(data)
-        total += data.size
+        offsets[v] = (v.name, None)
+        if v in other or v not in linear:
+            offsets[v] = (v.name, total)
+            chunks.append(data)
+            total += data.size
+        if v in linear:  # w[N, K] stored as w^T in GEMM panels: read once, front to back, per call
+            n, k = v.shape if len(v.shape) == 2 else (1, v.shape[0])
+            packed[v] = total
+            chunks.append(pack_panels(data.reshape(n, k).T))
+            total += chunks[-1].size
     weights = np.concatenate(chunks) if chunks else np.zeros(0, np.float32)
 
-    em = _Emitter(graph, offsets)
+    em = _Emitter(graph, offsets, packed)
     for node in graph.nodes:
         em.node(node)
     for k, v in enumerate(outputs):
@@ -947,7 +1113,7 @@ def export_c(traced, out_dir, *, embed_weights: bool = False, main: bool = True)
     files["source"].write_text("\n".join(src))
     if not embed_weights:
         files["weights"] = out_dir / "model.weights"
-        blob = b"CXW1" + struct.pack("<IQ", 1, total) + weights.astype("<f4").tobytes()
+        blob = b"CXW1" + struct.pack("<IQ", WEIGHTS_VERSION, total) + weights.astype("<f4").tobytes()
         _write_atomic(files["weights"], blob)
     if main:
         files["main"] = out_dir / "main.c"
@@ -994,13 +1160,13 @@ _LOADER = r"""static unsigned long cx_le32(const unsigned char* p) {
     return (unsigned long)p[0] | ((unsigned long)p[1] << 8) | ((unsigned long)p[2] << 16) | ((unsigned long)p[3] << 24);
 }
 
-/* model.weights: "CXW1", uint32 version (1), uint64 count, then count little-endian float32 values. */
+/* model.weights: "CXW1", uint32 version (2), uint64 count, then count little-endian float32 values. */
 int model_init(const char* weights_path) {
     unsigned char head[16], buf[4096];
     long done = 0;
     FILE* f;
     if (!weights_path || !(f = fopen(weights_path, "rb"))) return 1;
-    if (fread(head, 1, 16, f) != 16 || memcmp(head, "CXW1", 4) != 0 || cx_le32(head + 4) != 1 ||
+    if (fread(head, 1, 16, f) != 16 || memcmp(head, "CXW1", 4) != 0 || cx_le32(head + 4) != 2 ||
         cx_le32(head + 8) != (unsigned long)MODEL_NUM_WEIGHTS || cx_le32(head + 12) != 0) {
         fclose(f);
         return 2;
