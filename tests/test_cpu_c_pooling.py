@@ -1,8 +1,9 @@
-"""cpu_c's max pooling (csrc/conv.c) against a direct NumPy loop, value for value: the fast path for dense windows
-(no padding, dilation 1, every window inside the input) and, beside it, geometries that take the generic path (a
-ceil_mode window past the edge, padding). PyTorch's rules: a window's value is its first NaN, else its maximum; the
-gradient goes to the first NaN, else to the first maximum (ties: the first in row-major order); a window holding
-nothing above -inf gives no gradient (as the op's decomposition)."""
+"""cpu_c's max and average pooling (csrc/conv.c) against direct NumPy loops, value for value: the fast path for dense
+windows (no padding, dilation 1, every window inside the input) and, beside it, geometries that take the generic
+path (a ceil_mode window past the edge, padding). PyTorch's rules for max: a window's value is its first NaN, else
+its maximum; the gradient goes to the first NaN, else to the first maximum (ties: the first in row-major order); a
+window holding nothing above -inf gives no gradient (as the op's decomposition). Average: the window's sum in
+double, in row-major order, over its divisor, rounded once."""
 
 from __future__ import annotations
 
@@ -16,12 +17,12 @@ from core.dispatch import get_operator
 pytest.importorskip("core_cpu_c", reason="the cpu_c plugin is not installed (pip install plugins/cpu_c)")
 from cpu_c_support import count_c_calls  # noqa: E402
 
-_OPS = ("max_pool", "max_pool_backward")
+_OPS = ("max_pool", "max_pool_backward", "avg_pool", "avg_pool_backward")
 
 
 @pytest.fixture
 def c_calls(monkeypatch, force_c):
-    """C calls of max_pool / max_pool_backward (0: another path ran)."""
+    """C calls of the pooling ops (0: another path ran)."""
     return count_c_calls(monkeypatch, _OPS)
 
 
@@ -105,7 +106,7 @@ def test_max_pool_matches_a_numpy_loop(c_calls, case, kind, dtype):
     values, grad = reference_max_pool(x, kernel, stride, ceil_mode, g)
     _assert_identical(out, values)
     _assert_identical(get_operator("max_pool_backward")(core.tensor(g), core.tensor(x), *geometry), grad)
-    assert c_calls == {"max_pool": 1, "max_pool_backward": 1}
+    assert c_calls["max_pool"] == 1 and c_calls["max_pool_backward"] == 1
 
 
 def test_padding_takes_the_generic_path_with_the_same_rules(c_calls):
@@ -131,7 +132,7 @@ def test_strided_input_and_autograd(c_calls):
     values, grad = reference_max_pool(base.transpose(0, 1, 3, 2), (2, 2), (2, 2), False, g)
     _assert_identical(out.detach(), values)
     _assert_identical(x.grad, grad.transpose(0, 1, 3, 2))
-    assert c_calls == {"max_pool": 1, "max_pool_backward": 1}
+    assert c_calls["max_pool"] == 1 and c_calls["max_pool_backward"] == 1
 
 
 def test_max_pool1d(c_calls):
@@ -159,3 +160,44 @@ def test_results_do_not_depend_on_the_thread_count(c_calls):
         core_cpu_c.set_num_threads(before)
     for one, two in zip(*results):
         np.testing.assert_array_equal(one, two)
+
+
+def reference_avg_pool(x, kernel, stride, ceil_mode, divisor_override, grad_output):
+    """(values, gradient of x) of average pooling with no padding: each window's sum in double (row-major, as the C
+    loop) over its size (clipped by ceil_mode; no padding, so count_include_pad does not matter) or the override."""
+    (kh, kw), (sh, sw) = kernel, stride
+    planes = x.reshape(-1, *x.shape[-2:])
+    h, w = planes.shape[1:]
+    oh, ow = _out_size(h, kh, sh, ceil_mode), _out_size(w, kw, sw, ceil_mode)
+    values = np.empty((len(planes), oh, ow), x.dtype)
+    grad = np.zeros_like(planes)
+    g = grad_output.reshape(len(planes), oh, ow)
+    for p in range(len(planes)):
+        for i in range(oh):
+            for j in range(ow):
+                rows, cols = slice(i * sh, i * sh + kh), slice(j * sw, j * sw + kw)
+                window = planes[p, rows, cols]
+                divisor = divisor_override or window.size
+                total = 0.0
+                for v in window.ravel():
+                    total += float(v)
+                values[p, i, j] = total / divisor
+                grad[p, rows, cols] += x.dtype.type(float(g[p, i, j]) / divisor)
+    return values.reshape(*x.shape[:-2], oh, ow), grad.reshape(x.shape)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("divisor_override", [None, 3])
+@pytest.mark.parametrize("case", range(len(_CASES)))
+def test_avg_pool_matches_a_numpy_loop(c_calls, case, divisor_override, dtype):
+    shape, kernel, stride, ceil_mode = _CASES[case]
+    rng = np.random.default_rng(case)
+    x = _data("nan", shape, dtype, rng) * 3
+    geometry = (kernel, stride, (0, 0), ceil_mode, True, divisor_override)
+    out = get_operator("avg_pool")(core.tensor(x), *geometry)
+    g = rng.standard_normal(tuple(out.shape)).astype(dtype)
+    g[rng.random(g.shape) < 0.1] = -0.0
+    values, grad = reference_avg_pool(x, kernel, stride, ceil_mode, divisor_override, g)
+    _assert_identical(out, values)
+    _assert_identical(get_operator("avg_pool_backward")(core.tensor(g), core.tensor(x), *geometry), grad)
+    assert c_calls["avg_pool"] == 1 and c_calls["avg_pool_backward"] == 1

@@ -555,14 +555,70 @@ static inline avg_window avg_window_at(const ccc_pool2d* g, long long oh, long l
     return w;
 }
 
+/* The divisor of every dense window (no padding, nothing clipped): the override, else the window's size. */
+static double dense_divisor(const ccc_pool2d* g, double divisor_override) {
+    return divisor_override != 0.0 ? divisor_override : (double)(g->kernel_h * g->kernel_w);
+}
+
 /* Average pooling over each (N * C) plane: a window's sum in double over its divisor; the backward spreads each
-   window's gradient over its divisor to the window's input positions (planes are independent: no races). */
+   window's gradient over its divisor to the window's input positions (planes are independent: no races).
+   Fast path (dense windows, see dense_windows): every divisor is kh * kw (or the override), the sums run in the
+   same order, and where windows do not overlap the backward writes each window's share over it (zero + share, as
+   the generic += into zeros), so both paths give the same results. */
 #define DEFINE_AVG_POOL(T, N)                                                                                          \
+    static inline __attribute__((always_inline)) void avg_row_##N(const T* restrict x, T* restrict out, long long W,  \
+                                                                  long long OW, double divisor, int kh, int kw,        \
+                                                                  long long sw) {                                      \
+        for (long long ow = 0; ow < OW; ow++) {                                                                        \
+            double sum = 0.0;                                                                                          \
+            for (int i = 0; i < kh; i++)                                                                               \
+                for (int j = 0; j < kw; j++) sum += x[i * W + ow * sw + j];                                            \
+            out[ow] = (T)(sum / divisor);                                                                              \
+        }                                                                                                              \
+    }                                                                                                                  \
+    static inline __attribute__((always_inline)) void avg_grad_row_##N(const T* restrict grad_out, T* restrict gx,    \
+                                                                       long long W, long long OW, double divisor,      \
+                                                                       int kh, int kw, long long sw) {                 \
+        const T zero = 0;                                                                                              \
+        for (long long ow = 0; ow < OW; ow++) {                                                                        \
+            const T share = zero + (T)(grad_out[ow] / divisor);                                                        \
+            for (int i = 0; i < kh; i++)                                                                               \
+                for (int j = 0; j < kw; j++) gx[i * W + ow * sw + j] = share;                                          \
+        }                                                                                                              \
+    }                                                                                                                  \
+    static void avg_row_any_##N(const T* x, T* out, long long W, long long OW, double divisor, int kh, int kw,          \
+                                long long sw) {                                                                        \
+        CONSTANT_WINDOW(avg_row_##N, kh, kw, sw, x, out, W, OW, divisor);                                              \
+    }                                                                                                                  \
+    static void avg_grad_row_any_##N(const T* grad_out, T* gx, long long W, long long OW, double divisor, int kh,       \
+                                     int kw, long long sw) {                                                           \
+        CONSTANT_WINDOW(avg_grad_row_##N, kh, kw, sw, grad_out, gx, W, OW, divisor);                                   \
+    }                                                                                                                  \
+    /* the fast path of both directions (backward: windows that do not overlap); out is grad_x for the backward */    \
+    static void avg_pool_dense_##N(const ccc_pool2d* g, const T* in, T* out, double divisor, int backward) {           \
+        const long long plane = g->height * g->width, L = g->out_h * g->out_w, W = g->width, OW = g->out_w;            \
+        const int kh = (int)g->kernel_h, kw = (int)g->kernel_w, tiled = tiles_plane(g);                                \
+        _Pragma("omp parallel for schedule(static) if(g->planes * L * g->kernel_h * g->kernel_w >= PARALLEL_MIN)")     \
+        for (long long p = 0; p < g->planes; p++) {                                                                    \
+            if (backward && !tiled) memset(out + p * plane, 0, (size_t)plane * sizeof(T));                             \
+            for (long long oh = 0; oh < g->out_h; oh++) {                                                              \
+                const long long top = p * plane + oh * g->stride_h * W, row = p * L + oh * OW;                         \
+                if (backward)                                                                                          \
+                    avg_grad_row_any_##N(in + row, out + top, W, OW, divisor, kh, kw, g->stride_w);                    \
+                else                                                                                                   \
+                    avg_row_any_##N(in + top, out + row, W, OW, divisor, kh, kw, g->stride_w);                         \
+            }                                                                                                          \
+        }                                                                                                              \
+    }                                                                                                                  \
     int ccc_avg_pool2d_##N(const ccc_pool2d* g, const void* x_, void* out_, int count_include_pad,                     \
                            double divisor_override) {                                                                  \
         const T* x = (const T*)x_;                                                                                     \
         T* out = (T*)out_;                                                                                             \
         const long long plane = g->height * g->width, L = g->out_h * g->out_w;                                         \
+        if (dense_windows(g)) {                                                                                        \
+            avg_pool_dense_##N(g, x, out, dense_divisor(g, divisor_override), 0);                                      \
+            return 0;                                                                                                  \
+        }                                                                                                              \
         _Pragma("omp parallel for schedule(static) if(g->planes * L * g->kernel_h * g->kernel_w >= PARALLEL_MIN)")     \
         for (long long p = 0; p < g->planes; p++)                                                                      \
             for (long long oh = 0; oh < g->out_h; oh++)                                                                \
@@ -581,6 +637,10 @@ static inline avg_window avg_window_at(const ccc_pool2d* g, long long oh, long l
         const T* grad_out = (const T*)grad_out_;                                                                       \
         T* grad_x = (T*)grad_x_;                                                                                       \
         const long long plane = g->height * g->width, L = g->out_h * g->out_w;                                         \
+        if (dense_windows(g) && g->kernel_h <= g->stride_h && g->kernel_w <= g->stride_w) {                            \
+            avg_pool_dense_##N(g, grad_out, grad_x, dense_divisor(g, divisor_override), 1);                            \
+            return 0;                                                                                                  \
+        }                                                                                                              \
         _Pragma("omp parallel for schedule(static) if(g->planes * L * g->kernel_h * g->kernel_w >= PARALLEL_MIN)")     \
         for (long long p = 0; p < g->planes; p++) {                                                                    \
             T* gx = grad_x + p * plane;                                                                                \
