@@ -23,9 +23,9 @@ window holding nothing above -inf (e.g. wholly in the padding) gets no gradient.
 #include "omp_compat.h"
 
 #define BLAS_SINGLE_THREAD_MNK 262144.0 /* OpenBLAS interface/gemm.c: SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD */
-#define PARALLEL_MIN 32768LL
+#define PARALLEL_MIN 32768LL /* elements below which a loop stays on one thread, as for the elementwise kernels */
 #define VECTOR_WINDOWS 8 /* pooling windows per vectorised block of the fast path (8 floats: 256 bits) */
-#define PADDED_BLOCK 512 /* elements of a padded block of windows: kernel_h * stride_w * VECTOR_WINDOWS at most */ /* elements below which a loop stays on one thread, as for the elementwise kernels */
+#define PADDED_BLOCK 512 /* elements of a staged block of windows: kernel_h * stride_w * VECTOR_WINDOWS at most */
 
 /* A 64-byte aligned buffer of count elements of size bytes (zeroed when asked), or NULL. */
 static void* scratch(long long count, size_t size, int zeroed) {
@@ -324,9 +324,9 @@ static inline window dense_window_at(const ccc_pool2d* g, long long oh, long lon
    so both passes are selects: window_max is the maximum (maxss) and whether a NaN was seen; window_argmax then
    finds, scanning backwards, the first position holding that maximum (or the first NaN), and -1 when nothing in
    the window is above -inf. A window's value is its first NaN, else its maximum.
-   Fast path (dense windows): one pass per window with a strict > select keeps the maximum and the offset of its
-   first occurrence (-1 while nothing is above -inf); NaNs are only noted, per output row, and a row that held one
-   is redone with the generic window functions, so both paths give the same values, ties and NaNs. */
+   Fast path (dense windows): the maximum by the same select, NaNs only noted per output row; the gradient goes to
+   the first position equal to that maximum (none when it is -inf). A row that held a NaN is redone with the
+   generic window functions, so both paths give the same values, ties and NaNs. */
 #define DEFINE_MAX_POOL(T, N)                                                                                          \
     static inline T window_max_##N(const T* x, const window* w, int* nan) {                                            \
         T best = -INFINITY;                                                                                            \
@@ -451,8 +451,8 @@ static inline window dense_window_at(const ccc_pool2d* g, long long oh, long lon
                     }                                                                                                  \
             }                                                                                                          \
     }                                                                                                                  \
-    /* windows that do not overlap: each row's gradient written in place (the plane zeroed first unless they tile   \
-       it); overlapping ones: each window's gradient added at its first maximum */                                     \
+    /* windows that do not overlap (and fit a staged block): each row's gradient written in place (the plane zeroed \
+       first unless they tile it); others: each window's gradient added at its first maximum */                        \
     static void max_pool_backward_dense_##N(const ccc_pool2d* g, const T* grad_out, const T* x, T* grad_x) {           \
         const long long plane = g->height * g->width, L = g->out_h * g->out_w, W = g->width, OW = g->out_w;            \
         const int kh = (int)g->kernel_h, kw = (int)g->kernel_w;                                                        \
