@@ -1,5 +1,7 @@
 """Pooling (core.ops.pooling, csrc/conv.c): ``max_pool``, ``max_pool_backward``, ``avg_pool``, ``avg_pool_backward``,
-direct loops over each (sample, channel) plane; one or two spatial dims, as convolution (:mod:`.conv`)."""
+direct loops over each (sample, channel) plane; one or two spatial dims, as convolution (:mod:`.conv`). The C picks
+the path: dense windows (no padding, dilation 1, all inside the input) a vectorised one, other geometries the
+generic one, with the same results (docs/backends/cpu_c.md, "Pooling paths")."""
 
 from __future__ import annotations
 
