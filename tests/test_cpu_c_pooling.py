@@ -89,6 +89,8 @@ _CASES = [
     ((3, 2, 5, 6), (1, 1), (1, 1), False),
     ((2, 2, 12, 15), (5, 5), (5, 5), False),
     ((4, 16, 32, 32), (2, 2), (2, 2), False),  # enough work for the OpenMP loop
+    ((1, 2, 18, 80), (9, 9), (9, 9), False),  # too wide to stage 8 windows: the max backward adds window by window
+    ((2, 1, 1, 30), (1, 4), (1, 4), True),  # one row (as 1-D pooling): ceil_mode clips the last window
 ]
 
 
