@@ -384,12 +384,14 @@ static inline window dense_window_at(const ccc_pool2d* g, long long oh, long lon
         return nan;                                                                                                    \
     }                                                                                                                  \
     /* the gradient of VECTOR_WINDOWS windows side by side at x (rows W apart), which do not overlap, written over     \
-       them: each window's gradient where its maximum first occurs, zeros elsewhere; whether a window held a NaN. All \
-       selects in T on a constant count of windows, which GCC vectorises (integer flags beside them stop it; its      \
-       scalar code for such selects branches). zero + g as the generic path's += into zeros (-0 becomes +0). */        \
+       the same windows at gx (rows GW apart): each window's gradient where its maximum first occurs, zeros          \
+       elsewhere; whether a window held a NaN. All selects in T on a constant count of windows, which GCC vectorises  \
+       (integer flags beside them stop it; its scalar code for such selects branches). zero + g as the generic       \
+       path's += into zeros (-0 becomes +0). */                                                                        \
     static inline __attribute__((always_inline)) int max_grad_block_##N(const T* restrict x,                          \
                                                                         const T* restrict grad_out, T* restrict gx,    \
-                                                                        long long W, int kh, int kw, long long sw) {   \
+                                                                        long long W, long long GW, int kh, int kw,     \
+                                                                        long long sw) {                                \
         int nan = 0;                                                                                                   \
         const T zero = 0;                                                                                              \
         for (int ow = 0; ow < VECTOR_WINDOWS; ow++) {                                                                  \
@@ -398,15 +400,16 @@ static inline window dense_window_at(const ccc_pool2d* g, long long oh, long lon
             for (int i = 0; i < kh; i++)                                                                               \
                 for (int j = 0; j < kw; j++) {                                                                         \
                     const T v = x[i * W + ow * sw + j];                                                                \
-                    gx[i * W + ow * sw + j] = v >= best ? left : zero; /* >=: == in the NaN-free rows kept */          \
+                    gx[i * GW + ow * sw + j] = v >= best ? left : zero; /* >=: == in the NaN-free rows kept */         \
                     left = v >= best ? zero : left;                                                                    \
                 }                                                                                                      \
         }                                                                                                              \
         return nan;                                                                                                    \
     }                                                                                                                  \
     /* one output row's gradient (see max_grad_block), a block of windows at a time, each staged in a local buffer   \
-       (past the row's end: -inf, no gradient): with the rows of a block a compile-time distance apart GCC vectorises \
-       it (on the tensor itself, rows W apart, it does not), and the row's last windows need no scalar tail. */        \
+       (past the row's end: -inf, no gradient): with the input rows of a block a compile-time distance apart GCC      \
+       vectorises it (on the tensor itself, rows W apart, it does not), and the row's last windows need no scalar     \
+       tail. A full block's gradient is written straight into gx, the last part block's through a buffer. */          \
     static inline __attribute__((always_inline)) int max_grad_row_##N(const T* restrict x,                            \
                                                                       const T* restrict grad_out, T* restrict gx,      \
                                                                       long long W, long long OW, int kh, int kw,       \
@@ -422,7 +425,11 @@ static inline window dense_window_at(const ccc_pool2d* g, long long oh, long lon
             for (int i = 0; i < kh; i++)                                                                               \
                 for (long long c = 0; c < width; c++) xs[i * width + c] = c < used ? xb[i * W + c] : -INFINITY;        \
             for (long long ow = 0; ow < VECTOR_WINDOWS; ow++) go[ow] = ow < count ? grad_out[first + ow] : 0;          \
-            nan |= max_grad_block_##N(xs, go, gs, width, kh, kw, sw);                                                  \
+            if (count == VECTOR_WINDOWS) {                                                                             \
+                nan |= max_grad_block_##N(xs, go, gb, width, W, kh, kw, sw);                                           \
+                continue;                                                                                              \
+            }                                                                                                          \
+            nan |= max_grad_block_##N(xs, go, gs, width, width, kh, kw, sw);                                           \
             for (int i = 0; i < kh; i++)                                                                               \
                 for (long long c = 0; c < used; c++)                                                                   \
                     if (c % sw < kw) gb[i * W + c] = gs[i * width + c]; /* not the gaps between windows */             \
