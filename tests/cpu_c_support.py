@@ -8,7 +8,7 @@ import pytest
 from core.dispatch import get_operator
 from core.plugins.manager import get_manager
 
-__all__ = ["load_cpu_c", "from_c", "numpy_reference"]
+__all__ = ["load_cpu_c", "from_c", "numpy_reference", "count_c_calls"]
 
 
 def load_cpu_c(require_selected: bool = False):
@@ -41,3 +41,24 @@ def numpy_reference(op: str, *args):
     operator = get_operator(op)
     fn = all_kernels()[op]
     return fn(operator.meta(*args), *args) if operator.meta is not None else fn(*args)
+
+
+def count_c_calls(monkeypatch, ops: tuple) -> dict:
+    """Counts the C calls of the kernels serving ``ops`` (methods of family objects whose ``c`` maps (op, dtype) to a
+    C function): {op: calls}, 0 when the decomposition ran."""
+    from core.dispatch import backend_key
+
+    load_cpu_c()
+    calls = dict.fromkeys(ops, 0)
+    families = {id(k): k for k in (get_operator(op).kernels[backend_key("cpu").bit].__self__ for op in ops)}
+    for family in families.values():
+        if getattr(family, "dnnl", None) is not None:  # these tests check csrc/conv.c; tests/test_cpu_c_onednn.py
+            monkeypatch.setattr(family, "dnnl", None)  # checks the oneDNN path that serves float32 before it
+        for (name, dtype), fn in list(family.c.items()):
+            def counted(*args, name=name, fn=fn):
+                calls[name] += 1
+                return fn(*args)
+
+            if name in calls:
+                monkeypatch.setitem(family.c, (name, dtype), counted)
+    return calls

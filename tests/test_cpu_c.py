@@ -16,7 +16,7 @@ from core.plugins.manager import get_manager
 from core.testing import assert_close
 
 cpu_c = pytest.importorskip("core_cpu_c", reason="the cpu_c plugin is not installed (pip install plugins/cpu_c)")
-from cpu_c_support import from_c, load_cpu_c, numpy_reference  # noqa: E402
+from cpu_c_support import count_c_calls, from_c, load_cpu_c, numpy_reference  # noqa: E402
 
 
 def _run_python(code: str, **env) -> str:
@@ -387,7 +387,7 @@ _CONV_OPS = ("convolution", "convolution_backward", "max_pool", "max_pool_backwa
 @pytest.fixture
 def c_calls(monkeypatch):
     """Counts the C calls of the conv/pool kernels, per op: {op: calls} (0 when the decomposition ran)."""
-    return _count_c_calls(monkeypatch, _CONV_OPS)
+    return count_c_calls(monkeypatch, _CONV_OPS)
 
 
 def _decomposed(op, *args):
@@ -610,31 +610,10 @@ def test_conv_and_pool_kernels_match_torch(c_calls):
 _NORM_OPS = ("gelu", "gelu_backward", "layer_norm", "layer_norm_backward", "batch_norm", "batch_norm_backward")
 
 
-def _count_c_calls(monkeypatch, ops: tuple) -> dict:
-    """Counts the C calls of the kernels serving ``ops`` (methods of family objects whose ``c`` maps (op, dtype) to a
-    C function): {op: calls}, 0 when the decomposition ran."""
-    from core.dispatch import backend_key
-
-    load_cpu_c()
-    calls = dict.fromkeys(ops, 0)
-    families = {id(k): k for k in (get_operator(op).kernels[backend_key("cpu").bit].__self__ for op in ops)}
-    for family in families.values():
-        if getattr(family, "dnnl", None) is not None:  # these tests check csrc/conv.c; tests/test_cpu_c_onednn.py
-            monkeypatch.setattr(family, "dnnl", None)  # checks the oneDNN path that serves float32 before it
-        for (name, dtype), fn in list(family.c.items()):
-            def counted(*args, name=name, fn=fn):
-                calls[name] += 1
-                return fn(*args)
-
-            if name in calls:
-                monkeypatch.setitem(family.c, (name, dtype), counted)
-    return calls
-
-
 @pytest.fixture
 def norm_calls(monkeypatch):
     """C calls of the gelu / layer norm / batch norm kernels, per op."""
-    return _count_c_calls(monkeypatch, _NORM_OPS)
+    return count_c_calls(monkeypatch, _NORM_OPS)
 
 
 def _exact(op, *args):
@@ -863,7 +842,7 @@ _LOSS_OPS = ("cross_entropy_loss", "cross_entropy_loss_backward")
 @pytest.fixture
 def loss_calls(monkeypatch):
     """C calls of the cross entropy kernels, per op."""
-    return _count_c_calls(monkeypatch, _LOSS_OPS)
+    return count_c_calls(monkeypatch, _LOSS_OPS)
 
 
 def _cross_entropy_operands(rows: int, classes: int, dtype, weighted: bool, ignored: bool):

@@ -24,6 +24,8 @@ window holding nothing above -inf (e.g. wholly in the padding) gets no gradient.
 
 #define BLAS_SINGLE_THREAD_MNK 262144.0 /* OpenBLAS interface/gemm.c: SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD */
 #define PARALLEL_MIN 32768LL /* elements below which a loop stays on one thread, as for the elementwise kernels */
+#define VECTOR_WINDOWS 8 /* pooling windows per vectorised block of the fast path (8 floats: 256 bits) */
+#define PADDED_BLOCK 512 /* elements of a staged block of windows: kernel_h * stride_w * VECTOR_WINDOWS at most */
 
 /* A 64-byte aligned buffer of count elements of size bytes (zeroed when asked), or NULL. */
 static void* scratch(long long count, size_t size, int zeroed) {
@@ -288,10 +290,43 @@ static inline window window_at(const ccc_pool2d* g, const long long* rows, const
     return w;
 }
 
+/* Whether every pooling window is a dense KH x KW block inside the input: no padding, dilation 1, and the last
+   window ends inside (always so in floor mode; in ceil mode only when it happens to fit). Such windows take the fast
+   path below; every other geometry the generic one. */
+static int dense_windows(const ccc_pool2d* g) {
+    return g->pad_h == 0 && g->pad_w == 0 && g->dilation_h == 1 && g->dilation_w == 1 &&
+           (g->out_h - 1) * g->stride_h + g->kernel_h <= g->height &&
+           (g->out_w - 1) * g->stride_w + g->kernel_w <= g->width;
+}
+
+/* Whether windows never share an input position and cover the whole plane (kernel == stride, no remainder). */
+static int tiles_plane(const ccc_pool2d* g) {
+    return g->kernel_h == g->stride_h && g->kernel_w == g->stride_w && g->out_h * g->stride_h == g->height &&
+           g->out_w * g->stride_w == g->width;
+}
+
+/* The dense window of output position (oh, ow), as the generic path's window_at gives it. */
+static inline window dense_window_at(const ccc_pool2d* g, long long oh, long long ow) {
+    window w = {oh * g->stride_h * g->width + ow * g->stride_w, g->width, 1, 0, g->kernel_h, 0, g->kernel_w};
+    return w;
+}
+
+/* The fast path runs one output row at a time; its inner loops are written for a compile-time window, so GCC
+   unrolls the window and vectorises across the row. CONSTANT_WINDOW calls a row function with 2x2/2, 3x3/3 or 3x3/2
+   as constants (the common pooling layers) and with the runtime sizes otherwise. */
+#define CONSTANT_WINDOW(row, kh, kw, sw, ...)                                                                          \
+    ((kh) == 2 && (kw) == 2 && (sw) == 2   ? row(__VA_ARGS__, 2, 2, 2)                                                 \
+     : (kh) == 3 && (kw) == 3 && (sw) == 3 ? row(__VA_ARGS__, 3, 3, 3)                                                 \
+     : (kh) == 3 && (kw) == 3 && (sw) == 2 ? row(__VA_ARGS__, 3, 3, 2)                                                 \
+                                           : row(__VA_ARGS__, kh, kw, sw))
+
 /* Max pooling over each (N * C) plane. On random data a branch per element mispredicts about once per window,
    so both passes are selects: window_max is the maximum (maxss) and whether a NaN was seen; window_argmax then
    finds, scanning backwards, the first position holding that maximum (or the first NaN), and -1 when nothing in
-   the window is above -inf. A window's value is its first NaN, else its maximum. */
+   the window is above -inf. A window's value is its first NaN, else its maximum.
+   Fast path (dense windows): the maximum by the same select, NaNs only noted per output row; the gradient goes to
+   the first position equal to that maximum (none when it is -inf). A row that held a NaN is redone with the
+   generic window functions, so both paths give the same values, ties and NaNs. */
 #define DEFINE_MAX_POOL(T, N)                                                                                          \
     static inline T window_max_##N(const T* x, const window* w, int* nan) {                                            \
         T best = -INFINITY;                                                                                            \
@@ -315,9 +350,148 @@ static inline window window_at(const ccc_pool2d* g, const long long* rows, const
                 }                                                                                                      \
         return at;                                                                                                     \
     }                                                                                                                  \
+    /* the input position that gets window w's gradient (-1: none) */                                                 \
+    static inline long long window_first_##N(const T* x, const window* w) {                                          \
+        int nan;                                                                                                       \
+        const T best = window_max_##N(x, w, &nan);                                                                     \
+        return window_argmax_##N(x, w, best, nan);                                                                     \
+    }                                                                                                                  \
+    /* window w's value */                                                                                             \
+    static inline T window_value_##N(const T* x, const window* w) {                                                    \
+        int nan;                                                                                                       \
+        const T best = window_max_##N(x, w, &nan);                                                                     \
+        return nan ? x[window_argmax_##N(x, w, best, 1)] : best;                                                       \
+    }                                                                                                                  \
+    /* fast path: the maximum of the dense window at x (rows W apart), NaNs skipped and noted in *nan */              \
+    static inline __attribute__((always_inline)) T dense_max_##N(const T* restrict x, long long W, int kh, int kw,    \
+                                                                 int* nan) {                                           \
+        T best = -INFINITY;                                                                                            \
+        int seen = 0; /* a local flag: through the pointer GCC vectorises the callers' loops less or not at all */     \
+        for (int i = 0; i < kh; i++)                                                                                   \
+            for (int j = 0; j < kw; j++) {                                                                             \
+                const T v = x[i * W + j];                                                                              \
+                best = v > best ? v : best;                                                                            \
+                seen |= v != v;                                                                                        \
+            }                                                                                                          \
+        *nan |= seen;                                                                                                  \
+        return best;                                                                                                   \
+    }                                                                                                                  \
+    /* one output row of maxima from the input rows at x; whether a window held a NaN */                               \
+    static inline __attribute__((always_inline)) int max_row_##N(const T* restrict x, T* restrict out, long long W,   \
+                                                                 long long OW, int kh, int kw, long long sw) {         \
+        int nan = 0;                                                                                                   \
+        for (long long ow = 0; ow < OW; ow++) out[ow] = dense_max_##N(x + ow * sw, W, kh, kw, &nan);                   \
+        return nan;                                                                                                    \
+    }                                                                                                                  \
+    /* the gradient of VECTOR_WINDOWS windows side by side at x (rows W apart), which do not overlap, written over     \
+       the same windows at gx (rows GW apart): each window's gradient where its maximum first occurs, zeros          \
+       elsewhere; whether a window held a NaN. All selects in T on a constant count of windows, which GCC vectorises  \
+       (integer flags beside them stop it; its scalar code for such selects branches). zero + g as the generic       \
+       path's += into zeros (-0 becomes +0). */                                                                        \
+    static inline __attribute__((always_inline)) int max_grad_block_##N(const T* restrict x,                          \
+                                                                        const T* restrict grad_out, T* restrict gx,    \
+                                                                        long long W, long long GW, int kh, int kw,     \
+                                                                        long long sw) {                                \
+        int nan = 0;                                                                                                   \
+        const T zero = 0;                                                                                              \
+        for (int ow = 0; ow < VECTOR_WINDOWS; ow++) {                                                                  \
+            const T best = dense_max_##N(x + ow * sw, W, kh, kw, &nan);                                                \
+            T left = best > -INFINITY ? zero + grad_out[ow] : zero; /* not yet given to a position */                  \
+            for (int i = 0; i < kh; i++)                                                                               \
+                for (int j = 0; j < kw; j++) {                                                                         \
+                    const T v = x[i * W + ow * sw + j];                                                                \
+                    gx[i * GW + ow * sw + j] = v >= best ? left : zero; /* >=: == in the NaN-free rows kept */         \
+                    left = v >= best ? zero : left;                                                                    \
+                }                                                                                                      \
+        }                                                                                                              \
+        return nan;                                                                                                    \
+    }                                                                                                                  \
+    /* one output row's gradient (see max_grad_block), a block of windows at a time, each staged in a local buffer   \
+       (past the row's end: -inf, no gradient): with the input rows of a block a compile-time distance apart GCC      \
+       vectorises it (on the tensor itself, rows W apart, it does not), and the row's last windows need no scalar     \
+       tail. A full block's gradient is written straight into gx, the last part block's through a buffer. */          \
+    static inline __attribute__((always_inline)) int max_grad_row_##N(const T* restrict x,                            \
+                                                                      const T* restrict grad_out, T* restrict gx,      \
+                                                                      long long W, long long OW, int kh, int kw,       \
+                                                                      long long sw) {                                  \
+        const long long width = VECTOR_WINDOWS * sw;                                                                   \
+        T xs[PADDED_BLOCK], gs[PADDED_BLOCK], go[VECTOR_WINDOWS];                                                      \
+        int nan = 0;                                                                                                   \
+        for (long long first = 0; first < OW; first += VECTOR_WINDOWS) {                                               \
+            const long long count = OW - first < VECTOR_WINDOWS ? OW - first : VECTOR_WINDOWS;                         \
+            const long long used = (count - 1) * sw + kw; /* the columns the block's windows read */                   \
+            const T* xb = x + first * sw;                                                                              \
+            T* gb = gx + first * sw;                                                                                   \
+            for (int i = 0; i < kh; i++)                                                                               \
+                for (long long c = 0; c < width; c++) xs[i * width + c] = c < used ? xb[i * W + c] : -INFINITY;        \
+            for (long long ow = 0; ow < VECTOR_WINDOWS; ow++) go[ow] = ow < count ? grad_out[first + ow] : 0;          \
+            if (count == VECTOR_WINDOWS) {                                                                             \
+                nan |= max_grad_block_##N(xs, go, gb, width, W, kh, kw, sw);                                           \
+                continue;                                                                                              \
+            }                                                                                                          \
+            nan |= max_grad_block_##N(xs, go, gs, width, width, kh, kw, sw);                                           \
+            for (int i = 0; i < kh; i++)                                                                               \
+                for (long long c = 0; c < used; c++)                                                                   \
+                    if (c % sw < kw) gb[i * W + c] = gs[i * width + c]; /* not the gaps between windows */             \
+        }                                                                                                              \
+        return nan;                                                                                                    \
+    }                                                                                                                  \
+    static int max_row_any_##N(const T* x, T* out, long long W, long long OW, int kh, int kw, long long sw) {          \
+        return CONSTANT_WINDOW(max_row_##N, kh, kw, sw, x, out, W, OW);                                                \
+    }                                                                                                                  \
+    static int max_grad_row_any_##N(const T* x, const T* grad_out, T* gx, long long W, long long OW, int kh, int kw,   \
+                                    long long sw) {                                                                    \
+        return CONSTANT_WINDOW(max_grad_row_##N, kh, kw, sw, x, grad_out, gx, W, OW);                                  \
+    }                                                                                                                  \
+    static void max_pool_dense_##N(const ccc_pool2d* g, const T* x, T* out) {                                          \
+        const long long plane = g->height * g->width, L = g->out_h * g->out_w, W = g->width, OW = g->out_w;            \
+        _Pragma("omp parallel for schedule(static) if(g->planes * L * g->kernel_h * g->kernel_w >= PARALLEL_MIN)")     \
+        for (long long p = 0; p < g->planes; p++)                                                                      \
+            for (long long oh = 0; oh < g->out_h; oh++) {                                                              \
+                const T* xp = x + p * plane;                                                                           \
+                T* o = out + p * L + oh * OW;                                                                          \
+                if (max_row_any_##N(xp + oh * g->stride_h * W, o, W, OW, (int)g->kernel_h, (int)g->kernel_w,           \
+                                    g->stride_w))                                                                      \
+                    for (long long ow = 0; ow < OW; ow++) {                                                            \
+                        const window w = dense_window_at(g, oh, ow);                                                   \
+                        o[ow] = window_value_##N(xp, &w);                                                              \
+                    }                                                                                                  \
+            }                                                                                                          \
+    }                                                                                                                  \
+    /* windows that do not overlap (and fit a staged block): each row's gradient written in place (the plane zeroed \
+       first unless they tile it); others: each window's gradient added at its first maximum */                        \
+    static void max_pool_backward_dense_##N(const ccc_pool2d* g, const T* grad_out, const T* x, T* grad_x) {           \
+        const long long plane = g->height * g->width, L = g->out_h * g->out_w, W = g->width, OW = g->out_w;            \
+        const int kh = (int)g->kernel_h, kw = (int)g->kernel_w;                                                        \
+        const int disjoint = g->kernel_h <= g->stride_h && g->kernel_w <= g->stride_w &&                               \
+                             g->kernel_h * g->stride_w * VECTOR_WINDOWS <= PADDED_BLOCK;                               \
+        const int tiled = disjoint && tiles_plane(g);                                                                  \
+        _Pragma("omp parallel for schedule(static) if(g->planes * L * g->kernel_h * g->kernel_w >= PARALLEL_MIN)")     \
+        for (long long p = 0; p < g->planes; p++) {                                                                    \
+            const T* xp = x + p * plane;                                                                               \
+            T* gx = grad_x + p * plane;                                                                                \
+            if (!tiled) memset(gx, 0, (size_t)plane * sizeof(T));                                                      \
+            for (long long oh = 0; oh < g->out_h; oh++) {                                                              \
+                const T* go = grad_out + p * L + oh * OW;                                                              \
+                const long long top = oh * g->stride_h * W;                                                            \
+                if (disjoint && !max_grad_row_any_##N(xp + top, go, gx + top, W, OW, kh, kw, g->stride_w)) continue;   \
+                for (long long ow = 0; ow < OW; ow++) { /* overlapping windows, or a row that held a NaN */            \
+                    const window w = dense_window_at(g, oh, ow);                                                       \
+                    if (disjoint)                                                                                      \
+                        for (int i = 0; i < kh; i++) memset(gx + w.origin + i * W, 0, (size_t)kw * sizeof(T));        \
+                    const long long at = window_first_##N(xp, &w);                                                     \
+                    if (at >= 0) gx[at] += go[ow];                                                                     \
+                }                                                                                                      \
+            }                                                                                                          \
+        }                                                                                                              \
+    }                                                                                                                  \
     int ccc_max_pool2d_##N(const ccc_pool2d* g, const void* x_, void* out_) {                                          \
         const T* x = (const T*)x_;                                                                                     \
         T* out = (T*)out_;                                                                                             \
+        if (dense_windows(g)) {                                                                                        \
+            max_pool_dense_##N(g, x, out);                                                                             \
+            return 0;                                                                                                  \
+        }                                                                                                              \
         const long long plane = g->height * g->width, L = g->out_h * g->out_w;                                         \
         long long* rows = window_spans(g->out_h, g->stride_h, g->pad_h, g->dilation_h, g->height, g->kernel_h);        \
         long long* cols = window_spans(g->out_w, g->stride_w, g->pad_w, g->dilation_w, g->width, g->kernel_w);         \
@@ -326,11 +500,8 @@ static inline window window_at(const ccc_pool2d* g, const long long* rows, const
             for (long long p = 0; p < g->planes; p++)                                                                  \
                 for (long long oh = 0; oh < g->out_h; oh++)                                                            \
                     for (long long ow = 0; ow < g->out_w; ow++) {                                                      \
-                        const T* xp = x + p * plane;                                                                   \
                         const window w = window_at(g, rows, cols, oh, ow);                                             \
-                        int nan;                                                                                       \
-                        const T best = window_max_##N(xp, &w, &nan);                                                   \
-                        out[p * L + oh * g->out_w + ow] = nan ? xp[window_argmax_##N(xp, &w, best, 1)] : best;         \
+                        out[p * L + oh * g->out_w + ow] = window_value_##N(x + p * plane, &w);                         \
                     }                                                                                                  \
         }                                                                                                              \
         const int failed = !rows || !cols;                                                                             \
@@ -341,6 +512,10 @@ static inline window window_at(const ccc_pool2d* g, const long long* rows, const
     int ccc_max_pool2d_backward_##N(const ccc_pool2d* g, const void* grad_out_, const void* x_, void* grad_x_) {       \
         const T *grad_out = (const T*)grad_out_, *x = (const T*)x_;                                                    \
         T* grad_x = (T*)grad_x_;                                                                                       \
+        if (dense_windows(g)) {                                                                                        \
+            max_pool_backward_dense_##N(g, grad_out, x, grad_x);                                                       \
+            return 0;                                                                                                  \
+        }                                                                                                              \
         const long long plane = g->height * g->width, L = g->out_h * g->out_w;                                         \
         long long* rows = window_spans(g->out_h, g->stride_h, g->pad_h, g->dilation_h, g->height, g->kernel_h);        \
         long long* cols = window_spans(g->out_w, g->stride_w, g->pad_w, g->dilation_w, g->width, g->kernel_w);         \
@@ -353,9 +528,7 @@ static inline window window_at(const ccc_pool2d* g, const long long* rows, const
                 for (long long oh = 0; oh < g->out_h; oh++)                                                            \
                     for (long long ow = 0; ow < g->out_w; ow++) {                                                      \
                         const window w = window_at(g, rows, cols, oh, ow);                                             \
-                        int nan;                                                                                       \
-                        const T best = window_max_##N(xp, &w, &nan);                                                   \
-                        const long long at = window_argmax_##N(xp, &w, best, nan);                                     \
+                        const long long at = window_first_##N(xp, &w);                                                 \
                         if (at >= 0) gx[at] += grad_out[p * L + oh * g->out_w + ow];                                   \
                     }                                                                                                  \
             }                                                                                                          \
@@ -389,14 +562,70 @@ static inline avg_window avg_window_at(const ccc_pool2d* g, long long oh, long l
     return w;
 }
 
+/* The divisor of every dense window (no padding, nothing clipped): the override, else the window's size. */
+static double dense_divisor(const ccc_pool2d* g, double divisor_override) {
+    return divisor_override != 0.0 ? divisor_override : (double)(g->kernel_h * g->kernel_w);
+}
+
 /* Average pooling over each (N * C) plane: a window's sum in double over its divisor; the backward spreads each
-   window's gradient over its divisor to the window's input positions (planes are independent: no races). */
+   window's gradient over its divisor to the window's input positions (planes are independent: no races).
+   Fast path (dense windows, see dense_windows): every divisor is kh * kw (or the override), the sums run in the
+   same order, and where windows do not overlap the backward writes each window's share over it (zero + share, as
+   the generic += into zeros), so both paths give the same results. */
 #define DEFINE_AVG_POOL(T, N)                                                                                          \
+    static inline __attribute__((always_inline)) void avg_row_##N(const T* restrict x, T* restrict out, long long W,  \
+                                                                  long long OW, double divisor, int kh, int kw,        \
+                                                                  long long sw) {                                      \
+        for (long long ow = 0; ow < OW; ow++) {                                                                        \
+            double sum = 0.0;                                                                                          \
+            for (int i = 0; i < kh; i++)                                                                               \
+                for (int j = 0; j < kw; j++) sum += x[i * W + ow * sw + j];                                            \
+            out[ow] = (T)(sum / divisor);                                                                              \
+        }                                                                                                              \
+    }                                                                                                                  \
+    static inline __attribute__((always_inline)) void avg_grad_row_##N(const T* restrict grad_out, T* restrict gx,    \
+                                                                       long long W, long long OW, double divisor,      \
+                                                                       int kh, int kw, long long sw) {                 \
+        const T zero = 0;                                                                                              \
+        for (long long ow = 0; ow < OW; ow++) {                                                                        \
+            const T share = zero + (T)(grad_out[ow] / divisor);                                                        \
+            for (int i = 0; i < kh; i++)                                                                               \
+                for (int j = 0; j < kw; j++) gx[i * W + ow * sw + j] = share;                                          \
+        }                                                                                                              \
+    }                                                                                                                  \
+    static void avg_row_any_##N(const T* x, T* out, long long W, long long OW, double divisor, int kh, int kw,          \
+                                long long sw) {                                                                        \
+        CONSTANT_WINDOW(avg_row_##N, kh, kw, sw, x, out, W, OW, divisor);                                              \
+    }                                                                                                                  \
+    static void avg_grad_row_any_##N(const T* grad_out, T* gx, long long W, long long OW, double divisor, int kh,       \
+                                     int kw, long long sw) {                                                           \
+        CONSTANT_WINDOW(avg_grad_row_##N, kh, kw, sw, grad_out, gx, W, OW, divisor);                                   \
+    }                                                                                                                  \
+    /* the fast path of both directions (backward: windows that do not overlap); out is grad_x for the backward */    \
+    static void avg_pool_dense_##N(const ccc_pool2d* g, const T* in, T* out, double divisor, int backward) {           \
+        const long long plane = g->height * g->width, L = g->out_h * g->out_w, W = g->width, OW = g->out_w;            \
+        const int kh = (int)g->kernel_h, kw = (int)g->kernel_w, tiled = tiles_plane(g);                                \
+        _Pragma("omp parallel for schedule(static) if(g->planes * L * g->kernel_h * g->kernel_w >= PARALLEL_MIN)")     \
+        for (long long p = 0; p < g->planes; p++) {                                                                    \
+            if (backward && !tiled) memset(out + p * plane, 0, (size_t)plane * sizeof(T));                             \
+            for (long long oh = 0; oh < g->out_h; oh++) {                                                              \
+                const long long top = p * plane + oh * g->stride_h * W, row = p * L + oh * OW;                         \
+                if (backward)                                                                                          \
+                    avg_grad_row_any_##N(in + row, out + top, W, OW, divisor, kh, kw, g->stride_w);                    \
+                else                                                                                                   \
+                    avg_row_any_##N(in + top, out + row, W, OW, divisor, kh, kw, g->stride_w);                         \
+            }                                                                                                          \
+        }                                                                                                              \
+    }                                                                                                                  \
     int ccc_avg_pool2d_##N(const ccc_pool2d* g, const void* x_, void* out_, int count_include_pad,                     \
                            double divisor_override) {                                                                  \
         const T* x = (const T*)x_;                                                                                     \
         T* out = (T*)out_;                                                                                             \
         const long long plane = g->height * g->width, L = g->out_h * g->out_w;                                         \
+        if (dense_windows(g)) {                                                                                        \
+            avg_pool_dense_##N(g, x, out, dense_divisor(g, divisor_override), 0);                                      \
+            return 0;                                                                                                  \
+        }                                                                                                              \
         _Pragma("omp parallel for schedule(static) if(g->planes * L * g->kernel_h * g->kernel_w >= PARALLEL_MIN)")     \
         for (long long p = 0; p < g->planes; p++)                                                                      \
             for (long long oh = 0; oh < g->out_h; oh++)                                                                \
@@ -415,6 +644,10 @@ static inline avg_window avg_window_at(const ccc_pool2d* g, long long oh, long l
         const T* grad_out = (const T*)grad_out_;                                                                       \
         T* grad_x = (T*)grad_x_;                                                                                       \
         const long long plane = g->height * g->width, L = g->out_h * g->out_w;                                         \
+        if (dense_windows(g) && g->kernel_h <= g->stride_h && g->kernel_w <= g->stride_w) {                            \
+            avg_pool_dense_##N(g, grad_out, grad_x, dense_divisor(g, divisor_override), 1);                            \
+            return 0;                                                                                                  \
+        }                                                                                                              \
         _Pragma("omp parallel for schedule(static) if(g->planes * L * g->kernel_h * g->kernel_w >= PARALLEL_MIN)")     \
         for (long long p = 0; p < g->planes; p++) {                                                                    \
             T* gx = grad_x + p * plane;                                                                                \

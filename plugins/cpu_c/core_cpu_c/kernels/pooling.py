@@ -1,7 +1,9 @@
 """Pooling (core.ops.pooling, csrc/conv.c): ``max_pool``, ``max_pool_backward``, ``avg_pool``, ``avg_pool_backward``,
-direct loops over each (sample, channel) plane; one or two spatial dims, as convolution (:mod:`.conv`).
-float16/bfloat16 operands run the float32 loops on exact float32 copies, the result rounded once (a max pool's
-values are the input's own, bit for bit)."""
+direct loops over each (sample, channel) plane; one or two spatial dims, as convolution (:mod:`.conv`). The C picks
+the path: dense windows (no padding, dilation 1, all inside the input) a vectorised one, other geometries the
+generic one, with the same results (docs/backends/cpu_c.md, "Pooling paths"). float16/bfloat16 operands run the
+float32 loops on exact float32 copies, the result rounded once (a max pool's values are the input's own, bit for
+bit)."""
 
 from __future__ import annotations
 
