@@ -8,8 +8,8 @@ import numpy as np
 
 import core
 import core.distributed as dist
-import core.nn as nn
 from core.nn.parallel import DistributedDataParallel as DDP
+from nccl_ddp import Net, loss_of
 
 dist.init_process_group("mpi", timeout=timedelta(seconds=20))
 rank, world = dist.get_rank(), dist.get_world_size()
@@ -28,24 +28,8 @@ def close(a, b, what):
         raise AssertionError(f"rank {rank}: {what}: {a} != {b}")
 
 
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.first, self.last = nn.Linear(5, 8), nn.Linear(8, 3)
-        self.spare = nn.Linear(3, 3)  # used only when asked: unused-parameter detection
-        self.register_buffer("scale", core.full((8,), float(rank + 1)))  # rank 0's value is broadcast
-
-    def forward(self, x, use_spare=True):
-        y = self.last(core.tanh(self.first(x)) * self.scale)
-        return self.spare(y) if use_spare else y
-
-
-def loss_of(module, x, y, **kwargs):
-    return nn.functional.mse_loss(module(x, **kwargs), y)
-
-
 core.manual_seed(rank)  # different weights on every rank: DDP's construction broadcasts rank 0's
-model = Net().double()
+model = Net(rank).double()  # the nccl worker's model (this directory is the script's)
 ddp = DDP(model, bucket_cap_mb=0.0002)  # ~200 bytes: several buckets
 assert len(ddp._buckets) > 2, len(ddp._buckets)
 assert ddp.module is model and all(k.startswith("module.") for k in ddp.state_dict())
