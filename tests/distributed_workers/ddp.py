@@ -8,6 +8,7 @@ import numpy as np
 
 import core
 import core.distributed as dist
+import core.nn as nn
 from core.nn.parallel import DistributedDataParallel as DDP
 from nccl_ddp import Net, loss_of
 
