@@ -259,7 +259,7 @@ def c_kernels(op: str) -> tuple:
 
 
 # float32 functions served by cpu_c's own kernels in csrc/vecmath.h instead of libm's (libmvec's) (see there why)
-OWN_FLOAT32_FUNCTIONS = {"tanh": "ccc_tanhf"}
+OWN_FLOAT32_FUNCTIONS = {"tanh": "ccc_tanhf", "expm1": "ccc_expm1f"}
 
 
 class OwnMathFunctions:
@@ -377,7 +377,7 @@ _FLOAT = ("float32", "float64")
 
 # libm functions with SIMD variants in csrc/vecmath.h (float and double spellings), and the helpers that call them
 _VECTOR_MATH = re.compile(r"\b(?:(?:exp|exp2|expm1|log|log2|log10|log1p|sin|cos|tan|asin|acos|atan|sinh|cosh|tanh|asinh"
-                          r"|acosh|atanh|erf|erfc|cbrt|atan2|hypot|pow)f?|ccc_(?:logaddexp2?|xlogy|sinc)_\w+|ccc_tanhf)\(")
+                          r"|acosh|atanh|erf|erfc|cbrt|atan2|hypot|pow)f?|ccc_(?:logaddexp2?|xlogy|sinc)_\w+|ccc_(?:tanh|expm1)f)\(")
 
 
 def _vector_math(expr: str) -> bool:
