@@ -70,6 +70,62 @@ def test_transcendentals_match_the_reference_over_the_range(force_c, op, dtype):
             _assert_close(out, numpy_reference(op, *operands), f"{op} {dtype} {layout}")
 
 
+def _ulp_errors(actual: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    """|actual - exact| in units of the float32 spacing at the correctly rounded result (float64 ``exact``)."""
+    rounded = exact.astype(np.float32)
+    spacing = np.spacing(np.abs(rounded)).astype(np.float64)
+    return np.abs(actual.astype(np.float64) - exact) / spacing
+
+
+# cpu_c's own float32 kernels (csrc/vecmath.h, not libmvec's): op -> (float64 reference, max ulp; the exhaustive
+# maximum over all float32 inputs is 2.6 for tanh, 1.6 for expm1)
+OWN_FLOAT32 = {"tanh": (np.tanh, 3), "expm1": (np.expm1, 2)}
+
+
+@pytest.mark.parametrize("op", OWN_FLOAT32)
+def test_own_float32_kernels_are_within_a_few_ulp_over_every_2039th_float(force_c, op):
+    """ccc_tanhf / ccc_expm1f over a sweep of all float32 bit patterns (every 2039th: about 2.1 million values, every
+    exponent, both signs) against float64: within their ulp bound, NaN exactly where NaN."""
+    reference, max_ulp = OWN_FLOAT32[op]
+    x = (np.arange(0, 2 ** 32, 2039, dtype=np.uint64).astype(np.uint32)).view(np.float32)
+    out = getattr(core, op)(core.tensor(x))
+    assert from_c(out), f"{op} float32: the C kernel did not run"
+    got = out.numpy()
+    with np.errstate(over="ignore"):
+        exact = reference(x.astype(np.float64))
+        rounded = exact.astype(np.float32)
+    assert np.array_equal(np.isnan(got), np.isnan(x))
+    finite = np.isfinite(rounded)
+    assert np.array_equal(got[~finite & ~np.isnan(x)], rounded[~finite & ~np.isnan(x)])  # overflows: inf
+    worst = _ulp_errors(got[finite], exact[finite]).max()
+    assert worst <= max_ulp, worst
+
+
+@pytest.mark.parametrize("op", OWN_FLOAT32)
+def test_own_float32_kernels_special_values_are_exact(force_c, op):
+    """Signed zeros keep their sign, subnormals give themselves, infinities and saturating arguments give the limits
+    (tanh +-1, expm1 -1 and inf), NaN stays NaN; the strided kernel and the half types (computed in float32)
+    agree."""
+    tiny = float(np.finfo(np.float32).smallest_subnormal)
+    saturating = {"tanh": [9.02, -9.02, 10.0, 1e38], "expm1": [-17.4, -100.0, 88.73, 100.0]}[op]
+    x = np.array([0.0, -0.0, tiny, -tiny, 3 * tiny, 1e-30, -1e-30, np.inf, -np.inf, -1e38, np.nan, *saturating] * 300,
+                 dtype=np.float32)
+    with np.errstate(over="ignore"):
+        expected = OWN_FLOAT32[op][0](x.astype(np.float64)).astype(np.float32)
+    for t in (core.tensor(x), core.tensor(np.stack([x, x], 1))[:, 0]):
+        out = getattr(core, op)(t)
+        assert from_c(out)
+        got = out.numpy()
+        np.testing.assert_array_equal(got, expected)
+        assert np.array_equal(np.signbit(got[~np.isnan(x)]), np.signbit(expected[~np.isnan(x)]))
+    for dtype in ("float16", "bfloat16"):
+        half = core.tensor(x).to(getattr(core, dtype))
+        out = getattr(core, op)(half)
+        assert from_c(out), dtype
+        in_float = getattr(core, op)(half.float()).to(getattr(core, dtype))
+        np.testing.assert_array_equal(out.float().numpy(), in_float.float().numpy())
+
+
 _erf = np.frompyfunc(math.erf, 1, 1)
 
 

@@ -29,6 +29,7 @@ from core.backends.api import broadcast_strides, coalesce
 from core.codegen import CRenderer, FusedKernel
 
 from .layout import check_bounds
+from .renderer import OwnMathFunctions
 from .runtime import new_tensor
 
 __all__ = ["FusedCRenderer", "FusedLauncher", "compile_library", "compiler", "cache_dir", "FLAGS"]
@@ -102,7 +103,7 @@ def compile_library(source: str, declarations: str):
     return loaded
 
 
-class FusedCRenderer(CRenderer):
+class FusedCRenderer(OwnMathFunctions, CRenderer):
     """Renders a FusedKernel as a row-walking C function specialised for its inputs' inner-stride classes."""
 
     def signature_params(self, kernel: FusedKernel) -> list:

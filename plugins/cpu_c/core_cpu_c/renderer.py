@@ -258,7 +258,21 @@ def c_kernels(op: str) -> tuple:
     return ("clamp", "clamp_min", "clamp_max") if op == "clamp" else (op,)
 
 
-class CpuRenderer(CRenderer):
+# float32 functions served by cpu_c's own kernels in csrc/vecmath.h instead of libm's (libmvec's) (see there why)
+OWN_FLOAT32_FUNCTIONS = {"tanh": "ccc_tanhf", "expm1": "ccc_expm1f"}
+
+
+class OwnMathFunctions:
+    """Renderer mixin: float32 calls of the functions in OWN_FLOAT32_FUNCTIONS name cpu_c's own kernels."""
+
+    def function(self, name: str, dtype: str) -> str:
+        """The C function computing ``name`` for ``dtype``: cpu_c's own float32 kernel where it has one."""
+        if dtype == "float32" and name in OWN_FLOAT32_FUNCTIONS:
+            return OWN_FLOAT32_FUNCTIONS[name]
+        return super().function(name, dtype)
+
+
+class CpuRenderer(OwnMathFunctions, CRenderer):
     """Renders this backend's contiguous + strided elementwise kernels."""
 
     def fill(self, template: str, dtype: str) -> str:
@@ -363,11 +377,11 @@ _FLOAT = ("float32", "float64")
 
 # libm functions with SIMD variants in csrc/vecmath.h (float and double spellings), and the helpers that call them
 _VECTOR_MATH = re.compile(r"\b(?:(?:exp|exp2|expm1|log|log2|log10|log1p|sin|cos|tan|asin|acos|atan|sinh|cosh|tanh|asinh"
-                          r"|acosh|atanh|erf|erfc|cbrt|atan2|hypot|pow)f?|ccc_(?:logaddexp2?|xlogy|sinc)_\w+)\(")
+                          r"|acosh|atanh|erf|erfc|cbrt|atan2|hypot|pow)f?|ccc_(?:logaddexp2?|xlogy|sinc)_\w+|ccc_(?:tanh|expm1)f)\(")
 
 
 def _vector_math(expr: str) -> bool:
-    """Whether ``expr`` calls a function libmvec vectorises: its kernels get csrc/vecmath.h's CCC_MATH_CLONES (AVX2
+    """Whether ``expr`` calls a function libmvec (or cpu_c's own SIMD math) vectorises: its kernels get csrc/vecmath.h's CCC_MATH_CLONES (AVX2
     and AVX-512 clones in a portable build)."""
     return _VECTOR_MATH.search(expr) is not None
 

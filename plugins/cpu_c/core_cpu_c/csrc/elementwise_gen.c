@@ -789,21 +789,21 @@ CCC_MATH_CLONES void ccc_expm1_float32_contig(long long n, void* out_base, long 
                 float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
-                    float a = in_a[i0 + k]; v[k] = (float)(expm1f(a));
+                    float a = in_a[i0 + k]; v[k] = (float)(ccc_expm1f(a));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            float a = in_a[i]; out[i] = (float)(expm1f(a));
+            float a = in_a[i]; out[i] = (float)(ccc_expm1f(a));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = in_a[i]; out[i] = (float)(expm1f(a));
+        float a = in_a[i]; out[i] = (float)(ccc_expm1f(a));
     }
 }
 CCC_MATH_CLONES void ccc_expm1_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -833,12 +833,12 @@ CCC_MATH_CLONES void ccc_expm1_float32_strided(long long n, int ndim, const long
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k]; out[o + k] = (float)(expm1f(a));
+                    float a = in_a[a_at + k]; out[o + k] = (float)(ccc_expm1f(a));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(expm1f(a));
+                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(ccc_expm1f(a));
                 }
             }
             i += len;
@@ -919,7 +919,7 @@ CCC_MATH_CLONES void ccc_expm1_float16_contig(long long n, void* out_base, long 
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(expm1f(a));
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(ccc_expm1f(a));
     }
 }
 CCC_MATH_CLONES void ccc_expm1_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -949,12 +949,12 @@ CCC_MATH_CLONES void ccc_expm1_float16_strided(long long n, int ndim, const long
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(expm1f(a));
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(ccc_expm1f(a));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(expm1f(a));
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(ccc_expm1f(a));
                 }
             }
             i += len;
@@ -966,7 +966,7 @@ CCC_MATH_CLONES void ccc_expm1_bfloat16_contig(long long n, void* out_base, long
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(expm1f(a));
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(ccc_expm1f(a));
     }
 }
 CCC_MATH_CLONES void ccc_expm1_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -996,12 +996,12 @@ CCC_MATH_CLONES void ccc_expm1_bfloat16_strided(long long n, int ndim, const lon
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(expm1f(a));
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(ccc_expm1f(a));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(expm1f(a));
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(ccc_expm1f(a));
                 }
             }
             i += len;
@@ -4269,21 +4269,21 @@ CCC_MATH_CLONES void ccc_tanh_float32_contig(long long n, void* out_base, long l
                 float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
-                    float a = in_a[i0 + k]; v[k] = (float)(tanhf(a));
+                    float a = in_a[i0 + k]; v[k] = (float)(ccc_tanhf(a));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            float a = in_a[i]; out[i] = (float)(tanhf(a));
+            float a = in_a[i]; out[i] = (float)(ccc_tanhf(a));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = in_a[i]; out[i] = (float)(tanhf(a));
+        float a = in_a[i]; out[i] = (float)(ccc_tanhf(a));
     }
 }
 CCC_MATH_CLONES void ccc_tanh_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -4313,12 +4313,12 @@ CCC_MATH_CLONES void ccc_tanh_float32_strided(long long n, int ndim, const long 
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k]; out[o + k] = (float)(tanhf(a));
+                    float a = in_a[a_at + k]; out[o + k] = (float)(ccc_tanhf(a));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(tanhf(a));
+                    float a = in_a[a_at + k * sa]; out[o + k * so] = (float)(ccc_tanhf(a));
                 }
             }
             i += len;
@@ -4399,7 +4399,7 @@ CCC_MATH_CLONES void ccc_tanh_float16_contig(long long n, void* out_base, long l
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(tanhf(a));
+        float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(ccc_tanhf(a));
     }
 }
 CCC_MATH_CLONES void ccc_tanh_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -4429,12 +4429,12 @@ CCC_MATH_CLONES void ccc_tanh_float16_strided(long long n, int ndim, const long 
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(tanhf(a));
+                    float a = ccc_f16_load(in_a[a_at + k]); out[o + k] = ccc_f16_store(ccc_tanhf(a));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(tanhf(a));
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_f16_store(ccc_tanhf(a));
                 }
             }
             i += len;
@@ -4446,7 +4446,7 @@ CCC_MATH_CLONES void ccc_tanh_bfloat16_contig(long long n, void* out_base, long 
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(tanhf(a));
+        float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(ccc_tanhf(a));
     }
 }
 CCC_MATH_CLONES void ccc_tanh_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base) {
@@ -4476,12 +4476,12 @@ CCC_MATH_CLONES void ccc_tanh_bfloat16_strided(long long n, int ndim, const long
             if (so == 1 && sa == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(tanhf(a));
+                    float a = ccc_bf16_load(in_a[a_at + k]); out[o + k] = ccc_bf16_store(ccc_tanhf(a));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(tanhf(a));
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); out[o + k * so] = ccc_bf16_store(ccc_tanhf(a));
                 }
             }
             i += len;

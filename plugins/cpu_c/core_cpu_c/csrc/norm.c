@@ -169,7 +169,7 @@ partials (2 * cols per thread); the partials are then added in thread order. */
         return 0;                                                                                                      \
     }
 
-DEFINE_GELU(float, float32, erff, tanhf, expf)
+DEFINE_GELU(float, float32, erff, ccc_tanhf, expf) /* ccc_tanhf: csrc/vecmath.h */
 DEFINE_GELU(double, float64, erf, tanh, exp)
 DEFINE_ROW_STATS(float, float32)
 DEFINE_ROW_STATS(double, float64)
