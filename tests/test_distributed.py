@@ -36,7 +36,10 @@ needs_mpi = pytest.mark.skipif(importlib.util.find_spec("mpi4py") is None or _mp
 
 
 def _env() -> dict:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    """The ranks' environment: one CPU-kernel thread each unless set (as the launcher does), so that 2-3 ranks'
+    OpenMP workers, which spin a few ms before sleeping, do not share 2 cores."""
+    return {"OMP_NUM_THREADS": "1", **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
 
 
 def _launch(ranks: int, worker: str, *args, timeout: float = 60) -> subprocess.CompletedProcess:

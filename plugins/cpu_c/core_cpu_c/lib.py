@@ -21,9 +21,8 @@ def _preload_openblas() -> None:
 def load():
     """(ffi, lib) of core_cpu_c._ext, loading it on first call."""
     if "lib" not in _STATE:
-        # Idle OpenMP and OpenBLAS workers spin by default, and two spinning pools on few cores slow each other
-        # 2-4x: let idle workers sleep. Must be set before libgomp initialises.
-        os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+        # OpenMP's waiting policy is libgomp's default, as in PyTorch: idle workers spin ~3 ms, then sleep. Waking a
+        # sleeping worker costs ~50 us here, more than most ops take (docs/backends/cpu_c.md, "Threads").
         # OpenBLAS' workers spin 2**28 cycles (~0.1 s) after each GEMM by default, taking the cores oneDNN's OpenMP
         # threads then need: 2**4 makes them sleep at once (measured: the referee's CNN step 15 -> 9.3 ms with
         # oneDNN, unchanged without it). Read when OpenBLAS initialises, below.
