@@ -188,7 +188,7 @@ def test_core_info_names_the_convolution_path(dnnl):
 
 
 @pytest.mark.parametrize("case", ["plain", "a transposed", "b transposed", "sliced", "batched", "broadcast batch"])
-def test_float32_gemm_runs_onednn_sgemm_and_matches_numpy(dnnl, case):
+def test_float32_gemm_runs_onednn_matmul_and_matches_numpy(dnnl, case):
     from core_cpu_c.kernels.linalg import GEMM_CALLS
 
     rng = np.random.default_rng(0)
@@ -203,11 +203,69 @@ def test_float32_gemm_runs_onednn_sgemm_and_matches_numpy(dnnl, case):
         "batched": (a, b, a_np @ b_np),
         "broadcast batch": (a, b[1], a_np @ b_np[1]),
     }[case]
-    before = GEMM_CALLS["onednn"]
+    before = GEMM_CALLS["float32"]
     assert_close(x @ y, core.tensor(want), rtol=1e-5, atol=1e-4)
-    assert GEMM_CALLS["onednn"] == before + 1
+    assert GEMM_CALLS["float32"] == before + 1  # batched: one primitive over every product
     assert_close(x.double() @ y.double(), core.tensor(want.astype(np.float64)), rtol=1e-5, atol=1e-4)
-    assert GEMM_CALLS["onednn"] == before + 1  # float64: OpenBLAS
+    assert GEMM_CALLS["float32"] == before + 1  # float64: OpenBLAS
+
+
+@pytest.mark.parametrize("case", ["2-d", "3-d", "rows strided", "weight transposed", "no bias", "bias strided",
+                                  "one output"])
+def test_linear_is_one_onednn_matmul_with_the_bias_fused(dnnl, case):
+    """F.linear on float32 runs cpu_c's ``linear`` kernel (no separate add); forward and gradients match NumPy."""
+    from core_cpu_c.kernels.linalg import GEMM_CALLS
+
+    rng = np.random.default_rng(3)
+    x_np = rng.standard_normal((4, 12, 90)).astype(np.float32)
+    w_np = rng.standard_normal((50, 90)).astype(np.float32)
+    b_np = rng.standard_normal(100).astype(np.float32)
+    x, w, b = core.tensor(x_np[1]), core.tensor(w_np), core.tensor(b_np[:50])
+    ex, ew, eb = x_np[1], w_np, b_np[:50]
+    if case == "3-d":
+        x, ex = core.tensor(x_np), x_np
+    elif case == "rows strided":
+        x, ex = core.tensor(x_np)[:, ::3], x_np[:, ::3]
+    elif case == "weight transposed":
+        w = core.tensor(np.ascontiguousarray(w_np.T)).t()
+    elif case == "no bias":
+        b = eb = None
+    elif case == "bias strided":
+        b, eb = core.tensor(b_np)[::2], b_np[::2]
+    elif case == "one output":
+        w, ew, b, eb = core.tensor(w_np[:1]), w_np[:1], core.tensor(b_np[:1]), b_np[:1]
+        x, ex = core.tensor(x_np), x_np  # 48 x 1 x 90: over cpu_c's min_numel
+    x.requires_grad_(True)
+    w.requires_grad_(True)
+    want = ex.astype(np.float64) @ ew.T.astype(np.float64) + (0 if eb is None else eb)
+    before = GEMM_CALLS["linear"]
+    out = F.linear(x, w, b)
+    assert GEMM_CALLS["linear"] == before + 1
+    assert_close(out, core.tensor(want.astype(np.float32)), rtol=1e-5, atol=1e-4)
+    g = rng.standard_normal(want.shape).astype(np.float32)
+    out.backward(core.tensor(g))
+    g2 = g.reshape(-1, g.shape[-1]).astype(np.float64)
+    assert_close(x.grad, core.tensor((g.astype(np.float64) @ ew.astype(np.float64)).astype(np.float32)),
+                 rtol=1e-5, atol=1e-4)
+    assert_close(w.grad, core.tensor((g2.T @ ex.reshape(-1, 90).astype(np.float64)).astype(np.float32)),
+                 rtol=1e-5, atol=1e-3)
+
+
+def test_linear_leaves_other_dtypes_and_shapes_to_the_decomposition(dnnl):
+    """float64, a 1-D weight's error and a broadcast bias are the decomposition's: same results, same errors."""
+    from core_cpu_c.kernels.linalg import GEMM_CALLS
+
+    rng = np.random.default_rng(4)
+    x_np, w_np = rng.standard_normal((70, 90)), rng.standard_normal((60, 90))
+    before = GEMM_CALLS["linear"]
+    out = F.linear(core.tensor(x_np), core.tensor(w_np), core.tensor(np.ones(60)))
+    assert_close(out, core.tensor(x_np @ w_np.T + 1))
+    broadcast = F.linear(core.tensor(x_np, dtype=core.float32), core.tensor(w_np, dtype=core.float32),
+                         core.tensor([2.0]))
+    assert_close(broadcast, core.tensor((x_np @ w_np.T + 2).astype(np.float32)), rtol=1e-5, atol=1e-4)
+    assert GEMM_CALLS["linear"] == before
+    with pytest.raises(RuntimeError, match="mat1 and mat2 shapes cannot be multiplied"):
+        F.linear(core.ones(70, 80), core.ones(60, 90))
 
 
 def test_disabled_onednn_leaves_convolution_to_cpu_c_c():
@@ -217,7 +275,7 @@ def test_disabled_onednn_leaves_convolution_to_cpu_c_c():
             "out = get_operator('convolution')(x, w, None, (1, 1), (0, 0), (1, 1), 1); "
             "from core_cpu_c.kernels.linalg import GEMM_CALLS; g = core.ones(64, 128) @ core.ones(128, 64); "
             "print(core.cpu.get_device_name()); print(out.numpy().ravel().tolist(), sum(ONEDNN_CALLS.values()), "
-            "GEMM_CALLS['onednn'], g.numpy().max())")
+            "GEMM_CALLS['float32'], g.numpy().max())")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                             env={**os.environ, "CORE_CPU_C_ONEDNN": "0", "CORE_BACKENDS": "cpu=cpu_c"})
     assert result.returncode == 0, result.stderr
@@ -284,7 +342,7 @@ def test_half_matmul_accumulates_in_float32(dnnl, dtype, case):
     with AVX-512 BF16), else float32 sgemm; against float64 over the same values, within the result's rounding."""
     import ml_dtypes
 
-    from core_cpu_c.kernels.linalg import ONEDNN_GEMMS
+    from core_cpu_c.kernels.linalg import GEMM_CALLS
 
     np_dtype = {"bfloat16": ml_dtypes.bfloat16, "float16": np.float16}[dtype]
     rng = np.random.default_rng(11)
@@ -298,11 +356,11 @@ def test_half_matmul_accumulates_in_float32(dnnl, dtype, case):
         "expanded": (a[2].expand(3, 40, 70), b, np.broadcast_to(a_np[2], (3, 40, 70)), b_np),
         "sliced": (a[:, 5:30, 10:60], b[:, 10:60, ::2], a_np[:, 5:30, 10:60], b_np[:, 10:60, ::2]),
     }[case]
-    before = ONEDNN_GEMMS["calls"]
+    before = GEMM_CALLS["half"]
     out = core.matmul(x, y)
     exact = np.matmul(ex.astype(np.float64), ey.astype(np.float64))
     assert out.dtype == getattr(core, dtype) and out.shape == exact.shape
     np.testing.assert_allclose(out.float().numpy(), exact, rtol=2**-7, atol=np.abs(exact).max() * 2**-12)
     if dtype == "bfloat16" and _has_avx512_bf16():
         # a column-strided operand (b[:, :, ::2]) is no BLAS layout: copied first, then served all the same
-        assert ONEDNN_GEMMS["calls"] - before == 1
+        assert GEMM_CALLS["half"] - before == 1

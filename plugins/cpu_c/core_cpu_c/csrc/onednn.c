@@ -29,6 +29,11 @@ enum { FWD, BWD_DATA, BWD_WEIGHTS, MATMUL };
     } while (0)
 
 typedef struct {
+    ccc_dnnl_gemm problem;
+    long long batch, sa, sb; /* products in one primitive (1: one per call) and their operands' batch strides */
+} gemm_key;
+
+typedef struct {
     int arg, output;          /* DNNL_ARG_* of the primitive; whether oneDNN writes it */
     dnnl_memory_t user;       /* over the caller's buffer (its handle is set per call) */
     dnnl_memory_t inner;      /* in the primitive's layout; NULL when the caller's layout is the primitive's */
@@ -41,7 +46,7 @@ typedef struct entry {
                                caller's fallback does not pay for a primitive descriptor on every call */
     union {
         ccc_dnnl_conv conv; /* FWD, BWD_DATA, BWD_WEIGHTS */
-        ccc_dnnl_gemm gemm; /* MATMUL */
+        gemm_key gemm;      /* MATMUL */
     } key;                  /* compared bytewise: zeroed before it is filled */
     dnnl_primitive_t prim;
     int nargs;
@@ -197,36 +202,50 @@ static dnnl_status_t build_pds(entry_t* e, dnnl_memory_desc_t user[4], dnnl_memo
     return dnnl_success;
 }
 
-/* A rows x cols matrix of `type` with row stride s0 and column stride s1 (the caller's layout, used as is). */
-static dnnl_status_t matrix_md(dnnl_memory_desc_t* md, long long rows, long long cols, long long s0, long long s1,
-                               dnnl_data_type_t type) {
-    dnnl_dims_t dims = {rows, cols}, strides = {s0, s1};
-    return dnnl_memory_desc_create_with_strides(md, 2, dims, type, strides);
+/* A matmul operand: `batch` matrices (`nd` 3) `batch_stride` apart, or one (`nd` 2), of rows x cols with row
+   stride s0 and column stride s1 (the caller's layout, used as is). */
+static dnnl_status_t operand_md(dnnl_memory_desc_t* md, int nd, long long batch, long long batch_stride,
+                                long long rows, long long cols, long long s0, long long s1, dnnl_data_type_t type) {
+    dnnl_dims_t dims = {batch, rows, cols}, strides = {batch_stride, s0, s1};
+    if (nd == 2) {
+        dims[0] = rows, dims[1] = cols, strides[0] = s0, strides[1] = s1;
+    }
+    return dnnl_memory_desc_create_with_strides(md, nd, dims, type, strides);
 }
 
-/* The matmul primitive of entry e over the caller's strided operands (no reorders: transposes are strides). */
+/* The matmul primitive of entry e over the caller's strided operands (no reorders: transposes are strides): one
+   product, or key.batch products as one 3-D primitive whose operands are sa / sb elements apart (0: one matrix
+   for every product, broadcast); the bias, when there is one, is added to every row. */
 static dnnl_status_t build_matmul(entry_t* e) {
-    const ccc_dnnl_gemm* p = &e->key.gemm;
-    dnnl_data_type_t type = DATA_TYPES[p->dtype];
-    dnnl_memory_desc_t md[3] = {0};
+    const gemm_key* key = &e->key.gemm;
+    const ccc_dnnl_gemm* p = &key->problem;
+    const dnnl_data_type_t type = DATA_TYPES[p->dtype];
+    const int nd = key->batch > 1 ? 3 : 2;
+    const long long z = key->batch, n = p->n, m = p->m, k = p->k;
+    dnnl_memory_desc_t md[4] = {0}; /* src, weights, bias, dst */
     dnnl_primitive_desc_t pd = NULL;
-    dnnl_status_t status = matrix_md(&md[0], p->n, p->k, p->ta ? 1 : p->lda, p->ta ? p->lda : 1, type);
+    dnnl_status_t status =
+        operand_md(&md[0], nd, key->sa ? z : 1, key->sa ? key->sa : n * k, n, k, p->ta ? 1 : p->lda, p->ta ? p->lda : 1,
+                   type);
     if (status == dnnl_success)
-        status = matrix_md(&md[1], p->k, p->m, p->tb ? 1 : p->ldb, p->tb ? p->ldb : 1, type);
-    if (status == dnnl_success) status = matrix_md(&md[2], p->n, p->m, p->m, 1, type);
+        status = operand_md(&md[1], nd, key->sb ? z : 1, key->sb ? key->sb : k * m, k, m, p->tb ? 1 : p->ldb,
+                            p->tb ? p->ldb : 1, type);
+    if (status == dnnl_success && p->has_bias) status = operand_md(&md[2], nd, 1, m, 1, m, m, 1, type);
+    if (status == dnnl_success) status = operand_md(&md[3], nd, z, n * m, n, m, m, 1, type);
     if (status == dnnl_success)
-        status = dnnl_matmul_primitive_desc_create(&pd, engine, md[0], md[1], NULL, md[2], NULL);
+        status = dnnl_matmul_primitive_desc_create(&pd, engine, md[0], md[1], md[2], md[3], NULL);
     if (status == dnnl_success) status = optimised(pd);
     if (status == dnnl_success) status = dnnl_primitive_create(&e->prim, pd);
-    const int args[3] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
-    for (int i = 0; i < 3 && status == dnnl_success; ++i) {
+    const int args[4] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
+    for (int i = 0; i < 4 && status == dnnl_success; ++i) {
+        if (!md[i]) continue; /* no bias */
         arg_t* a = &e->args[e->nargs++];
         a->arg = args[i];
-        a->output = i == 2;
+        a->output = i == 3;
         status = dnnl_memory_create(&a->user, md[i], engine, DNNL_MEMORY_NONE);
     }
     if (pd) dnnl_primitive_desc_destroy(pd);
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < 4; ++i)
         if (md[i]) dnnl_memory_desc_destroy(md[i]);
     return status;
 }
@@ -334,16 +353,35 @@ int ccc_dnnl_conv_backward_weights(const ccc_dnnl_conv* p, const void* grad_out,
     return run(BWD_WEIGHTS, p, buffers);
 }
 
-int ccc_dnnl_gemm_half(const ccc_dnnl_gemm* p, long long batch, const void* a, const long long* a_offs,
-                       const void* b, const long long* b_offs, void* c) {
-    if (p->dtype < 1 || p->dtype > 2) return dnnl_invalid_arguments;
-    const long long size = 2, nm = p->n * p->m; /* bytes per element; elements per product */
+/* Whether the count offsets are one stride apart (*stride, 0 for a single matrix used count times). */
+static int evenly_spaced(const long long* offs, long long count, long long* stride) {
+    *stride = offs[1] - offs[0];
+    if (*stride < 0) return 0;
+    for (long long i = 2; i < count; ++i)
+        if (offs[i] - offs[i - 1] != *stride) return 0;
+    return 1;
+}
+
+int ccc_dnnl_matmul(const ccc_dnnl_gemm* p, long long count, const void* a, const long long* a_offs, const void* b,
+                    const long long* b_offs, const void* bias, void* c) {
+    if (p->dtype < 0 || p->dtype > 2 || count < 1) return dnnl_invalid_arguments;
+    const long long size = p->dtype ? 2 : 4, nm = p->n * p->m; /* bytes per element; elements per product */
+    gemm_key key;
+    memset(&key, 0, sizeof key); /* compared bytewise */
+    key.problem = *p;
+    key.batch = 1;
+    if (count > 1 && evenly_spaced(a_offs, count, &key.sa) && evenly_spaced(b_offs, count, &key.sb))
+        key.batch = count; /* one primitive over every product */
+    else
+        key.sa = key.sb = 0;
     pthread_mutex_lock(&lock);
     dnnl_status_t status = dnnl_success;
-    entry_t* e = find(MATMUL, p, sizeof *p, &status);
-    for (long long i = 0; e && status == dnnl_success && i < batch; ++i) {
-        void* buffers[3] = {(char*)a + a_offs[i] * size, (char*)b + b_offs[i] * size, (char*)c + i * nm * size};
-        status = execute(e, buffers);
+    entry_t* e = find(MATMUL, &key, sizeof key, &status);
+    const long long calls = key.batch > 1 ? 1 : count;
+    for (long long i = 0; e && status == dnnl_success && i < calls; ++i) {
+        void* operands[3] = {(char*)a + a_offs[i] * size, (char*)b + b_offs[i] * size, (char*)c + i * nm * size};
+        void* with_bias[4] = {operands[0], operands[1], (void*)bias, operands[2]};
+        status = execute(e, p->has_bias ? with_bias : operands);
     }
     pthread_mutex_unlock(&lock);
     return (int)status;
@@ -365,18 +403,4 @@ void ccc_dnnl_cache_clear(void) {
 int ccc_dnnl_version(void) {
     const dnnl_version_t* v = dnnl_version();
     return v->major * 10000 + v->minor * 100 + v->patch;
-}
-
-int ccc_dnnl_gemm_float32(long long batch, int n, int m, int k, const void* a_base, const long long* a_offs, int ta,
-                          int lda, const void* b_base, const long long* b_offs, int tb, int ldb, void* c_base,
-                          long long c_off) {
-    const float* a = (const float*)a_base;
-    const float* b = (const float*)b_base;
-    float* c = (float*)c_base + c_off;
-    for (long long i = 0; i < batch; i++) {
-        const dnnl_status_t status = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', n, m, k, 1.0f, a + a_offs[i], lda,
-                                                b + b_offs[i], ldb, 0.0f, c + i * (long long)n * m, m);
-        if (status != dnnl_success) return (int)status;
-    }
-    return 0;
 }

@@ -14,21 +14,16 @@ int ccc_dnnl_conv_backward_data(const ccc_dnnl_conv* p, const void* grad_out, co
 /* grad_b may be NULL when p->has_bias is 0 */
 int ccc_dnnl_conv_backward_weights(const ccc_dnnl_conv* p, const void* grad_out, const void* x, void* grad_w,
                                    void* grad_b);
-/* C[i] = A[i] @ B[i] (i < batch) for float16/bfloat16 (dtype 2 or 1) operands at element offsets a_offs[i],
-   b_offs[i] (BLAS's layout: ta/tb = stored transposed, lda/ldb the leading dims), C dense (n x m per batch): oneDNN's
-   matmul, accumulating in float32 and rounding once; nonzero (nothing written) where oneDNN has only its reference
-   kernel for it. */
+/* C[i] = A[i] @ B[i] (+ bias on every row) for i < count, float32, bfloat16 or float16 (dtype 0, 1, 2) operands at
+   element offsets a_offs[i], b_offs[i] (BLAS's layout: ta/tb = stored transposed, lda/ldb the leading dims), bias
+   (m elements, NULL unless has_bias), C dense (n x m per product): oneDNN's matmul primitive, cached per problem,
+   accumulating in float32 and rounding once. Products one stride apart run as one batched primitive. 0, or a
+   nonzero dnnl_status_t (nothing written) where oneDNN cannot run the problem or has only its reference kernel. */
 typedef struct {
-    long long n, m, k, ta, lda, tb, ldb, dtype;
+    long long n, m, k, ta, lda, tb, ldb, dtype, has_bias;
 } ccc_dnnl_gemm;
-int ccc_dnnl_gemm_half(const ccc_dnnl_gemm* p, long long batch, const void* a, const long long* a_offs,
-                       const void* b, const long long* b_offs, void* c);
+int ccc_dnnl_matmul(const ccc_dnnl_gemm* p, long long count, const void* a, const long long* a_offs, const void* b,
+                    const long long* b_offs, const void* bias, void* c);
 int ccc_dnnl_cache_size(void);
 void ccc_dnnl_cache_clear(void);
 int ccc_dnnl_version(void);
-/* float32 C[i] = A[i] @ B[i] for every batch i through dnnl_sgemm (row-major; operands as element offsets from
-   their bases, ta/tb: stored transposed), on the OpenMP threads cpu_c's own kernels use: 0, or the failing call's
-   nonzero dnnl_status_t. */
-int ccc_dnnl_gemm_float32(long long batch, int n, int m, int k, const void* a_base, const long long* a_offs, int ta,
-                          int lda, const void* b_base, const long long* b_offs, int tb, int ldb, void* c_base,
-                          long long c_off);

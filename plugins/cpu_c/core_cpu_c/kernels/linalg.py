@@ -1,29 +1,29 @@
-"""Products (core.ops.linalg): ``batched_matmul`` (so matmul, mm, bmm, addmm, linear): float32 through oneDNN's
-``dnnl_sgemm`` where oneDNN is loaded (csrc/onednn.c: it runs on the same OpenMP threads as cpu_c's kernels, where
-OpenBLAS's own thread pool would hand the cores back and forth with them), else and for float64 OpenBLAS's
-``sgemm``/``dgemm``; the batch loop in C, transposed or sliced operands passed as BLAS flags and leading dims.
-float16/bfloat16 operands go to oneDNN's matmul first where it has an optimised kernel for the CPU (on an AVX-512
-BF16 CPU, bfloat16: its dot-product instructions, as PyTorch's CPU autocast), else they are widened to float32 in
-C, multiplied by ``sgemm`` and the product rounded once (csrc/blas.c). Both accumulate in float32 and round once
-(PyTorch's CPU opmath); only the order of the additions differs."""
+"""Products (core.ops.linalg): ``batched_matmul`` (so matmul, mm, bmm, addmm) and ``linear``.
+
+float32, and float16/bfloat16 where oneDNN has an optimised kernel for the CPU (on an AVX-512 BF16 CPU, bfloat16:
+its dot-product instructions, as PyTorch's CPU autocast), run oneDNN's matmul primitive where oneDNN is loaded
+(csrc/onednn.c: cached per problem, on the same OpenMP threads as cpu_c's kernels; transposed or sliced operands
+are strides, products one stride apart one batched primitive; ``linear`` adds its bias in the same primitive).
+Elsewhere, and for float64, OpenBLAS's ``sgemm``/``dgemm`` runs with the batch loop in C and transposes as BLAS
+flags; half operands are then widened to float32 in C, multiplied by ``sgemm`` and the product rounded once
+(csrc/blas.c). Every path accumulates in float32 (PyTorch's CPU opmath); only the order of the additions differs."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from core.backends.api import Kernel
+from core.backends.api import Kernel, coalesce
 
 from ..layout import check_bounds
 from ..renderer import DTYPES, HALF
 from ..runtime import array, new_tensor
 
-__all__ = ["kernels", "min_numel", "gemm_path", "GEMM_CALLS", "ONEDNN_GEMMS"]
+__all__ = ["kernels", "min_numel", "gemm_path", "GEMM_CALLS"]
 
 _INT_MAX = 2**31 - 1
-_DNNL_DTYPES = {"bfloat16": 1, "float16": 2}  # ccc_dnnl_gemm.dtype
-GEMM_CALLS = {"onednn": 0}  # float32 GEMMs oneDNN's sgemm ran (tests read it)
-ONEDNN_GEMMS = {"calls": 0}  # half products oneDNN's matmul ran (tests read them)
+_DNNL_DTYPES = {"float32": 0, "bfloat16": 1, "float16": 2}  # ccc_dnnl_gemm.dtype
+GEMM_CALLS = {"float32": 0, "half": 0, "linear": 0}  # products oneDNN ran, by dtype; linears (tests read them)
 
 
 def onednn():
@@ -37,7 +37,7 @@ def gemm_path() -> str:
     """Which library serves float32 GEMM on cpu_c (``core info``): oneDNN's sgemm, or OpenBLAS and why."""
     from ..lib import onednn_status
 
-    return f"{onednn_status()} sgemm" if onednn() else f"OpenBLAS; {onednn_status()}"
+    return f"{onednn_status()} matmul" if onednn() else f"OpenBLAS; {onednn_status()}"
 
 
 def min_numel(ctx) -> int:
@@ -66,20 +66,50 @@ def _batch_offsets(offset: int, batch_shape: tuple, batch_strides: tuple) -> np.
     return offsets
 
 
+def _operand(op: str, t, rows: int, cols: int):
+    """(buffer, batch offsets, transposed, ld) of BLAS-readable operand ``t``; copies only odd layouts."""
+    check_bounds(op, t)
+    *_, s0, s1 = t._stride
+    layout = _blas_layout(rows, cols, s0, s1) if min(t._stride) >= 0 else None
+    if layout is None:  # e.g. stride 0 inside a matrix (expand): BLAS needs a real leading dim
+        dense = np.ascontiguousarray(array(t))
+        batch = dense.shape[:-2]
+        strides = tuple(s // dense.itemsize for s in dense.strides[:-2])
+        return dense, _batch_offsets(0, batch, strides), 0, max(cols, 1)
+    return t._storage.data, _batch_offsets(t._offset, t._shape[:-2], t._stride[:-2]), layout[0], layout[1]
+
+
+def _matrix(t, rows: int, cols: int, s0: int, s1: int):
+    """The (buffer, offsets, transposed, ld) of the rows x cols matrix with strides (s0, s1) at ``t``'s offset in
+    its storage (bounds checked on ``t``), or None where BLAS cannot read that layout."""
+    layout = _blas_layout(rows, cols, s0, s1)
+    if layout is None:
+        return None
+    return t._storage.data, np.array([t._offset], np.int64), layout[0], layout[1]
+
+
+def _onednn_product(dtype, n: int, m: int, k: int, a: tuple, b: tuple, bias, out_buf) -> bool:
+    """``out = A @ B (+ bias)`` on oneDNN's matmul (operands as :func:`_operand` gives them, ``bias`` a dense 1-D
+    tensor or None); False (nothing written) where oneDNN is not loaded or declines the problem."""
+    dnnl = onednn()
+    code = _DNNL_DTYPES.get(dtype.name)
+    if dnnl is None or code is None:
+        return False
+    ffi, lib = dnnl
+    fb = ffi.from_buffer
+    (a_buf, a_offs, ta, lda), (b_buf, b_offs, tb, ldb) = a, b
+    problem = ffi.new("ccc_dnnl_gemm*", {"n": n, "m": m, "k": k, "ta": ta, "lda": lda, "tb": tb, "ldb": ldb,
+                                         "dtype": code, "has_bias": int(bias is not None)})
+    bias_ptr = ffi.NULL if bias is None else ffi.cast("char*", fb(bias._storage.data)) + bias._offset * bias.dtype.itemsize
+    if lib.ccc_dnnl_matmul(problem, len(a_offs), fb(a_buf), fb("long long[]", a_offs), fb(b_buf),
+                           fb("long long[]", b_offs), bias_ptr, fb(out_buf)):
+        return False
+    GEMM_CALLS["float32" if code == 0 else "half"] += 1
+    return True
+
+
 def _matmul(ctx, base):
     gemm = {d: getattr(ctx.lib, f"ccc_gemm_{d}") for d in DTYPES + HALF}
-
-    def matrix(t, rows: int, cols: int):
-        """(buffer, batch offsets, transposed, ld) of BLAS-readable operand ``t``; copies only odd layouts."""
-        check_bounds("batched_matmul", t)
-        *_, s0, s1 = t._stride
-        layout = _blas_layout(rows, cols, s0, s1) if min(t._stride) >= 0 else None
-        if layout is None:  # e.g. stride 0 inside a matrix (expand): BLAS needs a real leading dim
-            dense = np.ascontiguousarray(array(t))
-            batch = dense.shape[:-2]
-            strides = tuple(s // dense.itemsize for s in dense.strides[:-2])
-            return dense, _batch_offsets(0, batch, strides), 0, max(cols, 1)
-        return t._storage.data, _batch_offsets(t._offset, t._shape[:-2], t._stride[:-2]), layout[0], layout[1]
 
     def kernel(spec, a, b):
         d = spec.dtype
@@ -97,29 +127,13 @@ def _matmul(ctx, base):
         if k == 0:
             buf[:] = 0
             return out
-        a_buf, a_offs, ta, lda = matrix(a, n, k)
-        b_buf, b_offs, tb, ldb = matrix(b, k, m)
-        batch = len(a_offs)
-        dnnl = onednn()
-
-        def run(fn, fb):
-            return fn(batch, n, m, k, fb(a_buf), fb("long long[]", a_offs), ta, lda, fb(b_buf),
-                      fb("long long[]", b_offs), tb, ldb, fb(buf), 0)
-
-        if d.name == "float32" and dnnl is not None:
-            if not run(dnnl[1].ccc_dnnl_gemm_float32, dnnl[0].from_buffer):
-                GEMM_CALLS["onednn"] += 1
-                return out  # else oneDNN declined: OpenBLAS writes every batch again
+        left, right = _operand("batched_matmul", a, n, k), _operand("batched_matmul", b, k, m)
+        if _onednn_product(d, n, m, k, left, right, None, buf):
+            return out
         fb = ctx.from_buffer
-        if d.name in _DNNL_DTYPES and dnnl is not None:
-            problem = dnnl[0].new("ccc_dnnl_gemm*", {"n": n, "m": m, "k": k, "ta": ta, "lda": lda, "tb": tb,
-                                                     "ldb": ldb, "dtype": _DNNL_DTYPES[d.name]})
-            if not dnnl[1].ccc_dnnl_gemm_half(problem, batch, fb(a_buf), fb("long long[]", a_offs), fb(b_buf),
-                                              fb("long long[]", b_offs), fb(buf)):
-                ONEDNN_GEMMS["calls"] += 1
-                return out
-        status = run(fn, fb)
-        if status:  # a half GEMM's float32 scratch
+        (a_buf, a_offs, ta, lda), (b_buf, b_offs, tb, ldb) = left, right
+        if fn(len(a_offs), n, m, k, fb(a_buf), fb("long long[]", a_offs), ta, lda, fb(b_buf),
+              fb("long long[]", b_offs), tb, ldb, fb(buf), 0):  # a half GEMM's float32 scratch
             raise MemoryError(f"batched_matmul: cannot allocate the float32 copies of {d.name} operands "
                               f"({n}x{k} and {k}x{m})")
         return out
@@ -127,7 +141,46 @@ def _matmul(ctx, base):
     return kernel
 
 
+def _linear(ctx):
+    def linear(input, weight, bias=None):
+        """``input @ weight.T + bias`` as one oneDNN matmul with the bias fused; ``NotImplemented`` (the
+        decomposition: matmul, then add) for other dtypes, shapes or devices, small problems and without oneDNN."""
+        d = input.dtype
+        if d.name not in _DNNL_DTYPES or weight.dtype is not d or input.dim() < 1 or weight.dim() != 2 \
+                or weight._storage.key != ctx.key or input._storage.key != ctx.key:
+            return NotImplemented
+        m, k = weight._shape
+        lead = input._shape[:-1]
+        n = math.prod(lead)
+        if bias is not None and (bias.dtype is not d or bias._shape != (m,) or bias._storage.key != ctx.key):
+            return NotImplemented
+        if input._shape[-1] != k or min(n, m, k) == 0 or max(n, m, k) > _INT_MAX or n * m * k < ctx.min_numel \
+                or onednn() is None:
+            return NotImplemented
+        check_bounds("linear", input)
+        check_bounds("linear", weight)
+        rows = coalesce(lead, [input._stride[:-1]], min_rank=1)
+        if len(rows[0]) > 1:  # rows that are not one stride apart
+            input = input.contiguous()
+            rows = coalesce(lead, [input._stride[:-1]], min_rank=1)
+        a = _matrix(input, n, k, rows[1][0][0], input._stride[-1])
+        b = _matrix(weight, k, m, weight._stride[1], weight._stride[0])  # weight.T
+        if a is None or b is None:
+            return NotImplemented
+        if bias is not None and bias._stride != (1,) and m > 1:
+            bias = bias.contiguous()
+        shape = lead + (m,)
+        out, buf = new_tensor(shape, d, n * m * d.itemsize, ctx.key)
+        if not _onednn_product(d, n, m, k, a, b, bias, buf):
+            return NotImplemented
+        GEMM_CALLS["linear"] += 1
+        return out
+
+    return linear
+
+
 def kernels(ctx) -> dict:
     """{"batched_matmul": Kernel} over the reference kernel it extends."""
     base = ctx.reference("batched_matmul")
-    return {} if base is None else {"batched_matmul": Kernel(_matmul(ctx, base), min_numel=min_numel(ctx))}
+    return {} if base is None else {"batched_matmul": Kernel(_matmul(ctx, base), min_numel=min_numel(ctx)),
+                                    "linear": _linear(ctx)}
