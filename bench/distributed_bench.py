@@ -67,8 +67,8 @@ def all_reduce_table(quick: bool) -> list:
     return rows
 
 
-def ddp_step_rate(model, batch, steps: int) -> float:
-    """Samples per second of forward + backward + SGD step."""
+def ddp_step(model, batch):
+    """One DDP training step (forward + backward + SGD step) of ``model`` on ``batch``, as a function."""
     x, y = batch
     optimizer = core.optim.SGD(model.parameters(), lr=0.01)
 
@@ -77,12 +77,12 @@ def ddp_step_rate(model, batch, steps: int) -> float:
         nn.functional.cross_entropy(model(x), y).backward()
         optimizer.step()
 
-    return x.shape[0] / median_seconds(step, steps, model.process_group)
+    return step
 
 
-def torch_ddp_rate(net, batch, steps: int):
-    """PyTorch's DDP on its ``gloo`` backend over the same ranks, model weights and batches (samples/s per rank),
-    or None when torch is not importable."""
+def torch_ddp_step(net, batch):
+    """The same step on PyTorch's DDP over its ``gloo`` backend with the same ranks, model weights and batches, and
+    the function that ends its process group; None when torch is not importable."""
     try:
         import torch
         import torch.distributed as tdist
@@ -110,9 +110,17 @@ def torch_ddp_rate(net, batch, steps: int):
         torch.nn.functional.cross_entropy(model(x), y).backward()
         optimizer.step()
 
-    rate = x.shape[0] / median_seconds(step, steps)
-    tdist.destroy_process_group()
-    return rate
+    return step, tdist.destroy_process_group
+
+
+def alternating_rates(steps: dict, samples: int, repeats: int, rounds: int) -> dict:
+    """Samples/s of each step function: median over ``rounds`` alternating rounds of each one's median step time
+    (``repeats`` steps, the ranks in step)."""
+    times = {name: [] for name in steps}
+    for _ in range(rounds):
+        for name, fn in steps.items():
+            times[name].append(median_seconds(fn, repeats))
+    return {name: samples / statistics.median(t) for name, t in times.items()}
 
 
 def main() -> None:
@@ -126,23 +134,32 @@ def main() -> None:
              core.from_numpy(rng.integers(0, 10, 64)))
     core.manual_seed(0)
     net = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
-    steps = 10 if quick else 40
+    repeats, rounds = (10, 3) if quick else (20, 7)
     single = 0.0
     if rank == 0:  # one process alone: the others wait at the barrier below
         solo = dist.new_group([0])
-        single = ddp_step_rate(DistributedDataParallel(net, process_group=solo), batch, steps)
+        solo_step = ddp_step(DistributedDataParallel(net, process_group=solo), batch)
+        solo_step()
+        single = 64 / statistics.median(median_seconds(solo_step, repeats, solo) for _ in range(rounds))
     else:
         dist.new_group([0])
     dist.barrier()
-    parallel = ddp_step_rate(DistributedDataParallel(net), batch, steps) * world
-    gloo = torch_ddp_rate(net, batch, steps)
+    contenders = {"core": ddp_step(DistributedDataParallel(net), batch)}
+    twin = torch_ddp_step(net, batch)
+    if twin is not None:
+        contenders["torch"] = twin[0]
+    rates = alternating_rates(contenders, 64, repeats, rounds)
+    if twin is not None:
+        twin[1]()
+    parallel, gloo = rates["core"] * world, rates.get("torch")
     if rank == 0:
         print(f"all_reduce float32 SUM, {world} ranks (bus bandwidth GB/s; mpi4py: Iallreduce + Wait, polled: "
               "Iallreduce + a Python loop on Test)")
         print(f"{'bytes':>10} {'core':>8} {'mpi4py':>8} {'polled':>8} {'core/mpi4py':>12} {'core/polled':>12}")
         for nbytes, ours, raw, poll, ratio, poll_ratio in rows:
             print(f"{nbytes:>10} {ours:>8.3f} {raw:>8.3f} {poll:>8.3f} {ratio:>12.2f} {poll_ratio:>12.2f}")
-        print(f"\nDDP step, MLP 784-256-10, batch 64 per rank, 1 thread per process: 1 process {single:.0f} "
+        print(f"\nDDP step, MLP 784-256-10, batch 64 per rank, 1 thread per process, median of {rounds} alternating "
+              f"rounds: 1 process {single:.0f} "
               f"samples/s, {world} processes {parallel:.0f} samples/s, scaling efficiency "
               f"{parallel / (world * single):.2f}")
         if gloo is not None:
