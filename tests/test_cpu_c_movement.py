@@ -632,7 +632,7 @@ def test_nonzero_checks_its_input_size(force_c, calls):
 
 
 def test_large_inputs_take_the_threaded_paths_and_match(calls):
-    """Sizes past the OpenMP thresholds (32768 elements; 262144 for copies): same bits as the reference."""
+    """Sizes past the OpenMP thresholds (32768 elements): same bits as the reference."""
     rng = np.random.default_rng(10)
     big = core.tensor(_values("float32", (700, 400), 11, wild=True))
     for dst_dtype in ("float32", "int32", "float64"):

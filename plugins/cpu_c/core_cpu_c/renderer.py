@@ -357,7 +357,15 @@ class CpuRenderer(OwnMathFunctions, CRenderer):
         strided += [f"            if ({unit}) {{", simd,
                     "                for (long long k = 0; k < len; k++) {",
                     "                    " + body.format(o="o + k", **{x: f"{x}_at + k" for x in names}),
-                    "                }", "            } else {", simd,
+                    "                }"]
+        if len(names) == 2:  # a tensor and a scalar (or a broadcast row): the scalar read once, the loop vectorised
+            for still in names:
+                walks = {x: (f"{x}_at" if x == still else f"{x}_at + k") for x in names}
+                condition = " && ".join(["so == 1"] + [f"s{x} == {0 if x == still else 1}" for x in names])
+                strided += [f"            }} else if ({condition}) {{", simd,
+                            "                for (long long k = 0; k < len; k++) {",
+                            "                    " + body.format(o="o + k", **walks), "                }"]
+        strided += ["            } else {", simd,
                     "                for (long long k = 0; k < len; k++) {",
                     "                    " + body.format(o="o + k * so", **{x: f"{x}_at + k * s{x}" for x in names}),
                     "                }", "            }", "            i += len;", "        }", "    }", *end, "}"]

@@ -16610,6 +16610,16 @@ void ccc_div_float32_strided(long long n, int ndim, const long long* meta, void*
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)((a / b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)((a / b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)((a / b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -16685,6 +16695,16 @@ void ccc_div_float64_strided(long long n, int ndim, const long long* meta, void*
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)((a / b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (double)((a / b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (double)((a / b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -16738,6 +16758,16 @@ void ccc_div_float16_strided(long long n, int ndim, const long long* meta, void*
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a / b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a / b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store((a / b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -16790,6 +16820,16 @@ void ccc_div_bfloat16_strided(long long n, int ndim, const long long* meta, void
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a / b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a / b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store((a / b));
                 }
             } else {
                 #pragma omp simd
@@ -16866,6 +16906,16 @@ CCC_MATH_CLONES void ccc_atan2_float32_strided(long long n, int ndim, const long
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(atan2f(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)(atan2f(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)(atan2f(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -16941,6 +16991,16 @@ CCC_MATH_CLONES void ccc_atan2_float64_strided(long long n, int ndim, const long
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(atan2(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (double)(atan2(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (double)(atan2(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -16994,6 +17054,16 @@ CCC_MATH_CLONES void ccc_atan2_float16_strided(long long n, int ndim, const long
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(atan2f(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(atan2f(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store(atan2f(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -17046,6 +17116,16 @@ CCC_MATH_CLONES void ccc_atan2_bfloat16_strided(long long n, int ndim, const lon
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(atan2f(a, b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(atan2f(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store(atan2f(a, b));
                 }
             } else {
                 #pragma omp simd
@@ -17122,6 +17202,16 @@ void ccc_copysign_float32_strided(long long n, int ndim, const long long* meta, 
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(copysignf(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)(copysignf(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)(copysignf(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -17197,6 +17287,16 @@ void ccc_copysign_float64_strided(long long n, int ndim, const long long* meta, 
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(copysign(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (double)(copysign(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (double)(copysign(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -17250,6 +17350,16 @@ void ccc_copysign_float16_strided(long long n, int ndim, const long long* meta, 
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(copysignf(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(copysignf(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store(copysignf(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -17302,6 +17412,16 @@ void ccc_copysign_bfloat16_strided(long long n, int ndim, const long long* meta,
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(copysignf(a, b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(copysignf(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store(copysignf(a, b));
                 }
             } else {
                 #pragma omp simd
@@ -17378,6 +17498,16 @@ CCC_MATH_CLONES void ccc_hypot_float32_strided(long long n, int ndim, const long
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(hypotf(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)(hypotf(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)(hypotf(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -17453,6 +17583,16 @@ CCC_MATH_CLONES void ccc_hypot_float64_strided(long long n, int ndim, const long
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(hypot(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (double)(hypot(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (double)(hypot(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -17506,6 +17646,16 @@ CCC_MATH_CLONES void ccc_hypot_float16_strided(long long n, int ndim, const long
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(hypotf(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(hypotf(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store(hypotf(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -17558,6 +17708,16 @@ CCC_MATH_CLONES void ccc_hypot_bfloat16_strided(long long n, int ndim, const lon
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(hypotf(a, b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(hypotf(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store(hypotf(a, b));
                 }
             } else {
                 #pragma omp simd
@@ -17634,6 +17794,16 @@ CCC_MATH_CLONES void ccc_logaddexp_float32_strided(long long n, int ndim, const 
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(ccc_logaddexp_float32(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)(ccc_logaddexp_float32(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)(ccc_logaddexp_float32(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -17709,6 +17879,16 @@ CCC_MATH_CLONES void ccc_logaddexp_float64_strided(long long n, int ndim, const 
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(ccc_logaddexp_float64(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (double)(ccc_logaddexp_float64(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (double)(ccc_logaddexp_float64(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -17762,6 +17942,16 @@ CCC_MATH_CLONES void ccc_logaddexp_float16_strided(long long n, int ndim, const 
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(ccc_logaddexp_float32(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(ccc_logaddexp_float32(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store(ccc_logaddexp_float32(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -17814,6 +18004,16 @@ CCC_MATH_CLONES void ccc_logaddexp_bfloat16_strided(long long n, int ndim, const
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(ccc_logaddexp_float32(a, b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(ccc_logaddexp_float32(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store(ccc_logaddexp_float32(a, b));
                 }
             } else {
                 #pragma omp simd
@@ -17890,6 +18090,16 @@ CCC_MATH_CLONES void ccc_logaddexp2_float32_strided(long long n, int ndim, const
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(ccc_logaddexp2_float32(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)(ccc_logaddexp2_float32(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)(ccc_logaddexp2_float32(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -17965,6 +18175,16 @@ CCC_MATH_CLONES void ccc_logaddexp2_float64_strided(long long n, int ndim, const
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(ccc_logaddexp2_float64(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (double)(ccc_logaddexp2_float64(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (double)(ccc_logaddexp2_float64(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -18018,6 +18238,16 @@ CCC_MATH_CLONES void ccc_logaddexp2_float16_strided(long long n, int ndim, const
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(ccc_logaddexp2_float32(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(ccc_logaddexp2_float32(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store(ccc_logaddexp2_float32(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -18070,6 +18300,16 @@ CCC_MATH_CLONES void ccc_logaddexp2_bfloat16_strided(long long n, int ndim, cons
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(ccc_logaddexp2_float32(a, b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(ccc_logaddexp2_float32(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store(ccc_logaddexp2_float32(a, b));
                 }
             } else {
                 #pragma omp simd
@@ -18146,6 +18386,16 @@ CCC_MATH_CLONES void ccc_xlogy_float32_strided(long long n, int ndim, const long
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(ccc_xlogy_float32(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)(ccc_xlogy_float32(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)(ccc_xlogy_float32(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -18221,6 +18471,16 @@ CCC_MATH_CLONES void ccc_xlogy_float64_strided(long long n, int ndim, const long
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(ccc_xlogy_float64(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (double)(ccc_xlogy_float64(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (double)(ccc_xlogy_float64(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -18274,6 +18534,16 @@ CCC_MATH_CLONES void ccc_xlogy_float16_strided(long long n, int ndim, const long
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(ccc_xlogy_float32(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(ccc_xlogy_float32(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store(ccc_xlogy_float32(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -18326,6 +18596,16 @@ CCC_MATH_CLONES void ccc_xlogy_bfloat16_strided(long long n, int ndim, const lon
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(ccc_xlogy_float32(a, b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(ccc_xlogy_float32(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store(ccc_xlogy_float32(a, b));
                 }
             } else {
                 #pragma omp simd
@@ -18402,6 +18682,16 @@ void ccc_nextafter_float32_strided(long long n, int ndim, const long long* meta,
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(nextafterf(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)(nextafterf(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)(nextafterf(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -18476,6 +18766,16 @@ void ccc_nextafter_float64_strided(long long n, int ndim, const long long* meta,
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(nextafter(a, b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (double)(nextafter(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (double)(nextafter(a, b));
                 }
             } else {
                 #pragma omp simd
@@ -18552,6 +18852,16 @@ void ccc_tanh_backward_float32_strided(long long n, int ndim, const long long* m
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)((a * (((float)(1)) - b * b)));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)((a * (((float)(1)) - b * b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)((a * (((float)(1)) - b * b)));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -18627,6 +18937,16 @@ void ccc_tanh_backward_float64_strided(long long n, int ndim, const long long* m
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)((a * (((double)(1)) - b * b)));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (double)((a * (((double)(1)) - b * b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (double)((a * (((double)(1)) - b * b)));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -18680,6 +19000,16 @@ void ccc_tanh_backward_float16_strided(long long n, int ndim, const long long* m
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a * (((float)(1)) - b * b)));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a * (((float)(1)) - b * b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store((a * (((float)(1)) - b * b)));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -18732,6 +19062,16 @@ void ccc_tanh_backward_bfloat16_strided(long long n, int ndim, const long long* 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a * (((float)(1)) - b * b)));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a * (((float)(1)) - b * b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store((a * (((float)(1)) - b * b)));
                 }
             } else {
                 #pragma omp simd
@@ -18808,6 +19148,16 @@ void ccc_sigmoid_backward_float32_strided(long long n, int ndim, const long long
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)((a * b * (((float)(1)) - b)));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)((a * b * (((float)(1)) - b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)((a * b * (((float)(1)) - b)));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -18883,6 +19233,16 @@ void ccc_sigmoid_backward_float64_strided(long long n, int ndim, const long long
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)((a * b * (((double)(1)) - b)));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (double)((a * b * (((double)(1)) - b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (double)((a * b * (((double)(1)) - b)));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -18936,6 +19296,16 @@ void ccc_sigmoid_backward_float16_strided(long long n, int ndim, const long long
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a * b * (((float)(1)) - b)));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a * b * (((float)(1)) - b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store((a * b * (((float)(1)) - b)));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -18988,6 +19358,16 @@ void ccc_sigmoid_backward_bfloat16_strided(long long n, int ndim, const long lon
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a * b * (((float)(1)) - b)));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a * b * (((float)(1)) - b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store((a * b * (((float)(1)) - b)));
                 }
             } else {
                 #pragma omp simd
@@ -19064,6 +19444,16 @@ void ccc_relu_backward_float32_strided(long long n, int ndim, const long long* m
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)((b > 0 ? a : (float)0));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)((b > 0 ? a : (float)0));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)((b > 0 ? a : (float)0));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -19139,6 +19529,16 @@ void ccc_relu_backward_float64_strided(long long n, int ndim, const long long* m
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)((b > 0 ? a : (double)0));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (double)((b > 0 ? a : (double)0));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (double)((b > 0 ? a : (double)0));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -19192,6 +19592,16 @@ void ccc_relu_backward_float16_strided(long long n, int ndim, const long long* m
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((b > 0 ? a : (float)0));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((b > 0 ? a : (float)0));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store((b > 0 ? a : (float)0));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -19244,6 +19654,16 @@ void ccc_relu_backward_bfloat16_strided(long long n, int ndim, const long long* 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((b > 0 ? a : (float)0));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((b > 0 ? a : (float)0));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store((b > 0 ? a : (float)0));
                 }
             } else {
                 #pragma omp simd
@@ -19320,6 +19740,16 @@ void ccc_add_float32_strided(long long n, int ndim, const long long* meta, void*
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)((a + b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)((a + b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)((a + b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -19395,6 +19825,16 @@ void ccc_add_float64_strided(long long n, int ndim, const long long* meta, void*
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)((a + b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (double)((a + b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (double)((a + b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -19447,6 +19887,16 @@ void ccc_add_int8_strided(long long n, int ndim, const long long* meta, void* ou
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((signed char)((unsigned int)a + (unsigned int)b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((signed char)((unsigned int)a + (unsigned int)b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (signed char)((signed char)((unsigned int)a + (unsigned int)b));
                 }
             } else {
                 #pragma omp simd
@@ -19501,6 +19951,16 @@ void ccc_add_uint8_strided(long long n, int ndim, const long long* meta, void* o
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((unsigned char)((unsigned int)a + (unsigned int)b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((unsigned char)((unsigned int)a + (unsigned int)b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((unsigned char)((unsigned int)a + (unsigned int)b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -19553,6 +20013,16 @@ void ccc_add_int16_strided(long long n, int ndim, const long long* meta, void* o
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)((short)((unsigned int)a + (unsigned int)b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (short)((short)((unsigned int)a + (unsigned int)b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (short)((short)((unsigned int)a + (unsigned int)b));
                 }
             } else {
                 #pragma omp simd
@@ -19607,6 +20077,16 @@ void ccc_add_int32_strided(long long n, int ndim, const long long* meta, void* o
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)((int)((unsigned int)a + (unsigned int)b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (int)((int)((unsigned int)a + (unsigned int)b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (int)((int)((unsigned int)a + (unsigned int)b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -19659,6 +20139,16 @@ void ccc_add_int64_strided(long long n, int ndim, const long long* meta, void* o
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)((long long)((unsigned long long)a + (unsigned long long)b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (long long)((long long)((unsigned long long)a + (unsigned long long)b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (long long)((long long)((unsigned long long)a + (unsigned long long)b));
                 }
             } else {
                 #pragma omp simd
@@ -19713,6 +20203,16 @@ void ccc_add_bool_strided(long long n, int ndim, const long long* meta, void* ou
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a || b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -19766,6 +20266,16 @@ void ccc_add_float16_strided(long long n, int ndim, const long long* meta, void*
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a + b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a + b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store((a + b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -19818,6 +20328,16 @@ void ccc_add_bfloat16_strided(long long n, int ndim, const long long* meta, void
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a + b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a + b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store((a + b));
                 }
             } else {
                 #pragma omp simd
@@ -19894,6 +20414,16 @@ void ccc_mul_float32_strided(long long n, int ndim, const long long* meta, void*
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)((a * b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)((a * b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)((a * b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -19969,6 +20499,16 @@ void ccc_mul_float64_strided(long long n, int ndim, const long long* meta, void*
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)((a * b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (double)((a * b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (double)((a * b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -20021,6 +20561,16 @@ void ccc_mul_int8_strided(long long n, int ndim, const long long* meta, void* ou
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((signed char)((unsigned int)a * (unsigned int)b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((signed char)((unsigned int)a * (unsigned int)b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (signed char)((signed char)((unsigned int)a * (unsigned int)b));
                 }
             } else {
                 #pragma omp simd
@@ -20075,6 +20625,16 @@ void ccc_mul_uint8_strided(long long n, int ndim, const long long* meta, void* o
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((unsigned char)((unsigned int)a * (unsigned int)b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((unsigned char)((unsigned int)a * (unsigned int)b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((unsigned char)((unsigned int)a * (unsigned int)b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -20127,6 +20687,16 @@ void ccc_mul_int16_strided(long long n, int ndim, const long long* meta, void* o
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)((short)((unsigned int)a * (unsigned int)b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (short)((short)((unsigned int)a * (unsigned int)b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (short)((short)((unsigned int)a * (unsigned int)b));
                 }
             } else {
                 #pragma omp simd
@@ -20181,6 +20751,16 @@ void ccc_mul_int32_strided(long long n, int ndim, const long long* meta, void* o
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)((int)((unsigned int)a * (unsigned int)b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (int)((int)((unsigned int)a * (unsigned int)b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (int)((int)((unsigned int)a * (unsigned int)b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -20233,6 +20813,16 @@ void ccc_mul_int64_strided(long long n, int ndim, const long long* meta, void* o
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)((long long)((unsigned long long)a * (unsigned long long)b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (long long)((long long)((unsigned long long)a * (unsigned long long)b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (long long)((long long)((unsigned long long)a * (unsigned long long)b));
                 }
             } else {
                 #pragma omp simd
@@ -20287,6 +20877,16 @@ void ccc_mul_bool_strided(long long n, int ndim, const long long* meta, void* ou
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a && b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -20340,6 +20940,16 @@ void ccc_mul_float16_strided(long long n, int ndim, const long long* meta, void*
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a * b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a * b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store((a * b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -20392,6 +21002,16 @@ void ccc_mul_bfloat16_strided(long long n, int ndim, const long long* meta, void
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a * b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a * b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store((a * b));
                 }
             } else {
                 #pragma omp simd
@@ -20468,6 +21088,16 @@ void ccc_maximum_float32_strided(long long n, int ndim, const long long* meta, v
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(((a > b || ((a) != (a))) ? (a) : (b)));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)(((a > b || ((a) != (a))) ? (a) : (b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)(((a > b || ((a) != (a))) ? (a) : (b)));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -20543,6 +21173,16 @@ void ccc_maximum_float64_strided(long long n, int ndim, const long long* meta, v
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(((a > b || ((a) != (a))) ? (a) : (b)));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (double)(((a > b || ((a) != (a))) ? (a) : (b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (double)(((a > b || ((a) != (a))) ? (a) : (b)));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -20595,6 +21235,16 @@ void ccc_maximum_int8_strided(long long n, int ndim, const long long* meta, void
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((a > b ? a : b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((a > b ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (signed char)((a > b ? a : b));
                 }
             } else {
                 #pragma omp simd
@@ -20649,6 +21299,16 @@ void ccc_maximum_uint8_strided(long long n, int ndim, const long long* meta, voi
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b ? a : b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a > b ? a : b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -20701,6 +21361,16 @@ void ccc_maximum_int16_strided(long long n, int ndim, const long long* meta, voi
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)((a > b ? a : b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (short)((a > b ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (short)((a > b ? a : b));
                 }
             } else {
                 #pragma omp simd
@@ -20755,6 +21425,16 @@ void ccc_maximum_int32_strided(long long n, int ndim, const long long* meta, voi
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)((a > b ? a : b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (int)((a > b ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (int)((a > b ? a : b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -20807,6 +21487,16 @@ void ccc_maximum_int64_strided(long long n, int ndim, const long long* meta, voi
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)((a > b ? a : b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (long long)((a > b ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (long long)((a > b ? a : b));
                 }
             } else {
                 #pragma omp simd
@@ -20861,6 +21551,16 @@ void ccc_maximum_bool_strided(long long n, int ndim, const long long* meta, void
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a || b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -20914,6 +21614,16 @@ void ccc_maximum_float16_strided(long long n, int ndim, const long long* meta, v
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(((a > b || ((a) != (a))) ? (a) : (b)));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(((a > b || ((a) != (a))) ? (a) : (b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store(((a > b || ((a) != (a))) ? (a) : (b)));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -20966,6 +21676,16 @@ void ccc_maximum_bfloat16_strided(long long n, int ndim, const long long* meta, 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(((a > b || ((a) != (a))) ? (a) : (b)));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(((a > b || ((a) != (a))) ? (a) : (b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store(((a > b || ((a) != (a))) ? (a) : (b)));
                 }
             } else {
                 #pragma omp simd
@@ -21042,6 +21762,16 @@ void ccc_minimum_float32_strided(long long n, int ndim, const long long* meta, v
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(((a < b || ((a) != (a))) ? (a) : (b)));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)(((a < b || ((a) != (a))) ? (a) : (b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)(((a < b || ((a) != (a))) ? (a) : (b)));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -21117,6 +21847,16 @@ void ccc_minimum_float64_strided(long long n, int ndim, const long long* meta, v
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(((a < b || ((a) != (a))) ? (a) : (b)));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (double)(((a < b || ((a) != (a))) ? (a) : (b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (double)(((a < b || ((a) != (a))) ? (a) : (b)));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -21169,6 +21909,16 @@ void ccc_minimum_int8_strided(long long n, int ndim, const long long* meta, void
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((a < b ? a : b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((a < b ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (signed char)((a < b ? a : b));
                 }
             } else {
                 #pragma omp simd
@@ -21223,6 +21973,16 @@ void ccc_minimum_uint8_strided(long long n, int ndim, const long long* meta, voi
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b ? a : b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a < b ? a : b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -21275,6 +22035,16 @@ void ccc_minimum_int16_strided(long long n, int ndim, const long long* meta, voi
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)((a < b ? a : b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (short)((a < b ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (short)((a < b ? a : b));
                 }
             } else {
                 #pragma omp simd
@@ -21329,6 +22099,16 @@ void ccc_minimum_int32_strided(long long n, int ndim, const long long* meta, voi
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)((a < b ? a : b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (int)((a < b ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (int)((a < b ? a : b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -21381,6 +22161,16 @@ void ccc_minimum_int64_strided(long long n, int ndim, const long long* meta, voi
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)((a < b ? a : b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (long long)((a < b ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (long long)((a < b ? a : b));
                 }
             } else {
                 #pragma omp simd
@@ -21435,6 +22225,16 @@ void ccc_minimum_bool_strided(long long n, int ndim, const long long* meta, void
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a && b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -21488,6 +22288,16 @@ void ccc_minimum_float16_strided(long long n, int ndim, const long long* meta, v
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(((a < b || ((a) != (a))) ? (a) : (b)));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(((a < b || ((a) != (a))) ? (a) : (b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store(((a < b || ((a) != (a))) ? (a) : (b)));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -21540,6 +22350,16 @@ void ccc_minimum_bfloat16_strided(long long n, int ndim, const long long* meta, 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(((a < b || ((a) != (a))) ? (a) : (b)));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(((a < b || ((a) != (a))) ? (a) : (b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store(((a < b || ((a) != (a))) ? (a) : (b)));
                 }
             } else {
                 #pragma omp simd
@@ -21616,6 +22436,16 @@ void ccc_fmax_float32_strided(long long n, int ndim, const long long* meta, void
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(((a > b || b != b) ? a : b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)(((a > b || b != b) ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)(((a > b || b != b) ? a : b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -21691,6 +22521,16 @@ void ccc_fmax_float64_strided(long long n, int ndim, const long long* meta, void
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(((a > b || b != b) ? a : b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (double)(((a > b || b != b) ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (double)(((a > b || b != b) ? a : b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -21743,6 +22583,16 @@ void ccc_fmax_int8_strided(long long n, int ndim, const long long* meta, void* o
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((a > b ? a : b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((a > b ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (signed char)((a > b ? a : b));
                 }
             } else {
                 #pragma omp simd
@@ -21797,6 +22647,16 @@ void ccc_fmax_uint8_strided(long long n, int ndim, const long long* meta, void* 
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b ? a : b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a > b ? a : b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -21849,6 +22709,16 @@ void ccc_fmax_int16_strided(long long n, int ndim, const long long* meta, void* 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)((a > b ? a : b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (short)((a > b ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (short)((a > b ? a : b));
                 }
             } else {
                 #pragma omp simd
@@ -21903,6 +22773,16 @@ void ccc_fmax_int32_strided(long long n, int ndim, const long long* meta, void* 
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)((a > b ? a : b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (int)((a > b ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (int)((a > b ? a : b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -21955,6 +22835,16 @@ void ccc_fmax_int64_strided(long long n, int ndim, const long long* meta, void* 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)((a > b ? a : b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (long long)((a > b ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (long long)((a > b ? a : b));
                 }
             } else {
                 #pragma omp simd
@@ -22009,6 +22899,16 @@ void ccc_fmax_bool_strided(long long n, int ndim, const long long* meta, void* o
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a || b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -22062,6 +22962,16 @@ void ccc_fmax_float16_strided(long long n, int ndim, const long long* meta, void
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(((a > b || b != b) ? a : b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(((a > b || b != b) ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store(((a > b || b != b) ? a : b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -22114,6 +23024,16 @@ void ccc_fmax_bfloat16_strided(long long n, int ndim, const long long* meta, voi
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(((a > b || b != b) ? a : b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(((a > b || b != b) ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store(((a > b || b != b) ? a : b));
                 }
             } else {
                 #pragma omp simd
@@ -22190,6 +23110,16 @@ void ccc_fmin_float32_strided(long long n, int ndim, const long long* meta, void
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(((a < b || b != b) ? a : b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)(((a < b || b != b) ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)(((a < b || b != b) ? a : b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -22265,6 +23195,16 @@ void ccc_fmin_float64_strided(long long n, int ndim, const long long* meta, void
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(((a < b || b != b) ? a : b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (double)(((a < b || b != b) ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (double)(((a < b || b != b) ? a : b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -22317,6 +23257,16 @@ void ccc_fmin_int8_strided(long long n, int ndim, const long long* meta, void* o
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((a < b ? a : b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((a < b ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (signed char)((a < b ? a : b));
                 }
             } else {
                 #pragma omp simd
@@ -22371,6 +23321,16 @@ void ccc_fmin_uint8_strided(long long n, int ndim, const long long* meta, void* 
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b ? a : b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a < b ? a : b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -22423,6 +23383,16 @@ void ccc_fmin_int16_strided(long long n, int ndim, const long long* meta, void* 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)((a < b ? a : b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (short)((a < b ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (short)((a < b ? a : b));
                 }
             } else {
                 #pragma omp simd
@@ -22477,6 +23447,16 @@ void ccc_fmin_int32_strided(long long n, int ndim, const long long* meta, void* 
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)((a < b ? a : b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (int)((a < b ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (int)((a < b ? a : b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -22529,6 +23509,16 @@ void ccc_fmin_int64_strided(long long n, int ndim, const long long* meta, void* 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)((a < b ? a : b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (long long)((a < b ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (long long)((a < b ? a : b));
                 }
             } else {
                 #pragma omp simd
@@ -22583,6 +23573,16 @@ void ccc_fmin_bool_strided(long long n, int ndim, const long long* meta, void* o
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a && b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -22636,6 +23636,16 @@ void ccc_fmin_float16_strided(long long n, int ndim, const long long* meta, void
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(((a < b || b != b) ? a : b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(((a < b || b != b) ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store(((a < b || b != b) ? a : b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -22688,6 +23698,16 @@ void ccc_fmin_bfloat16_strided(long long n, int ndim, const long long* meta, voi
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(((a < b || b != b) ? a : b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(((a < b || b != b) ? a : b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store(((a < b || b != b) ? a : b));
                 }
             } else {
                 #pragma omp simd
@@ -22764,6 +23784,16 @@ CCC_MATH_CLONES void ccc_pow_float32_strided(long long n, int ndim, const long l
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(powf(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)(powf(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)(powf(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -22839,6 +23869,16 @@ CCC_MATH_CLONES void ccc_pow_float64_strided(long long n, int ndim, const long l
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(pow(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (double)(pow(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (double)(pow(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -22891,6 +23931,16 @@ void ccc_pow_int8_strided(long long n, int ndim, const long long* meta, void* ou
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(ccc_pow_int8(a, b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(ccc_pow_int8(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (signed char)(ccc_pow_int8(a, b));
                 }
             } else {
                 #pragma omp simd
@@ -22945,6 +23995,16 @@ void ccc_pow_uint8_strided(long long n, int ndim, const long long* meta, void* o
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(ccc_pow_uint8(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(ccc_pow_uint8(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)(ccc_pow_uint8(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -22997,6 +24057,16 @@ void ccc_pow_int16_strided(long long n, int ndim, const long long* meta, void* o
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)(ccc_pow_int16(a, b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (short)(ccc_pow_int16(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (short)(ccc_pow_int16(a, b));
                 }
             } else {
                 #pragma omp simd
@@ -23051,6 +24121,16 @@ void ccc_pow_int32_strided(long long n, int ndim, const long long* meta, void* o
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)(ccc_pow_int32(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (int)(ccc_pow_int32(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (int)(ccc_pow_int32(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -23103,6 +24183,16 @@ void ccc_pow_int64_strided(long long n, int ndim, const long long* meta, void* o
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)(ccc_pow_int64(a, b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (long long)(ccc_pow_int64(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (long long)(ccc_pow_int64(a, b));
                 }
             } else {
                 #pragma omp simd
@@ -23157,6 +24247,16 @@ void ccc_pow_bool_strided(long long n, int ndim, const long long* meta, void* ou
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || !b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || !b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a || !b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -23210,6 +24310,16 @@ CCC_MATH_CLONES void ccc_pow_float16_strided(long long n, int ndim, const long l
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(powf(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(powf(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store(powf(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -23262,6 +24372,16 @@ CCC_MATH_CLONES void ccc_pow_bfloat16_strided(long long n, int ndim, const long 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(powf(a, b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(powf(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store(powf(a, b));
                 }
             } else {
                 #pragma omp simd
@@ -23338,6 +24458,16 @@ void ccc_sub_float32_strided(long long n, int ndim, const long long* meta, void*
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)((a - b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)((a - b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)((a - b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -23413,6 +24543,16 @@ void ccc_sub_float64_strided(long long n, int ndim, const long long* meta, void*
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)((a - b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (double)((a - b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (double)((a - b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -23465,6 +24605,16 @@ void ccc_sub_int8_strided(long long n, int ndim, const long long* meta, void* ou
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((signed char)((unsigned int)a - (unsigned int)b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((signed char)((unsigned int)a - (unsigned int)b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (signed char)((signed char)((unsigned int)a - (unsigned int)b));
                 }
             } else {
                 #pragma omp simd
@@ -23519,6 +24669,16 @@ void ccc_sub_uint8_strided(long long n, int ndim, const long long* meta, void* o
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((unsigned char)((unsigned int)a - (unsigned int)b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((unsigned char)((unsigned int)a - (unsigned int)b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((unsigned char)((unsigned int)a - (unsigned int)b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -23571,6 +24731,16 @@ void ccc_sub_int16_strided(long long n, int ndim, const long long* meta, void* o
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)((short)((unsigned int)a - (unsigned int)b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (short)((short)((unsigned int)a - (unsigned int)b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (short)((short)((unsigned int)a - (unsigned int)b));
                 }
             } else {
                 #pragma omp simd
@@ -23625,6 +24795,16 @@ void ccc_sub_int32_strided(long long n, int ndim, const long long* meta, void* o
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)((int)((unsigned int)a - (unsigned int)b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (int)((int)((unsigned int)a - (unsigned int)b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (int)((int)((unsigned int)a - (unsigned int)b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -23677,6 +24857,16 @@ void ccc_sub_int64_strided(long long n, int ndim, const long long* meta, void* o
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)((long long)((unsigned long long)a - (unsigned long long)b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (long long)((long long)((unsigned long long)a - (unsigned long long)b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (long long)((long long)((unsigned long long)a - (unsigned long long)b));
                 }
             } else {
                 #pragma omp simd
@@ -23731,6 +24921,16 @@ void ccc_sub_float16_strided(long long n, int ndim, const long long* meta, void*
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a - b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store((a - b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store((a - b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -23783,6 +24983,16 @@ void ccc_sub_bfloat16_strided(long long n, int ndim, const long long* meta, void
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a - b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store((a - b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store((a - b));
                 }
             } else {
                 #pragma omp simd
@@ -23859,6 +25069,16 @@ void ccc_floor_divide_float32_strided(long long n, int ndim, const long long* me
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(ccc_floor_divide_float32(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)(ccc_floor_divide_float32(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)(ccc_floor_divide_float32(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -23934,6 +25154,16 @@ void ccc_floor_divide_float64_strided(long long n, int ndim, const long long* me
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(ccc_floor_divide_float64(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (double)(ccc_floor_divide_float64(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (double)(ccc_floor_divide_float64(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -23989,6 +25219,16 @@ int ccc_floor_divide_int8_strided(long long n, int ndim, const long long* meta, 
                 #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(ccc_floor_divide_int8(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(ccc_floor_divide_int8(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (signed char)(ccc_floor_divide_int8(a, b)); bad |= (b == 0);
                 }
             } else {
                 #pragma omp simd reduction(|:bad)
@@ -24047,6 +25287,16 @@ int ccc_floor_divide_uint8_strided(long long n, int ndim, const long long* meta,
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(ccc_floor_divide_uint8(a, b)); bad |= (b == 0);
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(ccc_floor_divide_uint8(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)(ccc_floor_divide_uint8(a, b)); bad |= (b == 0);
+                }
             } else {
                 #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
@@ -24103,6 +25353,16 @@ int ccc_floor_divide_int16_strided(long long n, int ndim, const long long* meta,
                 #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)(ccc_floor_divide_int16(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (short)(ccc_floor_divide_int16(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (short)(ccc_floor_divide_int16(a, b)); bad |= (b == 0);
                 }
             } else {
                 #pragma omp simd reduction(|:bad)
@@ -24161,6 +25421,16 @@ int ccc_floor_divide_int32_strided(long long n, int ndim, const long long* meta,
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)(ccc_floor_divide_int32(a, b)); bad |= (b == 0);
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (int)(ccc_floor_divide_int32(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (int)(ccc_floor_divide_int32(a, b)); bad |= (b == 0);
+                }
             } else {
                 #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
@@ -24218,6 +25488,16 @@ int ccc_floor_divide_int64_strided(long long n, int ndim, const long long* meta,
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)(ccc_floor_divide_int64(a, b)); bad |= (b == 0);
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (long long)(ccc_floor_divide_int64(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (long long)(ccc_floor_divide_int64(a, b)); bad |= (b == 0);
+                }
             } else {
                 #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
@@ -24272,6 +25552,16 @@ void ccc_floor_divide_float16_strided(long long n, int ndim, const long long* me
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(ccc_floor_divide_float32(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(ccc_floor_divide_float32(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store(ccc_floor_divide_float32(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -24324,6 +25614,16 @@ void ccc_floor_divide_bfloat16_strided(long long n, int ndim, const long long* m
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(ccc_floor_divide_float32(a, b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(ccc_floor_divide_float32(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store(ccc_floor_divide_float32(a, b));
                 }
             } else {
                 #pragma omp simd
@@ -24400,6 +25700,16 @@ void ccc_remainder_float32_strided(long long n, int ndim, const long long* meta,
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(ccc_remainder_float32(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)(ccc_remainder_float32(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)(ccc_remainder_float32(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -24475,6 +25785,16 @@ void ccc_remainder_float64_strided(long long n, int ndim, const long long* meta,
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(ccc_remainder_float64(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (double)(ccc_remainder_float64(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (double)(ccc_remainder_float64(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -24530,6 +25850,16 @@ int ccc_remainder_int8_strided(long long n, int ndim, const long long* meta, voi
                 #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(ccc_remainder_int8(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(ccc_remainder_int8(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (signed char)(ccc_remainder_int8(a, b)); bad |= (b == 0);
                 }
             } else {
                 #pragma omp simd reduction(|:bad)
@@ -24588,6 +25918,16 @@ int ccc_remainder_uint8_strided(long long n, int ndim, const long long* meta, vo
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(ccc_remainder_uint8(a, b)); bad |= (b == 0);
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(ccc_remainder_uint8(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)(ccc_remainder_uint8(a, b)); bad |= (b == 0);
+                }
             } else {
                 #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
@@ -24644,6 +25984,16 @@ int ccc_remainder_int16_strided(long long n, int ndim, const long long* meta, vo
                 #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)(ccc_remainder_int16(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (short)(ccc_remainder_int16(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (short)(ccc_remainder_int16(a, b)); bad |= (b == 0);
                 }
             } else {
                 #pragma omp simd reduction(|:bad)
@@ -24702,6 +26052,16 @@ int ccc_remainder_int32_strided(long long n, int ndim, const long long* meta, vo
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)(ccc_remainder_int32(a, b)); bad |= (b == 0);
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (int)(ccc_remainder_int32(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (int)(ccc_remainder_int32(a, b)); bad |= (b == 0);
+                }
             } else {
                 #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
@@ -24759,6 +26119,16 @@ int ccc_remainder_int64_strided(long long n, int ndim, const long long* meta, vo
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)(ccc_remainder_int64(a, b)); bad |= (b == 0);
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (long long)(ccc_remainder_int64(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (long long)(ccc_remainder_int64(a, b)); bad |= (b == 0);
+                }
             } else {
                 #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
@@ -24813,6 +26183,16 @@ void ccc_remainder_float16_strided(long long n, int ndim, const long long* meta,
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(ccc_remainder_float32(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(ccc_remainder_float32(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store(ccc_remainder_float32(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -24865,6 +26245,16 @@ void ccc_remainder_bfloat16_strided(long long n, int ndim, const long long* meta
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(ccc_remainder_float32(a, b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(ccc_remainder_float32(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store(ccc_remainder_float32(a, b));
                 }
             } else {
                 #pragma omp simd
@@ -24941,6 +26331,16 @@ void ccc_fmod_float32_strided(long long n, int ndim, const long long* meta, void
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(fmodf(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)(fmodf(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)(fmodf(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -25016,6 +26416,16 @@ void ccc_fmod_float64_strided(long long n, int ndim, const long long* meta, void
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(fmod(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (double)(fmod(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (double)(fmod(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -25071,6 +26481,16 @@ int ccc_fmod_int8_strided(long long n, int ndim, const long long* meta, void* ou
                 #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(ccc_fmod_int8(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(ccc_fmod_int8(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (signed char)(ccc_fmod_int8(a, b)); bad |= (b == 0);
                 }
             } else {
                 #pragma omp simd reduction(|:bad)
@@ -25129,6 +26549,16 @@ int ccc_fmod_uint8_strided(long long n, int ndim, const long long* meta, void* o
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(ccc_fmod_uint8(a, b)); bad |= (b == 0);
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(ccc_fmod_uint8(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)(ccc_fmod_uint8(a, b)); bad |= (b == 0);
+                }
             } else {
                 #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
@@ -25185,6 +26615,16 @@ int ccc_fmod_int16_strided(long long n, int ndim, const long long* meta, void* o
                 #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)(ccc_fmod_int16(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (short)(ccc_fmod_int16(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (short)(ccc_fmod_int16(a, b)); bad |= (b == 0);
                 }
             } else {
                 #pragma omp simd reduction(|:bad)
@@ -25243,6 +26683,16 @@ int ccc_fmod_int32_strided(long long n, int ndim, const long long* meta, void* o
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)(ccc_fmod_int32(a, b)); bad |= (b == 0);
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (int)(ccc_fmod_int32(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (int)(ccc_fmod_int32(a, b)); bad |= (b == 0);
+                }
             } else {
                 #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
@@ -25300,6 +26750,16 @@ int ccc_fmod_int64_strided(long long n, int ndim, const long long* meta, void* o
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)(ccc_fmod_int64(a, b)); bad |= (b == 0);
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (long long)(ccc_fmod_int64(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (long long)(ccc_fmod_int64(a, b)); bad |= (b == 0);
+                }
             } else {
                 #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
@@ -25354,6 +26814,16 @@ void ccc_fmod_float16_strided(long long n, int ndim, const long long* meta, void
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(fmodf(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(fmodf(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store(fmodf(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -25406,6 +26876,16 @@ void ccc_fmod_bfloat16_strided(long long n, int ndim, const long long* meta, voi
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(fmodf(a, b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(fmodf(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store(fmodf(a, b));
                 }
             } else {
                 #pragma omp simd
@@ -25482,6 +26962,16 @@ void ccc_div_trunc_float32_strided(long long n, int ndim, const long long* meta,
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(truncf(a / b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)(truncf(a / b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)(truncf(a / b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -25557,6 +27047,16 @@ void ccc_div_trunc_float64_strided(long long n, int ndim, const long long* meta,
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(trunc(a / b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (double)(trunc(a / b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (double)(trunc(a / b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -25612,6 +27112,16 @@ int ccc_div_trunc_int8_strided(long long n, int ndim, const long long* meta, voi
                 #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(ccc_div_trunc_int8(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(ccc_div_trunc_int8(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (signed char)(ccc_div_trunc_int8(a, b)); bad |= (b == 0);
                 }
             } else {
                 #pragma omp simd reduction(|:bad)
@@ -25670,6 +27180,16 @@ int ccc_div_trunc_uint8_strided(long long n, int ndim, const long long* meta, vo
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(ccc_div_trunc_uint8(a, b)); bad |= (b == 0);
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(ccc_div_trunc_uint8(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)(ccc_div_trunc_uint8(a, b)); bad |= (b == 0);
+                }
             } else {
                 #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
@@ -25726,6 +27246,16 @@ int ccc_div_trunc_int16_strided(long long n, int ndim, const long long* meta, vo
                 #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)(ccc_div_trunc_int16(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (short)(ccc_div_trunc_int16(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (short)(ccc_div_trunc_int16(a, b)); bad |= (b == 0);
                 }
             } else {
                 #pragma omp simd reduction(|:bad)
@@ -25784,6 +27314,16 @@ int ccc_div_trunc_int32_strided(long long n, int ndim, const long long* meta, vo
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)(ccc_div_trunc_int32(a, b)); bad |= (b == 0);
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (int)(ccc_div_trunc_int32(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (int)(ccc_div_trunc_int32(a, b)); bad |= (b == 0);
+                }
             } else {
                 #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
@@ -25841,6 +27381,16 @@ int ccc_div_trunc_int64_strided(long long n, int ndim, const long long* meta, vo
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)(ccc_div_trunc_int64(a, b)); bad |= (b == 0);
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (long long)(ccc_div_trunc_int64(a, b)); bad |= (b == 0);
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd reduction(|:bad)
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (long long)(ccc_div_trunc_int64(a, b)); bad |= (b == 0);
+                }
             } else {
                 #pragma omp simd reduction(|:bad)
                 for (long long k = 0; k < len; k++) {
@@ -25895,6 +27445,16 @@ void ccc_div_trunc_float16_strided(long long n, int ndim, const long long* meta,
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(truncf(a / b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(truncf(a / b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store(truncf(a / b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -25947,6 +27507,16 @@ void ccc_div_trunc_bfloat16_strided(long long n, int ndim, const long long* meta
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(truncf(a / b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(truncf(a / b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store(truncf(a / b));
                 }
             } else {
                 #pragma omp simd
@@ -26001,6 +27571,16 @@ void ccc_eq_float32_strided(long long n, int ndim, const long long* meta, void* 
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((a == b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((a == b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (unsigned char)((a == b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -26053,6 +27633,16 @@ void ccc_eq_float64_strided(long long n, int ndim, const long long* meta, void* 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((a == b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((a == b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (unsigned char)((a == b));
                 }
             } else {
                 #pragma omp simd
@@ -26107,6 +27697,16 @@ void ccc_eq_int8_strided(long long n, int ndim, const long long* meta, void* out
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a == b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a == b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (unsigned char)((a == b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -26159,6 +27759,16 @@ void ccc_eq_uint8_strided(long long n, int ndim, const long long* meta, void* ou
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a == b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a == b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a == b));
                 }
             } else {
                 #pragma omp simd
@@ -26213,6 +27823,16 @@ void ccc_eq_int16_strided(long long n, int ndim, const long long* meta, void* ou
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((a == b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((a == b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (unsigned char)((a == b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -26265,6 +27885,16 @@ void ccc_eq_int32_strided(long long n, int ndim, const long long* meta, void* ou
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((a == b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((a == b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (unsigned char)((a == b));
                 }
             } else {
                 #pragma omp simd
@@ -26319,6 +27949,16 @@ void ccc_eq_int64_strided(long long n, int ndim, const long long* meta, void* ou
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((a == b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((a == b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (unsigned char)((a == b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -26371,6 +28011,16 @@ void ccc_eq_bool_strided(long long n, int ndim, const long long* meta, void* out
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a == b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a == b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a == b));
                 }
             } else {
                 #pragma omp simd
@@ -26425,6 +28075,16 @@ void ccc_eq_float16_strided(long long n, int ndim, const long long* meta, void* 
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a == b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a == b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = (unsigned char)((a == b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -26477,6 +28137,16 @@ void ccc_eq_bfloat16_strided(long long n, int ndim, const long long* meta, void*
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a == b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a == b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = (unsigned char)((a == b));
                 }
             } else {
                 #pragma omp simd
@@ -26531,6 +28201,16 @@ void ccc_ne_float32_strided(long long n, int ndim, const long long* meta, void* 
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((a != b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((a != b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (unsigned char)((a != b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -26583,6 +28263,16 @@ void ccc_ne_float64_strided(long long n, int ndim, const long long* meta, void* 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((a != b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((a != b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (unsigned char)((a != b));
                 }
             } else {
                 #pragma omp simd
@@ -26637,6 +28327,16 @@ void ccc_ne_int8_strided(long long n, int ndim, const long long* meta, void* out
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a != b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a != b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (unsigned char)((a != b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -26689,6 +28389,16 @@ void ccc_ne_uint8_strided(long long n, int ndim, const long long* meta, void* ou
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a != b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a != b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a != b));
                 }
             } else {
                 #pragma omp simd
@@ -26743,6 +28453,16 @@ void ccc_ne_int16_strided(long long n, int ndim, const long long* meta, void* ou
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((a != b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((a != b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (unsigned char)((a != b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -26795,6 +28515,16 @@ void ccc_ne_int32_strided(long long n, int ndim, const long long* meta, void* ou
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((a != b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((a != b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (unsigned char)((a != b));
                 }
             } else {
                 #pragma omp simd
@@ -26849,6 +28579,16 @@ void ccc_ne_int64_strided(long long n, int ndim, const long long* meta, void* ou
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((a != b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((a != b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (unsigned char)((a != b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -26901,6 +28641,16 @@ void ccc_ne_bool_strided(long long n, int ndim, const long long* meta, void* out
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a != b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a != b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a != b));
                 }
             } else {
                 #pragma omp simd
@@ -26955,6 +28705,16 @@ void ccc_ne_float16_strided(long long n, int ndim, const long long* meta, void* 
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a != b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a != b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = (unsigned char)((a != b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -27007,6 +28767,16 @@ void ccc_ne_bfloat16_strided(long long n, int ndim, const long long* meta, void*
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a != b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a != b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = (unsigned char)((a != b));
                 }
             } else {
                 #pragma omp simd
@@ -27061,6 +28831,16 @@ void ccc_lt_float32_strided(long long n, int ndim, const long long* meta, void* 
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (unsigned char)((a < b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -27113,6 +28893,16 @@ void ccc_lt_float64_strided(long long n, int ndim, const long long* meta, void* 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (unsigned char)((a < b));
                 }
             } else {
                 #pragma omp simd
@@ -27167,6 +28957,16 @@ void ccc_lt_int8_strided(long long n, int ndim, const long long* meta, void* out
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (unsigned char)((a < b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -27219,6 +29019,16 @@ void ccc_lt_uint8_strided(long long n, int ndim, const long long* meta, void* ou
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a < b));
                 }
             } else {
                 #pragma omp simd
@@ -27273,6 +29083,16 @@ void ccc_lt_int16_strided(long long n, int ndim, const long long* meta, void* ou
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (unsigned char)((a < b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -27325,6 +29145,16 @@ void ccc_lt_int32_strided(long long n, int ndim, const long long* meta, void* ou
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (unsigned char)((a < b));
                 }
             } else {
                 #pragma omp simd
@@ -27379,6 +29209,16 @@ void ccc_lt_int64_strided(long long n, int ndim, const long long* meta, void* ou
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (unsigned char)((a < b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -27431,6 +29271,16 @@ void ccc_lt_bool_strided(long long n, int ndim, const long long* meta, void* out
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a < b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a < b));
                 }
             } else {
                 #pragma omp simd
@@ -27485,6 +29335,16 @@ void ccc_lt_float16_strided(long long n, int ndim, const long long* meta, void* 
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a < b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a < b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = (unsigned char)((a < b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -27537,6 +29397,16 @@ void ccc_lt_bfloat16_strided(long long n, int ndim, const long long* meta, void*
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a < b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a < b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = (unsigned char)((a < b));
                 }
             } else {
                 #pragma omp simd
@@ -27591,6 +29461,16 @@ void ccc_le_float32_strided(long long n, int ndim, const long long* meta, void* 
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((a <= b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((a <= b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (unsigned char)((a <= b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -27643,6 +29523,16 @@ void ccc_le_float64_strided(long long n, int ndim, const long long* meta, void* 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((a <= b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((a <= b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (unsigned char)((a <= b));
                 }
             } else {
                 #pragma omp simd
@@ -27697,6 +29587,16 @@ void ccc_le_int8_strided(long long n, int ndim, const long long* meta, void* out
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a <= b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a <= b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (unsigned char)((a <= b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -27749,6 +29649,16 @@ void ccc_le_uint8_strided(long long n, int ndim, const long long* meta, void* ou
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a <= b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a <= b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a <= b));
                 }
             } else {
                 #pragma omp simd
@@ -27803,6 +29713,16 @@ void ccc_le_int16_strided(long long n, int ndim, const long long* meta, void* ou
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((a <= b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((a <= b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (unsigned char)((a <= b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -27855,6 +29775,16 @@ void ccc_le_int32_strided(long long n, int ndim, const long long* meta, void* ou
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((a <= b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((a <= b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (unsigned char)((a <= b));
                 }
             } else {
                 #pragma omp simd
@@ -27909,6 +29839,16 @@ void ccc_le_int64_strided(long long n, int ndim, const long long* meta, void* ou
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((a <= b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((a <= b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (unsigned char)((a <= b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -27961,6 +29901,16 @@ void ccc_le_bool_strided(long long n, int ndim, const long long* meta, void* out
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a <= b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a <= b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a <= b));
                 }
             } else {
                 #pragma omp simd
@@ -28015,6 +29965,16 @@ void ccc_le_float16_strided(long long n, int ndim, const long long* meta, void* 
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a <= b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a <= b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = (unsigned char)((a <= b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -28067,6 +30027,16 @@ void ccc_le_bfloat16_strided(long long n, int ndim, const long long* meta, void*
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a <= b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a <= b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = (unsigned char)((a <= b));
                 }
             } else {
                 #pragma omp simd
@@ -28121,6 +30091,16 @@ void ccc_gt_float32_strided(long long n, int ndim, const long long* meta, void* 
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (unsigned char)((a > b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -28173,6 +30153,16 @@ void ccc_gt_float64_strided(long long n, int ndim, const long long* meta, void* 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (unsigned char)((a > b));
                 }
             } else {
                 #pragma omp simd
@@ -28227,6 +30217,16 @@ void ccc_gt_int8_strided(long long n, int ndim, const long long* meta, void* out
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (unsigned char)((a > b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -28279,6 +30279,16 @@ void ccc_gt_uint8_strided(long long n, int ndim, const long long* meta, void* ou
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a > b));
                 }
             } else {
                 #pragma omp simd
@@ -28333,6 +30343,16 @@ void ccc_gt_int16_strided(long long n, int ndim, const long long* meta, void* ou
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (unsigned char)((a > b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -28385,6 +30405,16 @@ void ccc_gt_int32_strided(long long n, int ndim, const long long* meta, void* ou
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (unsigned char)((a > b));
                 }
             } else {
                 #pragma omp simd
@@ -28439,6 +30469,16 @@ void ccc_gt_int64_strided(long long n, int ndim, const long long* meta, void* ou
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (unsigned char)((a > b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -28491,6 +30531,16 @@ void ccc_gt_bool_strided(long long n, int ndim, const long long* meta, void* out
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a > b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a > b));
                 }
             } else {
                 #pragma omp simd
@@ -28545,6 +30595,16 @@ void ccc_gt_float16_strided(long long n, int ndim, const long long* meta, void* 
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a > b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a > b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = (unsigned char)((a > b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -28597,6 +30657,16 @@ void ccc_gt_bfloat16_strided(long long n, int ndim, const long long* meta, void*
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a > b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a > b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = (unsigned char)((a > b));
                 }
             } else {
                 #pragma omp simd
@@ -28651,6 +30721,16 @@ void ccc_ge_float32_strided(long long n, int ndim, const long long* meta, void* 
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((a >= b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((a >= b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (unsigned char)((a >= b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -28703,6 +30783,16 @@ void ccc_ge_float64_strided(long long n, int ndim, const long long* meta, void* 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((a >= b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((a >= b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (unsigned char)((a >= b));
                 }
             } else {
                 #pragma omp simd
@@ -28757,6 +30847,16 @@ void ccc_ge_int8_strided(long long n, int ndim, const long long* meta, void* out
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a >= b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a >= b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (unsigned char)((a >= b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -28809,6 +30909,16 @@ void ccc_ge_uint8_strided(long long n, int ndim, const long long* meta, void* ou
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a >= b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a >= b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a >= b));
                 }
             } else {
                 #pragma omp simd
@@ -28863,6 +30973,16 @@ void ccc_ge_int16_strided(long long n, int ndim, const long long* meta, void* ou
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((a >= b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((a >= b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (unsigned char)((a >= b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -28915,6 +31035,16 @@ void ccc_ge_int32_strided(long long n, int ndim, const long long* meta, void* ou
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((a >= b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((a >= b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (unsigned char)((a >= b));
                 }
             } else {
                 #pragma omp simd
@@ -28969,6 +31099,16 @@ void ccc_ge_int64_strided(long long n, int ndim, const long long* meta, void* ou
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((a >= b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((a >= b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (unsigned char)((a >= b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -29021,6 +31161,16 @@ void ccc_ge_bool_strided(long long n, int ndim, const long long* meta, void* out
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a >= b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a >= b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a >= b));
                 }
             } else {
                 #pragma omp simd
@@ -29075,6 +31225,16 @@ void ccc_ge_float16_strided(long long n, int ndim, const long long* meta, void* 
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a >= b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a >= b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = (unsigned char)((a >= b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -29127,6 +31287,16 @@ void ccc_ge_bfloat16_strided(long long n, int ndim, const long long* meta, void*
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a >= b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a >= b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = (unsigned char)((a >= b));
                 }
             } else {
                 #pragma omp simd
@@ -29181,6 +31351,16 @@ void ccc_logical_and_float32_strided(long long n, int ndim, const long long* met
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (unsigned char)((a && b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -29233,6 +31413,16 @@ void ccc_logical_and_float64_strided(long long n, int ndim, const long long* met
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (unsigned char)((a && b));
                 }
             } else {
                 #pragma omp simd
@@ -29287,6 +31477,16 @@ void ccc_logical_and_int8_strided(long long n, int ndim, const long long* meta, 
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (unsigned char)((a && b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -29339,6 +31539,16 @@ void ccc_logical_and_uint8_strided(long long n, int ndim, const long long* meta,
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a && b));
                 }
             } else {
                 #pragma omp simd
@@ -29393,6 +31603,16 @@ void ccc_logical_and_int16_strided(long long n, int ndim, const long long* meta,
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (unsigned char)((a && b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -29445,6 +31665,16 @@ void ccc_logical_and_int32_strided(long long n, int ndim, const long long* meta,
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (unsigned char)((a && b));
                 }
             } else {
                 #pragma omp simd
@@ -29499,6 +31729,16 @@ void ccc_logical_and_int64_strided(long long n, int ndim, const long long* meta,
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (unsigned char)((a && b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -29551,6 +31791,16 @@ void ccc_logical_and_bool_strided(long long n, int ndim, const long long* meta, 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a && b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a && b));
                 }
             } else {
                 #pragma omp simd
@@ -29605,6 +31855,16 @@ void ccc_logical_and_float16_strided(long long n, int ndim, const long long* met
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a && b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a && b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = (unsigned char)((a && b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -29657,6 +31917,16 @@ void ccc_logical_and_bfloat16_strided(long long n, int ndim, const long long* me
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a && b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a && b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = (unsigned char)((a && b));
                 }
             } else {
                 #pragma omp simd
@@ -29711,6 +31981,16 @@ void ccc_logical_or_float32_strided(long long n, int ndim, const long long* meta
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (unsigned char)((a || b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -29763,6 +32043,16 @@ void ccc_logical_or_float64_strided(long long n, int ndim, const long long* meta
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (unsigned char)((a || b));
                 }
             } else {
                 #pragma omp simd
@@ -29817,6 +32107,16 @@ void ccc_logical_or_int8_strided(long long n, int ndim, const long long* meta, v
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (unsigned char)((a || b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -29869,6 +32169,16 @@ void ccc_logical_or_uint8_strided(long long n, int ndim, const long long* meta, 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a || b));
                 }
             } else {
                 #pragma omp simd
@@ -29923,6 +32233,16 @@ void ccc_logical_or_int16_strided(long long n, int ndim, const long long* meta, 
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (unsigned char)((a || b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -29975,6 +32295,16 @@ void ccc_logical_or_int32_strided(long long n, int ndim, const long long* meta, 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (unsigned char)((a || b));
                 }
             } else {
                 #pragma omp simd
@@ -30029,6 +32359,16 @@ void ccc_logical_or_int64_strided(long long n, int ndim, const long long* meta, 
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (unsigned char)((a || b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -30081,6 +32421,16 @@ void ccc_logical_or_bool_strided(long long n, int ndim, const long long* meta, v
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a || b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a || b));
                 }
             } else {
                 #pragma omp simd
@@ -30135,6 +32485,16 @@ void ccc_logical_or_float16_strided(long long n, int ndim, const long long* meta
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a || b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a || b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = (unsigned char)((a || b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -30187,6 +32547,16 @@ void ccc_logical_or_bfloat16_strided(long long n, int ndim, const long long* met
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a || b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((a || b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = (unsigned char)((a || b));
                 }
             } else {
                 #pragma omp simd
@@ -30241,6 +32611,16 @@ void ccc_logical_xor_float32_strided(long long n, int ndim, const long long* met
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((!a != !b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (unsigned char)((!a != !b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (unsigned char)((!a != !b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -30293,6 +32673,16 @@ void ccc_logical_xor_float64_strided(long long n, int ndim, const long long* met
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((!a != !b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (unsigned char)((!a != !b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (unsigned char)((!a != !b));
                 }
             } else {
                 #pragma omp simd
@@ -30347,6 +32737,16 @@ void ccc_logical_xor_int8_strided(long long n, int ndim, const long long* meta, 
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((!a != !b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (unsigned char)((!a != !b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (unsigned char)((!a != !b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -30399,6 +32799,16 @@ void ccc_logical_xor_uint8_strided(long long n, int ndim, const long long* meta,
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((!a != !b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((!a != !b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((!a != !b));
                 }
             } else {
                 #pragma omp simd
@@ -30453,6 +32863,16 @@ void ccc_logical_xor_int16_strided(long long n, int ndim, const long long* meta,
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((!a != !b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (unsigned char)((!a != !b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (unsigned char)((!a != !b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -30505,6 +32925,16 @@ void ccc_logical_xor_int32_strided(long long n, int ndim, const long long* meta,
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((!a != !b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (unsigned char)((!a != !b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (unsigned char)((!a != !b));
                 }
             } else {
                 #pragma omp simd
@@ -30559,6 +32989,16 @@ void ccc_logical_xor_int64_strided(long long n, int ndim, const long long* meta,
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((!a != !b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (unsigned char)((!a != !b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (unsigned char)((!a != !b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -30611,6 +33051,16 @@ void ccc_logical_xor_bool_strided(long long n, int ndim, const long long* meta, 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((!a != !b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((!a != !b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((!a != !b));
                 }
             } else {
                 #pragma omp simd
@@ -30665,6 +33115,16 @@ void ccc_logical_xor_float16_strided(long long n, int ndim, const long long* met
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((!a != !b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((!a != !b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = (unsigned char)((!a != !b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -30717,6 +33177,16 @@ void ccc_logical_xor_bfloat16_strided(long long n, int ndim, const long long* me
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((!a != !b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = (unsigned char)((!a != !b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = (unsigned char)((!a != !b));
                 }
             } else {
                 #pragma omp simd
@@ -30771,6 +33241,16 @@ void ccc_bitwise_and_int8_strided(long long n, int ndim, const long long* meta, 
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((a & b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((a & b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (signed char)((a & b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -30823,6 +33303,16 @@ void ccc_bitwise_and_uint8_strided(long long n, int ndim, const long long* meta,
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a & b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a & b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a & b));
                 }
             } else {
                 #pragma omp simd
@@ -30877,6 +33367,16 @@ void ccc_bitwise_and_int16_strided(long long n, int ndim, const long long* meta,
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)((a & b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (short)((a & b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (short)((a & b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -30929,6 +33429,16 @@ void ccc_bitwise_and_int32_strided(long long n, int ndim, const long long* meta,
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)((a & b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (int)((a & b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (int)((a & b));
                 }
             } else {
                 #pragma omp simd
@@ -30983,6 +33493,16 @@ void ccc_bitwise_and_int64_strided(long long n, int ndim, const long long* meta,
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)((a & b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (long long)((a & b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (long long)((a & b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -31035,6 +33555,16 @@ void ccc_bitwise_and_bool_strided(long long n, int ndim, const long long* meta, 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a & b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a & b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a & b));
                 }
             } else {
                 #pragma omp simd
@@ -31089,6 +33619,16 @@ void ccc_bitwise_or_int8_strided(long long n, int ndim, const long long* meta, v
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((a | b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((a | b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (signed char)((a | b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -31141,6 +33681,16 @@ void ccc_bitwise_or_uint8_strided(long long n, int ndim, const long long* meta, 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a | b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a | b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a | b));
                 }
             } else {
                 #pragma omp simd
@@ -31195,6 +33745,16 @@ void ccc_bitwise_or_int16_strided(long long n, int ndim, const long long* meta, 
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)((a | b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (short)((a | b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (short)((a | b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -31247,6 +33807,16 @@ void ccc_bitwise_or_int32_strided(long long n, int ndim, const long long* meta, 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)((a | b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (int)((a | b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (int)((a | b));
                 }
             } else {
                 #pragma omp simd
@@ -31301,6 +33871,16 @@ void ccc_bitwise_or_int64_strided(long long n, int ndim, const long long* meta, 
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)((a | b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (long long)((a | b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (long long)((a | b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -31353,6 +33933,16 @@ void ccc_bitwise_or_bool_strided(long long n, int ndim, const long long* meta, v
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a | b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a | b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a | b));
                 }
             } else {
                 #pragma omp simd
@@ -31407,6 +33997,16 @@ void ccc_bitwise_xor_int8_strided(long long n, int ndim, const long long* meta, 
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((a ^ b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)((a ^ b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (signed char)((a ^ b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -31459,6 +34059,16 @@ void ccc_bitwise_xor_uint8_strided(long long n, int ndim, const long long* meta,
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a ^ b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a ^ b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a ^ b));
                 }
             } else {
                 #pragma omp simd
@@ -31513,6 +34123,16 @@ void ccc_bitwise_xor_int16_strided(long long n, int ndim, const long long* meta,
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)((a ^ b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (short)((a ^ b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (short)((a ^ b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -31565,6 +34185,16 @@ void ccc_bitwise_xor_int32_strided(long long n, int ndim, const long long* meta,
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)((a ^ b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (int)((a ^ b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (int)((a ^ b));
                 }
             } else {
                 #pragma omp simd
@@ -31619,6 +34249,16 @@ void ccc_bitwise_xor_int64_strided(long long n, int ndim, const long long* meta,
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)((a ^ b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (long long)((a ^ b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (long long)((a ^ b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -31671,6 +34311,16 @@ void ccc_bitwise_xor_bool_strided(long long n, int ndim, const long long* meta, 
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a ^ b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)((a ^ b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)((a ^ b));
                 }
             } else {
                 #pragma omp simd
@@ -31725,6 +34375,16 @@ void ccc_bitwise_left_shift_int8_strided(long long n, int ndim, const long long*
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(((b < 0 || b >= 8) ? (signed char)0 : (signed char)((unsigned int)a << b)));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(((b < 0 || b >= 8) ? (signed char)0 : (signed char)((unsigned int)a << b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (signed char)(((b < 0 || b >= 8) ? (signed char)0 : (signed char)((unsigned int)a << b)));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -31777,6 +34437,16 @@ void ccc_bitwise_left_shift_uint8_strided(long long n, int ndim, const long long
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(((b < 0 || b >= 8) ? (unsigned char)0 : (unsigned char)((unsigned int)a << b)));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(((b < 0 || b >= 8) ? (unsigned char)0 : (unsigned char)((unsigned int)a << b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)(((b < 0 || b >= 8) ? (unsigned char)0 : (unsigned char)((unsigned int)a << b)));
                 }
             } else {
                 #pragma omp simd
@@ -31831,6 +34501,16 @@ void ccc_bitwise_left_shift_int16_strided(long long n, int ndim, const long long
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)(((b < 0 || b >= 16) ? (short)0 : (short)((unsigned int)a << b)));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (short)(((b < 0 || b >= 16) ? (short)0 : (short)((unsigned int)a << b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (short)(((b < 0 || b >= 16) ? (short)0 : (short)((unsigned int)a << b)));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -31883,6 +34563,16 @@ void ccc_bitwise_left_shift_int32_strided(long long n, int ndim, const long long
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)(((b < 0 || b >= 32) ? (int)0 : (int)((unsigned int)a << b)));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (int)(((b < 0 || b >= 32) ? (int)0 : (int)((unsigned int)a << b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (int)(((b < 0 || b >= 32) ? (int)0 : (int)((unsigned int)a << b)));
                 }
             } else {
                 #pragma omp simd
@@ -31937,6 +34627,16 @@ void ccc_bitwise_left_shift_int64_strided(long long n, int ndim, const long long
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)(((b < 0 || b >= 64) ? (long long)0 : (long long)((unsigned long long)a << b)));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (long long)(((b < 0 || b >= 64) ? (long long)0 : (long long)((unsigned long long)a << b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (long long)(((b < 0 || b >= 64) ? (long long)0 : (long long)((unsigned long long)a << b)));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -31989,6 +34689,16 @@ void ccc_bitwise_right_shift_int8_strided(long long n, int ndim, const long long
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(((b < 0 || b >= 8) ? (signed char)(a < 0 ? -1 : 0) : (signed char)(a >> b)));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(((b < 0 || b >= 8) ? (signed char)(a < 0 ? -1 : 0) : (signed char)(a >> b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (signed char)(((b < 0 || b >= 8) ? (signed char)(a < 0 ? -1 : 0) : (signed char)(a >> b)));
                 }
             } else {
                 #pragma omp simd
@@ -32043,6 +34753,16 @@ void ccc_bitwise_right_shift_uint8_strided(long long n, int ndim, const long lon
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(((b < 0 || b >= 8) ? (unsigned char)(a < 0 ? -1 : 0) : (unsigned char)(a >> b)));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(((b < 0 || b >= 8) ? (unsigned char)(a < 0 ? -1 : 0) : (unsigned char)(a >> b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)(((b < 0 || b >= 8) ? (unsigned char)(a < 0 ? -1 : 0) : (unsigned char)(a >> b)));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -32095,6 +34815,16 @@ void ccc_bitwise_right_shift_int16_strided(long long n, int ndim, const long lon
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)(((b < 0 || b >= 16) ? (short)(a < 0 ? -1 : 0) : (short)(a >> b)));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (short)(((b < 0 || b >= 16) ? (short)(a < 0 ? -1 : 0) : (short)(a >> b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (short)(((b < 0 || b >= 16) ? (short)(a < 0 ? -1 : 0) : (short)(a >> b)));
                 }
             } else {
                 #pragma omp simd
@@ -32149,6 +34879,16 @@ void ccc_bitwise_right_shift_int32_strided(long long n, int ndim, const long lon
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)(((b < 0 || b >= 32) ? (int)(a < 0 ? -1 : 0) : (int)(a >> b)));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (int)(((b < 0 || b >= 32) ? (int)(a < 0 ? -1 : 0) : (int)(a >> b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (int)(((b < 0 || b >= 32) ? (int)(a < 0 ? -1 : 0) : (int)(a >> b)));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -32201,6 +34941,16 @@ void ccc_bitwise_right_shift_int64_strided(long long n, int ndim, const long lon
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)(((b < 0 || b >= 64) ? (long long)(a < 0 ? -1 : 0) : (long long)(a >> b)));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (long long)(((b < 0 || b >= 64) ? (long long)(a < 0 ? -1 : 0) : (long long)(a >> b)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (long long)(((b < 0 || b >= 64) ? (long long)(a < 0 ? -1 : 0) : (long long)(a >> b)));
                 }
             } else {
                 #pragma omp simd
@@ -33545,6 +36295,16 @@ void ccc_clamp_min_float32_strided(long long n, int ndim, const long long* meta,
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(ccc_clamp_min_float32(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)(ccc_clamp_min_float32(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)(ccc_clamp_min_float32(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -33620,6 +36380,16 @@ void ccc_clamp_min_float64_strided(long long n, int ndim, const long long* meta,
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double b = in_b[b_at + k]; out[o + k] = (double)(ccc_clamp_min_float64(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double b = in_b[b_at + k]; out[o + k] = (double)(ccc_clamp_min_float64(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at]; out[o + k] = (double)(ccc_clamp_min_float64(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -33672,6 +36442,16 @@ void ccc_clamp_min_int8_strided(long long n, int ndim, const long long* meta, vo
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(ccc_clamp_min_int8(a, b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char b = in_b[b_at + k]; out[o + k] = (signed char)(ccc_clamp_min_int8(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char b = in_b[b_at]; out[o + k] = (signed char)(ccc_clamp_min_int8(a, b));
                 }
             } else {
                 #pragma omp simd
@@ -33726,6 +36506,16 @@ void ccc_clamp_min_uint8_strided(long long n, int ndim, const long long* meta, v
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(ccc_clamp_min_uint8(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(ccc_clamp_min_uint8(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)(ccc_clamp_min_uint8(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -33778,6 +36568,16 @@ void ccc_clamp_min_int16_strided(long long n, int ndim, const long long* meta, v
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short b = in_b[b_at + k]; out[o + k] = (short)(ccc_clamp_min_int16(a, b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short b = in_b[b_at + k]; out[o + k] = (short)(ccc_clamp_min_int16(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short b = in_b[b_at]; out[o + k] = (short)(ccc_clamp_min_int16(a, b));
                 }
             } else {
                 #pragma omp simd
@@ -33832,6 +36632,16 @@ void ccc_clamp_min_int32_strided(long long n, int ndim, const long long* meta, v
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int b = in_b[b_at + k]; out[o + k] = (int)(ccc_clamp_min_int32(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int b = in_b[b_at + k]; out[o + k] = (int)(ccc_clamp_min_int32(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int b = in_b[b_at]; out[o + k] = (int)(ccc_clamp_min_int32(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -33884,6 +36694,16 @@ void ccc_clamp_min_int64_strided(long long n, int ndim, const long long* meta, v
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long b = in_b[b_at + k]; out[o + k] = (long long)(ccc_clamp_min_int64(a, b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long b = in_b[b_at + k]; out[o + k] = (long long)(ccc_clamp_min_int64(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long b = in_b[b_at]; out[o + k] = (long long)(ccc_clamp_min_int64(a, b));
                 }
             } else {
                 #pragma omp simd
@@ -33938,6 +36758,16 @@ void ccc_clamp_min_bool_strided(long long n, int ndim, const long long* meta, vo
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(ccc_clamp_min_bool(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char b = in_b[b_at + k]; out[o + k] = (unsigned char)(ccc_clamp_min_bool(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char b = in_b[b_at]; out[o + k] = (unsigned char)(ccc_clamp_min_bool(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -33991,6 +36821,16 @@ void ccc_clamp_min_float16_strided(long long n, int ndim, const long long* meta,
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(ccc_clamp_min_float32(a, b));
                 }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(ccc_clamp_min_float32(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store(ccc_clamp_min_float32(a, b));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -34043,6 +36883,16 @@ void ccc_clamp_min_bfloat16_strided(long long n, int ndim, const long long* meta
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(ccc_clamp_min_float32(a, b));
+                }
+            } else if (so == 1 && sa == 0 && sb == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(ccc_clamp_min_float32(a, b));
+                }
+            } else if (so == 1 && sa == 1 && sb == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store(ccc_clamp_min_float32(a, b));
                 }
             } else {
                 #pragma omp simd
@@ -34119,6 +36969,16 @@ void ccc_clamp_max_float32_strided(long long n, int ndim, const long long* meta,
                 for (long long k = 0; k < len; k++) {
                     float a = in_a[a_at + k]; float c = in_c[c_at + k]; out[o + k] = (float)(ccc_clamp_max_float32(a, c));
                 }
+            } else if (so == 1 && sa == 0 && sc == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at]; float c = in_c[c_at + k]; out[o + k] = (float)(ccc_clamp_max_float32(a, c));
+                }
+            } else if (so == 1 && sa == 1 && sc == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float c = in_c[c_at]; out[o + k] = (float)(ccc_clamp_max_float32(a, c));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -34194,6 +37054,16 @@ void ccc_clamp_max_float64_strided(long long n, int ndim, const long long* meta,
                 for (long long k = 0; k < len; k++) {
                     double a = in_a[a_at + k]; double c = in_c[c_at + k]; out[o + k] = (double)(ccc_clamp_max_float64(a, c));
                 }
+            } else if (so == 1 && sa == 0 && sc == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at]; double c = in_c[c_at + k]; out[o + k] = (double)(ccc_clamp_max_float64(a, c));
+                }
+            } else if (so == 1 && sa == 1 && sc == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double c = in_c[c_at]; out[o + k] = (double)(ccc_clamp_max_float64(a, c));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -34246,6 +37116,16 @@ void ccc_clamp_max_int8_strided(long long n, int ndim, const long long* meta, vo
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     signed char a = in_a[a_at + k]; signed char c = in_c[c_at + k]; out[o + k] = (signed char)(ccc_clamp_max_int8(a, c));
+                }
+            } else if (so == 1 && sa == 0 && sc == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at]; signed char c = in_c[c_at + k]; out[o + k] = (signed char)(ccc_clamp_max_int8(a, c));
+                }
+            } else if (so == 1 && sa == 1 && sc == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    signed char a = in_a[a_at + k]; signed char c = in_c[c_at]; out[o + k] = (signed char)(ccc_clamp_max_int8(a, c));
                 }
             } else {
                 #pragma omp simd
@@ -34300,6 +37180,16 @@ void ccc_clamp_max_uint8_strided(long long n, int ndim, const long long* meta, v
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char c = in_c[c_at + k]; out[o + k] = (unsigned char)(ccc_clamp_max_uint8(a, c));
                 }
+            } else if (so == 1 && sa == 0 && sc == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char c = in_c[c_at + k]; out[o + k] = (unsigned char)(ccc_clamp_max_uint8(a, c));
+                }
+            } else if (so == 1 && sa == 1 && sc == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char c = in_c[c_at]; out[o + k] = (unsigned char)(ccc_clamp_max_uint8(a, c));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -34352,6 +37242,16 @@ void ccc_clamp_max_int16_strided(long long n, int ndim, const long long* meta, v
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     short a = in_a[a_at + k]; short c = in_c[c_at + k]; out[o + k] = (short)(ccc_clamp_max_int16(a, c));
+                }
+            } else if (so == 1 && sa == 0 && sc == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at]; short c = in_c[c_at + k]; out[o + k] = (short)(ccc_clamp_max_int16(a, c));
+                }
+            } else if (so == 1 && sa == 1 && sc == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    short a = in_a[a_at + k]; short c = in_c[c_at]; out[o + k] = (short)(ccc_clamp_max_int16(a, c));
                 }
             } else {
                 #pragma omp simd
@@ -34406,6 +37306,16 @@ void ccc_clamp_max_int32_strided(long long n, int ndim, const long long* meta, v
                 for (long long k = 0; k < len; k++) {
                     int a = in_a[a_at + k]; int c = in_c[c_at + k]; out[o + k] = (int)(ccc_clamp_max_int32(a, c));
                 }
+            } else if (so == 1 && sa == 0 && sc == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at]; int c = in_c[c_at + k]; out[o + k] = (int)(ccc_clamp_max_int32(a, c));
+                }
+            } else if (so == 1 && sa == 1 && sc == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    int a = in_a[a_at + k]; int c = in_c[c_at]; out[o + k] = (int)(ccc_clamp_max_int32(a, c));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -34458,6 +37368,16 @@ void ccc_clamp_max_int64_strided(long long n, int ndim, const long long* meta, v
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     long long a = in_a[a_at + k]; long long c = in_c[c_at + k]; out[o + k] = (long long)(ccc_clamp_max_int64(a, c));
+                }
+            } else if (so == 1 && sa == 0 && sc == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at]; long long c = in_c[c_at + k]; out[o + k] = (long long)(ccc_clamp_max_int64(a, c));
+                }
+            } else if (so == 1 && sa == 1 && sc == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    long long a = in_a[a_at + k]; long long c = in_c[c_at]; out[o + k] = (long long)(ccc_clamp_max_int64(a, c));
                 }
             } else {
                 #pragma omp simd
@@ -34512,6 +37432,16 @@ void ccc_clamp_max_bool_strided(long long n, int ndim, const long long* meta, vo
                 for (long long k = 0; k < len; k++) {
                     unsigned char a = in_a[a_at + k]; unsigned char c = in_c[c_at + k]; out[o + k] = (unsigned char)(ccc_clamp_max_bool(a, c));
                 }
+            } else if (so == 1 && sa == 0 && sc == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at]; unsigned char c = in_c[c_at + k]; out[o + k] = (unsigned char)(ccc_clamp_max_bool(a, c));
+                }
+            } else if (so == 1 && sa == 1 && sc == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    unsigned char a = in_a[a_at + k]; unsigned char c = in_c[c_at]; out[o + k] = (unsigned char)(ccc_clamp_max_bool(a, c));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -34565,6 +37495,16 @@ void ccc_clamp_max_float16_strided(long long n, int ndim, const long long* meta,
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_f16_load(in_a[a_at + k]); float c = ccc_f16_load(in_c[c_at + k]); out[o + k] = ccc_f16_store(ccc_clamp_max_float32(a, c));
                 }
+            } else if (so == 1 && sa == 0 && sc == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at]); float c = ccc_f16_load(in_c[c_at + k]); out[o + k] = ccc_f16_store(ccc_clamp_max_float32(a, c));
+                }
+            } else if (so == 1 && sa == 1 && sc == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float c = ccc_f16_load(in_c[c_at]); out[o + k] = ccc_f16_store(ccc_clamp_max_float32(a, c));
+                }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
@@ -34617,6 +37557,16 @@ void ccc_clamp_max_bfloat16_strided(long long n, int ndim, const long long* meta
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
                     float a = ccc_bf16_load(in_a[a_at + k]); float c = ccc_bf16_load(in_c[c_at + k]); out[o + k] = ccc_bf16_store(ccc_clamp_max_float32(a, c));
+                }
+            } else if (so == 1 && sa == 0 && sc == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at]); float c = ccc_bf16_load(in_c[c_at + k]); out[o + k] = ccc_bf16_store(ccc_clamp_max_float32(a, c));
+                }
+            } else if (so == 1 && sa == 1 && sc == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float c = ccc_bf16_load(in_c[c_at]); out[o + k] = ccc_bf16_store(ccc_clamp_max_float32(a, c));
                 }
             } else {
                 #pragma omp simd

@@ -16,8 +16,8 @@ thread per group of targets, so results are bit-identical to the reference whate
 #include "omp_compat.h"
 
 #define PARALLEL_MIN 32768LL /* elements below which a loop stays on one thread, as for the elementwise kernels */
-#define COPY_PARALLEL_MIN 262144LL /* the same for copies, fills and ranges: a thread's wake-up costs more than it
-                                      moves below about 1 MB */
+#define COPY_PARALLEL_MIN 32768LL /* the same for copies, fills and ranges (libgomp's workers spin between ops, so
+                                     waking them is cheap; and the same split keeps each half on its core) */
 #define CHUNK 16384LL        /* a long row is split into chunks of this many elements (threads over one row) */
 #define MAX_DIMS 64
 #define QBLOCK 64LL /* index_put: the fewest trailing elements a task takes when rows are split over threads */
