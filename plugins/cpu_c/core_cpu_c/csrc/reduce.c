@@ -184,8 +184,9 @@ DEFINE_SUM(unsigned short, bfloat16, float, STORE_float32, ccc_sum_bfloat16_floa
                     y[i] = e;                                                                                          \
                     s += (double)e;                                                                                    \
                 }                                                                                                      \
-                T ts = (T)s;                                                                                           \
-                for (long long i = 0; i < cols; i++) y[i] = y[i] / ts;                                                 \
+                const T inv = (T)(1.0 / s); /* one division per row, as PyTorch's vectorised softmax */              \
+                _Pragma("omp simd")                                                                                    \
+                for (long long i = 0; i < cols; i++) y[i] = y[i] * inv;                                                \
             }                                                                                                          \
         }                                                                                                              \
     }
