@@ -43,6 +43,43 @@ def test_inplace_ops_write_through_and_check_casting(device):
     assert x.tolist() == [0.5, 1.0]
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "bfloat16"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided", "broadcast", "itself", "overlapping"])
+def test_add_inplace_writes_into_self(device, dtype, layout):
+    """``Tensor.add_`` outside autograd is the ``add_`` op (no separate copy): into any layout of self, with alpha,
+    broadcasting, self as its own operand, and an operand overlapping self (read as before the write)."""
+    from core.profiler import profile
+
+    d = getattr(core, dtype)
+    base = np.arange(1, 4 * 70 + 1).reshape(4, 70) % 13
+    other_np = (np.arange(4 * 70).reshape(4, 70) % 7).astype(np.float64)
+    t = core.tensor(base, dtype=d, device=device)
+    target, expect = t, base.astype(np.float64)
+    other = core.tensor(other_np, dtype=d, device=device)
+    if layout == "transposed":
+        t = core.tensor(base.T.copy(), dtype=d, device=device)
+        target, expect = t.t(), base.T.copy().T.astype(np.float64)
+    elif layout == "strided":
+        target, expect, other, other_np = t[:, ::2], expect[:, ::2], other[:, ::2], other_np[:, ::2]
+    elif layout == "broadcast":
+        other, other_np = other[1], other_np[1]
+    elif layout == "itself":
+        other, other_np = target, expect
+    elif layout == "overlapping":
+        target, expect, other, other_np = t[:, 1:], expect[:, 1:], t[:, :-1], expect[:, :-1].copy()
+    pointer, version = target.data_ptr(), target._version
+    alpha = 2 if dtype == "int32" else 0.5
+    with profile() as prof:
+        assert target.add_(other, alpha=alpha) is target
+    names = {e.key for e in prof.key_averages()}
+    assert "aten::add_" in names
+    if target.device.type == "cpu":  # the NumPy reference and cpu_c write in place; other backends add, then copy
+        assert "aten::add" not in names and "aten::copy_" not in names
+    want = expect + alpha * other_np
+    assert_close(target, core.tensor(want, dtype=d, device=device))
+    assert target.data_ptr() == pointer and target._version == version + 1
+
+
 def test_out_argument(device):
     out = core.empty(0, device=device)
     core.mul(core.ones(2, device=device), 3, out=out)

@@ -13,6 +13,7 @@ from sys import getrefcount as _getrefcount
 from ..dispatch import get_operator
 from ..dispatch.keys import Autograd, tls
 from .anomaly import check_nan, is_anomaly_enabled
+from ..tensor import Tensor
 from .graph import AccumulateGrad, edge_of
 
 __all__ = ["run_backward", "queue_callback"]
@@ -234,11 +235,15 @@ def _accumulate(variable, grad, create_graph: bool) -> None:
         variable.grad = variable.grad + grad
     else:  # in place, as PyTorch accumulates; straight to the ops (grad mode is off here)
         if not _ADD_COPY:
-            _ADD_COPY.extend((get_operator("add"), get_operator("copy_")))
-        add, copy_ = _ADD_COPY
+            _ADD_COPY.extend((get_operator("add_"), get_operator("add"), get_operator("copy_")))
+        add_, add, copy_ = _ADD_COPY
         target = variable.grad
-        copy_(target, add(target, grad), False)
+        if target.dtype is grad.dtype and target.__class__ is Tensor and grad.__class__ is Tensor \
+                and target._storage.device == grad._storage.device:
+            add_(target, grad)  # one write into .grad where the backend runs add_ in place
+        else:
+            copy_(target, add(target, grad), False)
         target._storage.version += 1
 
 
-_ADD_COPY: list = []  # the add and copy_ operators, looked up on first use (core.ops defines them after this)
+_ADD_COPY: list = []  # add_, add and copy_ operators, looked up on first use (core.ops defines them after this)

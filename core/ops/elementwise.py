@@ -3,8 +3,9 @@
 Each family shares one meta function (broadcasting, PyTorch type promotion
 with Python scalars, device checks), so a backend kernel receives a spec with
 the output shape, the output dtype and the dtype to compute in. In-place
-variants (``add_``, ``exp_``…) are composites: compute, check the result can
-be cast to ``self``'s dtype, ``copy_`` into ``self``.
+variants (``exp_``, ``mul_``…) are composites: compute, check the result can
+be cast to ``self``'s dtype, ``copy_`` into ``self``; ``add_`` (gradient
+accumulation's op) is an op of its own that backends may run in place.
 """
 
 from __future__ import annotations
@@ -388,7 +389,53 @@ def pow(input, exponent, *, out=None):  # noqa: A001 - torch.pow
 
 for _fn in (add, sub, div, pow):
     _export(_fn.__name__, _fn)
-    _export(_fn.__name__ + "_", _inplace(_fn.__name__, _fn))
+    if _fn is not add:
+        _export(_fn.__name__ + "_", _inplace(_fn.__name__, _fn))
+
+
+def _add_inplace_meta(self, other, alpha=1):
+    """``self += alpha * other`` in ``self``'s dtype: ``other`` broadcasts to ``self``'s shape."""
+    spec = _add_op.meta(self, other)
+    if spec.shape != self._shape:
+        raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
+                           f"{list(spec.shape)}")
+    if spec.dtype is not self.dtype:
+        raise op_error(RuntimeError, "add_", f"computes in self's dtype; got {spec.dtype.name} for self of dtype "
+                       f"{self.dtype.name}", self, other)
+    return spec
+
+
+def _add_inplace_parts(self, other, alpha=1):
+    from .creation import copy_op
+
+    _add_inplace_meta(self, other)
+    return copy_op(self, _add_op(self, other) if alpha == 1 else _add_op(self, other, alpha))
+
+
+_add_inplace_op = define("add_", meta=_add_inplace_meta, decomposition=_add_inplace_parts, inplace=True,
+                         doc="self += alpha * other in place, other broadcast to self, self's dtype (the promoted "
+                             "one); backends without a kernel compute the sum and copy it in")
+
+
+_inplace_add = _inplace("add", add)
+
+
+def add_(self, other, *, alpha=1):
+    """``self += alpha * other`` in place (``Tensor.add_``). Outside autograd, with an operand of ``self``'s dtype
+    and device, one write into ``self`` (the ``add_`` op); otherwise the sum is computed, then copied in."""
+    if isinstance(other, Tensor) and other.dtype is self.dtype and other._storage.device == self._storage.device \
+            and not _recording(self, (other,)) and self.__class__ is Tensor and other.__class__ is Tensor:
+        from .creation import _check_overlap
+
+        _check_alpha("add", self.dtype, alpha)
+        _check_overlap(self, None)  # self may not write one element twice; other may overlap it (NumPy buffers)
+        _add_inplace_op(self, other) if alpha == 1 else _add_inplace_op(self, other, alpha)
+        self._storage.version += 1
+        return self
+    return _inplace_add(self, other, alpha=alpha)
+
+
+_export("add_", add_)
 _export("rsub", rsub, method=False)
 true_divide = _export("true_divide", div)
 _export("true_divide_", _inplace("true_divide", div))

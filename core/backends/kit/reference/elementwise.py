@@ -161,7 +161,7 @@ def polynomial_table(xp) -> dict:
 
 def kernels(ctx) -> dict:
     """Every elementwise kernel over ``ctx`` (an :class:`~core.backends.kit.reference.ArrayContext`)."""
-    xp, wrap, errstate = ctx.xp, ctx.wrap, ctx.errstate
+    xp, wrap, errstate, array = ctx.xp, ctx.wrap, ctx.errstate, ctx.array
     operand = operands(ctx)
     mute, unmute = silencer(ctx)
 
@@ -210,6 +210,20 @@ def kernels(ctx) -> dict:
             y = y * operand(alpha, cd)
         return wrap(xp.add(x, y) if cd.kind != "b" else xp.logical_or(x, y), spec)  # bool + bool: or
 
+    def add_(spec, self, other, alpha=1):
+        """``self += alpha * other`` written into self's memory (an ``other`` overlapping self: NumPy buffers)."""
+        cd = COMPUTE_NP[spec.compute_dtype]
+        target = array(self)
+        y = operand(other, cd)
+        if alpha != 1:
+            y = y * operand(alpha, cd)
+        if target.dtype == cd and cd.kind != "b":
+            xp.add(target, y, out=target)
+        else:  # half storage computed in float32, bool + bool: or
+            x = target.astype(cd)
+            xp.copyto(target, xp.add(x, y) if cd.kind != "b" else xp.logical_or(x, y), casting="unsafe")
+        return self
+
     def sub(spec, a, b, alpha=1):
         cd = compute_np(spec.compute_dtype)
         x, y = operand(a, cd), operand(b, cd)
@@ -255,6 +269,6 @@ def kernels(ctx) -> dict:
 
     table = {name: unary(fn) for name, fn in unary_table(xp, ctx.special).items()}
     table.update({name: binary(fn) for name, fn in binary_table(xp, ctx.special).items()})
-    table.update(add=add, sub=sub, where=where, clamp=clamp, relu=relu, polygamma=polygamma,
+    table.update(add=add, add_=add_, sub=sub, where=where, clamp=clamp, relu=relu, polygamma=polygamma,
                  softmax=softmax_kernel(False), log_softmax=softmax_kernel(True))
     return table

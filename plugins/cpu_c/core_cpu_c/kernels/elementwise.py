@@ -15,7 +15,8 @@ import numpy as np
 from core.backends.api import Kernel, coalesce, contiguous_strides, is_contiguous
 
 from ..context import Family
-from ..layout import check_bounds, operand
+from ..layout import Operand, check_bounds, operand
+from ..movement import writable
 from ..renderer import BOOL_OUTPUT, DTYPES, HALF, KERNEL_OPS, OP_DTYPES, kernel_name
 from ..runtime import new_tensor
 
@@ -31,14 +32,19 @@ def min_numel(ctx) -> int:
     return ctx.min_numel
 
 
-def _elementwise(ctx, entry, shape: tuple, strides: tuple, n: int, out_dtype, operands: list):
-    """(output, the C call's result) of ``entry``'s contiguous or strided kernel over ``operands``.
+def _elementwise(ctx, entry, shape: tuple, strides: tuple, n: int, out_dtype, operands: list, into=None):
+    """(output, the C call's result) of ``entry``'s contiguous or strided kernel over ``operands``, into a fresh
+    tensor of ``strides`` or into tensor ``into`` (of ``shape`` and ``strides``, checked by the caller).
 
     The result is None for void kernels (and when nothing ran); integer division kernels return how many zero
     divisors they met.
     """
     contig, strided = entry
-    out, buf = new_tensor(shape, out_dtype, n * out_dtype.itemsize, ctx.key, strides)
+    if into is None:
+        out, buf = new_tensor(shape, out_dtype, n * out_dtype.itemsize, ctx.key, strides)
+        out_offset = 0
+    else:
+        out, buf, out_offset = into, into._storage.data, into._offset
     if n == 0:
         return out, None
     fb = ctx.from_buffer
@@ -48,9 +54,9 @@ def _elementwise(ctx, entry, shape: tuple, strides: tuple, n: int, out_dtype, op
             meta = list(cshape)
             for s in cstrides:
                 meta += s
-            meta += [0] + [o.offset for o in operands]
+            meta += [out_offset] + [o.offset for o in operands]
             return out, strided(n, len(cshape), ctx.longs(meta), fb(buf), *[fb(o.buffer) for o in operands])
-    args = [n, fb(buf), 0]
+    args = [n, fb(buf), out_offset]
     for o in operands:
         args += [fb(o.buffer), o.offset]
     return out, contig(*args)
@@ -120,6 +126,33 @@ def _pointwise(ctx, op: str, base, arity: int):
             if out is not None:
                 return out
         return base(spec, *inputs, alpha) if has_alpha else base(spec, *inputs)
+
+    return kernel
+
+
+def _add_inplace(ctx, base):
+    """``add_(self, other)``: the add loop writing into ``self`` (any non-negative strides), alpha 1, one dtype;
+    an ``other`` that shares ``self``'s memory but not its elements runs the reference (NumPy buffers it)."""
+    entries = c_entries(ctx, "add")
+
+    def kernel(spec, self, other, alpha=1):
+        d = self.dtype
+        entry = entries.get(d.name)
+        if entry is None or alpha != 1 or spec.compute_dtype is not d or min(self._stride, default=0) < 0 \
+                or not writable(self) or (hasattr(other, "_storage") and other._storage is self._storage
+                                          and (other._offset, other._stride) != (self._offset, self._stride)):
+            return base(spec, self, other, alpha)
+        check_bounds("add_", self)
+        shape, strides = self._shape, self._stride
+        n = math.prod(shape)
+        operands = [Operand(self._storage.data, self._offset, strides, shape)]
+        if not hasattr(other, "_storage") and isinstance(other, (bool, int, float)):
+            other = _scalar(other, d)
+        o = None if other is None else operand("add_", other, d, shape, strides, n)
+        if o is None:
+            return base(spec, self, other, alpha)
+        _elementwise(ctx, entry, shape, strides, n, d, operands + [o], into=self)
+        return self
 
     return kernel
 
@@ -257,4 +290,6 @@ def kernels(ctx) -> dict:
     for op in ("softmax", "log_softmax"):
         if (base := ctx.reference(op)) is not None:
             table[op] = Kernel(_softmax(ctx, op, base), min_numel=sized)
+    if (base := ctx.reference("add_")) is not None:
+        table["add_"] = Kernel(_add_inplace(ctx, base), min_numel=sized)
     return {**table, **_Gelu(ctx).kernels()}
