@@ -12,8 +12,8 @@ from sys import getrefcount as _getrefcount
 
 from ..dispatch import get_operator
 from ..dispatch.keys import Autograd, tls
-from .anomaly import check_nan, is_anomaly_enabled
 from ..tensor import Tensor
+from .anomaly import check_nan, is_anomaly_enabled
 from .graph import AccumulateGrad, edge_of
 
 __all__ = ["run_backward", "queue_callback"]

@@ -34,7 +34,7 @@ def onednn():
 
 
 def gemm_path() -> str:
-    """Which library serves float32 GEMM on cpu_c (``core info``): oneDNN's sgemm, or OpenBLAS and why."""
+    """Which library serves float32 GEMM on cpu_c (``core info``): oneDNN's matmul, or OpenBLAS and why."""
     from ..lib import onednn_status
 
     return f"{onednn_status()} matmul" if onednn() else f"OpenBLAS; {onednn_status()}"
@@ -100,7 +100,8 @@ def _onednn_product(dtype, n: int, m: int, k: int, a: tuple, b: tuple, bias, out
     (a_buf, a_offs, ta, lda), (b_buf, b_offs, tb, ldb) = a, b
     problem = ffi.new("ccc_dnnl_gemm*", {"n": n, "m": m, "k": k, "ta": ta, "lda": lda, "tb": tb, "ldb": ldb,
                                          "dtype": code, "has_bias": int(bias is not None)})
-    bias_ptr = ffi.NULL if bias is None else ffi.cast("char*", fb(bias._storage.data)) + bias._offset * bias.dtype.itemsize
+    bias_ptr = ffi.NULL if bias is None else \
+        ffi.cast("char*", fb(bias._storage.data)) + bias._offset * bias.dtype.itemsize
     if lib.ccc_dnnl_matmul(problem, len(a_offs), fb(a_buf), fb("long long[]", a_offs), fb(b_buf),
                            fb("long long[]", b_offs), bias_ptr, fb(out_buf)):
         return False
@@ -146,13 +147,14 @@ def _linear(ctx):
         """``input @ weight.T + bias`` as one oneDNN matmul with the bias fused; ``NotImplemented`` (the
         decomposition: matmul, then add) for other dtypes, shapes or devices, small problems and without oneDNN."""
         d = input.dtype
+        device = input._storage.device
         if d.name not in _DNNL_DTYPES or weight.dtype is not d or input.dim() < 1 or weight.dim() != 2 \
-                or weight._storage.key != ctx.key or input._storage.key != ctx.key:
+                or weight._storage.device != device:
             return NotImplemented
         m, k = weight._shape
         lead = input._shape[:-1]
         n = math.prod(lead)
-        if bias is not None and (bias.dtype is not d or bias._shape != (m,) or bias._storage.key != ctx.key):
+        if bias is not None and (bias.dtype is not d or bias._shape != (m,) or bias._storage.device != device):
             return NotImplemented
         if input._shape[-1] != k or min(n, m, k) == 0 or max(n, m, k) > _INT_MAX or n * m * k < ctx.min_numel \
                 or onednn() is None:
@@ -180,7 +182,7 @@ def _linear(ctx):
 
 
 def kernels(ctx) -> dict:
-    """{"batched_matmul": Kernel} over the reference kernel it extends."""
+    """{"batched_matmul": Kernel over the reference kernel it extends, "linear": its fused kernel}."""
     base = ctx.reference("batched_matmul")
     return {} if base is None else {"batched_matmul": Kernel(_matmul(ctx, base), min_numel=min_numel(ctx)),
                                     "linear": _linear(ctx)}
