@@ -251,6 +251,19 @@ def test_linear_is_one_onednn_matmul_with_the_bias_fused(dnnl, case):
                  rtol=1e-5, atol=1e-3)
 
 
+def test_linear_serves_inference_mode_tensors(dnnl):
+    from core_cpu_c.kernels.linalg import GEMM_CALLS
+
+    layer = core.nn.Linear(100, 50)
+    x = core.randn(64, 100)
+    want = layer(x).detach()
+    before = GEMM_CALLS["linear"]
+    with core.inference_mode():
+        got = layer(x)
+    assert GEMM_CALLS["linear"] == before + 1 and got.is_inference()
+    assert_close(got, want)
+
+
 def test_linear_leaves_other_dtypes_and_shapes_to_the_decomposition(dnnl):
     """float64, a 1-D weight's error and a broadcast bias are the decomposition's: same results, same errors."""
     from core_cpu_c.kernels.linalg import GEMM_CALLS
