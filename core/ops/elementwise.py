@@ -3,9 +3,10 @@
 Each family shares one meta function (broadcasting, PyTorch type promotion
 with Python scalars, device checks), so a backend kernel receives a spec with
 the output shape, the output dtype and the dtype to compute in. In-place
-variants (``exp_``, ``mul_``…) are composites: compute, check the result can
-be cast to ``self``'s dtype, ``copy_`` into ``self``; ``add_`` (gradient
-accumulation's op) is an op of its own that backends may run in place.
+variants (``exp_``, ``clamp_``…) are composites: compute, check the result can
+be cast to ``self``'s dtype, ``copy_`` into ``self``; ``add_``, ``sub_``,
+``mul_`` and ``div_`` (gradient accumulation, optimizers, loss scaling) are
+ops of their own that backends may run in place.
 """
 
 from __future__ import annotations
@@ -308,7 +309,9 @@ def _make_binary(name: str, kind: str):
 
     fn.__doc__ = f"Elementwise ``{name}`` with broadcasting and type promotion (``torch.{name}``)."
     _export(name, fn)
-    if kind not in ("compare", "logical") or name.startswith("logical"):
+    if name == "mul":
+        pass  # mul_ is an op of its own (below, with add_)
+    elif kind not in ("compare", "logical") or name.startswith("logical"):
         _export(name + "_", _inplace(name, fn))
     else:
         _export(name + "_", _inplace(name, lambda a, b: fn(a, b).to(a.dtype)))
@@ -389,53 +392,105 @@ def pow(input, exponent, *, out=None):  # noqa: A001 - torch.pow
 
 for _fn in (add, sub, div, pow):
     _export(_fn.__name__, _fn)
-    if _fn is not add:
-        _export(_fn.__name__ + "_", _inplace(_fn.__name__, _fn))
+_export("pow_", _inplace("pow", pow))
 
 
-def _add_inplace_meta(self, other, alpha=1):
-    """``self += alpha * other`` in ``self``'s dtype: ``other`` broadcasts to ``self``'s shape."""
-    spec = _add_op.meta(self, other)
-    if spec.shape != self._shape:
-        raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
-                           f"{list(spec.shape)}")
-    if spec.dtype is not self.dtype:
-        raise op_error(RuntimeError, "add_", f"computes in self's dtype; got {spec.dtype.name} for self of dtype "
-                       f"{self.dtype.name}", self, other)
-    return spec
+def _inplace_meta(op):
+    """The meta of ``op_(self, other[, alpha])``: ``other`` broadcasts to ``self``, the result keeps its dtype."""
+    def meta(self, other, alpha=1):
+        spec = op.meta(self, other)
+        if spec.shape != self._shape:
+            raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
+                               f"{list(spec.shape)}")
+        if spec.dtype is not self.dtype:
+            raise op_error(RuntimeError, op.name + "_", f"computes in self's dtype; got {spec.dtype.name} for self "
+                           f"of dtype {self.dtype.name}", self, other)
+        return spec
+
+    return meta
 
 
-def _add_inplace_parts(self, other, alpha=1):
-    from .creation import copy_op
+def _inplace_parts(op, meta):
+    """``op_`` for backends without a kernel of it: the result computed, then copied into ``self``."""
+    def parts(self, other, alpha=1):
+        from .creation import copy_op
 
-    _add_inplace_meta(self, other)
-    return copy_op(self, _add_op(self, other) if alpha == 1 else _add_op(self, other, alpha))
+        meta(self, other)
+        return copy_op(self, op(self, other) if alpha == 1 else op(self, other, alpha))
+
+    return parts
 
 
-_add_inplace_op = define("add_", meta=_add_inplace_meta, decomposition=_add_inplace_parts, inplace=True,
-                         doc="self += alpha * other in place, other broadcast to self, self's dtype (the promoted "
-                             "one); backends without a kernel compute the sum and copy it in")
+def _define_inplace(op):
+    meta = _inplace_meta(op)
+    return define(op.name + "_", meta=meta, decomposition=_inplace_parts(op, meta), inplace=True,
+                  doc=f"self = self {_SYMBOLS[op.name]} other in place, other broadcast to self, in self's dtype (the "
+                      f"promoted one){'; alpha scales other' if op.name in ('add', 'sub') else ''}; backends "
+                      f"without a kernel compute the result and copy it in")
 
 
-_inplace_add = _inplace("add", add)
+_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+_INPLACE_OPS = {op.name: _define_inplace(op) for op in (_add_op, _sub_op, _BINARY_OPERATORS["mul"], _div_op)}
+
+
+def _in_place(name: str, self, other, alpha=1):
+    """``self`` after the ``name_`` op wrote into it, or None where that op does not take the call (autograd records,
+    an operand of another dtype or device, a result of another dtype): the caller then computes and copies."""
+    if self.__class__ is not Tensor:
+        return None
+    if isinstance(other, Tensor):
+        if other.__class__ is not Tensor or other.dtype is not self.dtype \
+                or other._storage.device != self._storage.device:
+            return None
+    elif other.__class__ not in (int, float, bool) or dt.result_type(self, other) is not self.dtype:
+        return None
+    if (name == "div" and self.dtype.category < _FLOAT) or (name == "sub" and self.dtype is dt.bool) \
+            or _recording(self, (other,)):
+        return None
+    from .creation import _check_overlap
+
+    _check_alpha(name, self.dtype, alpha)
+    _check_overlap(self, None)  # self may not write one element twice; other may overlap it (NumPy buffers)
+    op = _INPLACE_OPS[name]
+    op(self, other) if alpha == 1 else op(self, other, alpha)
+    self._storage.version += 1
+    return self
+
+
+_computed_then_copied = {name: _inplace(name, fn) for name, fn in
+                         (("add", add), ("sub", sub), ("mul", globals()["mul"]), ("div", div))}
 
 
 def add_(self, other, *, alpha=1):
-    """``self += alpha * other`` in place (``Tensor.add_``). Outside autograd, with an operand of ``self``'s dtype
-    and device, one write into ``self`` (the ``add_`` op); otherwise the sum is computed, then copied in."""
-    if isinstance(other, Tensor) and other.dtype is self.dtype and other._storage.device == self._storage.device \
-            and not _recording(self, (other,)) and self.__class__ is Tensor and other.__class__ is Tensor:
-        from .creation import _check_overlap
-
-        _check_alpha("add", self.dtype, alpha)
-        _check_overlap(self, None)  # self may not write one element twice; other may overlap it (NumPy buffers)
-        _add_inplace_op(self, other) if alpha == 1 else _add_inplace_op(self, other, alpha)
-        self._storage.version += 1
-        return self
-    return _inplace_add(self, other, alpha=alpha)
+    """``self += alpha * other`` (``Tensor.add_``): outside autograd, with an operand of ``self``'s dtype (or a
+    Python number that keeps it) and device, the ``add_`` op writes into ``self``; otherwise the sum is computed,
+    then copied in."""
+    done = _in_place("add", self, other, alpha)
+    return _computed_then_copied["add"](self, other, alpha=alpha) if done is None else done
 
 
-_export("add_", add_)
+def sub_(self, other, *, alpha=1):
+    """``self -= alpha * other`` (``Tensor.sub_``), as :func:`add_`."""
+    done = _in_place("sub", self, other, alpha)
+    return _computed_then_copied["sub"](self, other, alpha=alpha) if done is None else done
+
+
+def mul_(self, other):
+    """``self *= other`` (``Tensor.mul_``), as :func:`add_`."""
+    done = _in_place("mul", self, other)
+    return _computed_then_copied["mul"](self, other) if done is None else done
+
+
+def div_(self, other, *, rounding_mode=None):
+    """``self /= other`` (``Tensor.div_``), as :func:`add_` for true division; ``rounding_mode`` computes, then
+    copies."""
+    if rounding_mode is None and (done := _in_place("div", self, other)) is not None:
+        return done
+    return _computed_then_copied["div"](self, other, rounding_mode=rounding_mode)
+
+
+for _fn in (add_, sub_, mul_, div_):
+    _export(_fn.__name__, _fn)
 _export("rsub", rsub, method=False)
 true_divide = _export("true_divide", div)
 _export("true_divide_", _inplace("true_divide", div))

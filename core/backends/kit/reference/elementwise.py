@@ -210,19 +210,27 @@ def kernels(ctx) -> dict:
             y = y * operand(alpha, cd)
         return wrap(xp.add(x, y) if cd.kind != "b" else xp.logical_or(x, y), spec)  # bool + bool: or
 
-    def add_(spec, self, other, alpha=1):
-        """``self += alpha * other`` written into self's memory (an ``other`` overlapping self: NumPy buffers)."""
-        cd = COMPUTE_NP[spec.compute_dtype]
-        target = array(self)
-        y = operand(other, cd)
-        if alpha != 1:
-            y = y * operand(alpha, cd)
-        if target.dtype == cd and cd.kind != "b":
-            xp.add(target, y, out=target)
-        else:  # half storage computed in float32, bool + bool: or
-            x = target.astype(cd)
-            xp.copyto(target, xp.add(x, y) if cd.kind != "b" else xp.logical_or(x, y), casting="unsafe")
-        return self
+    def in_place(fn, logical=None):
+        """``self = fn(self, alpha * other)`` written into self's memory (an ``other`` overlapping self: NumPy
+        buffers); half storage computes in float32, bool uses ``logical``."""
+        def kernel(spec, self, other, alpha=1):
+            cd = COMPUTE_NP[spec.compute_dtype]
+            target = array(self)
+            y = operand(other, cd)
+            if alpha != 1:
+                y = y * operand(alpha, cd)
+            token = mute()
+            try:
+                if target.dtype == cd and cd.kind != "b":
+                    fn(target, y, out=target)
+                else:
+                    x = target.astype(cd)
+                    xp.copyto(target, fn(x, y) if cd.kind != "b" else logical(x, y), casting="unsafe")
+            finally:
+                unmute(token)
+            return self
+
+        return kernel
 
     def sub(spec, a, b, alpha=1):
         cd = compute_np(spec.compute_dtype)
@@ -269,6 +277,8 @@ def kernels(ctx) -> dict:
 
     table = {name: unary(fn) for name, fn in unary_table(xp, ctx.special).items()}
     table.update({name: binary(fn) for name, fn in binary_table(xp, ctx.special).items()})
-    table.update(add=add, add_=add_, sub=sub, where=where, clamp=clamp, relu=relu, polygamma=polygamma,
+    table.update(add=add, sub=sub, where=where, clamp=clamp, relu=relu, polygamma=polygamma,
                  softmax=softmax_kernel(False), log_softmax=softmax_kernel(True))
+    table.update(add_=in_place(xp.add, xp.logical_or), sub_=in_place(xp.subtract),
+                 mul_=in_place(xp.multiply, xp.logical_and), div_=in_place(xp.true_divide))
     return table

@@ -130,10 +130,11 @@ def _pointwise(ctx, op: str, base, arity: int):
     return kernel
 
 
-def _add_inplace(ctx, base):
-    """``add_(self, other)``: the add loop writing into ``self`` (any non-negative strides), alpha 1, one dtype;
-    an ``other`` that shares ``self``'s memory but not its elements runs the reference (NumPy buffers it)."""
-    entries = c_entries(ctx, "add")
+def _in_place(ctx, op: str, base):
+    """``op_(self, other)`` (add_, sub_, mul_, div_): the op's loop writing into ``self`` (any non-negative strides),
+    alpha 1, one dtype; an ``other`` that shares ``self``'s memory but not its elements runs the reference (NumPy
+    buffers it)."""
+    entries = c_entries(ctx, op)
 
     def kernel(spec, self, other, alpha=1):
         d = self.dtype
@@ -142,13 +143,14 @@ def _add_inplace(ctx, base):
                 or not writable(self) or (hasattr(other, "_storage") and other._storage is self._storage
                                           and (other._offset, other._stride) != (self._offset, self._stride)):
             return base(spec, self, other, alpha)
-        check_bounds("add_", self)
-        shape, strides = self._shape, self._stride
+        check_bounds(op + "_", self)
+        shape = self._shape
         n = math.prod(shape)
+        dense = contiguous_strides(shape)  # the one object _elementwise's contiguous path recognises
+        strides = dense if self._stride == dense else self._stride
         operands = [Operand(self._storage.data, self._offset, strides, shape)]
-        if not hasattr(other, "_storage") and isinstance(other, (bool, int, float)):
-            other = _scalar(other, d)
-        o = None if other is None else operand("add_", other, d, shape, strides, n)
+        scalar = other if hasattr(other, "_storage") else _scalar(other, d)
+        o = None if scalar is None else operand(op + "_", scalar, d, shape, dense, n)
         if o is None:
             return base(spec, self, other, alpha)
         _elementwise(ctx, entry, shape, strides, n, d, operands + [o], into=self)
@@ -290,6 +292,7 @@ def kernels(ctx) -> dict:
     for op in ("softmax", "log_softmax"):
         if (base := ctx.reference(op)) is not None:
             table[op] = Kernel(_softmax(ctx, op, base), min_numel=sized)
-    if (base := ctx.reference("add_")) is not None:
-        table["add_"] = Kernel(_add_inplace(ctx, base), min_numel=sized)
+    for op in ("add", "sub", "mul", "div"):
+        if (base := ctx.reference(op + "_")) is not None:
+            table[op + "_"] = Kernel(_in_place(ctx, op, base), min_numel=sized)
     return {**table, **_Gelu(ctx).kernels()}
