@@ -50,6 +50,9 @@ def pointer(ffi, op: str, t):
     return ffi.from_buffer(t._storage.data) + t._offset * t.dtype.itemsize
 
 
+_tuple_new = tuple.__new__  # an Operand without NamedTuple's Python-level __new__ frame
+
+
 def operand(op: str, x, dtype, shape: tuple, contiguous: tuple, n: int):
     """An Operand for tensor or Python scalar ``x`` broadcast to ``shape`` in ``dtype``; None if C cannot take it.
 
@@ -61,8 +64,8 @@ def operand(op: str, x, dtype, shape: tuple, contiguous: tuple, n: int):
         if x._stride == contiguous and x._shape == shape:  # dense and full-size: one bounds check
             if x._offset < 0 or (x._offset + n) * dtype.itemsize > min(x._storage.nbytes, x._storage.data.nbytes):
                 check_bounds(op, x)
-            return Operand(x._storage.data, x._offset, contiguous, shape)
-        if any(s < 0 for s in x._stride):
+            return _tuple_new(Operand, (x._storage.data, x._offset, contiguous, shape))
+        if min(x._stride, default=0) < 0:
             return None
         check_bounds(op, x)
         xs, st = x._shape, x._stride
@@ -77,7 +80,7 @@ def operand(op: str, x, dtype, shape: tuple, contiguous: tuple, n: int):
                 strides.append(0)
             else:
                 raise LayoutError(f"{op}: operand of shape {tuple(xs)} does not broadcast to {tuple(shape)}")
-        return Operand(x._storage.data, x._offset, tuple(strides), xs)
+        return _tuple_new(Operand, (x._storage.data, x._offset, tuple(strides), xs))
     if isinstance(x, (bool, int, float)):
         return Operand(np.array([x], dtype.numpy), 0, (0,) * len(shape), ())
     return None

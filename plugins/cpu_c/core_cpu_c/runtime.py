@@ -21,7 +21,8 @@ ALIGNMENT = 64
 CACHE_MIN_BYTES = 1 << 16  # fresh buffers this large cost page faults on first touch (a*b+c ran at 1/3 the
 # bandwidth; LeNet training steps ran 15-20% slower with a 1 MiB threshold)
 CACHE_MAX_BUFFERS = 16
-_cache: dict = {}  # padded size -> raw buffers; a raw buffer referenced only by this list is free again
+_cache: dict = {}  # padded size -> [(raw buffer, offset of its first aligned byte)]; a raw buffer referenced only
+# by its entry is free again
 _getrefcount = sys.getrefcount
 
 
@@ -33,17 +34,20 @@ def aligned_empty(nbytes: int) -> np.ndarray:
     """
     size = nbytes + ALIGNMENT
     if nbytes >= CACHE_MIN_BYTES:
-        pool = _cache.setdefault(size, [])
-        for raw in pool:
-            if _getrefcount(raw) == 3:  # the pool's list, the loop variable, getrefcount's argument
+        pool = _cache.get(size)
+        if pool is None:
+            pool = _cache[size] = []
+        for raw, start in pool:
+            if _getrefcount(raw) == 3:  # the pool's entry, the loop variable, getrefcount's argument
                 break
         else:
             raw = np.empty(size, np.uint8)
+            start = -_address(raw) % ALIGNMENT
             if len(pool) < CACHE_MAX_BUFFERS:
-                pool.append(raw)
+                pool.append((raw, start))
     else:
         raw = np.empty(size, np.uint8)
-    start = -_address(raw) % ALIGNMENT
+        start = -_address(raw) % ALIGNMENT
     buffer = raw[start:start + nbytes]
     return track(buffer, nbytes) if nbytes >= TRACK_MIN_BYTES else buffer
 
@@ -102,8 +106,8 @@ class CpuCRuntime(NumpyRuntime):
         """Bytes held for cpu tensors: the live buffers plus the free ones the large-buffer cache keeps."""
         free = 0
         for pool in _cache.values():
-            for raw in pool:
-                if _getrefcount(raw) == 3:  # the pool's list, the loop variable, getrefcount's argument
+            for raw, _ in pool:
+                if _getrefcount(raw) == 3:  # the pool's entry, the loop variable, getrefcount's argument
                     free += raw.nbytes
         return self.memory_allocated() + free
 

@@ -48,18 +48,47 @@ def _elementwise(ctx, entry, shape: tuple, strides: tuple, n: int, out_dtype, op
     if n == 0:
         return out, None
     fb = ctx.from_buffer
-    if not all(o.strides is strides for o in operands):  # all dense and full-size: contiguous, no collapsing
-        cshape, cstrides = coalesce(shape, [strides] + [o.strides for o in operands], min_rank=1)
-        if n > 1 and (len(cshape) > 1 or any(s != (1,) for s in cstrides)):
-            meta = list(cshape)
-            for s in cstrides:
-                meta += s
-            meta += [out_offset] + [o.offset for o in operands]
-            return out, strided(n, len(cshape), ctx.longs(meta), fb(buf), *[fb(o.buffer) for o in operands])
+    for o in operands:
+        if o.strides is not strides:  # not all dense and full-size: collapse the dims
+            layout = _strided_layout(shape, strides, operands)
+            if layout is not None:
+                rank, meta = layout
+                meta = meta + [out_offset]
+                buffers = [fb(buf)]
+                for o in operands:
+                    meta.append(o.offset)
+                    buffers.append(fb(o.buffer))
+                return out, strided(n, rank, ctx.longs(meta), *buffers)
+            break
     args = [n, fb(buf), out_offset]
     for o in operands:
         args += [fb(o.buffer), o.offset]
     return out, contig(*args)
+
+
+_LAYOUTS: dict = {}  # (shape, output strides, operands' strides) -> (rank, [sizes + strides]) or None
+_LAYOUTS_MAX = 512
+
+
+def _strided_layout(shape: tuple, strides: tuple, operands: list):
+    """(rank, sizes followed by each operand's strides, output first) of the coalesced walk over ``shape``, or None
+    when the operands walk as one dense run (the contiguous kernel serves them); remembered per layout."""
+    key = (shape, strides, *[o.strides for o in operands])
+    layout = _LAYOUTS.get(key, False)
+    if layout is False:
+        cshape, cstrides = coalesce(shape, list(key[1:]), min_rank=1)
+        layout = None
+        if math.prod(shape) > 1 and (len(cshape) > 1 or any(s != (1,) for s in cstrides)):
+            meta = list(cshape)
+            for s in cstrides:
+                meta += s
+            layout = (len(cshape), meta)
+        if len(_LAYOUTS) >= _LAYOUTS_MAX:
+            _LAYOUTS.clear()
+        _LAYOUTS[key] = layout
+    if layout is None:
+        return None
+    return layout[0], list(layout[1])
 
 
 def c_entries(ctx, name: str, op: str | None = None) -> dict:
@@ -202,7 +231,10 @@ def composite(ctx, op: str, base):
     def kernel(x, *others):
         entry = entries.get(x.dtype.name)
         out = None
-        if entry is not None and all(t._shape == x._shape for t in others):
+        if entry is not None:
+            for t in others:
+                if t._shape != x._shape:
+                    return base(x, *others)
             out = run(ctx, op, entry, x._shape, x.dtype, (x.dtype,) * (1 + len(others)), (x, *others))
         return base(x, *others) if out is None else out
 

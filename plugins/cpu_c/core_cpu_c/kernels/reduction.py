@@ -44,13 +44,24 @@ def _walk(x, reduced: tuple, reorder: bool):
     dims keep their order, the output being dense over them; each group is collapsed, and ``block`` is set when
     the last kept dim has a smaller stride than every reduced dim (C then walks neighbouring outputs together)."""
     shape, strides = x._shape, x._stride
-    kshape, kst = _collapse(shape, strides, [d for d in range(len(shape)) if d not in reduced])
-    if reorder and len(reduced) > 1:
-        reduced = sorted(reduced, key=strides.__getitem__, reverse=True)  # stable: ties keep their order
-    rshape, rst = _collapse(shape, strides, reduced)
-    nout = math.prod(kshape)
-    block = int(kshape[-1] > 1 and kst[-1] < min(rst))
-    return (len(kshape), len(rshape), block, x._offset, *kshape, *kst, *rshape, *rst), nout
+    key = (shape, strides, reduced, reorder)
+    walk = _WALKS.get(key)
+    if walk is None:
+        kshape, kst = _collapse(shape, strides, [d for d in range(len(shape)) if d not in reduced])
+        if reorder and len(reduced) > 1:
+            reduced = sorted(reduced, key=strides.__getitem__, reverse=True)  # stable: ties keep their order
+        rshape, rst = _collapse(shape, strides, reduced)
+        block = int(kshape[-1] > 1 and kst[-1] < min(rst))
+        walk = (len(kshape), len(rshape), block), (*kshape, *kst, *rshape, *rst), math.prod(kshape)
+        if len(_WALKS) >= _WALKS_MAX:
+            _WALKS.clear()
+        _WALKS[key] = walk
+    head, tail, nout = walk
+    return (*head, x._offset, *tail), nout
+
+
+_WALKS: dict = {}  # (shape, strides, reduced dims, reorder) -> (counts and block, sizes and strides, outputs)
+_WALKS_MAX = 512
 
 
 def _out_dtype_ok(op: str, spec, d) -> bool:
