@@ -264,6 +264,35 @@ def test_linear_serves_inference_mode_tensors(dnnl):
     assert_close(got, want)
 
 
+_NP_ACTIVATIONS = {"relu": lambda y: np.maximum(y, 0), "sigmoid": lambda y: 1 / (1 + np.exp(-y)), "tanh": np.tanh}
+
+
+@pytest.mark.parametrize("activation", sorted(_NP_ACTIVATIONS))
+def test_epilogues_run_as_post_ops_of_one_primitive(dnnl, activation):
+    """linear_pointwise and convolution_pointwise: one oneDNN primitive each (bias and activation fused), equal to
+    NumPy's float64 product then activation; the forward's cache entry differs from the plain op's."""
+    from core_cpu_c.kernels.linalg import GEMM_CALLS
+
+    rng = np.random.default_rng(7)
+    x_np, w_np, b_np = (rng.standard_normal(s).astype(np.float32) for s in ((64, 96), (80, 96), (80,)))
+    want = _NP_ACTIVATIONS[activation](x_np.astype(np.float64) @ w_np.T.astype(np.float64) + b_np)
+    before = GEMM_CALLS["linear"]
+    got = get_operator("linear_pointwise")(core.tensor(x_np), core.tensor(w_np), core.tensor(b_np), activation)
+    assert GEMM_CALLS["linear"] == before + 1
+    assert_close(got, core.tensor(want.astype(np.float32)), rtol=1e-5, atol=1e-4)
+    x, w, b = core.randn(2, 4, 10, 10), core.randn(6, 4, 3, 3), core.randn(6)
+    plain = F.conv2d(x, w, b, padding=1)
+    calls = _calls()
+    got = get_operator("convolution_pointwise")(x, w, b, (1, 1), (1, 1), (1, 1), 1, activation)
+    assert _calls()["forward"] == calls["forward"] + 1
+    assert_close(got, getattr(core, activation)(plain), rtol=1e-5, atol=1e-5)
+    # bfloat16: oneDNN's primitive where the CPU has an optimised one, else the decomposition; the same result
+    half = get_operator("linear_pointwise")(core.tensor(x_np).bfloat16(), core.tensor(w_np).bfloat16(),
+                                            core.tensor(b_np).bfloat16(), activation)
+    assert half.dtype is core.bfloat16
+    assert_close(half.float(), core.tensor(want.astype(np.float32)), rtol=3e-2, atol=0.15)
+
+
 def test_linear_leaves_other_dtypes_and_shapes_to_the_decomposition(dnnl):
     """float64, a 1-D weight's error and a broadcast bias are the decomposition's: same results, same errors."""
     from core_cpu_c.kernels.linalg import GEMM_CALLS

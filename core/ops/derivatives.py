@@ -697,6 +697,16 @@ def _linear(ctx, g):
     return grad_input, grad_weight, grad_bias
 
 
+_ACTIVATION_BACKWARD = {"relu": lambda g, y: relu_backward(g, y),  # y > 0 exactly where the input was
+                        "sigmoid": lambda g, y: sigmoid_backward(g, y), "tanh": lambda g, y: tanh_backward(g, y)}
+
+
+@derivative("linear_pointwise")
+def _linear_pointwise(ctx, g):
+    """The activation's gradient from the saved output, then linear's."""
+    return _linear(ctx, _ACTIVATION_BACKWARD[ctx.args[3]](g, ctx.output()))
+
+
 derivative("gelu")(lambda ctx, g: (gelu_backward(g, ctx.input(0), ctx.args[1]),))
 
 
@@ -705,6 +715,11 @@ def _convolution(ctx, g):
     input, weight, bias = ctx.input(0), ctx.input(1), ctx.args[2]
     mask = (input.requires_grad, weight.requires_grad, bias is not None and bias.requires_grad)
     return convolution_backward(g, input, weight, *ctx.args[3:7], mask)
+
+
+@derivative("convolution_pointwise")
+def _convolution_pointwise(ctx, g):
+    return _convolution(ctx, _ACTIVATION_BACKWARD[ctx.args[7]](g, ctx.output()))
 
 
 @derivative("max_pool")

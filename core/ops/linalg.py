@@ -638,6 +638,31 @@ linear = define("linear", decomposition=_linear_parts,
                 doc="linear(input, weight, bias): input @ weight.T + bias over the last dim of input; "
                     "bias may be None. A composite that backends may fuse")
 
+#: the activations an epilogue may apply (``linear_pointwise``, ``convolution_pointwise``): each one's gradient is
+#: computed from its output, which is all the fused op saves
+POINTWISE_ACTIVATIONS = ("relu", "sigmoid", "tanh")
+
+
+def pointwise_activation(op: str, activation):
+    """The function of ``activation`` (a name in :data:`POINTWISE_ACTIVATIONS`); ValueError naming ``op`` else."""
+    from . import elementwise
+
+    if activation not in POINTWISE_ACTIVATIONS:
+        raise ValueError(f"{op}(): activation must be one of {', '.join(POINTWISE_ACTIVATIONS)}, got {activation!r}")
+    return getattr(elementwise, activation)
+
+
+def _linear_pointwise_parts(input, weight, bias, activation):
+    act = pointwise_activation("linear_pointwise", activation)
+    return act(linear(input, weight, bias))
+
+
+linear_pointwise = define("linear_pointwise", decomposition=_linear_pointwise_parts,
+                          doc="linear_pointwise(input, weight, bias, activation): activation(linear(input, weight, "
+                              "bias)), activation one of relu, sigmoid, tanh: a GEMM with its epilogue, what the "
+                              "JIT's epilogue pass makes of linear followed by the activation. A composite that "
+                              "backends may fuse (cpu_c: one oneDNN matmul with the bias and a post-op)")
+
 
 def multi_dot(tensors, *, out=None):
     """The product of matrices, the first and last may be vectors, multiplied in the cheapest order

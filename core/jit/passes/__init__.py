@@ -9,16 +9,19 @@ from __future__ import annotations
 from .constant_fold import constant_fold
 from .cse import cse
 from .dce import dce
+from .epilogue import epilogue
 from .functionalize import functionalize
 from .fusion import fusion
 from .simplify import simplify
 
-__all__ = ["optimize", "pipeline", "PIPELINE", "functionalize", "simplify", "constant_fold", "cse", "dce", "fusion"]
+__all__ = ["optimize", "pipeline", "PIPELINE", "functionalize", "simplify", "constant_fold", "cse", "dce", "epilogue",
+           "fusion"]
 
 # (name, function graph -> graph), in order: make copies/fills pure, simplify algebra, fold constants, merge
-# duplicates, drop dead code, then fuse what is left (fusion must see the final, smallest graph).
+# duplicates, drop dead code, fold activations into the GEMMs and convolutions before them, then fuse what is left
+# (fusion must see the final, smallest graph).
 PIPELINE: list = [("functionalize", functionalize), ("simplify", simplify), ("constant_fold", constant_fold),
-                  ("cse", cse), ("dce", dce), ("fusion", fusion)]
+                  ("cse", cse), ("dce", dce), ("epilogue", epilogue), ("fusion", fusion)]
 
 
 def pipeline() -> list:

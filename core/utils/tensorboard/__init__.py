@@ -156,12 +156,13 @@ class SummaryWriter:
             self._add(_summary.scalar(name, _summary.as_scalar("add_hparams", value)), global_step, None, run)
 
     def add_graph(self, model, input_to_model=None, verbose: bool = False, use_strict_trace: bool = True) -> None:
-        """The graph of ``model`` traced with ``core.jit.trace`` on ``input_to_model`` (a tensor or a tuple):
-        one node per op, named by module scope, with its output shapes; TensorBoard's GRAPHS tab draws it."""
+        """The graph of ``model`` traced with ``core.jit.trace`` on ``input_to_model`` (a tensor or a tuple), as
+        traced (before the passes fuse anything, as PyTorch draws its traced graph): one node per op, named by
+        module scope, with its output shapes; TensorBoard's GRAPHS tab draws it."""
         from ...jit import trace
 
         inputs = input_to_model if isinstance(input_to_model, tuple) else (input_to_model,)
-        traced = trace(model, inputs)
+        traced = trace(model, inputs, optimize=False)
         graph_def = _summary.graph_def(traced.graph)
         if verbose:
             print(graph_def)

@@ -159,6 +159,22 @@ static dnnl_status_t optimised(const_dnnl_primitive_desc_t pd) {
     return !impl || strstr(impl, "ref") ? dnnl_unimplemented : dnnl_success;
 }
 
+/* *attr: NULL for no activation, else attributes whose post-op applies it (ccc_dnnl_conv.activation's codes). */
+static dnnl_status_t activation_attr(long long activation, dnnl_primitive_attr_t* attr) {
+    static const dnnl_alg_kind_t algs[4] = {dnnl_alg_kind_undef, dnnl_eltwise_relu, dnnl_eltwise_logistic,
+                                            dnnl_eltwise_tanh};
+    *attr = NULL;
+    if (activation == 0) return dnnl_success;
+    if (activation < 0 || activation > 3) return dnnl_invalid_arguments;
+    dnnl_post_ops_t ops;
+    CHECK(dnnl_post_ops_create(&ops));
+    dnnl_status_t status = dnnl_post_ops_append_eltwise(ops, algs[activation], 0.f, 0.f);
+    if (status == dnnl_success) status = dnnl_primitive_attr_create(attr);
+    if (status == dnnl_success) status = dnnl_primitive_attr_set_post_ops(*attr, ops);
+    dnnl_post_ops_destroy(ops);
+    return status;
+}
+
 /* The primitive and arguments of entry e (its kind and key set); the argument order is the call's pointer order. */
 static dnnl_status_t build_pds(entry_t* e, dnnl_memory_desc_t user[4], dnnl_memory_desc_t any[4],
                                dnnl_primitive_desc_t* hint, dnnl_primitive_desc_t* pd) {
@@ -168,9 +184,14 @@ static dnnl_status_t build_pds(entry_t* e, dnnl_memory_desc_t user[4], dnnl_memo
     const dnnl_alg_kind_t alg = dnnl_convolution_direct;
     CHECK(make_mds(p, 0, user));
     CHECK(make_mds(p, 1, any));
-    CHECK(dnnl_convolution_forward_primitive_desc_create(hint, engine, dnnl_forward_training, alg, any[0], any[1],
-                                                         any[2], any[3], g.strides, g.dilates, g.pad_l, g.pad_r,
-                                                         NULL));
+    if (e->kind != FWD && p->activation) return dnnl_invalid_arguments; /* a post-op is the forward's alone */
+    dnnl_primitive_attr_t attr;
+    CHECK(activation_attr(p->activation, &attr));
+    dnnl_status_t made = dnnl_convolution_forward_primitive_desc_create(
+        hint, engine, dnnl_forward_training, alg, any[0], any[1], any[2], any[3], g.strides, g.dilates, g.pad_l,
+        g.pad_r, attr);
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    CHECK(made);
     if (e->kind == BWD_DATA)
         CHECK(dnnl_convolution_backward_data_primitive_desc_create(pd, engine, alg, any[0], any[1], any[3], g.strides,
                                                                    g.dilates, g.pad_l, g.pad_r, *hint, NULL));
@@ -215,7 +236,8 @@ static dnnl_status_t operand_md(dnnl_memory_desc_t* md, int nd, long long batch,
 
 /* The matmul primitive of entry e over the caller's strided operands (no reorders: transposes are strides): one
    product, or key.batch products as one 3-D primitive whose operands are sa / sb elements apart (0: one matrix
-   for every product, broadcast); the bias, when there is one, is added to every row. */
+   for every product, broadcast); the bias, when there is one, is added to every row, then the activation, when
+   there is one, applied (a post-op). */
 static dnnl_status_t build_matmul(entry_t* e) {
     const gemm_key* key = &e->key.gemm;
     const ccc_dnnl_gemm* p = &key->problem;
@@ -232,8 +254,11 @@ static dnnl_status_t build_matmul(entry_t* e) {
                             p->tb ? p->ldb : 1, type);
     if (status == dnnl_success && p->has_bias) status = operand_md(&md[2], nd, 1, m, 1, m, m, 1, type);
     if (status == dnnl_success) status = operand_md(&md[3], nd, z, n * m, n, m, m, 1, type);
+    dnnl_primitive_attr_t attr = NULL;
+    if (status == dnnl_success) status = activation_attr(p->activation, &attr);
     if (status == dnnl_success)
-        status = dnnl_matmul_primitive_desc_create(&pd, engine, md[0], md[1], md[2], md[3], NULL);
+        status = dnnl_matmul_primitive_desc_create(&pd, engine, md[0], md[1], md[2], md[3], attr);
+    if (attr) dnnl_primitive_attr_destroy(attr);
     if (status == dnnl_success) status = optimised(pd);
     if (status == dnnl_success) status = dnnl_primitive_create(&e->prim, pd);
     const int args[4] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};

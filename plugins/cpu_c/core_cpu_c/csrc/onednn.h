@@ -7,6 +7,8 @@
 typedef struct {
     long long nd, batch, channels, out_channels, groups, has_bias, dtype;
     long long in[3], kernel[3], out[3], stride[3], pad[3], dilation[3];
+    long long activation; /* forward only: 0 none, else applied to the output in the same primitive (a post-op):
+                             1 relu, 2 sigmoid, 3 tanh */
 } ccc_dnnl_conv;
 
 int ccc_dnnl_conv_forward(const ccc_dnnl_conv* p, const void* x, const void* w, const void* bias, void* out);
@@ -18,9 +20,10 @@ int ccc_dnnl_conv_backward_weights(const ccc_dnnl_conv* p, const void* grad_out,
    element offsets a_offs[i], b_offs[i] (BLAS's layout: ta/tb = stored transposed, lda/ldb the leading dims), bias
    (m elements, NULL unless has_bias), C dense (n x m per product): oneDNN's matmul primitive, cached per problem,
    accumulating in float32 and rounding once. Products one stride apart run as one batched primitive. 0, or a
-   nonzero dnnl_status_t (nothing written) where oneDNN cannot run the problem or has only its reference kernel. */
+   nonzero dnnl_status_t (nothing written) where oneDNN cannot run the problem or has only its reference kernel.
+   activation: as ccc_dnnl_conv's, applied after the bias. */
 typedef struct {
-    long long n, m, k, ta, lda, tb, ldb, dtype, has_bias;
+    long long n, m, k, ta, lda, tb, ldb, dtype, has_bias, activation;
 } ccc_dnnl_gemm;
 int ccc_dnnl_matmul(const ccc_dnnl_gemm* p, long long count, const void* a, const long long* a_offs, const void* b,
                     const long long* b_offs, const void* bias, void* c);

@@ -1,4 +1,5 @@
-"""Convolution (core.ops.conv): ``convolution`` and ``convolution_backward``.
+"""Convolution (core.ops.conv): ``convolution``, ``convolution_backward`` and ``convolution_pointwise`` (oneDNN only:
+the activation as a post-op of the same primitive; elsewhere the decomposition runs).
 
 float32, bfloat16 and float16 go to oneDNN first (csrc/onednn.c, :func:`core_cpu_c.lib.load_onednn`): 1-, 2- and
 3-D, any stride, padding, dilation and groups, the bias fused; half problems only where oneDNN has an optimised kernel
@@ -11,6 +12,7 @@ with a height of 1); the rest (3-D float64, an empty batch) runs the decompositi
 from __future__ import annotations
 
 from ..context import FLOATS, Family
+from .linalg import ACTIVATION_CODES
 
 __all__ = ["kernels", "OPS", "same_float_dtype", "as_2d", "ONEDNN_CALLS", "conv_path"]
 
@@ -111,14 +113,16 @@ class _Convolution(Family):
         ONEDNN_CALLS[kind] += 1
         return True
 
-    def _dnnl_forward(self, input, weight, bias, stride, padding, dilation, groups):
-        """oneDNN's convolution (bias fused), or None when it does not take the problem."""
+    def _dnnl_forward(self, input, weight, bias, stride, padding, dilation, groups, activation: int = 0):
+        """oneDNN's convolution (bias and the activation of code ``activation`` fused), or None when it does not take
+        the problem."""
         if self.dnnl is None or (bias is not None and (bias.dtype is not input.dtype or bias.dim() != 1)):
             return None
         found = _dnnl_problem(self.dnnl[0], input, weight, stride, padding, dilation, groups, bias is not None) \
             if weight.dtype is input.dtype else None
         if found is None:
             return None
+        found[0].activation = activation
         x, w, b = input.contiguous(), weight.contiguous(), self.contiguous(bias)
         out, _ = self.empty((x.shape[0], w.shape[0]) + found[1], x.dtype)
         return out if self._dnnl("forward", found[0], x, w, b, out) else None
@@ -162,6 +166,18 @@ class _Convolution(Family):
         failed = self.c[op, x.dtype.name](geometry, self.pointer(op, x), self.pointer(op, w), self.pointer(op, b), buf)
         self.check_scratch(op, failed)
         return out
+
+    def convolution_pointwise(self, input, weight, bias, stride, padding, dilation, groups, activation):
+        """The convolution with ``activation`` applied in oneDNN's primitive (a post-op); ``NotImplemented`` (the
+        decomposition: convolution, then the activation) where oneDNN does not take the problem."""
+        code = ACTIVATION_CODES.get(activation)
+        served = None if code is None else \
+            self._dnnl_forward(input, weight, bias, stride, padding, dilation, groups, code)
+        return NotImplemented if served is None else served
+
+    def kernels(self) -> dict:
+        """{op: kernel}: :data:`OPS` and ``convolution_pointwise`` (which has no C function of its own)."""
+        return {**super().kernels(), "convolution_pointwise": self.convolution_pointwise}
 
     def convolution_backward(self, grad_output, input, weight, stride, padding, dilation, groups, output_mask):
         """(grad_input, grad_weight, grad_bias), None where ``output_mask`` is False."""

@@ -1,9 +1,10 @@
-"""Products (core.ops.linalg): ``batched_matmul`` (so matmul, mm, bmm, addmm) and ``linear``.
+"""Products (core.ops.linalg): ``batched_matmul`` (so matmul, mm, bmm, addmm), ``linear`` and ``linear_pointwise``.
 
 float32, and float16/bfloat16 where oneDNN has an optimised kernel for the CPU (on an AVX-512 BF16 CPU, bfloat16:
 its dot-product instructions, as PyTorch's CPU autocast), run oneDNN's matmul primitive where oneDNN is loaded
 (csrc/onednn.c: cached per problem, on the same OpenMP threads as cpu_c's kernels; transposed or sliced operands
-are strides, products one stride apart one batched primitive; ``linear`` adds its bias in the same primitive).
+are strides, products one stride apart one batched primitive; ``linear`` adds its bias in the same primitive and
+``linear_pointwise`` applies its activation there too, as a post-op).
 Elsewhere, and for float64, OpenBLAS's ``sgemm``/``dgemm`` runs with the batch loop in C and transposes as BLAS
 flags; half operands are then widened to float32 in C, multiplied by ``sgemm`` and the product rounded once
 (csrc/blas.c). Every path accumulates in float32 (PyTorch's CPU opmath); only the order of the additions differs."""
@@ -19,11 +20,12 @@ from ..layout import check_bounds
 from ..renderer import DTYPES, HALF
 from ..runtime import array, new_tensor
 
-__all__ = ["kernels", "min_numel", "gemm_path", "GEMM_CALLS"]
+__all__ = ["kernels", "min_numel", "gemm_path", "GEMM_CALLS", "ACTIVATION_CODES"]
 
 _INT_MAX = 2**31 - 1
 _DNNL_DTYPES = {"float32": 0, "bfloat16": 1, "float16": 2}  # ccc_dnnl_gemm.dtype
 GEMM_CALLS = {"float32": 0, "half": 0, "linear": 0}  # products oneDNN ran, by dtype; linears (tests read them)
+ACTIVATION_CODES = {"relu": 1, "sigmoid": 2, "tanh": 3}  # csrc/onednn.h's post-op codes (ccc_dnnl_gemm.activation)
 
 
 def onednn():
@@ -88,9 +90,10 @@ def _matrix(t, rows: int, cols: int, s0: int, s1: int):
     return t._storage.data, np.array([t._offset], np.int64), layout[0], layout[1]
 
 
-def _onednn_product(dtype, n: int, m: int, k: int, a: tuple, b: tuple, bias, out_buf) -> bool:
+def _onednn_product(dtype, n: int, m: int, k: int, a: tuple, b: tuple, bias, out_buf, activation: int = 0) -> bool:
     """``out = A @ B (+ bias)`` on oneDNN's matmul (operands as :func:`_operand` gives them, ``bias`` a dense 1-D
-    tensor or None); False (nothing written) where oneDNN is not loaded or declines the problem."""
+    tensor or None), then the activation of code ``activation`` (:data:`ACTIVATION_CODES`; 0: none); False (nothing
+    written) where oneDNN is not loaded or declines the problem."""
     dnnl = onednn()
     code = _DNNL_DTYPES.get(dtype.name)
     if dnnl is None or code is None:
@@ -99,7 +102,8 @@ def _onednn_product(dtype, n: int, m: int, k: int, a: tuple, b: tuple, bias, out
     fb = ffi.from_buffer
     (a_buf, a_offs, ta, lda), (b_buf, b_offs, tb, ldb) = a, b
     problem = ffi.new("ccc_dnnl_gemm*", {"n": n, "m": m, "k": k, "ta": ta, "lda": lda, "tb": tb, "ldb": ldb,
-                                         "dtype": code, "has_bias": int(bias is not None)})
+                                         "dtype": code, "has_bias": int(bias is not None),
+                                         "activation": activation})
     bias_ptr = ffi.NULL if bias is None else \
         ffi.cast("char*", fb(bias._storage.data)) + bias._offset * bias.dtype.itemsize
     if lib.ccc_dnnl_matmul(problem, len(a_offs), fb(a_buf), fb("long long[]", a_offs), fb(b_buf),
@@ -142,13 +146,15 @@ def _matmul(ctx, base):
     return kernel
 
 
-def _linear(ctx):
-    def linear(input, weight, bias=None):
-        """``input @ weight.T + bias`` as one oneDNN matmul with the bias fused; ``NotImplemented`` (the
-        decomposition: matmul, then add) for other dtypes, shapes or devices, small problems and without oneDNN."""
+def _linear(ctx, pointwise: bool):
+    def linear(input, weight, bias=None, activation=None):
+        """``input @ weight.T + bias`` (then ``activation``, for ``linear_pointwise``) as one oneDNN matmul with the
+        bias and the activation fused; ``NotImplemented`` (the decomposition) for other dtypes, shapes or devices,
+        small problems and without oneDNN."""
+        code = ACTIVATION_CODES.get(activation, -1) if pointwise else 0
         d = input.dtype
         device = input._storage.device
-        if d.name not in _DNNL_DTYPES or weight.dtype is not d or input.dim() < 1 or weight.dim() != 2 \
+        if code < 0 or d.name not in _DNNL_DTYPES or weight.dtype is not d or input.dim() < 1 or weight.dim() != 2 \
                 or weight._storage.device != device:
             return NotImplemented
         m, k = weight._shape
@@ -173,7 +179,7 @@ def _linear(ctx):
             bias = bias.contiguous()
         shape = lead + (m,)
         out, buf = new_tensor(shape, d, n * m * d.itemsize, ctx.key)
-        if not _onednn_product(d, n, m, k, a, b, bias, buf):
+        if not _onednn_product(d, n, m, k, a, b, bias, buf, code):
             return NotImplemented
         GEMM_CALLS["linear"] += 1
         return out
@@ -182,7 +188,8 @@ def _linear(ctx):
 
 
 def kernels(ctx) -> dict:
-    """{"batched_matmul": Kernel over the reference kernel it extends, "linear": its fused kernel}."""
+    """{"batched_matmul": Kernel over the reference kernel it extends, "linear" and "linear_pointwise": the fused
+    kernels}."""
     base = ctx.reference("batched_matmul")
     return {} if base is None else {"batched_matmul": Kernel(_matmul(ctx, base), min_numel=min_numel(ctx)),
-                                    "linear": _linear(ctx)}
+                                    "linear": _linear(ctx, False), "linear_pointwise": _linear(ctx, True)}
