@@ -293,6 +293,31 @@ def test_epilogues_run_as_post_ops_of_one_primitive(dnnl, activation):
     assert_close(half.float(), core.tensor(want.astype(np.float32)), rtol=3e-2, atol=0.15)
 
 
+@pytest.mark.parametrize("activation", [None, "relu", "tanh"])
+def test_a_residual_is_a_post_op_of_the_same_matmul(dnnl, activation):
+    """linear_pointwise with a dense residual of the output's shape: one primitive; a transposed or broadcast one
+    goes to the decomposition (the same values)."""
+    from core_cpu_c.kernels.linalg import GEMM_CALLS
+
+    rng = np.random.default_rng(8)
+    x_np, w_np, b_np, r_np = (rng.standard_normal(s).astype(np.float32) for s in ((3, 40, 96), (80, 96), (80,),
+                                                                                  (3, 40, 80)))
+    y = x_np.astype(np.float64) @ w_np.T.astype(np.float64) + b_np + r_np
+    want = y if activation is None else _NP_ACTIVATIONS[activation](y)
+    op = get_operator("linear_pointwise")
+    x, w, b, r = (core.tensor(a) for a in (x_np, w_np, b_np, r_np))
+    before = GEMM_CALLS["linear"]
+    assert_close(op(x, w, b, activation, r), core.tensor(want.astype(np.float32)), rtol=1e-5, atol=1e-4)
+    assert GEMM_CALLS["linear"] == before + 1
+    strided = core.tensor(np.ascontiguousarray(r_np.transpose(0, 2, 1))).transpose(1, 2)
+    assert_close(op(x, w, b, activation, strided), core.tensor(want.astype(np.float32)), rtol=1e-5, atol=1e-4)
+    row = core.tensor(r_np[0, 0])
+    y = x_np.astype(np.float64) @ w_np.T.astype(np.float64) + b_np + r_np[0, 0]
+    want = y if activation is None else _NP_ACTIVATIONS[activation](y)
+    assert_close(op(x, w, b, activation, row), core.tensor(want.astype(np.float32)), rtol=1e-5, atol=1e-4)
+    assert GEMM_CALLS["linear"] == before + 3  # the declined calls' decomposition runs the plain fused linear
+
+
 def test_linear_leaves_other_dtypes_and_shapes_to_the_decomposition(dnnl):
     """float64, a 1-D weight's error and a broadcast bias are the decomposition's: same results, same errors."""
     from core_cpu_c.kernels.linalg import GEMM_CALLS

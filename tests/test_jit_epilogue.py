@@ -1,4 +1,5 @@
-"""The epilogue pass and its fused ops: ``linear_pointwise`` and ``convolution_pointwise`` (core/jit/passes/epilogue.py)."""
+"""The epilogue pass and its fused ops: ``linear_pointwise`` and ``convolution_pointwise`` (core/jit/passes/epilogue.py):
+activations and residual additions folded into the product before them."""
 
 from __future__ import annotations
 
@@ -147,8 +148,62 @@ def test_a_compiled_training_step_through_fused_epilogues_equals_eager(device):
 
 def test_an_unknown_activation_is_refused_with_the_op_named():
     x, w = core.randn(2, 3), core.randn(4, 3)
-    with pytest.raises(ValueError, match=r"linear_pointwise\(\): activation must be one of relu, sigmoid, tanh"):
+    with pytest.raises(ValueError, match=r"linear_pointwise\(\): activation must be None or one of relu, sigmoid, tanh"):
         get_operator("linear_pointwise")(x, w, None, "gelu")
-    with pytest.raises(ValueError, match=r"convolution_pointwise\(\): activation must be one of"):
+    with pytest.raises(ValueError, match=r"convolution_pointwise\(\): activation must be None or one of"):
         get_operator("convolution_pointwise")(core.randn(1, 1, 4, 4), core.randn(1, 1, 3, 3), None, (1, 1), (0, 0),
                                               (1, 1), 1, "softplus")
+
+
+@pytest.mark.parametrize("activation", (None, "relu"))
+def test_a_residual_addition_folds_in_before_the_activation(device, activation):
+    """``act(linear(h) + x)`` (either operand order) and ``act(conv(h) + x)``: one node, eager's values."""
+    core.manual_seed(4)
+    lin = nn.Linear(32, 32).to(device)
+    conv = nn.Conv2d(4, 4, 3, padding=1).to(device)
+    act = (lambda y: y) if activation is None else getattr(core, activation)
+
+    def block(x, img, x2):  # the third: a scalar addition is no residual, the linear stays
+        return act(x + lin(x)), act(conv(img) + img), act(lin(x2) + 1.5)
+
+    x, img, x2 = core.randn(8, 32, device=device), core.randn(2, 4, 6, 6, device=device), core.randn(8, 32, device=device)
+    traced = jit.trace(block, (x, img, x2))
+    ops = _ops(traced.graph)
+    assert ops.count("linear_pointwise") == 1 and ops.count("convolution_pointwise") == 1 and ops.count("linear") == 1
+    assert "convolution" not in ops
+    _close_all(traced(x, img, x2), block(x, img, x2), rtol=1e-5, atol=1e-5)
+
+
+def test_residual_gradients_in_float64_and_a_broadcast_residual(device):
+    if not _has_float64(device):
+        pytest.skip(f"{device} has no float64")
+    kw = dict(dtype=core.float64, device=device, requires_grad=True)
+    x, w, b = core.randn(4, 6, **kw), core.randn(5, 6, **kw), core.randn(5, **kw)
+    for residual in (core.randn(4, 5, **kw), core.randn(5, **kw)):
+        for activation in (None, "tanh"):
+            fn = lambda x, w, b, r: get_operator("linear_pointwise")(x, w, b, activation, r)  # noqa: E731
+            assert gradcheck(fn, (x, w, b, residual))
+    xi, wi, r = core.randn(1, 2, 4, 4, **kw), core.randn(3, 2, 3, 3, **kw), core.randn(1, 3, 4, 4, **kw)
+    conv = get_operator("convolution_pointwise")
+    assert gradcheck(lambda x, w, r: conv(x, w, None, (1, 1), (1, 1), (1, 1), 1, "sigmoid", r), (xi, wi, r))
+
+
+def test_a_transformer_feed_forward_trains_compiled_as_eager(device):
+    """x + W2 relu(W1 x): both epilogues (activation, residual) fold, and training through them equals eager."""
+    def make():
+        core.manual_seed(5)
+        return nn.Linear(16, 32).to(device), nn.Linear(32, 16).to(device)
+
+    x = core.randn(10, 16, device=device)
+    results = []
+    for compiled in (False, True):
+        up, down = make()
+        ff = lambda x: x + down(core.relu(up(x)))  # noqa: E731
+        if compiled:
+            ff = core.compile(ff)
+        loss = ff(x).square().mean()
+        loss.backward()
+        results.append([loss.detach(), up.weight.grad, up.bias.grad, down.weight.grad, down.bias.grad])
+    _close_all(results[1], results[0], rtol=1e-5, atol=1e-6)
+    graph = jit.trace(lambda x: x + make()[1](core.relu(make()[0](x))), (x,)).graph
+    assert _ops(graph).count("linear_pointwise") == 2

@@ -44,19 +44,20 @@ convolution = define(
 
 
 
-def _convolution_pointwise_parts(input, weight, bias, stride, padding, dilation, groups, activation):
-    from .linalg import pointwise_activation
+def _convolution_pointwise_parts(input, weight, bias, stride, padding, dilation, groups, activation, residual=None):
+    from .linalg import epilogue
 
-    act = pointwise_activation("convolution_pointwise", activation)
-    return act(convolution(input, weight, bias, stride, padding, dilation, groups))
+    apply = epilogue("convolution_pointwise", activation, residual)
+    return apply(convolution(input, weight, bias, stride, padding, dilation, groups))
 
 
 convolution_pointwise = define(
     "convolution_pointwise", decomposition=_convolution_pointwise_parts,
-    doc="convolution_pointwise(input, weight, bias, stride, padding, dilation, groups, activation): "
-        "activation(convolution(...)), activation one of relu, sigmoid, tanh: a convolution with its epilogue, what "
-        "the JIT's epilogue pass makes of a convolution followed by the activation. A composite that backends may "
-        "fuse (cpu_c: one oneDNN convolution with the bias and a post-op)")
+    doc="convolution_pointwise(input, weight, bias, stride, padding, dilation, groups, activation, residual=None): "
+        "activation(convolution(...) + residual), activation None or one of relu, sigmoid, tanh: a convolution with "
+        "its epilogue, what the JIT's epilogue pass makes of a convolution followed by an addition and the "
+        "activation. A composite that backends may fuse (cpu_c: one oneDNN convolution with the bias and the "
+        "activation as a post-op)")
 
 def _convolution_backward_parts(grad_output, input, weight, stride, padding, dilation, groups, output_mask):
     """(grad_input, grad_weight, grad_bias) of :func:`_convolution_parts`, each None where output_mask says so:

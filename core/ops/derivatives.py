@@ -697,14 +697,22 @@ def _linear(ctx, g):
     return grad_input, grad_weight, grad_bias
 
 
-_ACTIVATION_BACKWARD = {"relu": lambda g, y: relu_backward(g, y),  # y > 0 exactly where the input was
+_ACTIVATION_BACKWARD = {None: lambda g, y: g, "relu": lambda g, y: relu_backward(g, y),  # y > 0 where x > 0
                         "sigmoid": lambda g, y: sigmoid_backward(g, y), "tanh": lambda g, y: tanh_backward(g, y)}
+
+
+def _epilogue_backward(ctx, g, at: int):
+    """(the gradient of the product, of the residual) of a fused op whose activation is argument ``at`` and
+    residual the next: the activation's gradient from the saved output, which the residual receives as is."""
+    g = _ACTIVATION_BACKWARD[ctx.args[at]](g, ctx.output())
+    residual = ctx.args[at + 1] if len(ctx.args) > at + 1 else None
+    return g, (g if residual is not None and residual.requires_grad else None)
 
 
 @derivative("linear_pointwise")
 def _linear_pointwise(ctx, g):
-    """The activation's gradient from the saved output, then linear's."""
-    return _linear(ctx, _ACTIVATION_BACKWARD[ctx.args[3]](g, ctx.output()))
+    g, g_residual = _epilogue_backward(ctx, g, 3)
+    return (*_linear(ctx, g), None, g_residual)
 
 
 derivative("gelu")(lambda ctx, g: (gelu_backward(g, ctx.input(0), ctx.args[1]),))
@@ -719,7 +727,8 @@ def _convolution(ctx, g):
 
 @derivative("convolution_pointwise")
 def _convolution_pointwise(ctx, g):
-    return _convolution(ctx, _ACTIVATION_BACKWARD[ctx.args[7]](g, ctx.output()))
+    g, g_residual = _epilogue_backward(ctx, g, 7)
+    return (*_convolution(ctx, g), None, None, None, None, None, g_residual)
 
 
 @derivative("max_pool")

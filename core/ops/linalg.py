@@ -638,30 +638,41 @@ linear = define("linear", decomposition=_linear_parts,
                 doc="linear(input, weight, bias): input @ weight.T + bias over the last dim of input; "
                     "bias may be None. A composite that backends may fuse")
 
-#: the activations an epilogue may apply (``linear_pointwise``, ``convolution_pointwise``): each one's gradient is
-#: computed from its output, which is all the fused op saves
+#: the activations an epilogue may apply (``linear_pointwise``, ``convolution_pointwise``; None: none): each one's
+#: gradient is computed from its output, which is all the fused op saves
 POINTWISE_ACTIVATIONS = ("relu", "sigmoid", "tanh")
 
 
-def pointwise_activation(op: str, activation):
-    """The function of ``activation`` (a name in :data:`POINTWISE_ACTIVATIONS`); ValueError naming ``op`` else."""
+def epilogue(op: str, activation, residual):
+    """The function ``product -> activation(product + residual)`` of a fused op's epilogue (``activation`` None or
+    a name in :data:`POINTWISE_ACTIVATIONS`, ``residual`` None or a tensor); ValueError naming ``op`` else."""
     from . import elementwise
 
-    if activation not in POINTWISE_ACTIVATIONS:
-        raise ValueError(f"{op}(): activation must be one of {', '.join(POINTWISE_ACTIVATIONS)}, got {activation!r}")
-    return getattr(elementwise, activation)
+    if activation is not None and activation not in POINTWISE_ACTIVATIONS:
+        raise ValueError(f"{op}(): activation must be None or one of {', '.join(POINTWISE_ACTIVATIONS)}, "
+                         f"got {activation!r}")
+    if residual is not None and not isinstance(residual, Tensor):
+        raise TypeError(f"{op}(): residual must be None or a Tensor, not {type(residual).__name__}")
+    act = getattr(elementwise, activation) if activation is not None else None
+
+    def apply(product):
+        if residual is not None:
+            product = add(product, residual)
+        return product if act is None else act(product)
+
+    return apply
 
 
-def _linear_pointwise_parts(input, weight, bias, activation):
-    act = pointwise_activation("linear_pointwise", activation)
-    return act(linear(input, weight, bias))
+def _linear_pointwise_parts(input, weight, bias, activation, residual=None):
+    return epilogue("linear_pointwise", activation, residual)(linear(input, weight, bias))
 
 
 linear_pointwise = define("linear_pointwise", decomposition=_linear_pointwise_parts,
-                          doc="linear_pointwise(input, weight, bias, activation): activation(linear(input, weight, "
-                              "bias)), activation one of relu, sigmoid, tanh: a GEMM with its epilogue, what the "
-                              "JIT's epilogue pass makes of linear followed by the activation. A composite that "
-                              "backends may fuse (cpu_c: one oneDNN matmul with the bias and a post-op)")
+                          doc="linear_pointwise(input, weight, bias, activation, residual=None): "
+                              "activation(linear(input, weight, bias) + residual), activation None or one of relu, "
+                              "sigmoid, tanh: a GEMM with its epilogue, what the JIT's epilogue pass makes of linear "
+                              "followed by an addition and the activation. A composite that backends may fuse "
+                              "(cpu_c: one oneDNN matmul with the bias, the residual and the activation fused)")
 
 
 def multi_dot(tensors, *, out=None):

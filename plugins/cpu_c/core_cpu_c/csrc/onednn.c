@@ -20,7 +20,7 @@ static const dnnl_data_type_t DATA_TYPES[3] = {dnnl_f32, dnnl_bf16, dnnl_f16}; /
 int omp_get_max_threads(void); /* libgomp's (oneDNN's GNU OpenMP build and cpu_c share it) */
 
 enum { FWD, BWD_DATA, BWD_WEIGHTS, MATMUL };
-#define MAX_ARGS 4
+#define MAX_ARGS 5
 #define MAX_ENTRIES 256 /* the cache is emptied when it holds this many problems */
 #define CHECK(call)                                                                                                    \
     do {                                                                                                               \
@@ -159,16 +159,21 @@ static dnnl_status_t optimised(const_dnnl_primitive_desc_t pd) {
     return !impl || strstr(impl, "ref") ? dnnl_unimplemented : dnnl_success;
 }
 
-/* *attr: NULL for no activation, else attributes whose post-op applies it (ccc_dnnl_conv.activation's codes). */
-static dnnl_status_t activation_attr(long long activation, dnnl_primitive_attr_t* attr) {
+/* *attr: NULL for no post-op, else attributes whose post-ops add the tensor of `residual` (a memory descriptor, or
+   NULL for none; the primitive's argument DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1) and then apply the
+   activation (ccc_dnnl_conv.activation's codes). */
+static dnnl_status_t post_ops_attr(long long activation, const_dnnl_memory_desc_t residual,
+                                   dnnl_primitive_attr_t* attr) {
     static const dnnl_alg_kind_t algs[4] = {dnnl_alg_kind_undef, dnnl_eltwise_relu, dnnl_eltwise_logistic,
                                             dnnl_eltwise_tanh};
     *attr = NULL;
-    if (activation == 0) return dnnl_success;
+    if (activation == 0 && !residual) return dnnl_success;
     if (activation < 0 || activation > 3) return dnnl_invalid_arguments;
     dnnl_post_ops_t ops;
     CHECK(dnnl_post_ops_create(&ops));
-    dnnl_status_t status = dnnl_post_ops_append_eltwise(ops, algs[activation], 0.f, 0.f);
+    dnnl_status_t status = dnnl_success;
+    if (residual) status = dnnl_post_ops_append_binary(ops, dnnl_binary_add, residual);
+    if (status == dnnl_success && activation) status = dnnl_post_ops_append_eltwise(ops, algs[activation], 0.f, 0.f);
     if (status == dnnl_success) status = dnnl_primitive_attr_create(attr);
     if (status == dnnl_success) status = dnnl_primitive_attr_set_post_ops(*attr, ops);
     dnnl_post_ops_destroy(ops);
@@ -186,7 +191,7 @@ static dnnl_status_t build_pds(entry_t* e, dnnl_memory_desc_t user[4], dnnl_memo
     CHECK(make_mds(p, 1, any));
     if (e->kind != FWD && p->activation) return dnnl_invalid_arguments; /* a post-op is the forward's alone */
     dnnl_primitive_attr_t attr;
-    CHECK(activation_attr(p->activation, &attr));
+    CHECK(post_ops_attr(p->activation, NULL, &attr));
     dnnl_status_t made = dnnl_convolution_forward_primitive_desc_create(
         hint, engine, dnnl_forward_training, alg, any[0], any[1], any[2], any[3], g.strides, g.dilates, g.pad_l,
         g.pad_r, attr);
@@ -236,15 +241,15 @@ static dnnl_status_t operand_md(dnnl_memory_desc_t* md, int nd, long long batch,
 
 /* The matmul primitive of entry e over the caller's strided operands (no reorders: transposes are strides): one
    product, or key.batch products as one 3-D primitive whose operands are sa / sb elements apart (0: one matrix
-   for every product, broadcast); the bias, when there is one, is added to every row, then the activation, when
-   there is one, applied (a post-op). */
+   for every product, broadcast); the bias, when there is one, is added to every row, then the residual and the
+   activation, when there are, as post-ops. */
 static dnnl_status_t build_matmul(entry_t* e) {
     const gemm_key* key = &e->key.gemm;
     const ccc_dnnl_gemm* p = &key->problem;
     const dnnl_data_type_t type = DATA_TYPES[p->dtype];
     const int nd = key->batch > 1 ? 3 : 2;
     const long long z = key->batch, n = p->n, m = p->m, k = p->k;
-    dnnl_memory_desc_t md[4] = {0}; /* src, weights, bias, dst */
+    dnnl_memory_desc_t md[5] = {0}; /* src, weights, bias, dst, residual (laid out as dst) */
     dnnl_primitive_desc_t pd = NULL;
     dnnl_status_t status =
         operand_md(&md[0], nd, key->sa ? z : 1, key->sa ? key->sa : n * k, n, k, p->ta ? 1 : p->lda, p->ta ? p->lda : 1,
@@ -254,15 +259,17 @@ static dnnl_status_t build_matmul(entry_t* e) {
                             p->tb ? p->ldb : 1, type);
     if (status == dnnl_success && p->has_bias) status = operand_md(&md[2], nd, 1, m, 1, m, m, 1, type);
     if (status == dnnl_success) status = operand_md(&md[3], nd, z, n * m, n, m, m, 1, type);
+    if (status == dnnl_success && p->has_residual) status = operand_md(&md[4], nd, z, n * m, n, m, m, 1, type);
     dnnl_primitive_attr_t attr = NULL;
-    if (status == dnnl_success) status = activation_attr(p->activation, &attr);
+    if (status == dnnl_success) status = post_ops_attr(p->activation, md[4], &attr);
     if (status == dnnl_success)
         status = dnnl_matmul_primitive_desc_create(&pd, engine, md[0], md[1], md[2], md[3], attr);
     if (attr) dnnl_primitive_attr_destroy(attr);
     if (status == dnnl_success) status = optimised(pd);
     if (status == dnnl_success) status = dnnl_primitive_create(&e->prim, pd);
-    const int args[4] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
-    for (int i = 0; i < 4 && status == dnnl_success; ++i) {
+    const int args[5] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST,
+                         DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1};
+    for (int i = 0; i < 5 && status == dnnl_success; ++i) {
         if (!md[i]) continue; /* no bias */
         arg_t* a = &e->args[e->nargs++];
         a->arg = args[i];
@@ -270,7 +277,7 @@ static dnnl_status_t build_matmul(entry_t* e) {
         status = dnnl_memory_create(&a->user, md[i], engine, DNNL_MEMORY_NONE);
     }
     if (pd) dnnl_primitive_desc_destroy(pd);
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < 5; ++i)
         if (md[i]) dnnl_memory_desc_destroy(md[i]);
     return status;
 }
@@ -388,7 +395,7 @@ static int evenly_spaced(const long long* offs, long long count, long long* stri
 }
 
 int ccc_dnnl_matmul(const ccc_dnnl_gemm* p, long long count, const void* a, const long long* a_offs, const void* b,
-                    const long long* b_offs, const void* bias, void* c) {
+                    const long long* b_offs, const void* bias, const void* residual, void* c) {
     if (p->dtype < 0 || p->dtype > 2 || count < 1) return dnnl_invalid_arguments;
     const long long size = p->dtype ? 2 : 4, nm = p->n * p->m; /* bytes per element; elements per product */
     gemm_key key;
@@ -404,9 +411,14 @@ int ccc_dnnl_matmul(const ccc_dnnl_gemm* p, long long count, const void* a, cons
     entry_t* e = find(MATMUL, &key, sizeof key, &status);
     const long long calls = key.batch > 1 ? 1 : count;
     for (long long i = 0; e && status == dnnl_success && i < calls; ++i) {
-        void* operands[3] = {(char*)a + a_offs[i] * size, (char*)b + b_offs[i] * size, (char*)c + i * nm * size};
-        void* with_bias[4] = {operands[0], operands[1], (void*)bias, operands[2]};
-        status = execute(e, p->has_bias ? with_bias : operands);
+        void* buffers[MAX_ARGS]; /* in the entry's argument order: src, weights, [bias], dst, [residual] */
+        int used = 0;
+        buffers[used++] = (char*)a + a_offs[i] * size;
+        buffers[used++] = (char*)b + b_offs[i] * size;
+        if (p->has_bias) buffers[used++] = (void*)bias;
+        buffers[used++] = (char*)c + i * nm * size;
+        if (p->has_residual) buffers[used++] = (char*)residual + i * nm * size;
+        status = execute(e, buffers);
     }
     pthread_mutex_unlock(&lock);
     return (int)status;

@@ -21,12 +21,13 @@ int ccc_dnnl_conv_backward_weights(const ccc_dnnl_conv* p, const void* grad_out,
    (m elements, NULL unless has_bias), C dense (n x m per product): oneDNN's matmul primitive, cached per problem,
    accumulating in float32 and rounding once. Products one stride apart run as one batched primitive. 0, or a
    nonzero dnnl_status_t (nothing written) where oneDNN cannot run the problem or has only its reference kernel.
-   activation: as ccc_dnnl_conv's, applied after the bias. */
+   has_residual: R (dense like C, NULL unless set) is added after the bias; activation (as ccc_dnnl_conv's) is
+   applied last: C = act(A @ B + bias + R), all in the one primitive (post-ops). */
 typedef struct {
-    long long n, m, k, ta, lda, tb, ldb, dtype, has_bias, activation;
+    long long n, m, k, ta, lda, tb, ldb, dtype, has_bias, activation, has_residual;
 } ccc_dnnl_gemm;
 int ccc_dnnl_matmul(const ccc_dnnl_gemm* p, long long count, const void* a, const long long* a_offs, const void* b,
-                    const long long* b_offs, const void* bias, void* c);
+                    const long long* b_offs, const void* bias, const void* residual, void* c);
 int ccc_dnnl_cache_size(void);
 void ccc_dnnl_cache_clear(void);
 int ccc_dnnl_version(void);

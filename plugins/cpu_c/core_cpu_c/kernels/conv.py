@@ -167,10 +167,12 @@ class _Convolution(Family):
         self.check_scratch(op, failed)
         return out
 
-    def convolution_pointwise(self, input, weight, bias, stride, padding, dilation, groups, activation):
+    def convolution_pointwise(self, input, weight, bias, stride, padding, dilation, groups, activation,
+                              residual=None):
         """The convolution with ``activation`` applied in oneDNN's primitive (a post-op); ``NotImplemented`` (the
-        decomposition: convolution, then the activation) where oneDNN does not take the problem."""
-        code = ACTIVATION_CODES.get(activation)
+        decomposition: convolution, then the addition and the activation) with a residual or where oneDNN does
+        not take the problem."""
+        code = ACTIVATION_CODES.get(activation) if residual is None else None
         served = None if code is None else \
             self._dnnl_forward(input, weight, bias, stride, padding, dilation, groups, code)
         return NotImplemented if served is None else served

@@ -90,10 +90,12 @@ def _matrix(t, rows: int, cols: int, s0: int, s1: int):
     return t._storage.data, np.array([t._offset], np.int64), layout[0], layout[1]
 
 
-def _onednn_product(dtype, n: int, m: int, k: int, a: tuple, b: tuple, bias, out_buf, activation: int = 0) -> bool:
-    """``out = A @ B (+ bias)`` on oneDNN's matmul (operands as :func:`_operand` gives them, ``bias`` a dense 1-D
-    tensor or None), then the activation of code ``activation`` (:data:`ACTIVATION_CODES`; 0: none); False (nothing
-    written) where oneDNN is not loaded or declines the problem."""
+def _onednn_product(dtype, n: int, m: int, k: int, a: tuple, b: tuple, bias, out_buf, activation: int = 0,
+                    residual=None) -> bool:
+    """``out = act(A @ B (+ bias) (+ residual))`` on oneDNN's matmul (operands as :func:`_operand` gives them,
+    ``bias`` a dense 1-D tensor or None, ``residual`` a tensor laid out as ``out`` or None, ``act`` the activation of
+    code ``activation``: :data:`ACTIVATION_CODES`, 0 none); False (nothing written) where oneDNN is not loaded or
+    declines the problem."""
     dnnl = onednn()
     code = _DNNL_DTYPES.get(dtype.name)
     if dnnl is None or code is None:
@@ -103,11 +105,12 @@ def _onednn_product(dtype, n: int, m: int, k: int, a: tuple, b: tuple, bias, out
     (a_buf, a_offs, ta, lda), (b_buf, b_offs, tb, ldb) = a, b
     problem = ffi.new("ccc_dnnl_gemm*", {"n": n, "m": m, "k": k, "ta": ta, "lda": lda, "tb": tb, "ldb": ldb,
                                          "dtype": code, "has_bias": int(bias is not None),
-                                         "activation": activation})
-    bias_ptr = ffi.NULL if bias is None else \
-        ffi.cast("char*", fb(bias._storage.data)) + bias._offset * bias.dtype.itemsize
+                                         "activation": activation, "has_residual": int(residual is not None)})
+    bias_ptr, residual_ptr = (ffi.NULL if t is None else
+                              ffi.cast("char*", fb(t._storage.data)) + t._offset * t.dtype.itemsize
+                              for t in (bias, residual))
     if lib.ccc_dnnl_matmul(problem, len(a_offs), fb(a_buf), fb("long long[]", a_offs), fb(b_buf),
-                           fb("long long[]", b_offs), bias_ptr, fb(out_buf)):
+                           fb("long long[]", b_offs), bias_ptr, residual_ptr, fb(out_buf)):
         return False
     GEMM_CALLS["float32" if code == 0 else "half"] += 1
     return True
@@ -147,11 +150,11 @@ def _matmul(ctx, base):
 
 
 def _linear(ctx, pointwise: bool):
-    def linear(input, weight, bias=None, activation=None):
-        """``input @ weight.T + bias`` (then ``activation``, for ``linear_pointwise``) as one oneDNN matmul with the
-        bias and the activation fused; ``NotImplemented`` (the decomposition) for other dtypes, shapes or devices,
-        small problems and without oneDNN."""
-        code = ACTIVATION_CODES.get(activation, -1) if pointwise else 0
+    def linear(input, weight, bias=None, activation=None, residual=None):
+        """``input @ weight.T + bias`` (for ``linear_pointwise``, then ``+ residual`` and ``activation``) as one
+        oneDNN matmul with the rest fused; ``NotImplemented`` (the decomposition) for other dtypes, shapes or
+        devices, a residual that is not dense and of the output's shape, small problems and without oneDNN."""
+        code = (0 if activation is None else ACTIVATION_CODES.get(activation, -1)) if pointwise else 0
         d = input.dtype
         device = input._storage.device
         if code < 0 or d.name not in _DNNL_DTYPES or weight.dtype is not d or input.dim() < 1 or weight.dim() != 2 \
@@ -178,8 +181,13 @@ def _linear(ctx, pointwise: bool):
         if bias is not None and bias._stride != (1,) and m > 1:
             bias = bias.contiguous()
         shape = lead + (m,)
+        if residual is not None:
+            if not hasattr(residual, "_storage") or residual.dtype is not d or residual._shape != shape \
+                    or residual._storage.device != device or not residual.is_contiguous():
+                return NotImplemented
+            check_bounds("linear", residual)
         out, buf = new_tensor(shape, d, n * m * d.itemsize, ctx.key)
-        if not _onednn_product(d, n, m, k, a, b, bias, buf, code):
+        if not _onednn_product(d, n, m, k, a, b, bias, buf, code, residual):
             return NotImplemented
         GEMM_CALLS["linear"] += 1
         return out
