@@ -43,8 +43,8 @@ convolution = define(
         "matmul) that backends may fuse")
 
 
-
-def _convolution_pointwise_parts(input, weight, bias, stride, padding, dilation, groups, activation, residual=None):
+def _convolution_pointwise_parts(input, weight, bias, stride, padding, dilation, groups, activation, residual=None,
+                                 /):
     from .linalg import epilogue
 
     apply = epilogue("convolution_pointwise", activation, residual)
@@ -53,11 +53,13 @@ def _convolution_pointwise_parts(input, weight, bias, stride, padding, dilation,
 
 convolution_pointwise = define(
     "convolution_pointwise", decomposition=_convolution_pointwise_parts,
-    doc="convolution_pointwise(input, weight, bias, stride, padding, dilation, groups, activation, residual=None): "
+    doc="convolution_pointwise(input, weight, bias, stride, padding, dilation, groups, activation, residual=None, /) "
+        "(positional arguments only): "
         "activation(convolution(...) + residual), activation None or one of relu, sigmoid, tanh: a convolution with "
         "its epilogue, what the JIT's epilogue pass makes of a convolution followed by an addition and the "
         "activation. A composite that backends may fuse (cpu_c: one oneDNN convolution with the bias and the "
         "activation as a post-op)")
+
 
 def _convolution_backward_parts(grad_output, input, weight, stride, padding, dilation, groups, output_mask):
     """(grad_input, grad_weight, grad_bias) of :func:`_convolution_parts`, each None where output_mask says so:

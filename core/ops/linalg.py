@@ -638,6 +638,7 @@ linear = define("linear", decomposition=_linear_parts,
                 doc="linear(input, weight, bias): input @ weight.T + bias over the last dim of input; "
                     "bias may be None. A composite that backends may fuse")
 
+
 #: the activations an epilogue may apply (``linear_pointwise``, ``convolution_pointwise``; None: none): each one's
 #: gradient is computed from its output, which is all the fused op saves
 POINTWISE_ACTIVATIONS = ("relu", "sigmoid", "tanh")
@@ -663,12 +664,13 @@ def epilogue(op: str, activation, residual):
     return apply
 
 
-def _linear_pointwise_parts(input, weight, bias, activation, residual=None):
+def _linear_pointwise_parts(input, weight, bias, activation, residual=None, /):
     return epilogue("linear_pointwise", activation, residual)(linear(input, weight, bias))
 
 
 linear_pointwise = define("linear_pointwise", decomposition=_linear_pointwise_parts,
-                          doc="linear_pointwise(input, weight, bias, activation, residual=None): "
+                          doc="linear_pointwise(input, weight, bias, activation, residual=None, /) (positional "
+                              "arguments only: autograd follows positional tensors): "
                               "activation(linear(input, weight, bias) + residual), activation None or one of relu, "
                               "sigmoid, tanh: a GEMM with its epilogue, what the JIT's epilogue pass makes of linear "
                               "followed by an addition and the activation. A composite that backends may fuse "

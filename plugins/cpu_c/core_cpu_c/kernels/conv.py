@@ -168,7 +168,7 @@ class _Convolution(Family):
         return out
 
     def convolution_pointwise(self, input, weight, bias, stride, padding, dilation, groups, activation,
-                              residual=None):
+                              residual=None, /):
         """The convolution with ``activation`` applied in oneDNN's primitive (a post-op); ``NotImplemented`` (the
         decomposition: convolution, then the addition and the activation) with a residual or where oneDNN does
         not take the problem."""

@@ -149,50 +149,60 @@ def _matmul(ctx, base):
     return kernel
 
 
-def _linear(ctx, pointwise: bool):
-    def linear(input, weight, bias=None, activation=None, residual=None):
-        """``input @ weight.T + bias`` (for ``linear_pointwise``, then ``+ residual`` and ``activation``) as one
-        oneDNN matmul with the rest fused; ``NotImplemented`` (the decomposition) for other dtypes, shapes or
-        devices, a residual that is not dense and of the output's shape, small problems and without oneDNN."""
-        code = (0 if activation is None else ACTIVATION_CODES.get(activation, -1)) if pointwise else 0
-        d = input.dtype
-        device = input._storage.device
-        if code < 0 or d.name not in _DNNL_DTYPES or weight.dtype is not d or input.dim() < 1 or weight.dim() != 2 \
-                or weight._storage.device != device:
-            return NotImplemented
-        m, k = weight._shape
-        lead = input._shape[:-1]
-        n = math.prod(lead)
-        if bias is not None and (bias.dtype is not d or bias._shape != (m,) or bias._storage.device != device):
-            return NotImplemented
-        if input._shape[-1] != k or min(n, m, k) == 0 or max(n, m, k) > _INT_MAX or n * m * k < ctx.min_numel \
-                or onednn() is None:
-            return NotImplemented
-        check_bounds("linear", input)
-        check_bounds("linear", weight)
-        rows = coalesce(lead, [input._stride[:-1]], min_rank=1)
-        if len(rows[0]) > 1:  # rows that are not one stride apart
-            input = input.contiguous()
-            rows = coalesce(lead, [input._stride[:-1]], min_rank=1)
-        a = _matrix(input, n, k, rows[1][0][0], input._stride[-1])
-        b = _matrix(weight, k, m, weight._stride[1], weight._stride[0])  # weight.T
-        if a is None or b is None:
-            return NotImplemented
-        if bias is not None and bias._stride != (1,) and m > 1:
-            bias = bias.contiguous()
-        shape = lead + (m,)
-        if residual is not None:
-            if not hasattr(residual, "_storage") or residual.dtype is not d or residual._shape != shape \
-                    or residual._storage.device != device or not residual.is_contiguous():
-                return NotImplemented
-            check_bounds("linear", residual)
-        out, buf = new_tensor(shape, d, n * m * d.itemsize, ctx.key)
-        if not _onednn_product(d, n, m, k, a, b, bias, buf, code, residual):
-            return NotImplemented
-        GEMM_CALLS["linear"] += 1
-        return out
+def _linear(ctx):
+    def linear(input, weight, bias=None):
+        """``input @ weight.T + bias`` as one oneDNN matmul with the bias fused; ``NotImplemented`` (the
+        decomposition) for other dtypes, shapes or devices, small problems and without oneDNN."""
+        return _fused_linear(ctx, input, weight, bias, 0, None)
 
-    return linear
+    def linear_pointwise(input, weight, bias, activation, residual=None, /):
+        """``activation(input @ weight.T + bias + residual)`` as one oneDNN matmul, the rest as post-ops;
+        ``NotImplemented`` (the decomposition) as :func:`linear`, and for a residual that is not dense and of the
+        output's shape."""
+        code = 0 if activation is None else ACTIVATION_CODES.get(activation, -1)
+        return NotImplemented if code < 0 else _fused_linear(ctx, input, weight, bias, code, residual)
+
+    return linear, linear_pointwise
+
+
+def _fused_linear(ctx, input, weight, bias, code: int, residual):
+    """The output of ``linear`` with the activation of ``code`` and ``residual`` fused, or NotImplemented."""
+    d = input.dtype
+    device = input._storage.device
+    if d.name not in _DNNL_DTYPES or weight.dtype is not d or input.dim() < 1 or weight.dim() != 2 \
+            or weight._storage.device != device:
+        return NotImplemented
+    m, k = weight._shape
+    lead = input._shape[:-1]
+    n = math.prod(lead)
+    if bias is not None and (bias.dtype is not d or bias._shape != (m,) or bias._storage.device != device):
+        return NotImplemented
+    if input._shape[-1] != k or min(n, m, k) == 0 or max(n, m, k) > _INT_MAX or n * m * k < ctx.min_numel \
+            or onednn() is None:
+        return NotImplemented
+    check_bounds("linear", input)
+    check_bounds("linear", weight)
+    rows = coalesce(lead, [input._stride[:-1]], min_rank=1)
+    if len(rows[0]) > 1:  # rows that are not one stride apart
+        input = input.contiguous()
+        rows = coalesce(lead, [input._stride[:-1]], min_rank=1)
+    a = _matrix(input, n, k, rows[1][0][0], input._stride[-1])
+    b = _matrix(weight, k, m, weight._stride[1], weight._stride[0])  # weight.T
+    if a is None or b is None:
+        return NotImplemented
+    if bias is not None and bias._stride != (1,) and m > 1:
+        bias = bias.contiguous()
+    shape = lead + (m,)
+    if residual is not None:
+        if not hasattr(residual, "_storage") or residual.dtype is not d or residual._shape != shape \
+                or residual._storage.device != device or not residual.is_contiguous():
+            return NotImplemented
+        check_bounds("linear", residual)
+    out, buf = new_tensor(shape, d, n * m * d.itemsize, ctx.key)
+    if not _onednn_product(d, n, m, k, a, b, bias, buf, code, residual):
+        return NotImplemented
+    GEMM_CALLS["linear"] += 1
+    return out
 
 
 def kernels(ctx) -> dict:
@@ -200,4 +210,4 @@ def kernels(ctx) -> dict:
     kernels}."""
     base = ctx.reference("batched_matmul")
     return {} if base is None else {"batched_matmul": Kernel(_matmul(ctx, base), min_numel=min_numel(ctx)),
-                                    "linear": _linear(ctx, False), "linear_pointwise": _linear(ctx, True)}
+                                    **dict(zip(("linear", "linear_pointwise"), _linear(ctx)))}
