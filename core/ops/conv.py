@@ -45,9 +45,9 @@ convolution = define(
 
 def _convolution_pointwise_parts(input, weight, bias, stride, padding, dilation, groups, activation, residual=None,
                                  /):
-    from .linalg import epilogue
+    from .linalg import epilogue_function
 
-    apply = epilogue("convolution_pointwise", activation, residual)
+    apply = epilogue_function("convolution_pointwise", activation, residual)
     return apply(convolution(input, weight, bias, stride, padding, dilation, groups))
 
 

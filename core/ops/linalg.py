@@ -644,7 +644,7 @@ linear = define("linear", decomposition=_linear_parts,
 POINTWISE_ACTIVATIONS = ("relu", "sigmoid", "tanh")
 
 
-def epilogue(op: str, activation, residual):
+def epilogue_function(op: str, activation, residual):
     """The function ``product -> activation(product + residual)`` of a fused op's epilogue (``activation`` None or
     a name in :data:`POINTWISE_ACTIVATIONS`, ``residual`` None or a tensor); ValueError naming ``op`` else."""
     from . import elementwise
@@ -665,7 +665,7 @@ def epilogue(op: str, activation, residual):
 
 
 def _linear_pointwise_parts(input, weight, bias, activation, residual=None, /):
-    return epilogue("linear_pointwise", activation, residual)(linear(input, weight, bias))
+    return epilogue_function("linear_pointwise", activation, residual)(linear(input, weight, bias))
 
 
 linear_pointwise = define("linear_pointwise", decomposition=_linear_pointwise_parts,

@@ -11,7 +11,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Operand", "operand", "pointer", "LayoutError"]
+__all__ = ["Operand", "operand", "pointer", "LayoutError", "remember", "MISSING"]
+
+MISSING = object()  # what a layout cache's ``get`` returns for a key it does not hold (None is a value)
 
 
 class LayoutError(RuntimeError):
@@ -25,6 +27,16 @@ class Operand(NamedTuple):
     offset: int
     strides: tuple
     shape: tuple
+
+
+def remember(cache: dict, key, value, limit: int = 512):
+    """Store ``value`` under ``key`` in the per-layout ``cache`` (cleared when it holds ``limit`` entries, so a
+    program walking ever new shapes keeps it bounded) and return it. Callers look up first and call this on a miss:
+    the hit path stays one ``dict.get``."""
+    if len(cache) >= limit:
+        cache.clear()
+    cache[key] = value
+    return value
 
 
 def check_bounds(op: str, t) -> None:

@@ -15,7 +15,7 @@ import numpy as np
 from core.backends.api import Kernel, coalesce, contiguous_strides, is_contiguous
 
 from ..context import Family
-from ..layout import Operand, check_bounds, operand
+from ..layout import MISSING, Operand, check_bounds, operand, remember
 from ..movement import writable
 from ..renderer import BOOL_OUTPUT, DTYPES, HALF, KERNEL_OPS, OP_DTYPES, kernel_name
 from ..runtime import new_tensor
@@ -48,12 +48,12 @@ def _elementwise(ctx, entry, shape: tuple, strides: tuple, n: int, out_dtype, op
     if n == 0:
         return out, None
     fb = ctx.from_buffer
-    for o in operands:
-        if o.strides is not strides:  # not all dense and full-size: collapse the dims
+    for x in operands:
+        if x.strides is not strides:  # not all dense and full-size: collapse the dims
             layout = _strided_layout(shape, strides, operands)
             if layout is not None:
-                rank, meta = layout
-                meta = meta + [out_offset]
+                rank, sizes_strides = layout
+                meta = [*sizes_strides, out_offset]
                 buffers = [fb(buf)]
                 for o in operands:
                     meta.append(o.offset)
@@ -66,29 +66,21 @@ def _elementwise(ctx, entry, shape: tuple, strides: tuple, n: int, out_dtype, op
     return out, contig(*args)
 
 
-_LAYOUTS: dict = {}  # (shape, output strides, operands' strides) -> (rank, [sizes + strides]) or None
-_LAYOUTS_MAX = 512
+_LAYOUTS: dict = {}  # (shape, output strides, operands' strides) -> (rank, (sizes, then strides)) or None
 
 
 def _strided_layout(shape: tuple, strides: tuple, operands: list):
     """(rank, sizes followed by each operand's strides, output first) of the coalesced walk over ``shape``, or None
     when the operands walk as one dense run (the contiguous kernel serves them); remembered per layout."""
     key = (shape, strides, *[o.strides for o in operands])
-    layout = _LAYOUTS.get(key, False)
-    if layout is False:
+    layout = _LAYOUTS.get(key, MISSING)
+    if layout is MISSING:
         cshape, cstrides = coalesce(shape, list(key[1:]), min_rank=1)
         layout = None
         if math.prod(shape) > 1 and (len(cshape) > 1 or any(s != (1,) for s in cstrides)):
-            meta = list(cshape)
-            for s in cstrides:
-                meta += s
-            layout = (len(cshape), meta)
-        if len(_LAYOUTS) >= _LAYOUTS_MAX:
-            _LAYOUTS.clear()
-        _LAYOUTS[key] = layout
-    if layout is None:
-        return None
-    return layout[0], list(layout[1])
+            layout = (len(cshape), (*cshape, *[n for s in cstrides for n in s]))
+        remember(_LAYOUTS, key, layout)
+    return layout
 
 
 def c_entries(ctx, name: str, op: str | None = None) -> dict:

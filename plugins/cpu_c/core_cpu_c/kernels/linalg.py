@@ -149,7 +149,9 @@ def _matmul(ctx, base):
     return kernel
 
 
-def _linear(ctx):
+def _linear(ctx) -> dict:
+    """{"linear", "linear_pointwise": their kernels}, both one oneDNN matmul (``_fused_linear``)."""
+
     def linear(input, weight, bias=None):
         """``input @ weight.T + bias`` as one oneDNN matmul with the bias fused; ``NotImplemented`` (the
         decomposition) for other dtypes, shapes or devices, small problems and without oneDNN."""
@@ -162,7 +164,7 @@ def _linear(ctx):
         code = 0 if activation is None else ACTIVATION_CODES.get(activation, -1)
         return NotImplemented if code < 0 else _fused_linear(ctx, input, weight, bias, code, residual)
 
-    return linear, linear_pointwise
+    return {"linear": linear, "linear_pointwise": linear_pointwise}
 
 
 def _fused_linear(ctx, input, weight, bias, code: int, residual):
@@ -210,4 +212,4 @@ def kernels(ctx) -> dict:
     kernels}."""
     base = ctx.reference("batched_matmul")
     return {} if base is None else {"batched_matmul": Kernel(_matmul(ctx, base), min_numel=min_numel(ctx)),
-                                    **dict(zip(("linear", "linear_pointwise"), _linear(ctx)))}
+                                    **_linear(ctx)}

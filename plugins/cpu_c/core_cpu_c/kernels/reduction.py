@@ -17,7 +17,7 @@ import math
 
 from core.backends.api import coalesce
 
-from ..layout import check_bounds
+from ..layout import check_bounds, remember
 from ..renderer import HALF
 from ..runtime import new_tensor
 
@@ -52,16 +52,13 @@ def _walk(x, reduced: tuple, reorder: bool):
             reduced = sorted(reduced, key=strides.__getitem__, reverse=True)  # stable: ties keep their order
         rshape, rst = _collapse(shape, strides, reduced)
         block = int(kshape[-1] > 1 and kst[-1] < min(rst))
-        walk = (len(kshape), len(rshape), block), (*kshape, *kst, *rshape, *rst), math.prod(kshape)
-        if len(_WALKS) >= _WALKS_MAX:
-            _WALKS.clear()
-        _WALKS[key] = walk
+        walk = remember(_WALKS, key, ((len(kshape), len(rshape), block), (*kshape, *kst, *rshape, *rst),
+                                      math.prod(kshape)))
     head, tail, nout = walk
     return (*head, x._offset, *tail), nout
 
 
 _WALKS: dict = {}  # (shape, strides, reduced dims, reorder) -> (counts and block, sizes and strides, outputs)
-_WALKS_MAX = 512
 
 
 def _out_dtype_ok(op: str, spec, d) -> bool:
