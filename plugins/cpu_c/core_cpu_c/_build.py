@@ -17,7 +17,7 @@ from cffi import FFI
 
 CSRC = Path(__file__).parent / "csrc"
 HEADERS = ("kernels.h", "elementwise_gen.h", "reduce.h", "optim.h", "conv.h", "norm.h", "loss.h", "movement.h")
-SOURCES = ("blas.c", "elementwise_gen.c", "reduce.c", "optim.c", "conv.c", "norm.c", "loss.c", "movement.c")
+SOURCES = ("blas.c", "elementwise_gen.c", "reduce.c", "optim.c", "conv.c", "norm.c", "loss.c", "movement.c", "vecpow.c")
 
 
 def _flags() -> tuple:

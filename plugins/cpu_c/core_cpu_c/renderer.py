@@ -258,22 +258,29 @@ def c_kernels(op: str) -> tuple:
     return ("clamp", "clamp_min", "clamp_max") if op == "clamp" else (op,)
 
 
-# float32 functions served by cpu_c's own kernels in csrc/vecmath.h instead of libm's (libmvec's) (see there why)
+# float32 functions served by cpu_c's own kernels instead of libm's (libmvec's): inline ones in csrc/vecmath.h (any
+# C file that includes it, core.jit's fused kernels too), and ccc_powf, whose SIMD variants the C extension defines
+# (csrc/vecpow.c; see there why)
 OWN_FLOAT32_FUNCTIONS = {"tanh": "ccc_tanhf", "expm1": "ccc_expm1f"}
+EXTENSION_FLOAT32_FUNCTIONS = {**OWN_FLOAT32_FUNCTIONS, "pow": "ccc_powf"}
 
 
 class OwnMathFunctions:
-    """Renderer mixin: float32 calls of the functions in OWN_FLOAT32_FUNCTIONS name cpu_c's own kernels."""
+    """Renderer mixin: float32 calls of the functions in ``own_functions`` name cpu_c's own kernels."""
+
+    own_functions = OWN_FLOAT32_FUNCTIONS
 
     def function(self, name: str, dtype: str) -> str:
         """The C function computing ``name`` for ``dtype``: cpu_c's own float32 kernel where it has one."""
-        if dtype == "float32" and name in OWN_FLOAT32_FUNCTIONS:
-            return OWN_FLOAT32_FUNCTIONS[name]
+        if dtype == "float32" and name in self.own_functions:
+            return self.own_functions[name]
         return super().function(name, dtype)
 
 
 class CpuRenderer(OwnMathFunctions, CRenderer):
     """Renders this backend's contiguous + strided elementwise kernels."""
+
+    own_functions = EXTENSION_FLOAT32_FUNCTIONS
 
     def fill(self, template: str, dtype: str) -> str:
         """``template`` with this backend's placeholders and core's ({T}, {f:name}) filled for ``dtype``."""
@@ -385,7 +392,7 @@ _FLOAT = ("float32", "float64")
 
 # libm functions with SIMD variants in csrc/vecmath.h (float and double spellings), and the helpers that call them
 _VECTOR_MATH = re.compile(r"\b(?:(?:exp|exp2|expm1|log|log2|log10|log1p|sin|cos|tan|asin|acos|atan|sinh|cosh|tanh|asinh"
-                          r"|acosh|atanh|erf|erfc|cbrt|atan2|hypot|pow)f?|ccc_(?:logaddexp2?|xlogy|sinc)_\w+|ccc_(?:tanh|expm1)f)\(")
+                          r"|acosh|atanh|erf|erfc|cbrt|atan2|hypot|pow)f?|ccc_(?:logaddexp2?|xlogy|sinc)_\w+|ccc_(?:tanh|expm1|pow)f)\(")
 
 
 def _vector_math(expr: str) -> bool:

@@ -23733,21 +23733,21 @@ CCC_MATH_CLONES void ccc_pow_float32_contig(long long n, void* out_base, long lo
                 float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
                 #pragma omp simd
                 for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
-                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)(powf(a, b));
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; v[k] = (float)(ccc_powf(a, b));
                 }
                 ccc_stream(out + i0, v);
             }
             ccc_stream_fence();
         }
         for (long long i = m; i < n; i++) {
-            float a = in_a[i]; float b = in_b[i]; out[i] = (float)(powf(a, b));
+            float a = in_a[i]; float b = in_b[i]; out[i] = (float)(ccc_powf(a, b));
         }
         return;
     }
 #endif
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = in_a[i]; float b = in_b[i]; out[i] = (float)(powf(a, b));
+        float a = in_a[i]; float b = in_b[i]; out[i] = (float)(ccc_powf(a, b));
     }
 }
 CCC_MATH_CLONES void ccc_pow_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
@@ -23782,22 +23782,22 @@ CCC_MATH_CLONES void ccc_pow_float32_strided(long long n, int ndim, const long l
             if (so == 1 && sa == 1 && sb == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(powf(a, b));
+                    float a = in_a[a_at + k]; float b = in_b[b_at + k]; out[o + k] = (float)(ccc_powf(a, b));
                 }
             } else if (so == 1 && sa == 0 && sb == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)(powf(a, b));
+                    float a = in_a[a_at]; float b = in_b[b_at + k]; out[o + k] = (float)(ccc_powf(a, b));
                 }
             } else if (so == 1 && sa == 1 && sb == 0) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)(powf(a, b));
+                    float a = in_a[a_at + k]; float b = in_b[b_at]; out[o + k] = (float)(ccc_powf(a, b));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)(powf(a, b));
+                    float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; out[o + k * so] = (float)(ccc_powf(a, b));
                 }
             }
             i += len;
@@ -24273,7 +24273,7 @@ CCC_MATH_CLONES void ccc_pow_float16_contig(long long n, void* out_base, long lo
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(powf(a, b));
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(ccc_powf(a, b));
     }
 }
 CCC_MATH_CLONES void ccc_pow_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
@@ -24308,22 +24308,22 @@ CCC_MATH_CLONES void ccc_pow_float16_strided(long long n, int ndim, const long l
             if (so == 1 && sa == 1 && sb == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(powf(a, b));
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(ccc_powf(a, b));
                 }
             } else if (so == 1 && sa == 0 && sb == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(powf(a, b));
+                    float a = ccc_f16_load(in_a[a_at]); float b = ccc_f16_load(in_b[b_at + k]); out[o + k] = ccc_f16_store(ccc_powf(a, b));
                 }
             } else if (so == 1 && sa == 1 && sb == 0) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store(powf(a, b));
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at]); out[o + k] = ccc_f16_store(ccc_powf(a, b));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store(powf(a, b));
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_f16_store(ccc_powf(a, b));
                 }
             }
             i += len;
@@ -24336,7 +24336,7 @@ CCC_MATH_CLONES void ccc_pow_bfloat16_contig(long long n, void* out_base, long l
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
     #pragma omp parallel for simd if(n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
-        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(powf(a, b));
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(ccc_powf(a, b));
     }
 }
 CCC_MATH_CLONES void ccc_pow_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base) {
@@ -24371,22 +24371,22 @@ CCC_MATH_CLONES void ccc_pow_bfloat16_strided(long long n, int ndim, const long 
             if (so == 1 && sa == 1 && sb == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(powf(a, b));
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(ccc_powf(a, b));
                 }
             } else if (so == 1 && sa == 0 && sb == 1) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(powf(a, b));
+                    float a = ccc_bf16_load(in_a[a_at]); float b = ccc_bf16_load(in_b[b_at + k]); out[o + k] = ccc_bf16_store(ccc_powf(a, b));
                 }
             } else if (so == 1 && sa == 1 && sb == 0) {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store(powf(a, b));
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at]); out[o + k] = ccc_bf16_store(ccc_powf(a, b));
                 }
             } else {
                 #pragma omp simd
                 for (long long k = 0; k < len; k++) {
-                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store(powf(a, b));
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); out[o + k * so] = ccc_bf16_store(ccc_powf(a, b));
                 }
             }
             i += len;

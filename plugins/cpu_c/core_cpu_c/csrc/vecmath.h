@@ -71,6 +71,15 @@ CCC_VEC2(pow)
 #undef CCC_VEC2
 #endif
 
+/* float32 pow of cpu_c's own (csrc/vecpow.c, see there why): declared SIMD here, its vector variants (AVX-512: own
+kernel; AVX2, AVX, SSE: libmvec's) defined there. Only the C extension has them: core.jit's fused kernels call powf. */
+#define CCC_HIDDEN __attribute__((visibility("hidden")))
+#if CCC_VECMATH && !defined(CCC_VECPOW_IMPL)
+CCC_DECLARE_SIMD CCC_HIDDEN float ccc_powf(float, float);
+#else
+CCC_HIDDEN float ccc_powf(float, float);
+#endif
+
 #if CCC_VECMATH && !defined(__AVX2__)
 #define CCC_MATH_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
 #else
