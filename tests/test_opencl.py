@@ -294,21 +294,24 @@ def test_tiled_gemm_matches_numpy(shapes):
 
 @needs_device
 def test_dtypes_without_kernels_fall_back_to_the_cpu_with_a_warning(monkeypatch):
+    """The scans have no half kernels (float16/bfloat16 run on the device in the elementwise, reduction, matmul and
+    copy families only, tests/test_opencl_half.py): cumsum of float16 runs on the CPU, with a warning, counted."""
     from core.dispatch import operator as dispatch_operator
 
     monkeypatch.setattr(dispatch_operator, "_fallback_warned", set())
-    before = dispatch_operator.fallback_counts[("exp", "opencl")]
+    before = dispatch_operator.fallback_counts[("cumsum", "opencl")]
     a = np.array([0.5, -1.0, 2.0], np.float16)
     t = core.tensor(a, device=DEV)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = core.exp(t)
+        result = core.cumsum(t, 0)
     assert result.device.type == "opencl"
-    assert_close(result, np.exp(a.astype(np.float32)).astype(np.float16))
-    assert any("exp()" in str(w.message) and "float16" in str(w.message) for w in caught)
-    assert dispatch_operator.fallback_counts[("exp", "opencl")] == before + 1  # the dispatcher's fallback: counted
-    assert core.exp(core.tensor(a.astype(np.float32), device=DEV)).dtype is core.float32  # a kernel: not counted
-    assert dispatch_operator.fallback_counts[("exp", "opencl")] == before + 1
+    assert_close(result, np.cumsum(a.astype(np.float32)).astype(np.float16))
+    assert any("cumsum()" in str(w.message) and "float16" in str(w.message) for w in caught)
+    assert dispatch_operator.fallback_counts[("cumsum", "opencl")] == before + 1  # the dispatcher's fallback: counted
+    assert core.cumsum(core.tensor(a.astype(np.float32), device=DEV), 0).dtype is core.float32  # a kernel: not counted
+    assert core.exp(t).dtype is core.float16  # float16 exp: a kernel, not counted
+    assert dispatch_operator.fallback_counts[("cumsum", "opencl")] == before + 1
 
 
 @needs_device
@@ -316,10 +319,10 @@ def test_declined_dtypes_raise_when_the_fallback_is_disabled():
     t = core.tensor(np.ones(3, np.float16), device=DEV)
     core.config.set("fallback", False)
     try:
-        with pytest.raises(NotImplementedError, match=r"exp\(\).*'opencl' declined this call.*fallback is disabled"):
-            core.exp(t)
-        with pytest.raises(NotImplementedError, match=r"sum\(\).*'opencl'.*fallback is disabled"):
-            t.sum()
+        with pytest.raises(NotImplementedError, match=r"cumsum\(\).*'opencl' declined this call.*fallback is disabled"):
+            core.cumsum(t, 0)
+        with pytest.raises(NotImplementedError, match=r"sort\(\).*'opencl'.*fallback is disabled"):
+            core.sort(t)
     finally:
         core.config.reset("fallback")
 

@@ -14,7 +14,7 @@ import numpy as np
 from core.backends.api import broadcast_strides, coalesce
 from core.codegen import FusedKernel
 
-from .kernels._common import RENDERER, launch_1d, new_tensor, numel, padded, rank_bucket
+from .kernels._common import HALF, RENDERER, launch_1d, new_tensor, numel, padded, rank_bucket
 from .programs import get_kernel
 from .runtime import RUNTIME
 
@@ -36,6 +36,10 @@ class FusedLauncher:
         self.outputs = [(shape, getattr(core, d)) for shape, d in kernel.output_types()]
         self.split = len(kernel.shape) - kernel.reduction.dims if kernel.reduction else None
         self._sources: dict = {}  # (ranks, accumulator) -> (program key, render)
+        # float16/bfloat16 values: the fused renderer declares variables of each step's dtype, which OpenCL C has
+        # no arithmetic type for without cl_khr_fp16; their ops run one by one (each computing in float32)
+        self.half = any(d in HALF for d in (*kernel.inputs, *(d for _, d in kernel.output_types()),
+                                             *(step.dtype for step in kernel.steps)))
 
     def _program(self, ranks: tuple, acc):
         entry = self._sources.get((ranks, acc))
@@ -45,6 +49,8 @@ class FusedLauncher:
         return entry
 
     def __call__(self, inputs):
+        if self.half:
+            return None
         dev = inputs[0].device
         slot = RUNTIME.slot(dev.index)
         strides = [broadcast_strides(x._shape, x._stride, self.shape) for x in inputs]

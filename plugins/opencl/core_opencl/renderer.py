@@ -4,19 +4,23 @@ from __future__ import annotations
 
 from core.codegen import CStyleRenderer
 
-__all__ = ["OpenCLRenderer", "LOCAL_SIZE", "GEMM_TILE"]
+__all__ = ["OpenCLRenderer", "LOCAL_SIZE", "GEMM_TILE", "HALF"]
 
 LOCAL_SIZE = 64  # one fixed work-group size: PoCL compiles a kernel once per local size it is launched with
 GEMM_TILE = 16
 _INTEGRAL = {"int8", "uint8", "int16", "int32", "int64", "bool"}
+HALF = frozenset({"float16", "bfloat16"})  # stored in 16 bits, computed in float
+_STORAGE_ONLY = {"half", "ushort"}  # their OpenCL names: pointers only (no half arithmetic without cl_khr_fp16)
 
 
 class OpenCLRenderer(CStyleRenderer):
     """OpenCL C: ``__kernel``/``__global``, the work-item id as the element index, 64-bit ``long`` indices."""
 
     dialect = "opencl"
+    # float16 and bfloat16 are storage only: elements load as float (vload_half, a shift) and store from float
+    # (vstore_half_rte, core_bf16_store; both round to nearest even), so every device runs them, cl_khr_fp16 or not
     types = {"float32": "float", "float64": "double", "int8": "char", "uint8": "uchar", "int16": "short",
-             "int32": "int", "int64": "long", "bool": "uchar"}
+             "int32": "int", "int64": "long", "bool": "uchar", "float16": "half", "bfloat16": "ushort"}
     index_type = "long"
     global_qualifier = "__global "
     kernel_prefix = "__kernel "
@@ -26,6 +30,28 @@ class OpenCLRenderer(CStyleRenderer):
         if name == "fabs" and dtype in _INTEGRAL:
             return "abs"  # fabs has no integer overloads in OpenCL C
         return name
+
+    def compute_type(self, dtype: str) -> str:
+        """The type a kernel computes ``dtype``'s elements in: float for the storage-only half types."""
+        return "float" if dtype in HALF else self.type_name(dtype)
+
+    def load(self, buffer: str, dtype: str, at: str) -> str:
+        if dtype == "float16":
+            return f"vload_half({at}, {buffer})"
+        if dtype == "bfloat16":
+            return f"as_float((uint){buffer}[{at}] << 16)"
+        return super().load(buffer, dtype, at)
+
+    def store(self, buffer: str, dtype: str, at: str, value: str) -> str:
+        if dtype == "float16":
+            return f"vstore_half_rte({value}, {at}, {buffer});"
+        if dtype == "bfloat16":
+            return f"{buffer}[{at}] = core_bf16_store({value});"
+        return super().store(buffer, dtype, at, value)
+
+    def cast(self, type_name: str, expression: str) -> str:
+        # a value headed for half storage stays float: the store converts (and rounds) it
+        return super().cast("float" if type_name in _STORAGE_ONLY else type_name, expression)
 
     def loop_open(self) -> list:
         return [f"{self.index_type} i = get_global_id(0);", "if (i < n) {"]
@@ -47,10 +73,18 @@ class OpenCLRenderer(CStyleRenderer):
 }
 """
 
+    # float -> bfloat16 bits, rounded to nearest even; NaN stays a quiet NaN with its sign (as csrc/half.h, NumPy)
+    BF16_STORE = """inline ushort core_bf16_store(float f) {
+    uint u = as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);
+    return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+"""
+
     def header(self, fp64: bool) -> str:
         """Text once per program: the fp64 pragma where the device has it, helper functions per float type."""
         floats = ("float", "double") if fp64 else ("float",)
-        helpers = "".join(self.FLOOR_DIVIDE.replace("T", t) for t in floats)
+        helpers = "".join(self.FLOOR_DIVIDE.replace("T", t) for t in floats) + self.BF16_STORE
         return ("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if fp64 else "") + helpers
 
     # -- reductions: one work-item per output element, looping over the reduced extent ------------------
@@ -70,14 +104,14 @@ class OpenCLRenderer(CStyleRenderer):
         """(name, source) of ``out[i] = reduce(in over the reduced dims)`` for output element i (contiguous out)."""
         init, step, result = self.REDUCTIONS[op]
         idx, g = self.index_type, self.global_qualifier
-        acc_t, in_t, out_t = self.type_name(acc_dtype), self.type_name(in_dtype), self.type_name(out_dtype)
+        acc_t, in_t, out_t = self.compute_type(acc_dtype), self.type_name(in_dtype), self.type_name(out_dtype)
         name = f"{op}_{in_dtype}_{acc_dtype}_{out_dtype}_{keep_rank}k{red_rank}r"
 
         def peel(var: str, shape: str, strides: str, rank: int, into: str) -> str:
             return (f"{{ {idx} rest = {var}; for (int d = {rank - 1}; d >= 0; d--) {{ {idx} c = rest % {shape}[d]; "
                     f"rest /= {shape}[d]; {into} += c * {strides}[d]; }} }}") if rank else ""
 
-        first = init == "FIRST"
+        first, first_value = init == "FIRST", self.cast(acc_t, self.load("in", in_dtype, "base"))
         lines = [
             f"{self.kernel_prefix}void {name}({idx} n, {idx} r, {g}const {idx}* keep_shape, "
             f"{g}const {idx}* keep_strides, {g}const {idx}* red_shape, {g}const {idx}* red_strides, {idx} offset, "
@@ -86,43 +120,46 @@ class OpenCLRenderer(CStyleRenderer):
             "    if (i >= n) return;",
             f"    {idx} base = offset;",
             "    " + peel("i", "keep_shape", "keep_strides", keep_rank, "base"),
-            f"    {acc_t} acc = {('(' + acc_t + ')in[base]') if first else init.format(A=acc_t)};",
+            f"    {acc_t} acc = {first_value if first else init.format(A=acc_t)};",
             f"    {idx} arg = 0;",
             f"    for ({idx} j = {1 if first else 0}; j < r; j++) {{",
             f"        {idx} at = base;",
             "        " + peel("j", "red_shape", "red_strides", red_rank, "at"),
-            f"        {acc_t} x = ({acc_t})in[at];",
+            f"        {acc_t} x = {self.cast(acc_t, self.load('in', in_dtype, 'at'))};",
             f"        {step}",
             "    }",
-            f"    out[i] = ({out_t})({result}{' != 0' if out_dtype == 'bool' and result == 'acc' else ''});",
+            "    " + self.store("out", out_dtype, "i",
+                               self.cast(out_t, result + (" != 0" if out_dtype == "bool" and result == "acc" else ""))),
             "}",
         ]
         return name, "\n".join(line for line in lines if line.strip()) + "\n"
 
     # -- batched GEMM: TILE x TILE work-groups staging tiles of A and B in local memory -------------------
     def render_gemm(self, dtype: str) -> tuple:
-        """(name, source) of C[b] = A[b] @ B[b] over strided A (batch, n, k) and B (batch, k, m); C contiguous."""
-        t, idx, g, ts = self.type_name(dtype), self.index_type, self.global_qualifier, GEMM_TILE
+        """(name, source) of C[b] = A[b] @ B[b] over strided A (batch, n, k) and B (batch, k, m); C contiguous.
+        Half types stage float tiles and accumulate in float, rounding each result once."""
+        t, idx, g, ts = self.compute_type(dtype), self.index_type, self.global_qualifier, GEMM_TILE
+        storage = self.type_name(dtype)
         name = f"gemm_{dtype}"
+        a_at, b_at = "a0 + row * a_sn + ak * a_sk", "b0 + bk * b_sk + col * b_sm"
         source = f"""{self.kernel_prefix}void {name}({idx} n, {idx} m, {idx} k,
-        {g}const {t}* A, {idx} a_off, {idx} a_sb, {idx} a_sn, {idx} a_sk,
-        {g}const {t}* B, {idx} b_off, {idx} b_sb, {idx} b_sk, {idx} b_sm, {g}{t}* C) {{
+        {g}const {storage}* A, {idx} a_off, {idx} a_sb, {idx} a_sn, {idx} a_sk,
+        {g}const {storage}* B, {idx} b_off, {idx} b_sb, {idx} b_sk, {idx} b_sm, {g}{storage}* C) {{
     __local {t} As[{ts}][{ts}];
     __local {t} Bs[{ts}][{ts} + 1];
     const int lr = get_local_id(1), lc = get_local_id(0);
     const {idx} row = get_group_id(1) * {ts} + lr, col = get_group_id(0) * {ts} + lc, b = get_global_id(2);
-    A += a_off + b * a_sb;
-    B += b_off + b * b_sb;
+    const {idx} a0 = a_off + b * a_sb, b0 = b_off + b * b_sb;
     {t} acc = 0;
     for ({idx} t0 = 0; t0 < k; t0 += {ts}) {{
         {idx} ak = t0 + lc, bk = t0 + lr;
-        As[lr][lc] = (row < n && ak < k) ? A[row * a_sn + ak * a_sk] : ({t})0;
-        Bs[lr][lc] = (bk < k && col < m) ? B[bk * b_sk + col * b_sm] : ({t})0;
+        As[lr][lc] = (row < n && ak < k) ? {self.cast(t, self.load("A", dtype, a_at))} : ({t})0;
+        Bs[lr][lc] = (bk < k && col < m) ? {self.cast(t, self.load("B", dtype, b_at))} : ({t})0;
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int q = 0; q < {ts}; q++) acc += As[lr][q] * Bs[q][lc];
         barrier(CLK_LOCAL_MEM_FENCE);
     }}
-    if (row < n && col < m) C[b * n * m + row * m + col] = acc;
+    if (row < n && col < m) {{ {self.store("C", dtype, "b * n * m + row * m + col", "acc")} }}
 }}
 """
         return name, source

@@ -11,20 +11,36 @@ import math
 from core.backends.api import new_tensor as _new_tensor
 from core.backends.api import padded, rank_bucket
 
-from ..renderer import LOCAL_SIZE, OpenCLRenderer
+from ..renderer import HALF, LOCAL_SIZE, OpenCLRenderer
 from ..runtime import RUNTIME
 
-__all__ = ["RENDERER", "KERNEL_DTYPES", "is_tensor", "slot_of", "new_tensor", "numel", "rank_bucket", "padded",
-           "launch_1d", "kernel_dtypes_ok", "Strided"]
+__all__ = ["RENDERER", "KERNEL_DTYPES", "ARITHMETIC_DTYPES", "HALF", "is_tensor", "slot_of", "new_tensor", "numel",
+           "rank_bucket", "padded", "launch_1d", "kernel_dtypes_ok", "arithmetic_dtypes_ok", "computed_as", "Strided"]
 
 RENDERER = OpenCLRenderer()
 new_tensor = functools.partial(_new_tensor, RUNTIME)  # new_tensor(shape, dtype, device): a fresh contiguous tensor
-#: dtypes the generated kernels handle; float16/bfloat16 (no cl_khr_fp16 on PoCL) are declined (CPU fallback)
+#: dtypes every generated kernel handles
 KERNEL_DTYPES = frozenset({"float32", "float64", "int8", "uint8", "int16", "int32", "int64", "bool"})
+#: dtypes the elementwise, reduction, matmul and copy kernels also handle: float16/bfloat16, stored in 16 bits and
+#: computed in float32 (the renderer's loads and stores convert; no cl_khr_fp16 needed); the other families decline
+#: them (the CPU fallback runs them)
+ARITHMETIC_DTYPES = KERNEL_DTYPES | HALF
 
 
 def is_tensor(x) -> bool:
     return hasattr(x, "_storage")
+
+
+def arithmetic_dtypes_ok(*xs) -> bool:
+    """Whether every tensor among ``xs`` has a dtype in ARITHMETIC_DTYPES (numbers always pass)."""
+    return all(x.dtype.name in ARITHMETIC_DTYPES for x in xs if is_tensor(x))
+
+
+def computed_as(dtype):
+    """The dtype a kernel computes ``dtype`` in: float32 for the half types, else ``dtype`` itself."""
+    import core
+
+    return core.float32 if dtype.name in HALF else dtype
 
 
 def slot_of(t):

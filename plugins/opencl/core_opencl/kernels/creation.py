@@ -4,32 +4,45 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import is_tensor, kernel_dtypes_ok
+from ._common import HALF, arithmetic_dtypes_ok, computed_as, is_tensor
 from .elementwise import run_elementwise
 
 __all__ = ["kernels"]
+
+# casts to a half type from these would round twice through float32 (the device's path): NumPy's single rounding
+# on the host instead
+_WIDE = {"float64", "int32", "int64"}
+
+
+def _on_device(self, src) -> bool:
+    """Whether the device copies ``src`` into ``self`` with the reference's values."""
+    if not arithmetic_dtypes_ok(self, src):
+        return False
+    return self.dtype.name not in HALF or (src.dtype.name if is_tensor(src) else "") not in _WIDE
 
 
 def kernels(runtime) -> dict:
     """The creation family: op name -> kernel."""
 
     def copy_(spec, self, src, non_blocking=False):
-        if not kernel_dtypes_ok(self, src):  # half types: through the host, with NumPy's casts
+        if not is_tensor(src) or not _on_device(self, src):  # through the host, with NumPy's casts
             host = src._storage.backend.to_host(src) if is_tensor(src) else np.asarray(src)
             runtime.write_strided(self, host)
             return self
         if src._storage.device != self._storage.device:
             src = src.to(self.device)
-        run_elementwise("copy", "a", self, [src], src.dtype)
+        run_elementwise("copy", "a", self, [src], computed_as(src.dtype))
         return self
 
     def fill_(spec, self, value):
         if is_tensor(value):
             value = value.item()
-        if not kernel_dtypes_ok(self):
+        compute = computed_as(self.dtype)
+        # a half fill from a value float32 does not hold exactly would round twice: the host rounds once
+        if not arithmetic_dtypes_ok(self) or (self.dtype.name in HALF and np.float32(value) != value):
             runtime.write_strided(self, np.asarray(value))
             return self
-        run_elementwise("fill", "a", self, [value], self.dtype)
+        run_elementwise("fill", "a", self, [value], compute)
         return self
 
     return {"copy_": copy_, "fill_": fill_}

@@ -10,7 +10,8 @@ from core.codegen import BINARY_EXPRESSIONS, UNARY_EXPRESSIONS
 
 from .. import special
 from ..programs import get_kernel
-from ._common import RENDERER, is_tensor, kernel_dtypes_ok, launch_1d, new_tensor, numel, padded, rank_bucket, slot_of
+from ._common import (RENDERER, arithmetic_dtypes_ok, computed_as, is_tensor, launch_1d, new_tensor, numel, padded,
+                      rank_bucket, slot_of)
 
 __all__ = ["kernels", "run_elementwise", "UNARY", "BINARY"]
 
@@ -130,8 +131,8 @@ def run_elementwise(op: str, template: str, out, operands: list, compute) -> obj
 
 
 def _can_run(op: str, spec, operands) -> bool:
-    cd = spec.compute_dtype.name
-    return (kernel_dtypes_ok(*operands) and cd in RENDERER.types and spec.dtype.name in RENDERER.types
+    cd = computed_as(spec.compute_dtype).name
+    return (arithmetic_dtypes_ok(*operands) and cd in RENDERER.types and spec.dtype.name in RENDERER.types
             and _renders(op, cd) and len(spec.shape) <= 8)
 
 
@@ -142,7 +143,7 @@ def _unary_kernel(op: str):
         if not _can_run(op, spec, (input,)):
             return NotImplemented
         return run_elementwise(op, template, new_tensor(spec.shape, spec.dtype, spec.device), [input],
-                               spec.compute_dtype)
+                               computed_as(spec.compute_dtype))
 
     return kernel
 
@@ -157,7 +158,7 @@ def _binary_kernel(op: str):
                 bool((b == 0).any()) if is_tensor(b) else b == 0):
             raise RuntimeError("ZeroDivisionError")
         return run_elementwise(op, template, new_tensor(spec.shape, spec.dtype, spec.device), [a, b],
-                               spec.compute_dtype)
+                               computed_as(spec.compute_dtype))
 
     return kernel
 
@@ -172,12 +173,11 @@ def _add_kernel(op: str):
     def kernel(spec, a, b, alpha=1):
         if not _can_run(op, spec, (a, b)) or (alpha != 1 and spec.compute_dtype.name == "bool"):
             return NotImplemented
+        compute = computed_as(spec.compute_dtype)
         if alpha != 1:  # b * alpha first, in the compute dtype (as the reference does)
             b = b * alpha if not is_tensor(b) else run_elementwise(
-                "mul", BINARY["mul"], new_tensor(b._shape, spec.compute_dtype, spec.device), [b, alpha],
-                spec.compute_dtype)
-        return run_elementwise(op, template, new_tensor(spec.shape, spec.dtype, spec.device), [a, b],
-                               spec.compute_dtype)
+                "mul", BINARY["mul"], new_tensor(b._shape, compute, spec.device), [b, alpha], compute)
+        return run_elementwise(op, template, new_tensor(spec.shape, spec.dtype, spec.device), [a, b], compute)
 
     return kernel
 
@@ -186,7 +186,7 @@ def where(spec, condition, input, other):
     if not _can_run("where", spec, (condition, input, other)):
         return NotImplemented
     return run_elementwise("where", "(a != 0 ? b : c)", new_tensor(spec.shape, spec.dtype, spec.device),
-                           [condition, input, other], spec.compute_dtype)
+                           [condition, input, other], computed_as(spec.compute_dtype))
 
 
 _CLAMP_LOW = "(a < b || b != b ? b : a)"  # a NaN bound propagates, as NumPy's maximum
@@ -195,22 +195,21 @@ _CLAMP_LOW = "(a < b || b != b ? b : a)"  # a NaN bound propagates, as NumPy's m
 def clamp(spec, input, min=None, max=None):  # noqa: A002 - PyTorch's names
     if not _can_run("maximum", spec, (input, min, max)):
         return NotImplemented
-    out = new_tensor(spec.shape, spec.dtype, spec.device)
+    out, compute = new_tensor(spec.shape, spec.dtype, spec.device), computed_as(spec.compute_dtype)
     if min is not None and max is not None:
         low = _CLAMP_LOW
         return run_elementwise("clamp", f"(a != a ? a : ({low} > c || c != c ? c : {low}))", out,
-                               [input, min, max], spec.compute_dtype)
+                               [input, min, max], compute)
     bound, template = (min, "(a != a ? a : " + _CLAMP_LOW + ")") if min is not None else \
         (max, "(a != a ? a : (a > b || b != b ? b : a))")
-    return run_elementwise("clamp_min" if min is not None else "clamp_max", template, out, [input, bound],
-                           spec.compute_dtype)
+    return run_elementwise("clamp_min" if min is not None else "clamp_max", template, out, [input, bound], compute)
 
 
 def relu(input):
     if input.dtype.name not in RENDERER.types or input.dtype.name == "bool":
         return NotImplemented
     return run_elementwise("relu", UNARY["relu"], new_tensor(input._shape, input.dtype, input.device), [input],
-                           input.dtype)
+                           computed_as(input.dtype))
 
 
 def _op_names(table: dict) -> list:

@@ -8,16 +8,16 @@ from core.backends.api import coalesce
 
 from ..programs import get_kernel
 from ..renderer import GEMM_TILE
-from ._common import RENDERER, new_tensor, numel, slot_of
+from ._common import RENDERER, computed_as, new_tensor, numel, slot_of
 from .elementwise import run_elementwise
 
 __all__ = ["kernels", "batched_matmul"]
 
-_GEMM_DTYPES = ("float32", "float64", "int32", "int64")
+_GEMM_DTYPES = ("float32", "float64", "int32", "int64", "float16", "bfloat16")  # half: float tiles and sums
 
 
 def _contiguous(t):
-    return run_elementwise("copy", "a", new_tensor(t._shape, t.dtype, t.device), [t], t.dtype)
+    return run_elementwise("copy", "a", new_tensor(t._shape, t.dtype, t.device), [t], computed_as(t.dtype))
 
 
 def batched_matmul(spec, a, b):
@@ -29,7 +29,7 @@ def batched_matmul(spec, a, b):
     if numel(spec.shape) == 0:
         return out
     if k == 0:
-        return run_elementwise("fill", "a", out, [0], spec.dtype)
+        return run_elementwise("fill", "a", out, [0], computed_as(spec.dtype))
     batch = a._shape[:-2]
     shape, (a_sb, b_sb) = coalesce(batch, [a._stride[:-2], b._stride[:-2]])
     if len(shape) > 1:  # batch dims that do not fold into one stride: make both operands contiguous

@@ -8,7 +8,8 @@ import numpy as np
 from core.backends.api import coalesce
 
 from ..programs import get_kernel
-from ._common import RENDERER, kernel_dtypes_ok, launch_1d, new_tensor, numel, padded, rank_bucket, slot_of
+from ._common import (KERNEL_DTYPES, RENDERER, arithmetic_dtypes_ok, computed_as, kernel_dtypes_ok, launch_1d,
+                      new_tensor, numel, padded, rank_bucket, slot_of)
 
 __all__ = ["kernels", "run_reduction"]
 
@@ -25,7 +26,7 @@ def run_reduction(op: str, spec, input, dims: tuple):
     keep_shape, (keep_strides,) = coalesce(tuple(input._shape[d] for d in keep), [[input._stride[d] for d in keep]])
     red_shape, (red_strides,) = coalesce(tuple(input._shape[d] for d in dims), [[input._stride[d] for d in dims]])
     kr, rr = rank_bucket(len(keep_shape), allow_zero=True), rank_bucket(len(red_shape), allow_zero=True)
-    acc = spec.compute_dtype.name if op in _ACCUMULATING else input.dtype.name
+    acc = computed_as(spec.compute_dtype if op in _ACCUMULATING else input.dtype).name  # half: float32
     in_dtype, out_dtype = input.dtype.name, spec.dtype.name
     slot = slot_of(input)
     key = ("red", op, in_dtype, acc, out_dtype, kr, rr)
@@ -39,7 +40,7 @@ def run_reduction(op: str, spec, input, dims: tuple):
 
 
 def _supported(spec, input, dims) -> bool:
-    return (kernel_dtypes_ok(input) and spec.dtype.name in RENDERER.types and
+    return (arithmetic_dtypes_ok(input) and spec.dtype.name in RENDERER.types and
             spec.compute_dtype.name in RENDERER.types and input.dim() - len(dims) <= 8 and len(dims) <= 8)
 
 
@@ -86,7 +87,7 @@ def _scan_kernel(op: str):
         pair = isinstance(spec, tuple)
         value_spec = spec[0] if pair else spec
         acc = input.dtype.name if pair else spec.compute_dtype.name
-        if not kernel_dtypes_ok(input) or acc not in RENDERER.types or value_spec.dtype.name not in RENDERER.types \
+        if not kernel_dtypes_ok(input) or acc not in KERNEL_DTYPES or value_spec.dtype.name not in KERNEL_DTYPES \
                 or input.dim() > 9:
             return NotImplemented
         out = new_tensor(value_spec.shape, value_spec.dtype, value_spec.device)
