@@ -107,6 +107,18 @@ def test_casts_between_half_and_other_dtypes(dtype):
 
 
 @pytest.mark.parametrize("dtype", HALF)
+def test_cat_and_flip(dtype):
+    (a, da), (b, db) = _pair(dtype, 4, 6, seed=9), _pair(dtype, 3, 6, seed=10)
+    _same(core.cat([da, db]), core.cat([a, b]))
+    _same(core.cat([da.mT, db.mT], 1), core.cat([a.mT, b.mT], 1))
+    small = core.tensor([[1, -2, 3, 4, 5, 6]], dtype=core.int8)
+    _same(core.cat([da, small.to(DEV)]), core.cat([a, small]))  # int8 promotes to the half type
+    wide = core.tensor([[1e-4, 2, 3, 4, 5, 6.0]], dtype=core.float32)
+    _same(core.cat([da, wide.to(DEV)]), core.cat([a, wide]))  # the half type promotes to float32
+    _same(core.flip(da, (0, 1)), core.flip(a, (0, 1)))
+
+
+@pytest.mark.parametrize("dtype", HALF)
 def test_reductions(dtype):
     a, da = _pair(dtype, 40, 70, seed=4)
     tol = TOLERANCE[dtype]

@@ -5,31 +5,38 @@ from __future__ import annotations
 
 from core.backends.api import cat_parts, flipped
 
-from ._common import KERNEL_DTYPES, Strided, kernel_dtypes_ok, new_tensor
+from ._common import ARITHMETIC_DTYPES, HALF, Strided, arithmetic_dtypes_ok, computed_as, new_tensor
 from .elementwise import run_elementwise
 
 __all__ = ["kernels"]
 
 
+# a half output from these would round twice through float32 (the copy's compute type): the fallback rounds once
+_WIDE = {"float64", "int32", "int64"}
+
+
 def cat(spec, tensors, dim=0):
-    if not kernel_dtypes_ok(*tensors) or spec.dtype.name not in KERNEL_DTYPES or len(spec.shape) > 8:
+    if not arithmetic_dtypes_ok(*tensors) or spec.dtype.name not in ARITHMETIC_DTYPES or len(spec.shape) > 8:
+        return NotImplemented
+    if spec.dtype.name in HALF and any(t.dtype.name in _WIDE for t in tensors):
         return NotImplemented
     out = new_tensor(spec.shape, spec.dtype, spec.device)
     if not spec.shape or 0 in spec.shape:
         return out
     for t, offset in cat_parts(out, tensors, dim % len(spec.shape)):
-        run_elementwise("copy", "a", Strided(out, t._shape, out._stride, offset), [t], t.dtype)
+        run_elementwise("copy", "a", Strided(out, t._shape, out._stride, offset), [t], computed_as(t.dtype))
     return out
 
 
 def flip(spec, input, dims):
-    if not kernel_dtypes_ok(input) or input.dim() > 8:
+    if not arithmetic_dtypes_ok(input) or input.dim() > 8:
         return NotImplemented
     out = new_tensor(spec.shape, spec.dtype, spec.device)
     if input.numel() == 0:
         return out
     strides, offset = flipped(input._shape, input._stride, input._offset, dims)
-    return run_elementwise("copy", "a", out, [Strided(input, input._shape, strides, offset)], input.dtype)
+    flipped_view = Strided(input, input._shape, strides, offset)
+    return run_elementwise("copy", "a", out, [flipped_view], computed_as(input.dtype))
 
 
 def kernels(runtime) -> dict:
