@@ -15,10 +15,8 @@ _WIDE = {"float64", "int32", "int64"}
 
 
 def _on_device(self, src) -> bool:
-    """Whether the device copies ``src`` into ``self`` with the reference's values."""
-    if not arithmetic_dtypes_ok(self, src):
-        return False
-    return self.dtype.name not in HALF or (src.dtype.name if is_tensor(src) else "") not in _WIDE
+    """Whether the device copies tensor ``src`` into ``self`` with the reference's values."""
+    return arithmetic_dtypes_ok(self, src) and (self.dtype.name not in HALF or src.dtype.name not in _WIDE)
 
 
 def kernels(runtime) -> dict:
