@@ -128,8 +128,13 @@ def test_reductions(dtype):
         assert got.device.type == "opencl" and got.dtype is getattr(core, dtype)
         np.testing.assert_allclose(got.cpu().float().numpy(), reduce(a).float().numpy(), **tol)
     for exact in (lambda x: x.amax(0), lambda x: x.amin(1), lambda x: x.argmax(1), lambda x: x.argmin(0),
-                  lambda x: (x > 0).any(1), lambda x: (x > -4).all(0)):
+                  lambda x: (x > 0).any(1), lambda x: (x > -4).all(0), lambda x: x.cummax(1).values,
+                  lambda x: x.cummin(0).indices):
         _same(exact(da), exact(a))
+    for scan in (lambda x: x.cumsum(1), lambda x: x.mT.cumsum(0), lambda x: x[:, :6].cumprod(1)):
+        got = scan(da)
+        assert got.device.type == "opencl" and got.dtype is getattr(core, dtype)
+        np.testing.assert_allclose(got.cpu().float().numpy(), scan(a).float().numpy(), **tol)
 
 
 @pytest.mark.parametrize("dtype", HALF)

@@ -334,7 +334,7 @@ class OpenCLRenderer(CStyleRenderer):
         """(name, source): work-item ``i`` scans row ``i`` (rows: the other dims, rank ``rank``) along the dim."""
         update, with_index = self.SCANS[op]
         idx, g = self.index_type, self.global_qualifier
-        a, t_in, t_out = self.type_name(acc_dtype), self.type_name(in_dtype), self.type_name(out_dtype)
+        a, t_in, t_out = self.compute_type(acc_dtype), self.type_name(in_dtype), self.type_name(out_dtype)
         name = f"{op}_{in_dtype}_{acc_dtype}_{out_dtype}_{rank}d"
         params = [f"{idx} n", f"{idx} length", f"{g}const {idx}* shape", f"{g}const {t_in}* in",
                   f"{g}const {idx}* in_strides", f"{idx} in_offset", f"{idx} in_step", f"{g}{t_out}* out",
@@ -343,8 +343,8 @@ class OpenCLRenderer(CStyleRenderer):
                 f"    {idx} at = in_offset, o = 0;"]
         body += self._peel("    ", "i", "shape", rank, [("at", "in_strides"), ("o", "out_strides")])
         body += [f"    {a} acc = 0;", "    long arg = 0;", f"    for ({idx} j = 0; j < length; j++) {{",
-                 f"        {a} x = ({a})in[at + j * in_step];", f"        {update}",
-                 f"        out[o + j * out_step] = ({t_out})acc;"]
+                 f"        {a} x = {self.cast(a, self.load('in', in_dtype, 'at + j * in_step'))};", f"        {update}",
+                 "        " + self.store("out", out_dtype, "o + j * out_step", self.cast(t_out, "acc"))]
         body += ["        out_index[o + j * out_step] = arg;"] if with_index else []
         body += ["    }", "}"]
         return name, "\n".join(body) + "\n"

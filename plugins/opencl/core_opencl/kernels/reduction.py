@@ -8,7 +8,7 @@ import numpy as np
 from core.backends.api import coalesce
 
 from ..programs import get_kernel
-from ._common import (KERNEL_DTYPES, RENDERER, arithmetic_dtypes_ok, computed_as, kernel_dtypes_ok, launch_1d,
+from ._common import (ARITHMETIC_DTYPES, KERNEL_DTYPES, RENDERER, arithmetic_dtypes_ok, computed_as, launch_1d,
                       new_tensor, numel, padded, rank_bucket, slot_of)
 
 __all__ = ["kernels", "run_reduction"]
@@ -86,9 +86,9 @@ def _scan_kernel(op: str):
     def kernel(spec, input, dim, dtype=None):
         pair = isinstance(spec, tuple)
         value_spec = spec[0] if pair else spec
-        acc = input.dtype.name if pair else spec.compute_dtype.name
-        if not kernel_dtypes_ok(input) or acc not in KERNEL_DTYPES or value_spec.dtype.name not in KERNEL_DTYPES \
-                or input.dim() > 9:
+        acc = computed_as(input.dtype if pair else spec.compute_dtype).name  # half: float32
+        if not arithmetic_dtypes_ok(input) or acc not in KERNEL_DTYPES or \
+                value_spec.dtype.name not in ARITHMETIC_DTYPES or input.dim() > 9:
             return NotImplemented
         out = new_tensor(value_spec.shape, value_spec.dtype, value_spec.device)
         index = new_tensor(spec[1].shape, spec[1].dtype, spec[1].device) if pair else None
