@@ -90,3 +90,22 @@ def test_dtype_facts():
 def test_from_numpy_dtype_rejects_unsupported():
     with pytest.raises(TypeError, match="can't convert np.ndarray of type"):
         dt.from_numpy_dtype(np.dtype("U3"))
+
+
+@pytest.mark.parametrize("target", ["float16", "bfloat16", "int32"])
+def test_casts_out_of_range_are_silent_as_in_pytorch(target):
+    """A float cast that overflows gives inf (3e38 to float16), a NaN or inf cast to an integer gives whatever the
+    hardware gives: PyTorch warns about neither, so NumPy's RuntimeWarnings must not reach the user."""
+    import warnings
+
+    x = core.tensor([3e38, -3e38, 1.5, float("nan"), float("inf")])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = x.to(getattr(core, target))
+    assert y.dtype is getattr(core, target)
+    if target == "float16":  # beyond float16's 65504: infinities of the value's sign
+        assert y[0].item() == float("inf") and y[1].item() == float("-inf")
+    if target == "bfloat16":  # bfloat16 has float32's range: rounded, finite
+        assert abs(y[0].item() / 3e38 - 1) < 1e-2 and abs(y[1].item() / -3e38 - 1) < 1e-2
+    if target != "int32":
+        assert y[2].item() == 1.5 and np.isnan(y[3].item()) and y[4].item() == float("inf")

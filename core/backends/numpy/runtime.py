@@ -129,7 +129,17 @@ def wrap(a, like) -> Tensor:
     if a.__class__ is not np.ndarray:
         a = np.asarray(a)
     if a.dtype != dtype.numpy:
-        a = a.astype(dtype.numpy, order="C")  # the storage's bytes are row-major (an F-ordered result's cast is not)
+        # the storage's bytes are row-major (an F-ordered result's cast is not); a cast that overflows (3e38 to
+        # float16) gives inf without NumPy's warning, as PyTorch's casts do
+        if _MUTE is None:
+            with np.errstate(all="ignore"):
+                a = a.astype(dtype.numpy, order="C")
+        else:
+            token = _MUTE()
+            try:
+                a = a.astype(dtype.numpy, order="C")
+            finally:
+                _UNMUTE(token)
     elif not a.flags.c_contiguous:
         a = a.copy()
     shape = a.shape

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import silencer
+
 
 def kernels(ctx) -> dict:
     """fill_ and copy_ over ``ctx``."""
     xp, array = ctx.xp, ctx.array
+    mute, unmute = silencer(ctx)
 
     def fill_(spec, self, value):
         a = array(self)
@@ -15,7 +18,15 @@ def kernels(ctx) -> dict:
         return self
 
     def copy_(spec, self, src, non_blocking=False):
-        xp.copyto(array(self), array(src), casting="unsafe")  # on a GPU: one copy kernel on the current stream
+        dst, values = array(self), array(src)
+        if dst.dtype == values.dtype:
+            xp.copyto(dst, values)  # on a GPU: one copy kernel on the current stream
+            return self
+        token = mute()  # a cast that overflows (3e38 to float16) gives inf without a warning, as PyTorch's does
+        try:
+            xp.copyto(dst, values, casting="unsafe")
+        finally:
+            unmute(token)
         return self
 
     return {"fill_": fill_, "copy_": copy_}
