@@ -24,7 +24,7 @@ from ...device import device
 from ...storage import Storage
 from ...tensor import Tensor, contiguous_strides
 from ..api import Runtime
-from ..kit.reference import ArrayContext
+from ..kit.reference import ArrayContext, silencer
 
 __all__ = ["NumpyRuntime", "RUNTIME", "CONTEXT", "array", "wrap", "CPU", "track", "TRACK_MIN_BYTES"]
 
@@ -131,15 +131,11 @@ def wrap(a, like) -> Tensor:
     if a.dtype != dtype.numpy:
         # the storage's bytes are row-major (an F-ordered result's cast is not); a cast that overflows (3e38 to
         # float16) gives inf without NumPy's warning, as PyTorch's casts do
-        if _MUTE is None:
-            with np.errstate(all="ignore"):
-                a = a.astype(dtype.numpy, order="C")
-        else:
-            token = _MUTE()
-            try:
-                a = a.astype(dtype.numpy, order="C")
-            finally:
-                _UNMUTE(token)
+        token = _QUIET()
+        try:
+            a = a.astype(dtype.numpy, order="C")
+        finally:
+            _LOUD(token)
     elif not a.flags.c_contiguous:
         a = a.copy()
     shape = a.shape
@@ -172,3 +168,4 @@ _MUTE, _UNMUTE = _silencer()
 # what the reference kernels (core/backends/kit/reference) need: they are this backend's kernels over NumPy
 CONTEXT = ArrayContext(xp=np, array=array, wrap=wrap, special=scipy.special, errstate=np.errstate,
                        reduce_sum=np.add.reduce, reduce_prod=np.multiply.reduce, mute=_MUTE, unmute=_UNMUTE)
+_QUIET, _LOUD = silencer(CONTEXT)  # (mute, unmute), numpy.errstate's where NumPy lacks the context variable

@@ -14,8 +14,9 @@ from core.backends.api import padded, rank_bucket
 from ..renderer import HALF, LOCAL_SIZE, OpenCLRenderer
 from ..runtime import RUNTIME
 
-__all__ = ["RENDERER", "KERNEL_DTYPES", "ARITHMETIC_DTYPES", "HALF", "is_tensor", "slot_of", "new_tensor", "numel",
-           "rank_bucket", "padded", "launch_1d", "kernel_dtypes_ok", "arithmetic_dtypes_ok", "computed_as", "Strided"]
+__all__ = ["RENDERER", "KERNEL_DTYPES", "ARITHMETIC_DTYPES", "ROUNDS_TWICE_INTO_HALF", "HALF", "is_tensor",
+           "slot_of", "new_tensor", "numel", "rank_bucket", "padded", "launch_1d", "kernel_dtypes_ok",
+           "arithmetic_dtypes_ok", "computed_as", "Strided"]
 
 RENDERER = OpenCLRenderer()
 new_tensor = functools.partial(_new_tensor, RUNTIME)  # new_tensor(shape, dtype, device): a fresh contiguous tensor
@@ -25,6 +26,9 @@ KERNEL_DTYPES = frozenset({"float32", "float64", "int8", "uint8", "int16", "int3
 #: in 16 bits and computed in float32 (the renderer's loads and stores convert; no cl_khr_fp16 needed); the other
 #: families decline them (the CPU fallback runs them)
 ARITHMETIC_DTYPES = KERNEL_DTYPES | HALF
+#: sources whose copy into a half type would round twice through float32 (the kernels' compute type): such copies run
+#: on the host (NumPy rounds once) or the CPU fallback
+ROUNDS_TWICE_INTO_HALF = frozenset({"float64", "int32", "int64"})
 
 
 def is_tensor(x) -> bool:

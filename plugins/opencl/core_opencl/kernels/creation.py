@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import HALF, arithmetic_dtypes_ok, computed_as, is_tensor
+from ._common import HALF, ROUNDS_TWICE_INTO_HALF, arithmetic_dtypes_ok, computed_as, is_tensor
 from .elementwise import run_elementwise
 
 __all__ = ["kernels"]
 
-# casts to a half type from these would round twice through float32 (the device's path): NumPy's single rounding
-# on the host instead
-_WIDE = {"float64", "int32", "int64"}
-
-
 def _on_device(self, src) -> bool:
     """Whether the device copies tensor ``src`` into ``self`` with the reference's values."""
-    return arithmetic_dtypes_ok(self, src) and (self.dtype.name not in HALF or src.dtype.name not in _WIDE)
+    return arithmetic_dtypes_ok(self, src) and (self.dtype.name not in HALF
+                                                 or src.dtype.name not in ROUNDS_TWICE_INTO_HALF)
 
 
 def kernels(runtime) -> dict:

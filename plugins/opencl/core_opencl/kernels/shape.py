@@ -5,20 +5,17 @@ from __future__ import annotations
 
 from core.backends.api import cat_parts, flipped
 
-from ._common import ARITHMETIC_DTYPES, HALF, Strided, arithmetic_dtypes_ok, computed_as, new_tensor
+from ._common import (ARITHMETIC_DTYPES, HALF, ROUNDS_TWICE_INTO_HALF, Strided, arithmetic_dtypes_ok, computed_as,
+                      new_tensor)
 from .elementwise import run_elementwise
 
 __all__ = ["kernels"]
 
 
-# a half output from these would round twice through float32 (the copy's compute type): the fallback rounds once
-_WIDE = {"float64", "int32", "int64"}
-
-
 def cat(spec, tensors, dim=0):
     if not arithmetic_dtypes_ok(*tensors) or spec.dtype.name not in ARITHMETIC_DTYPES or len(spec.shape) > 8:
         return NotImplemented
-    if spec.dtype.name in HALF and any(t.dtype.name in _WIDE for t in tensors):
+    if spec.dtype.name in HALF and any(t.dtype.name in ROUNDS_TWICE_INTO_HALF for t in tensors):
         return NotImplemented
     out = new_tensor(spec.shape, spec.dtype, spec.device)
     if not spec.shape or 0 in spec.shape:
