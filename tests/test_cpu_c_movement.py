@@ -125,6 +125,37 @@ def test_copy_casts_every_pair_on_every_layout(calls, dst_dtype, src_dtype):
     assert calls[name] and all(r in (None, 0) for r in calls[name])  # C ran and converted every value
 
 
+@pytest.mark.parametrize(("dst_dtype", "src_dtype"), [(d, s) for d in DTYPES + ["float16", "bfloat16"]
+                                                       for s in DTYPES + ["float16", "bfloat16"] if d != s])
+def test_to_dtype_is_one_c_cast_into_a_fresh_tensor(calls, dst_dtype, src_dtype):
+    """``.to(dtype)`` (``_to_copy``): a fresh contiguous tensor equal to NumPy's astype of every source layout; C
+    casts where it converts that pair (float32 <-> half included), NumPy's astype for the rest and for copies."""
+    if src_dtype in ("float16", "bfloat16"):
+        sources = {"contiguous": core.tensor(_values("float32", (4, 5), 1)).to(getattr(core, src_dtype))}
+        sources["transposed"] = sources["contiguous"].t()
+    else:
+        sources = _src_views(src_dtype, (4, 5), 1, fits=dst_dtype if dst_dtype in DTYPES else "int16")
+    c_pair = (src_dtype in DTYPES and dst_dtype in DTYPES) or "float32" in (src_dtype, dst_dtype)
+    for name, src in sources.items():
+        calls.clear()
+        got = src.to(getattr(core, dst_dtype))
+        assert got.is_contiguous() and got.dtype is getattr(core, dst_dtype)
+        assert got is not src and got._storage is not src._storage
+        with np.errstate(all="ignore"):
+            expected = src.numpy().astype(got.dtype.numpy, order="C")
+        _same(got.numpy(), expected, name)
+        assert (calls["copy_cast"] == [0]) == c_pair, (name, calls)
+
+
+def test_to_another_device_or_the_same_dtype_still_copies(calls):
+    x = core.tensor(_values("float32", (3, 4), 5))
+    moved = x.to("meta", core.float64)
+    assert moved.device.type == "meta" and moved.dtype is core.float64 and moved.shape == x.shape
+    copied = x.to(core.float32, copy=True)
+    assert copied._storage is not x._storage
+    _same(copied.numpy(), x.numpy())
+
+
 @pytest.mark.parametrize("dst_dtype", ["bool", "uint8", "int8", "int16", "int32", "int64"])
 @pytest.mark.parametrize("src_dtype", ["float32", "float64"])
 def test_copy_float_to_int_out_of_range_and_nan_match_numpy(calls, dst_dtype, src_dtype):

@@ -92,6 +92,41 @@ def test_from_numpy_dtype_rejects_unsupported():
         dt.from_numpy_dtype(np.dtype("U3"))
 
 
+@pytest.mark.parametrize("expression", ["x + x", "x - (-x)", "x * x", "x / 1e-30", "core.add(x, x, alpha=3e38)",
+                                        "core.sub(x, x, alpha=-3e38)", "x.clone().add_(x)", "x ** 2"])
+def test_arithmetic_that_overflows_is_silent_as_in_pytorch(expression):
+    """float32 arithmetic past its range gives inf, as PyTorch's does, without NumPy's RuntimeWarning (the reference
+    add and sub let it through)."""
+    import warnings
+
+    for n in (1, 5000):  # the NumPy kernels and, where cpu_c serves cpu, its C loops
+        x = core.full((n,), 3e38)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            y = eval(expression)
+        assert y[0].item() == float("inf")
+
+
+@pytest.mark.parametrize("how", ["to", "copy_"])
+def test_a_complex_to_real_cast_keeps_the_real_part_with_pytorchs_warning(how):
+    """PyTorch's copy kernel warns "Casting complex values to real discards the imaginary part" (a UserWarning);
+    NumPy's own ComplexWarning, naming its internals, must not reach the user instead; 5000 elements run cpu_c's
+    kernels where cpu_c serves cpu."""
+    import warnings
+
+    for n in (1, 2500):
+        x = core.tensor([1.5 + 2j, -3 - 1j] * n)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            if how == "to":
+                y = x.to(core.float32)
+            else:
+                y = core.zeros(2 * n).copy_(x)
+        assert y.tolist() == [1.5, -3.0] * n
+        assert [(w.category, str(w.message), w.filename) for w in seen] == \
+            [(UserWarning, "Casting complex values to real discards the imaginary part", __file__)]  # caller's line
+
+
 @pytest.mark.parametrize("target", ["float16", "bfloat16", "int32"])
 def test_casts_out_of_range_are_silent_as_in_pytorch(target):
     """A float cast that overflows gives inf (3e38 to float16), a NaN or inf cast to an integer gives whatever the

@@ -28,6 +28,7 @@ __all__ = ["autocast", "custom_fwd", "custom_bwd", "is_autocast_available", "aut
 
 _AUTOCAST_MASK = Autocast.mask
 _FLOAT32 = None  # core.float32, bound on first use (dtypes imports nothing from here)
+_TO_COPY = []  # the _to_copy operator, looked up on first use (core.ops declares it after this module loads)
 
 
 def _float32():
@@ -75,13 +76,17 @@ def _cast(t, target, device_type: str, low):
         return t.__class__(_cast(x, target, device_type, low) for x in t)
     if not _eligible(t, device_type) or t.dtype is target:
         return t
+    if not _TO_COPY:
+        from ..dispatch.operator import get_operator
+
+        _TO_COPY.append(get_operator("_to_copy"))
     cacheable = STATE.cache_enabled and target is low and t.dtype is _float32() and t.requires_grad \
         and t.grad_fn is None and t._base is None
     if not cacheable:
-        return t.to(target)
+        return _TO_COPY[0](t, target)  # the op itself: Tensor.to's argument parsing has nothing to parse here
     hit = STATE.cache.get(id(t))
     if hit is None or hit[0] is not t:
-        hit = STATE.cache[id(t)] = (t, t.to(target))
+        hit = STATE.cache[id(t)] = (t, _TO_COPY[0](t, target))
     return hit[1]
 
 

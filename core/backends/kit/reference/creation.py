@@ -1,15 +1,39 @@
-"""Reference kernels of the primitive writes: fill_ and copy_ (through views, broadcasting, casting)."""
+"""Reference kernels of the primitive writes: fill_ and copy_ (through views, broadcasting, casting), and
+``_to_copy``'s cast on one device."""
 
 from __future__ import annotations
+
+import sys
+import warnings
 
 import numpy as np
 
 from . import silencer
 
+_DISCARDS_IMAGINARY = "Casting complex values to real discards the imaginary part"  # PyTorch's warning
+
+
+def _real_part(values, target_kind: str):
+    """``values`` ready for a cast to a dtype of NumPy kind ``target_kind``: a complex array cast to a real dtype
+    keeps its real part with PyTorch's UserWarning, reported at the caller's line (NumPy's own ComplexWarning named
+    NumPy's internals)."""
+    if values.dtype.kind == "c" and target_kind != "c":
+        warnings.warn(_DISCARDS_IMAGINARY, UserWarning, stacklevel=_outside_core())
+        return values.real
+    return values
+
+
+def _outside_core() -> int:
+    """The ``stacklevel`` of the first caller outside core and its backend plugins (``core_*`` packages)."""
+    frame, level = sys._getframe(2), 2  # _real_part's caller's frame: level 3 for warnings.warn in _real_part
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0].startswith("core"):
+        frame, level = frame.f_back, level + 1
+    return level
+
 
 def kernels(ctx) -> dict:
-    """fill_ and copy_ over ``ctx``."""
-    xp, array = ctx.xp, ctx.array
+    """fill_, copy_ and _to_copy over ``ctx``."""
+    xp, array, wrap = ctx.xp, ctx.array, ctx.wrap
     mute, unmute = silencer(ctx)
 
     def fill_(spec, self, value):
@@ -22,6 +46,7 @@ def kernels(ctx) -> dict:
         if dst.dtype == values.dtype:
             xp.copyto(dst, values)  # on a GPU: one copy kernel on the current stream
             return self
+        values = _real_part(values, dst.dtype.kind)
         token = mute()  # a cast that overflows (3e38 to float16) gives inf without a warning, as PyTorch's does
         try:
             xp.copyto(dst, values, casting="unsafe")
@@ -29,4 +54,17 @@ def kernels(ctx) -> dict:
             unmute(token)
         return self
 
-    return {"fill_": fill_, "copy_": copy_}
+    def to_copy(spec, self, dtype=None, device=None, non_blocking=False):
+        """A cast (or copy) on self's own device in one array call; a move declines to the op's device-agnostic
+        kernel (the source runtime copies out, the destination's copies in)."""
+        if spec.device is not self._storage.device and spec.device != self._storage.device:
+            return NotImplemented
+        target = spec.dtype.numpy
+        values = _real_part(array(self), target.kind)
+        token = mute()
+        try:
+            return wrap(values.astype(target, order="C"), spec)
+        finally:
+            unmute(token)
+
+    return {"fill_": fill_, "copy_": copy_, "_to_copy": to_copy}

@@ -206,9 +206,13 @@ def kernels(ctx) -> dict:
         y = getattr(b, "_np", None)
         if y is None or y.dtype != cd:
             y = operand(b, cd)
-        if alpha != 1:
-            y = y * operand(alpha, cd)
-        return wrap(xp.add(x, y) if cd.kind != "b" else xp.logical_or(x, y), spec)  # bool + bool: or
+        token = mute()  # an overflow gives inf without NumPy's warning, as in PyTorch
+        try:
+            if alpha != 1:
+                y = y * operand(alpha, cd)
+            return wrap(xp.add(x, y) if cd.kind != "b" else xp.logical_or(x, y), spec)  # bool + bool: or
+        finally:
+            unmute(token)
 
     def in_place(fn, logical=None):
         """``self = fn(self, alpha * other)`` written into self's memory (an ``other`` overlapping self: NumPy
@@ -235,9 +239,13 @@ def kernels(ctx) -> dict:
     def sub(spec, a, b, alpha=1):
         cd = compute_np(spec.compute_dtype)
         x, y = operand(a, cd), operand(b, cd)
-        if alpha != 1:
-            y = y * operand(alpha, cd)
-        return wrap(xp.subtract(x, y), spec)
+        token = mute()
+        try:
+            if alpha != 1:
+                y = y * operand(alpha, cd)
+            return wrap(xp.subtract(x, y), spec)
+        finally:
+            unmute(token)
 
     def where(spec, condition, input, other):
         cd = compute_np(spec.compute_dtype)

@@ -1,5 +1,6 @@
-"""Copies and fills (core.ops.creation, csrc/movement.c): ``copy_`` (so clone, contiguous, ``.to(dtype)``)
-with C casts between bool, the integers and the floats, and ``fill_``."""
+"""Copies and fills (core.ops.creation, csrc/movement.c): ``copy_`` (so clone and contiguous) and ``_to_copy``
+(``.to(dtype)``, autocast's casts: a fresh aligned tensor written by one C cast) with C casts between bool, the
+integers and the floats, and ``fill_``."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from ..movement import MOVE_SIZES, Movement, memory_order, writable
 
 __all__ = ["kernels", "OPS"]
 
-OPS = ("copy_", "fill_")  # sized by the tensor written (dense copies also check DENSE_FACTOR x the threshold)
+OPS = ("copy_", "fill_", "_to_copy")  # sized by the tensor written (dense copies also check DENSE_FACTOR x the
+# threshold)
 
 
 class _Creation(Movement):
@@ -22,6 +24,18 @@ class _Creation(Movement):
             if hasattr(src, "_storage") and self.copy_into("copy_", self_, src):
                 return self_
             return base(spec, self_, src, non_blocking)
+
+        return kernel
+
+    def _to_copy(self, base):
+        empty = self.ctx.empty
+
+        def kernel(spec, self_, dtype=None, device=None, non_blocking=False):
+            if spec.device is self_._storage.device and spec.dtype is not self_.dtype:
+                out, _ = empty(spec.shape, spec.dtype)
+                if self.copy_into("_to_copy", out, self_):
+                    return out
+            return base(spec, self_, dtype, device, non_blocking)  # a copy, a move, or a cast C does not make
 
         return kernel
 
