@@ -318,6 +318,36 @@ def test_a_residual_is_a_post_op_of_the_same_matmul(dnnl, activation):
     assert GEMM_CALLS["linear"] == before + 3  # the declined calls' decomposition runs the plain fused linear
 
 
+@pytest.mark.parametrize("activation", [None, "relu", "sigmoid"])
+def test_a_residual_is_a_post_op_of_the_same_convolution(dnnl, activation):
+    """convolution_pointwise with a dense residual of the output's shape: one oneDNN primitive (the residual a binary
+    post-op before the activation), equal to NumPy's float64 convolution plus the residual; a channels-last or
+    broadcast residual goes to the decomposition (the same values); bfloat16 within its rounding."""
+    rng = np.random.default_rng(9)
+    x_np, w_np, b_np, r_np = (rng.standard_normal(s).astype(np.float32) for s in ((2, 4, 9, 9), (6, 4, 3, 3), (6,),
+                                                                                  (2, 6, 9, 9)))
+    y = _reference(x_np.astype(np.float64), w_np.astype(np.float64), b_np.astype(np.float64), None, (1, 1), (1, 1),
+                   (1, 1), 1)[0] + r_np
+    want = core.tensor((y if activation is None else _NP_ACTIVATIONS[activation](y)).astype(np.float32))
+    conv = get_operator("convolution_pointwise")
+    x, w, b, r = (core.tensor(a) for a in (x_np, w_np, b_np, r_np))
+    calls = _calls()
+    with core.profiler.profile() as prof:
+        assert_close(conv(x, w, b, (1, 1), (1, 1), (1, 1), 1, activation, r), want, rtol=1e-5, atol=1e-4)
+    assert _calls()["forward"] == calls["forward"] + 1
+    assert [e.key for e in prof.key_averages()] == ["aten::convolution_pointwise"]  # no decomposition ran
+    channels_last = r.contiguous(memory_format=core.channels_last)
+    assert_close(conv(x, w, b, (1, 1), (1, 1), (1, 1), 1, activation, channels_last), want, rtol=1e-5, atol=1e-4)
+    column = core.tensor(r_np[:1, :, :1, :1])
+    y = y - r_np + r_np[:1, :, :1, :1]
+    broadcast = core.tensor((y if activation is None else _NP_ACTIVATIONS[activation](y)).astype(np.float32))
+    assert_close(conv(x, w, b, (1, 1), (1, 1), (1, 1), 1, activation, column), broadcast, rtol=1e-5, atol=1e-4)
+    assert _calls()["forward"] == calls["forward"] + 3  # the declined calls' decomposition runs the plain convolution
+    half = conv(*(t.bfloat16() for t in (x, w, b)), (1, 1), (1, 1), (1, 1), 1, activation, r.bfloat16())
+    assert half.dtype is core.bfloat16
+    assert_close(half.float(), want, rtol=3e-2, atol=0.15)
+
+
 def test_linear_leaves_other_dtypes_and_shapes_to_the_decomposition(dnnl):
     """float64, a 1-D weight's error and a broadcast bias are the decomposition's: same results, same errors."""
     from core_cpu_c.kernels.linalg import GEMM_CALLS

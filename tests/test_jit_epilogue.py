@@ -124,6 +124,23 @@ def test_float32_outputs_and_gradients_equal_the_unfused_ops(device, activation)
                rtol=1e-3, atol=1e-3)
 
 
+def test_a_convolution_with_a_residual_trains_as_the_unfused_ops(device):
+    """float32, big enough for cpu_c's oneDNN primitive with both post-ops: outputs and all three gradients equal
+    relu(conv2d(x, w, b) + r)'s."""
+    core.manual_seed(4)
+    x = core.randn(4, 8, 14, 14, device=device, requires_grad=True)
+    w = core.randn(16, 8, 3, 3, device=device, requires_grad=True)
+    b = core.randn(16, device=device, requires_grad=True)
+    r = core.randn(4, 16, 14, 14, device=device, requires_grad=True)
+    fused = get_operator("convolution_pointwise")(x, w, b, (1, 1), (1, 1), (1, 1), 1, "relu", r)
+    plain = core.relu(core.nn.functional.conv2d(x, w, b, padding=1) + r)
+    assert fused.grad_fn.name() == "ConvolutionPointwiseBackward0"
+    assert_close(fused, plain, rtol=1e-4, atol=1e-4)
+    g = core.randn(*plain.shape, device=device)
+    _close_all(core.autograd.grad(fused, (x, w, b, r), g), core.autograd.grad(plain, (x, w, b, r), g),
+               rtol=1e-3, atol=1e-3)
+
+
 def test_a_compiled_training_step_through_fused_epilogues_equals_eager(device):
     def make():
         core.manual_seed(3)

@@ -189,9 +189,10 @@ static dnnl_status_t build_pds(entry_t* e, dnnl_memory_desc_t user[4], dnnl_memo
     const dnnl_alg_kind_t alg = dnnl_convolution_direct;
     CHECK(make_mds(p, 0, user));
     CHECK(make_mds(p, 1, any));
-    if (e->kind != FWD && p->activation) return dnnl_invalid_arguments; /* a post-op is the forward's alone */
+    if (e->kind != FWD && (p->activation || p->has_residual))
+        return dnnl_invalid_arguments; /* post-ops are the forward's alone */
     dnnl_primitive_attr_t attr;
-    CHECK(post_ops_attr(p->activation, NULL, &attr));
+    CHECK(post_ops_attr(p->activation, p->has_residual ? any[3] : NULL, &attr));
     dnnl_status_t made = dnnl_convolution_forward_primitive_desc_create(
         hint, engine, dnnl_forward_training, alg, any[0], any[1], any[2], any[3], g.strides, g.dilates, g.pad_l,
         g.pad_r, attr);
@@ -214,7 +215,10 @@ static dnnl_status_t build_pds(entry_t* e, dnnl_memory_desc_t user[4], dnnl_memo
         CHECK(add_arg(e, *pd, DNNL_ARG_SRC, dnnl_query_src_md, 0, user[0], 0));
         CHECK(add_arg(e, *pd, DNNL_ARG_WEIGHTS, dnnl_query_weights_md, 0, user[1], 0));
         if (p->has_bias) CHECK(add_arg(e, *pd, DNNL_ARG_BIAS, dnnl_query_weights_md, 1, user[2], 0));
-        return add_arg(e, *pd, DNNL_ARG_DST, dnnl_query_dst_md, 0, user[3], 1);
+        CHECK(add_arg(e, *pd, DNNL_ARG_DST, dnnl_query_dst_md, 0, user[3], 1));
+        const int residual = DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1; /* the binary post-op's operand */
+        return p->has_residual ? add_arg(e, *pd, residual, dnnl_query_exec_arg_md, residual, user[3], 0)
+                               : dnnl_success;
     }
     if (e->kind == BWD_DATA) {
         CHECK(add_arg(e, *pd, DNNL_ARG_DIFF_DST, dnnl_query_diff_dst_md, 0, user[3], 0));
@@ -368,10 +372,16 @@ static int run(int kind, const ccc_dnnl_conv* p, void* const* buffers) {
     return (int)status;
 }
 
-int ccc_dnnl_conv_forward(const ccc_dnnl_conv* p, const void* x, const void* w, const void* bias, void* out) {
-    void* const with_bias[4] = {(void*)x, (void*)w, (void*)bias, out};
-    void* const without[3] = {(void*)x, (void*)w, out};
-    return run(FWD, p, p->has_bias ? with_bias : without);
+int ccc_dnnl_conv_forward(const ccc_dnnl_conv* p, const void* x, const void* w, const void* bias,
+                          const void* residual, void* out) {
+    void* buffers[5]; /* in the entry's argument order: src, weights, [bias], dst, [residual] */
+    int used = 0;
+    buffers[used++] = (void*)x;
+    buffers[used++] = (void*)w;
+    if (p->has_bias) buffers[used++] = (void*)bias;
+    buffers[used++] = out;
+    if (p->has_residual) buffers[used++] = (void*)residual;
+    return run(FWD, p, buffers);
 }
 
 int ccc_dnnl_conv_backward_data(const ccc_dnnl_conv* p, const void* grad_out, const void* w, void* grad_x) {

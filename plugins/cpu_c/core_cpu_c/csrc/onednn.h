@@ -9,9 +9,13 @@ typedef struct {
     long long in[3], kernel[3], out[3], stride[3], pad[3], dilation[3];
     long long activation; /* forward only: 0 none, else applied to the output in the same primitive (a post-op):
                              1 relu, 2 sigmoid, 3 tanh */
+    long long has_residual; /* forward only: 1 adds residual (dense, laid out as the output) before the activation,
+                               in the same primitive (a post-op) */
 } ccc_dnnl_conv;
 
-int ccc_dnnl_conv_forward(const ccc_dnnl_conv* p, const void* x, const void* w, const void* bias, void* out);
+/* out = act(conv(x, w) (+ bias) (+ residual)); residual NULL unless p->has_residual */
+int ccc_dnnl_conv_forward(const ccc_dnnl_conv* p, const void* x, const void* w, const void* bias,
+                          const void* residual, void* out);
 int ccc_dnnl_conv_backward_data(const ccc_dnnl_conv* p, const void* grad_out, const void* w, void* grad_x);
 /* grad_b may be NULL when p->has_bias is 0 */
 int ccc_dnnl_conv_backward_weights(const ccc_dnnl_conv* p, const void* grad_out, const void* x, void* grad_w,

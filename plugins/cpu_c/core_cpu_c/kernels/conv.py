@@ -1,5 +1,5 @@
 """Convolution (core.ops.conv): ``convolution``, ``convolution_backward`` and ``convolution_pointwise`` (oneDNN only:
-the activation as a post-op of the same primitive; elsewhere the decomposition runs).
+the residual and the activation as post-ops of the same primitive; elsewhere the decomposition runs).
 
 float32, bfloat16 and float16 go to oneDNN first (csrc/onednn.c, :func:`core_cpu_c.lib.load_onednn`): 1-, 2- and
 3-D, any stride, padding, dilation and groups, the bias fused; half problems only where oneDNN has an optimised kernel
@@ -113,19 +113,26 @@ class _Convolution(Family):
         ONEDNN_CALLS[kind] += 1
         return True
 
-    def _dnnl_forward(self, input, weight, bias, stride, padding, dilation, groups, activation: int = 0):
-        """oneDNN's convolution (bias and the activation of code ``activation`` fused), or None when it does not take
-        the problem."""
+    def _dnnl_forward(self, input, weight, bias, stride, padding, dilation, groups, activation: int = 0,
+                      residual=None):
+        """oneDNN's convolution (bias, ``residual`` and the activation of code ``activation`` fused), or None when it
+        does not take the problem (a residual must be a dense tensor of the output's shape and dtype)."""
         if self.dnnl is None or (bias is not None and (bias.dtype is not input.dtype or bias.dim() != 1)):
             return None
         found = _dnnl_problem(self.dnnl[0], input, weight, stride, padding, dilation, groups, bias is not None) \
             if weight.dtype is input.dtype else None
         if found is None:
             return None
+        shape = (input.shape[0], weight.shape[0]) + found[1]
+        if residual is not None and (not hasattr(residual, "_storage") or residual.dtype is not input.dtype
+                                     or residual._shape != shape or not residual.is_contiguous()
+                                     or residual._storage.device != input._storage.device):
+            return None
         found[0].activation = activation
+        found[0].has_residual = int(residual is not None)
         x, w, b = input.contiguous(), weight.contiguous(), self.contiguous(bias)
-        out, _ = self.empty((x.shape[0], w.shape[0]) + found[1], x.dtype)
-        return out if self._dnnl("forward", found[0], x, w, b, out) else None
+        out, _ = self.empty(shape, x.dtype)
+        return out if self._dnnl("forward", found[0], x, w, b, residual, out) else None
 
     def _dnnl_backward(self, grad_output, input, weight, stride, padding, dilation, groups, output_mask):
         """oneDNN's (grad_input, grad_weight, grad_bias), or None when it does not take the problem."""
@@ -169,12 +176,12 @@ class _Convolution(Family):
 
     def convolution_pointwise(self, input, weight, bias, stride, padding, dilation, groups, activation,
                               residual=None, /):
-        """The convolution with ``activation`` applied in oneDNN's primitive (a post-op); ``NotImplemented`` (the
-        decomposition: convolution, then the addition and the activation) with a residual or where oneDNN does
-        not take the problem."""
-        code = ACTIVATION_CODES.get(activation) if residual is None else None
+        """The convolution with ``residual`` added and ``activation`` applied in oneDNN's primitive (post-ops);
+        ``NotImplemented`` (the decomposition: convolution, then the addition and the activation) where oneDNN does
+        not take the problem or the residual is not a dense tensor laid out as the output."""
+        code = 0 if activation is None else ACTIVATION_CODES.get(activation)
         served = None if code is None else \
-            self._dnnl_forward(input, weight, bias, stride, padding, dilation, groups, code)
+            self._dnnl_forward(input, weight, bias, stride, padding, dilation, groups, code, residual)
         return NotImplemented if served is None else served
 
     def kernels(self) -> dict:
