@@ -275,23 +275,131 @@ def test_cudasim_passes_op_conformance(cudasim):
 
 
 @pytest.mark.filterwarnings("ignore:.*running on the CPU with copies:RuntimeWarning")
-@pytest.mark.parametrize("dtype", [core.bfloat16, core.float8_e5m2])
-def test_cudasim_holds_extension_dtypes_as_bits(cudasim, dtype):
-    """bfloat16/float8 (CuPy has no arrays of them): held as bits, same-dtype copies on the device, math declined
-    to the counted CPU fallback with the CPU's results."""
+def test_cudasim_holds_float8_as_bits(cudasim):
+    """float8 (CuPy has no arrays of it, PyTorch no arithmetic): held as bits, same-dtype copies on the device, casts
+    declined to the counted CPU fallback with the CPU's results."""
     from core.dispatch.operator import fallback_counts
 
-    host = core.tensor([[0.5, -1.5, 2.0], [3.0, 0.25, -4.0]]).to(dtype)
+    host = core.tensor([[0.5, -1.5, 2.0], [3.0, 0.25, -4.0]]).to(core.float8_e5m2)
     x = host.to("cudasim")
-    assert x.dtype is dtype and core.equal(x.cpu(), host)
+    assert x.dtype is core.float8_e5m2 and core.equal(x.cpu(), host)
     before = dict(fallback_counts)
     y = x.T.contiguous()  # copy_ of one dtype: the bits, on the device
     assert fallback_counts == before and core.equal(y.cpu(), host.T)
     core.testing.assert_close(x.float().cpu(), host.float())  # a cast: declined
     assert fallback_counts[("copy_", "cudasim")] == before.get(("copy_", "cudasim"), 0) + 1
-    if dtype is core.bfloat16:  # (PyTorch has no float8 arithmetic)
-        core.testing.assert_close((x * 2).cpu(), host * 2)
-        assert fallback_counts[("mul", "cudasim")] == before.get(("mul", "cudasim"), 0) + 1
+
+
+@pytest.fixture
+def no_fallback():
+    core.config.set("fallback", False)  # a declined call raises instead of running on the CPU
+    yield
+    core.config.reset("fallback")
+
+
+def _bf16_pair(shape, seed, scale=4.0):
+    """The same bfloat16 values on the CPU and on cudasim."""
+    rng = np.random.default_rng(seed)
+    host = core.tensor((rng.standard_normal(shape) * scale).astype(np.float32)).to(core.bfloat16)
+    return host, host.to("cudasim")
+
+
+def _same_bits(got, want):
+    assert got.dtype is want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got.cpu().view(core.int16).numpy(), want.view(core.int16).numpy())
+
+
+def test_cudasim_computes_bfloat16_in_float32_bit_for_bit(cudasim, no_fallback):
+    """bfloat16 math on the device with no CPU fallback: widened to float32, one rounding per result, the CPU's bits
+    (which compute bfloat16 in float32 as well); strided and broadcast operands, Python scalars, comparisons and
+    casts both ways."""
+    a, da = _bf16_pair((6, 5), 0)
+    b, db = _bf16_pair((5,), 1)
+    for fn in (lambda x, y: x + y, lambda x, y: x * y, lambda x, y: x / y, lambda x, y: core.maximum(x, y),
+               lambda x, y: x.T[::2] - y[::2, None], lambda x, y: x * 0.1 + 3, lambda x, y: core.exp(x / 4),
+               lambda x, y: core.tanh(x), lambda x, y: core.relu(x), lambda x, y: core.where(x > y, x, y),
+               lambda x, y: core.sigmoid(x).T.contiguous(), lambda x, y: core.cat([x, y[None]]),
+               lambda x, y: x.float() * 2, lambda x, y: x.double(), lambda x, y: (x.float() / 3).bfloat16(),
+               lambda x, y: x.to(core.int32), lambda x, y: core.clamp(x, -1, 1)):
+        _same_bits(fn(da, db), fn(a, b))
+    assert (da > db).cpu().tolist() == (a > b).tolist()
+    assert da.argmax(1).cpu().tolist() == a.argmax(1).tolist()
+
+
+def test_cudasim_bfloat16_reductions_products_and_indexing(cudasim, no_fallback):
+    a, da = _bf16_pair((16, 24), 2)
+    w, dw = _bf16_pair((24, 8), 3)
+    for fn in (lambda x: x.sum(), lambda x: x.sum(0), lambda x: x.amax(1), lambda x: x.mean(1),
+               lambda x: x.softmax(-1), lambda x: x.cumsum(0)):
+        core.testing.assert_close(fn(da).cpu(), fn(a), rtol=1e-2, atol=1e-2)  # float32 sums in another order
+    core.testing.assert_close((da @ dw).cpu(), a @ w, rtol=1e-2, atol=1e-2)
+    index = core.tensor([3, 0, 7])
+    _same_bits(da[index.to("cudasim")], a[index])
+    _same_bits(core.gather(da, 1, core.zeros(16, 2, dtype=core.int64, device="cudasim")),
+               core.gather(a, 1, core.zeros(16, 2, dtype=core.int64)))
+    z = core.zeros(3, 4, dtype=core.bfloat16, device="cudasim")
+    _same_bits(z, core.zeros(3, 4, dtype=core.bfloat16))
+    _same_bits(core.full((2, 3), 1.00390625 + 2**-20, dtype=core.bfloat16, device="cudasim"),
+               core.full((2, 3), 1.00390625 + 2**-20, dtype=core.bfloat16))  # ml_dtypes' rounding, as the CPU's
+    copied = core.empty(16, 24, dtype=core.bfloat16, device="cudasim")
+    copied.copy_(da.float())
+    _same_bits(copied, a)
+
+
+def test_cudasim_rounds_bfloat16_to_nearest_even_with_special_values(cudasim, no_fallback):
+    values = np.array([1.0 + 2**-8, 1.0 + 3 * 2**-8, 3.3895314e38, -3.3895314e38, np.inf, -np.inf, np.nan, 0.0,
+                       -0.0, 1e-40, -1e-40, 2**-133], np.float32)
+    got = core.tensor(values, device="cudasim").bfloat16()
+    want = core.tensor(values).bfloat16()
+    host = got.cpu().float().numpy()
+    np.testing.assert_array_equal(np.isnan(host), np.isnan(values))
+    keep = ~np.isnan(values)
+    np.testing.assert_array_equal(got.cpu().view(core.int16).numpy()[keep], want.view(core.int16).numpy()[keep])
+
+
+def test_cudasim_casts_into_bfloat16_through_float32_as_pytorch(cudasim, no_fallback):
+    """PyTorch (and ml_dtypes) convert to bfloat16 from float32: 1 + 2^-8 + 2^-30 in float64 lands on the tie
+    1 + 2^-8 in float32 and rounds to even, 1.0, where one rounding would give 1 + 2^-7. int64 goes the same way."""
+    x = core.tensor([1 + 2**-8 + 2**-30, -(1 + 2**-8 + 2**-30)], dtype=core.float64)
+    assert x.to("cudasim").bfloat16().cpu().tolist() == x.bfloat16().tolist() == [1.0, -1.0]
+    into = core.empty(2, dtype=core.bfloat16, device="cudasim")
+    assert into.copy_(x.to("cudasim")).cpu().tolist() == [1.0, -1.0]
+    n = core.tensor([2**24 + 2**16 + 1, 257], dtype=core.int64)
+    _same_bits(n.to("cudasim").bfloat16(), n.bfloat16())
+
+
+def test_cudasim_in_place_bfloat16_ops_run_their_decomposition_on_the_device(cudasim, no_fallback):
+    a, da = _bf16_pair((4, 3), 4)
+    da.add_(1.5)  # add, then copy_ into the bfloat16 memory
+    _same_bits(da, a.add_(1.5))
+    da[1:3].mul_(da[:2])
+    a[1:3].mul_(a[:2])
+    _same_bits(da, a)
+
+
+@pytest.mark.filterwarnings("ignore:.*running on the CPU with copies:RuntimeWarning")
+def test_cudasim_trains_an_mlp_under_bfloat16_autocast_as_the_cpu(cudasim):
+    """autocast(dtype=bfloat16) on the device: the forward, the loss and every gradient as the CPU's autocast gives
+    them, and no op more on the CPU fallback than in float32 (cudasim has no scatter_ kernel at all)."""
+    from core.dispatch.operator import fallback_counts
+
+    results, declined = {}, {}
+    for device in ("cpu", "cudasim", "cudasim float32"):
+        before = dict(fallback_counts)
+        core.manual_seed(5)
+        model = core.nn.Sequential(core.nn.Linear(12, 16), core.nn.ReLU(), core.nn.Linear(16, 3)).to(device.split()[0])
+        x = core.randn(8, 12).to(device.split()[0])
+        y = core.tensor([0, 1, 2, 0, 1, 2, 0, 1]).to(device.split()[0])
+        with core.autocast(device.split()[0], dtype=core.bfloat16, enabled="float32" not in device):
+            out = model(x)
+            loss = core.nn.functional.cross_entropy(out, y)
+        loss.backward()
+        assert out.dtype is (core.float32 if "float32" in device else core.bfloat16)
+        results[device] = [out.float(), loss] + [p.grad for p in model.parameters()]
+        declined[device] = {op for (op, dev), n in fallback_counts.items() if n != before.get((op, dev), 0)}
+    assert declined["cudasim"] == declined["cudasim float32"]
+    for got, want in zip(results["cudasim"], results["cpu"]):
+        core.testing.assert_close(got.cpu(), want, rtol=2e-2, atol=2e-2)
 
 
 @pytest.mark.parametrize("dtype", [core.float16, core.float32, core.float64])

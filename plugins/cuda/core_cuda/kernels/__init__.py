@@ -13,9 +13,10 @@ from __future__ import annotations
 import functools
 
 from core.backends.api import collect, reference
-from core.dtypes import ALL_DTYPES, SHELL_DTYPES, dtype
+from core.dtypes import ALL_DTYPES, SHELL_DTYPES
 
 from ..arrays import storage_only
+from ..bfloat16 import computing_bfloat16
 
 from . import derivatives, elementwise, reduction
 
@@ -25,29 +26,15 @@ FAMILIES = (elementwise, derivatives, reference.creation, reduction, reference.l
 
 def all_kernels(rt) -> dict:
     """op name -> kernel bound to runtime ``rt`` (each run on its output's device when there are several), each
-    declining calls that involve a storage-only dtype (bfloat16, float8: the CPU fallback runs them)."""
+    computing calls that involve bfloat16 in float32 and declining those with a float8 dtype (the CPU fallback runs
+    them; :mod:`core_cuda.bfloat16`)."""
     table = collect(FAMILIES, rt)
     if rt.device_count() > 1:  # one device: skip the per-call device switch
         table = {name: _on_device(rt, fn) for name, fn in table.items()}
-    table = {name: _declining_storage_only(fn) for name, fn in table.items()}
-    table["copy_"] = _copying_bits(table["copy_"].__wrapped__)
-    return table
+    return {name: computing_bfloat16(rt, name, fn, _STORAGE_ONLY) for name, fn in table.items()}
 
 
 _STORAGE_ONLY = frozenset(d for d in ALL_DTYPES + SHELL_DTYPES if d.numpy is not None and storage_only(d))
-
-
-def _declining_storage_only(fn):
-    @functools.wraps(fn)
-    def kernel(*args, **kwargs):
-        for a in (*args, *kwargs.values()):
-            if a.__class__ is tuple or a.__class__ is list:  # multi-output specs, cat/stack operands
-                if any(getattr(b, "dtype", None).__class__ is dtype and b.dtype in _STORAGE_ONLY for b in a):
-                    return NotImplemented
-            elif getattr(a, "dtype", None).__class__ is dtype and a.dtype in _STORAGE_ONLY:
-                return NotImplemented
-        return fn(*args, **kwargs)
-    return kernel
 
 
 def _on_device(rt, fn):
@@ -66,12 +53,3 @@ def _device_of(args):
     return first.device
 
 
-def _copying_bits(copy_):
-    """copy_ between tensors of one storage-only dtype copies their bits (the fallback's own way back to the
-    device); a cast from or to such a dtype declines."""
-    @functools.wraps(copy_)
-    def kernel(spec, self, src, non_blocking=False):
-        if self.dtype is not src.dtype and (self.dtype in _STORAGE_ONLY or src.dtype in _STORAGE_ONLY):
-            return NotImplemented
-        return copy_(spec, self, src, non_blocking)
-    return kernel
