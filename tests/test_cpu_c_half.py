@@ -169,6 +169,26 @@ def test_sum_mean_amax_amin_rows(c_rows, dtype):
 
 
 @pytest.mark.parametrize("dtype", HALF)
+def test_sums_over_other_dims_take_the_strided_walk(force_c, monkeypatch, dtype):
+    """Column sums (a bias's gradient under autocast), several dims, transposed and sliced inputs: csrc/reduce.c's
+    strided walk in float, rounded once: the float32 sum rounded (the reference's result)."""
+    fns = get_operator("sum").kernels[backend_key("cpu").bit].c_functions["strided"]
+    calls = collections.Counter()
+    monkeypatch.setitem(fns, dtype, lambda *args, fn=fns[dtype]: (calls.update([dtype]), fn(*args))[1])
+    rng = np.random.default_rng(10)
+    a = (rng.standard_normal((128, 3, 512)) * 4).astype(NP[dtype])
+    a[5, 1, 7] = np.inf
+    x = core.from_numpy(a)
+    half = getattr(core, dtype)
+    cases = [(x[:, 0], 0), (x, (0, 1)), (x, (0, 2)), (x.transpose(0, 2), 1), (x[::2, :, 100:400], 0)]
+    for t, dims in cases:
+        got = t.sum(dims)
+        assert got.dtype == half
+        np.testing.assert_array_equal(_bits(got), _bits(t.float().sum(dims).to(half)))
+    assert calls[dtype] == len(cases)
+
+
+@pytest.mark.parametrize("dtype", HALF)
 def test_amax_keeps_nan(c_rows, dtype):
     a = np.random.default_rng(8).standard_normal((8, 512)).astype(NP[dtype])
     a[3, 100] = np.nan

@@ -521,6 +521,23 @@ DEFINE_INT_REDUCTIONS(int64, int64_t)
 DEFINE_ARG(int64, int64_t)
 DEFINE_INT_REDUCTIONS(bool, uint8_t)
 
+/* float16/bfloat16 sums over any dims (a column sum: a bias's gradient under autocast): each element widened to float
+   (exact), summed in double as float32's are (four-row partials in float), the result rounded to the half type as
+   the row kernels round theirs */
+#define STEP_HSUM_float16(a, ix, x, j) a += (double)ccc_f16_load(x)
+#define STEP_HSUM_bfloat16(a, ix, x, j) a += (double)ccc_bf16_load(x)
+#define L_HSUM_float16(a, x) a += (double)ccc_f16_load(x)
+#define L_HSUM_bfloat16(a, x) a += (double)ccc_bf16_load(x)
+#define L_HADD_float16(a, x) a += ccc_f16_load(x)
+#define L_HADD_bfloat16(a, x) a += ccc_bf16_load(x)
+#define FINAL_float16(a, ix) ((void)(ix), ccc_f16_store((float)(a)))
+#define FINAL_bfloat16(a, ix) ((void)(ix), ccc_bf16_store((float)(a)))
+#define DEFINE_HALF_SUM(NAME)                                                                                          \
+    DEFINE_REDUCE(sum, NAME, unsigned short, double, unsigned short, INIT_ZERO, STEP_HSUM_##NAME, L_HSUM_##NAME,       \
+                  C_ADD, FINAL_##NAME, ONE_LANES, 0, float, L_HADD_##NAME)
+DEFINE_HALF_SUM(float16)
+DEFINE_HALF_SUM(bfloat16)
+
 /* Scans: each kept position runs along the scan dim in order (NumPy's accumulate order, so float cumsum/cumprod
    are bit-exact), or, when the scan dim is not the output's inner-most, BLOCK neighbouring kept positions advance
    together. STEP(a, ix, x, j) updates the running value (and index); the index array is written only by cummax/cummin

@@ -44,6 +44,8 @@ void ccc_reduce_sum_int16(const long long* meta, const void* in_base, void* out)
 void ccc_reduce_sum_int32(const long long* meta, const void* in_base, void* out);
 void ccc_reduce_sum_int64(const long long* meta, const void* in_base, void* out);
 void ccc_reduce_sum_bool(const long long* meta, const void* in_base, void* out);
+void ccc_reduce_sum_float16(const long long* meta, const void* in_base, void* out); /* float sums, rounded once */
+void ccc_reduce_sum_bfloat16(const long long* meta, const void* in_base, void* out);
 void ccc_reduce_prod_float32(const long long* meta, const void* in_base, void* out);
 void ccc_reduce_prod_float64(const long long* meta, const void* in_base, void* out);
 void ccc_reduce_prod_int8(const long long* meta, const void* in_base, void* out);

@@ -5,7 +5,8 @@ Each kernel validates its operand in Python (dtype, non-negative strides, bounds
 reduced (or scanned) ones, collapses each group and makes one C call that walks the strides; what C does not take
 (sum's ``dtype=`` to another type, negative strides) runs the NumPy reference kernel it replaces. float16/bfloat16
 sum/amax/amin (and so mean) run the row kernels (one contiguous row per output), computing in float32 and summing
-in double, rounded once; their other layouts and reductions run the reference.
+in double, rounded once; half sums into their own dtype also take the strided walk (any dims and layout: the column
+sum of a bias's gradient); other half reductions and layouts run the reference.
 
 No dispatcher threshold: the output can be one element for a million inputs, so each kernel checks its *input*
 size against ``ctx.min_numel`` itself.
@@ -81,7 +82,7 @@ def _reduction(ctx, op: str, base):
     """sum/prod/amax/amin/any/all over any dims of any layout (non-negative strides): kernel(spec, input, dims,
     keepdim[, dtype]). Float sum/amax/amin whose reduced elements are one contiguous row per output take the
     vectorised row kernels; everything else csrc/reduce.c's strided walk."""
-    general = {d: getattr(ctx.lib, f"ccc_reduce_{op}_{d}") for d in _ALL}
+    general = {d: getattr(ctx.lib, f"ccc_reduce_{op}_{d}") for d in _ALL + (HALF if op == "sum" else ())}
     # {(input dtype, output dtype): row kernel}; a half sum also into float32 (mean's, sum(dtype=float32)'s)
     rows = {(d, d): getattr(ctx.lib, f"ccc_{op}_{d}") for d in _FLOATS + HALF} if op in ("sum", "amax", "amin") else {}
     if op == "sum":
@@ -96,7 +97,7 @@ def _reduction(ctx, op: str, base):
         meta, nout = _walk(input, tuple(dims), True)
         nk, nr, block = meta[:3]
         by_rows = row is not None and not block and nk == 1 and nr == 1 and meta[-1] == 1
-        if half and not by_rows:  # the strided walk has no half kernels
+        if half and not by_rows and (d.name not in general or spec.dtype is not d):  # the strided walk: half sums
             return base(spec, input, dims, keepdim, dtype)
         check_bounds(op, input)
         odt = spec.dtype
