@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import numbers
 import types
 import warnings
@@ -94,12 +95,7 @@ def check_computable(op: str, d) -> None:
         raise RuntimeError(f"\"{op}\" not implemented for '{dtypes.legacy_name(d)}'")
 
 
-def numel(shape) -> int:
-    """Product of a shape's sizes."""
-    n = 1
-    for s in shape:
-        n *= s
-    return n
+numel = math.prod  # the product of a shape's sizes (1 for ()), in C
 
 
 def wrap_dim(dim, ndim: int, op: str = "op") -> int:

@@ -32,7 +32,16 @@ def _view_kernel(name: str, geometry):
     return define(name, default=kernel, doc=geometry.__doc__ or "")
 
 
-def _infer_size(op: str, shape, n: int) -> tuple:
+def _infer_size(op: str, shape: tuple, n: int) -> tuple:
+    if -1 not in shape:  # the common case: every size given (one loop, no list)
+        known = 1
+        for s in shape:
+            if s < 0:
+                raise RuntimeError(f"{op}(): invalid shape dimension {s}")
+            known *= s
+        if known != n:
+            raise RuntimeError(f"{op}(): shape '{list(shape)}' is invalid for input of size {n}")
+        return shape
     shape = list(shape)
     infer = [i for i, s in enumerate(shape) if s == -1]
     if len(infer) > 1:
@@ -83,7 +92,7 @@ def compute_view_strides(old_shape: tuple, old_stride: tuple, new_shape: tuple):
 
 def _view_geometry(input, shape):
     """View as ``shape`` (one dim may be -1); RuntimeError if the strides do not allow it."""
-    shape = _infer_size("view", shape, input.numel())
+    shape = _infer_size("view", shape, numel(input._shape))
     if input._stride == contiguous_strides(input._shape):  # the common case needs no stride search
         return shape, contiguous_strides(shape), input._offset
     strides = compute_view_strides(input._shape, input._stride, shape)
@@ -160,8 +169,9 @@ def view_as(input: Tensor, other: Tensor) -> Tensor:
 
 def reshape(input: Tensor, *shape) -> Tensor:
     """A view when the strides allow it, else a contiguous copy (``torch.reshape``)."""
-    shape = _infer_size("reshape", _shape_arg("reshape", shape), input.numel())
-    if compute_view_strides(input._shape, input._stride, shape) is not None:
+    shape = _infer_size("reshape", _shape_arg("reshape", shape), numel(input._shape))
+    if input._stride == contiguous_strides(input._shape) \
+            or compute_view_strides(input._shape, input._stride, shape) is not None:
         return _view(input, shape)
     from .creation import clone
 
