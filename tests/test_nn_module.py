@@ -477,12 +477,12 @@ def _torch_net(torch):
 NET_REPR = """Net(
   (features): Sequential(
     (0): Linear(in_features=4, out_features=8, bias=True)
-    (1): BatchNorm1d(8, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)
+    (1): BatchNorm1d(8, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
     (2): Dropout(p=0.25, inplace=False)
   )
   (heads): ModuleList(
     (0): Linear(in_features=8, out_features=2, bias=True)
-    (1): LayerNorm((2,), eps=1e-05, elementwise_affine=True)
+    (1): LayerNorm((2,), eps=1e-05, elementwise_affine=True, bias=True)
   )
   (table): ModuleDict(
     (emb): Embedding(10, 4, padding_idx=0)

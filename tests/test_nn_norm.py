@@ -205,9 +205,9 @@ def test_batch_norm_gradcheck(device, training):
 
 def test_batch_norm_module_backward_and_repr(device):
     bn = nn.BatchNorm2d(16).to(device)
-    assert repr(bn) == "BatchNorm2d(16, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)"
+    assert repr(bn) == "BatchNorm2d(16, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"
     assert repr(nn.BatchNorm1d(4, affine=False, momentum=None)) == \
-        "BatchNorm1d(4, eps=1e-05, momentum=None, affine=False, track_running_stats=True)"
+        "BatchNorm1d(4, eps=1e-05, momentum=None, affine=False, bias=False, track_running_stats=True)"
     assert [n for n, _ in bn.named_parameters()] == ["weight", "bias"]
     assert [n for n, _ in bn.named_buffers()] == ["running_mean", "running_var", "num_batches_tracked"]
     assert_close(bn.weight, np.ones(16, np.float32))
@@ -269,7 +269,7 @@ def test_instance_norm_running_stats_replay(device):
 def test_instance_norm_module_defaults_unbatched_and_repr(device):
     norm = nn.InstanceNorm2d(3).to(device)
     assert repr(norm) == "InstanceNorm2d(3, eps=1e-05, momentum=0.1, affine=False, " \
-                         "track_running_stats=False)"
+                         "bias=False, track_running_stats=False)"
     assert list(norm.parameters()) == [] and list(norm.state_dict()) == []
     x = randn(3, 4, 4, dtype=np.float32)
     out = norm(t(x, device))  # unbatched (C, H, W)
@@ -313,8 +313,8 @@ def test_group_norm_values(device, shape, groups):
 
 def test_group_norm_module_and_errors(device):
     gn = nn.GroupNorm(2, 4).to(device)
-    assert repr(gn) == "GroupNorm(2, 4, eps=1e-05, affine=True)"
-    assert repr(nn.GroupNorm(2, 4, affine=False)) == "GroupNorm(2, 4, eps=1e-05, affine=False)"
+    assert repr(gn) == "GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)"
+    assert repr(nn.GroupNorm(2, 4, affine=False)) == "GroupNorm(2, 4, eps=1e-05, affine=False, bias=False)"
     x = randn(3, 4, 5, dtype=np.float32)
     assert_close(gn(t(x, device)), np_group_norm(x, 2).astype(np.float32), rtol=1e-4, atol=1e-5)
     with pytest.raises(ValueError, match=r"num_channels \(5\) must be divisible by num_groups \(2\)"):
@@ -347,8 +347,8 @@ def test_layer_norm_values(device, shape, normalized):
 
 def test_layer_norm_module(device):
     ln = nn.LayerNorm(10).to(device)
-    assert repr(ln) == "LayerNorm((10,), eps=1e-05, elementwise_affine=True)"
-    assert repr(nn.LayerNorm((3, 4), bias=False)) == "LayerNorm((3, 4), eps=1e-05, elementwise_affine=True)"
+    assert repr(ln) == "LayerNorm((10,), eps=1e-05, elementwise_affine=True, bias=True)"
+    assert repr(nn.LayerNorm((3, 4), bias=False)) == "LayerNorm((3, 4), eps=1e-05, elementwise_affine=True, bias=False)"
     assert ln.normalized_shape == (10,)
     assert list(nn.LayerNorm(3, elementwise_affine=False).parameters()) == []
     assert [n for n, _ in nn.LayerNorm(3, bias=False).named_parameters()] == ["weight"]
@@ -761,16 +761,16 @@ def test_embedding_loads_torch_state_dict(device):
 
 @pytest.mark.parametrize("make, shape, expected_repr", [
     (lambda: nn.BatchNorm1d(3, bias=False), (4, 3),
-     "BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)"),
+     "BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=True, bias=False, track_running_stats=True)"),
     (lambda: nn.BatchNorm2d(3, bias=False), (2, 3, 2, 2),
-     "BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)"),
+     "BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, bias=False, track_running_stats=True)"),
     (lambda: nn.InstanceNorm1d(3, affine=True, bias=False), (2, 3, 5),
-     "InstanceNorm1d(3, eps=1e-05, momentum=0.1, affine=True, track_running_stats=False)"),
-    (lambda: nn.GroupNorm(3, 3, bias=False), (2, 3, 4), "GroupNorm(3, 3, eps=1e-05, affine=True)"),
+     "InstanceNorm1d(3, eps=1e-05, momentum=0.1, affine=True, bias=False, track_running_stats=False)"),
+    (lambda: nn.GroupNorm(3, 3, bias=False), (2, 3, 4), "GroupNorm(3, 3, eps=1e-05, affine=True, bias=False)"),
 ], ids=["batchnorm1d", "batchnorm2d", "instancenorm1d", "groupnorm"])
 def test_affine_norm_without_bias_learns_only_the_weight(device, make, shape, expected_repr):
-    """``bias=False`` with an affine norm (LayerNorm's ``bias`` argument, which core's other norms take too; PyTorch
-    2.11 prints it in no repr): a weight, no bias parameter, y = x̂ · w."""
+    """``bias=False`` with an affine norm (LayerNorm's ``bias`` argument, which PyTorch 2.13's other norms take too
+    and print in their reprs): a weight, no bias parameter, y = x̂ · w."""
     module = make().to(device).double()
     assert repr(module) == expected_repr
     assert [n for n, _ in module.named_parameters()] == ["weight"] and module.bias is None

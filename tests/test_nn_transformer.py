@@ -277,8 +277,8 @@ ENCODER_LAYER_REPR = """TransformerEncoderLayer(
   (linear1): Linear(in_features=4, out_features=8, bias=True)
   (dropout): Dropout(p=0.1, inplace=False)
   (linear2): Linear(in_features=8, out_features=4, bias=True)
-  (norm1): LayerNorm((4,), eps=1e-05, elementwise_affine=True)
-  (norm2): LayerNorm((4,), eps=1e-05, elementwise_affine=True)
+  (norm1): LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True)
+  (norm2): LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True)
   (dropout1): Dropout(p=0.1, inplace=False)
   (dropout2): Dropout(p=0.1, inplace=False)
 )"""
