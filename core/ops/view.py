@@ -41,7 +41,7 @@ def _infer_size(op: str, shape: tuple, n: int) -> tuple:
             known *= s
         if known != n:
             raise RuntimeError(f"{op}(): shape '{list(shape)}' is invalid for input of size {n}")
-        return shape
+        return shape if shape.__class__ is tuple else tuple(shape)
     shape = list(shape)
     infer = [i for i, s in enumerate(shape) if s == -1]
     if len(infer) > 1:
