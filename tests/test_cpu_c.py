@@ -858,7 +858,8 @@ def _cross_entropy_operands(rows: int, classes: int, dtype, weighted: bool, igno
 @pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("ignored", [False, True])
-@pytest.mark.parametrize("shape", [(5, 3), (1, 1), (1200, 40)])  # 48000 logits: the OpenMP loops
+@pytest.mark.parametrize("shape", [(5, 3), (1, 1), (1200, 40), (300, 10), (5000, 10)])  # 40 classes: a loop per row;
+# 10: one flat loop per block of 256 rows (the last one partial); 48000 / 50000 logits: the OpenMP loops
 def test_cross_entropy_kernels_match_the_decomposition(loss_calls, dtype, reduction, weighted, ignored, shape):
     x, target, weight = _cross_entropy_operands(*shape, dtype, weighted, ignored)
     ignore_index = 2 if ignored else -100

@@ -1,5 +1,6 @@
 /* Fused cross entropy over class indices, forward and backward: one pass per row of (rows, classes) logits instead
-of the log_softmax + nll_loss ops of the decomposition in core/nn/functional/loss.py, with the same formulas.
+of the log_softmax + nll_loss ops of the decomposition in core/nn/functional/loss.py, with the same formulas; few
+classes (fewer than a vector's lanes) take their exps in one flat vectorised loop per block of rows.
 
 Each row's exps are taken in the tensor's type and summed in double; the row losses and weights are summed in double
 in row order (deterministic whatever the thread count). Rows whose target is ignore_index weigh 0. Operands are
@@ -27,6 +28,12 @@ static long long bad_target(long long rows, long long classes, const long long* 
 /* The weight of a row of target t: 0 when ignored, else weight[t] (1 without weights). */
 #define ROW_WEIGHT(w, t, ignore_index) ((t) == (ignore_index) ? 0.0 : (w) ? (double)(w)[t] : 1.0)
 
+/* Rows are taken CE_ROWS at a time (one OpenMP iteration each). With fewer classes than FLAT_CLASSES (a vector's
+   lanes would mostly idle: 10 classes took 10 scalar exps per row), a block's shifted logits are laid out in a
+   scratch buffer and one flat loop takes all their exps, vectorised. */
+#define CE_ROWS 256
+#define FLAT_CLASSES 16
+
 #define DEFINE_CROSS_ENTROPY(T, N, EXP)                                                                                \
     /* max + log(sum exp(x - max)) of one row: exp in the tensor's type, the sum in double. */                         \
     CCC_MATH_CLONES static double logsumexp_##N(const T* restrict row, long long classes) {                            \
@@ -36,6 +43,55 @@ static long long bad_target(long long rows, long long classes, const long long* 
         _Pragma("omp simd reduction(+ : sum)")                                                                         \
         for (long long j = 0; j < classes; j++) sum += EXP(row[j] - m);                                                \
         return (double)m + log(sum);                                                                                   \
+    }                                                                                                                  \
+    /* lse[r] = logsumexp of row r of the n rows at x, with the same arithmetic; few classes: the flat loop. */        \
+    CCC_MATH_CLONES static void block_lse_##N(const T* restrict x, long long n, long long classes,                    \
+                                              double* restrict lse) {                                                  \
+        if (classes >= FLAT_CLASSES) {                                                                                 \
+            for (long long r = 0; r < n; r++) lse[r] = logsumexp_##N(x + r * classes, classes);                        \
+            return;                                                                                                    \
+        }                                                                                                              \
+        T e[CE_ROWS * FLAT_CLASSES];                                                                                   \
+        for (long long r = 0; r < n; r++) {                                                                            \
+            const T* restrict row = x + r * classes;                                                                   \
+            T m = row[0];                                                                                              \
+            for (long long j = 1; j < classes; j++) m = row[j] > m ? row[j] : m;                                       \
+            for (long long j = 0; j < classes; j++) e[r * classes + j] = row[j] - m;                                   \
+            lse[r] = (double)m;                                                                                        \
+        }                                                                                                              \
+        _Pragma("omp simd")                                                                                            \
+        for (long long i = 0; i < n * classes; i++) e[i] = EXP(e[i]);                                                  \
+        for (long long r = 0; r < n; r++) {                                                                            \
+            double sum = 0;                                                                                            \
+            for (long long j = 0; j < classes; j++) sum += e[r * classes + j];                                         \
+            lse[r] += log(sum);                                                                                        \
+        }                                                                                                              \
+    }                                                                                                                  \
+    /* One block of the backward: o = softmax(x) * scale per row, minus scale at the target (0 for ignored rows). */   \
+    CCC_MATH_CLONES static void block_backward_##N(const T* restrict x, long long r0, long long n, long long classes,  \
+                                                   const T* restrict g, int grad_per_row, double scale,              \
+                                                   const long long* restrict target, const T* restrict w,             \
+                                                   long long ignore_index, T* restrict gi) {                         \
+        double lse[CE_ROWS];                                                                                           \
+        block_lse_##N(x + r0 * classes, n, classes, lse);                                                              \
+        T* restrict o = gi + r0 * classes;                                                                             \
+        const T* restrict in = x + r0 * classes;                                                                       \
+        for (long long r = 0; r < n; r++)                                                                              \
+            for (long long j = 0; j < classes; j++) o[r * classes + j] = in[r * classes + j] - (T)lse[r];              \
+        _Pragma("omp simd")                                                                                            \
+        for (long long i = 0; i < n * classes; i++) o[i] = EXP(o[i]);                                                  \
+        for (long long r = 0; r < n; r++) {                                                                            \
+            const long long t = target[r0 + r];                                                                        \
+            T* restrict row = o + r * classes;                                                                         \
+            if (t == ignore_index) {                                                                                   \
+                for (long long j = 0; j < classes; j++) row[j] = (T)0;                                                 \
+                continue;                                                                                              \
+            }                                                                                                          \
+            const T rw = (T)(ROW_WEIGHT(w, t, ignore_index) * (grad_per_row ? (double)g[r0 + r] : scale));           \
+            const T pt = row[t];                                                                                       \
+            for (long long j = 0; j < classes; j++) row[j] = row[j] * rw;                                              \
+            row[t] = (pt - (T)1) * rw;                                                                                 \
+        }                                                                                                              \
     }                                                                                                                  \
     /* The sum of the kept rows' weights. */                                                                           \
     static double total_weight_##N(long long rows, const long long* target, const T* w,                                \
@@ -54,14 +110,19 @@ static long long bad_target(long long rows, long long classes, const long long* 
         if (bad) return bad;                                                                                           \
         double* losses = reduction == CE_NONE ? NULL : (double*)malloc((size_t)rows * sizeof(double) + 1);             \
         if (reduction != CE_NONE && !losses) return -1;                                                                \
+        const long long blocks = (rows + CE_ROWS - 1) / CE_ROWS;                                                       \
         _Pragma("omp parallel for if(rows * classes >= 32768) schedule(static)")                                       \
-        for (long long r = 0; r < rows; r++) {                                                                         \
-            const long long t = target[r];                                                                             \
-            const double rw = ROW_WEIGHT(w, t, ignore_index);                                                          \
-            const T* restrict row = x + r * classes;                                                                   \
-            const double loss = t == ignore_index ? 0.0 : rw * (logsumexp_##N(row, classes) - row[t]);                 \
-            if (losses) losses[r] = loss;                                                                              \
-            else out[r] = (T)loss;                                                                                     \
+        for (long long b = 0; b < blocks; b++) {                                                                       \
+            const long long r0 = b * CE_ROWS, n = rows - r0 < CE_ROWS ? rows - r0 : CE_ROWS;                           \
+            double lse[CE_ROWS];                                                                                       \
+            block_lse_##N(x + r0 * classes, n, classes, lse);                                                          \
+            for (long long r = r0; r < r0 + n; r++) {                                                                  \
+                const long long t = target[r];                                                                         \
+                const double rw = ROW_WEIGHT(w, t, ignore_index);                                                      \
+                const double loss = t == ignore_index ? 0.0 : rw * (lse[r - r0] - x[r * classes + t]);                 \
+                if (losses) losses[r] = loss;                                                                          \
+                else out[r] = (T)loss;                                                                                 \
+            }                                                                                                          \
         }                                                                                                              \
         if (!losses) return 0;                                                                                         \
         double total = 0;                                                                                              \
@@ -83,19 +144,11 @@ static long long bad_target(long long rows, long long classes, const long long* 
         if (bad) return bad;                                                                                           \
         double scale = grad_per_row ? 1.0 : (double)g[0];                                                              \
         if (!grad_per_row && reduction == CE_MEAN) scale /= total_weight_##N(rows, target, w, ignore_index);           \
+        const long long blocks = (rows + CE_ROWS - 1) / CE_ROWS;                                                       \
         _Pragma("omp parallel for if(rows * classes >= 32768) schedule(static)")                                       \
-        for (long long r = 0; r < rows; r++) {                                                                         \
-            const long long t = target[r];                                                                             \
-            const double rw = ROW_WEIGHT(w, t, ignore_index) * (grad_per_row ? (double)g[r] : scale);                  \
-            const T* restrict row = x + r * classes;                                                                   \
-            T* restrict o = gi + r * classes;                                                                          \
-            if (t == ignore_index) {                                                                                   \
-                for (long long j = 0; j < classes; j++) o[j] = (T)0;                                                   \
-                continue;                                                                                              \
-            }                                                                                                          \
-            const T lse = (T)logsumexp_##N(row, classes), scale = (T)rw;                                               \
-            for (long long j = 0; j < classes; j++) o[j] = EXP(row[j] - lse) * scale;                                  \
-            o[t] = (EXP(row[t] - lse) - (T)1) * scale;                                                                 \
+        for (long long b = 0; b < blocks; b++) {                                                                       \
+            const long long r0 = b * CE_ROWS, n = rows - r0 < CE_ROWS ? rows - r0 : CE_ROWS;                           \
+            block_backward_##N(x, r0, n, classes, g, grad_per_row, scale, target, w, ignore_index, gi);               \
         }                                                                                                              \
         return 0;                                                                                                      \
     }
