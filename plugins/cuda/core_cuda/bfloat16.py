@@ -73,7 +73,7 @@ def _arg32(rt, a):
     return a
 
 
-def _involves(args, kwargs, storage_only: frozenset) -> frozenset:
+def _involves(args, kwargs, storage_only: frozenset) -> set:
     """The storage-only dtypes among the tensors, specs and dtype arguments of a call (nested one level)."""
     found = set()
     for a in (*args, *kwargs.values()):
@@ -81,7 +81,7 @@ def _involves(args, kwargs, storage_only: frozenset) -> frozenset:
             d = b if b.__class__ is dtype else getattr(b, "dtype", None)
             if d.__class__ is dtype and d in storage_only:
                 found.add(d)
-    return frozenset(found)
+    return found
 
 
 def _outputs_in_bfloat16(args, out):
