@@ -19,14 +19,16 @@ from ..plugins.hookspecs import PLUGIN_API_VERSION, hookimpl
 from ..storage import Storage
 from ..tensor import Tensor, contiguous_strides
 from .kit import reference  # the reference kernels over an array module: reference.<family>.kernels(ctx)
-from .kit import RANK_BUCKETS, Kernel, broadcast_strides, cat_parts, coalesce, collect, covering_span, flipped, \
-    host_view, is_contiguous, new_output, new_tensor, padded, rank_bucket, read_strided, register_all, write_strided
+from .kit import RANK_BUCKETS, Kernel, broadcast_strides, cat_by_copies, cat_parts, coalesce, collect, covering_span, \
+    flip_by_copy, flipped, host_view, is_contiguous, new_output, new_tensor, padded, rank_bucket, read_strided, \
+    register_all, write_strided
 
 __all__ = ["hookimpl", "PLUGIN_API_VERSION", "Runtime", "Storage", "Tensor", "TensorSpec", "dtype",
            "device", "from_numpy_dtype", "contiguous_strides", "make_tensor", "get_operator", "backend_key",
            # the kit (core/backends/kit): layout arithmetic, fresh outputs, kernel tables
-           "broadcast_strides", "cat_parts", "coalesce", "flipped", "is_contiguous", "RANK_BUCKETS", "rank_bucket",
-           "padded", "new_tensor", "new_output", "covering_span", "host_view", "read_strided", "write_strided", "Kernel", "collect", "register_all", "reference", "DeviceEvent"]
+           "broadcast_strides", "cat_parts", "cat_by_copies", "coalesce", "flipped", "flip_by_copy", "is_contiguous",
+           "RANK_BUCKETS", "rank_bucket", "padded", "new_tensor", "new_output", "covering_span", "host_view",
+           "read_strided", "write_strided", "Kernel", "collect", "register_all", "reference", "DeviceEvent"]
 
 
 class DeviceEvent(NamedTuple):

@@ -5,7 +5,8 @@ Pure Python over tuples (no tensors, no devices), so every backend and its tests
 
 from __future__ import annotations
 
-__all__ = ["broadcast_strides", "coalesce", "is_contiguous", "flipped", "RANK_BUCKETS", "rank_bucket", "padded"]
+__all__ = ["broadcast_strides", "coalesce", "is_contiguous", "flipped", "cat_parts", "cat_by_copies", "flip_by_copy",
+           "RANK_BUCKETS", "rank_bucket", "padded"]
 
 #: the ranks a generated kernel is rendered for (coalesced layouts padded with size-1 dims): fewer compiles
 RANK_BUCKETS = (1, 2, 4, 8)
@@ -75,6 +76,24 @@ def cat_parts(out, tensors, dim: int):
             continue
         yield t, out._offset + start * out._stride[dim]
         start += t._shape[dim]
+
+
+def cat_by_copies(out, tensors, dim: int, view, copy):
+    """``out`` (``cat``'s fresh output) written by one strided copy per non-empty input: ``copy(dst, t)`` with
+    ``dst = view(out, t's shape, out's strides, offset)``, the backend's operand of input ``t``'s slice of ``out``."""
+    if out._shape and 0 not in out._shape:
+        for t, offset in cat_parts(out, tensors, dim % len(out._shape)):
+            copy(view(out, t._shape, out._stride, offset), t)
+    return out
+
+
+def flip_by_copy(out, input, dims, view, copy):
+    """``out`` (``flip``'s fresh output) written by one copy, ``copy(out, src)``, of ``input`` read reversed along
+    ``dims``: ``src = view(input, its shape, flipped strides, offset)``, the backend's operand of that layout."""
+    if input.numel():
+        strides, offset = flipped(input._shape, input._stride, input._offset, dims)
+        copy(out, view(input, input._shape, strides, offset))
+    return out
 
 
 def rank_bucket(rank: int, allow_zero: bool = False) -> int | None:

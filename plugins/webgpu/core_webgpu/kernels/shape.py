@@ -4,7 +4,7 @@ through negative strides); both run the elementwise copy kernel, casting where d
 from __future__ import annotations
 
 import core
-from core.backends.api import Tensor, TensorSpec, cat_parts, flipped
+from core.backends.api import Tensor, TensorSpec, cat_by_copies, flip_by_copy
 
 from ..renderer import PACKED
 from ._common import new_tensor
@@ -18,6 +18,10 @@ def _view(t, shape: tuple, stride: tuple, offset: int):
     return Tensor._make(t._storage, tuple(shape), tuple(stride), offset, t.dtype)
 
 
+def _copy(dst, src) -> None:
+    run_elementwise("copy", "a", dst, [src], compute_name(src.dtype))
+
+
 def cat(spec, tensors, dim=0):
     if not supported(*tensors) or not stored(spec.dtype.name) or len(spec.shape) > 8:
         return NotImplemented
@@ -25,22 +29,13 @@ def cat(spec, tensors, dim=0):
         wide = cat(TensorSpec(spec.shape, core.int32, spec.device), tensors, dim)
         out = new_tensor(spec.shape, spec.dtype, spec.device)
         return run_elementwise("copy", "a", out, [wide], "int32") if spec.shape and 0 not in spec.shape else out
-    out = new_tensor(spec.shape, spec.dtype, spec.device)
-    if not spec.shape or 0 in spec.shape:
-        return out
-    for t, offset in cat_parts(out, tensors, dim % len(spec.shape)):
-        run_elementwise("copy", "a", _view(out, t._shape, out._stride, offset), [t], compute_name(t.dtype))
-    return out
+    return cat_by_copies(new_tensor(spec.shape, spec.dtype, spec.device), tensors, dim, _view, _copy)
 
 
 def flip(spec, input, dims):
     if not supported(input) or input.dim() > 8:
         return NotImplemented
-    out = new_tensor(spec.shape, spec.dtype, spec.device)
-    if input.numel() == 0:
-        return out
-    strides, offset = flipped(input._shape, input._stride, input._offset, dims)
-    return run_elementwise("copy", "a", out, [_view(input, input._shape, strides, offset)], compute_name(input.dtype))
+    return flip_by_copy(new_tensor(spec.shape, spec.dtype, spec.device), input, dims, _view, _copy)
 
 
 def kernels(runtime) -> dict:
