@@ -9,6 +9,7 @@ from .elementwise import run_elementwise
 
 __all__ = ["kernels"]
 
+
 def _on_device(self, src) -> bool:
     """Whether the device copies tensor ``src`` into ``self`` with the reference's values."""
     return arithmetic_dtypes_ok(self, src) and (self.dtype.name not in HALF
