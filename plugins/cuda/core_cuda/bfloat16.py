@@ -137,7 +137,7 @@ def _copy(rt, copy_, storage_only: frozenset):
         if d is s or (d not in storage_only and s not in storage_only):
             return copy_(spec, self, src, non_blocking)
         if d is bfloat16 and s not in storage_only:
-            xp.copyto(rt.array(self), narrow(xp, rt.array(src).astype(xp.float32)).reshape(src._shape))
+            xp.copyto(rt.array(self), narrow(xp, rt.array(src)))
             return self
         if s is bfloat16 and d not in storage_only:
             with rt.errstate(all="ignore"):

@@ -24,6 +24,7 @@ import warnings
 from core.distributed.backends import ProcessGroup, ReduceOp, Work, peers_gone
 from core.distributed.rendezvous import Rendezvous, bootstrap
 
+from .bfloat16 import narrow, widen
 from .runtime import probe as device_probe
 
 __all__ = ["ProcessGroupNCCL", "probe", "INSTALL_HINT"]
@@ -166,10 +167,7 @@ class ProcessGroupNCCL(ProcessGroup):
         xp, size = self.xp, self.size
 
         def finish():  # bfloat16 bits: widen to float32, divide, round to nearest even
-            wide = (array.astype(xp.uint32) << 16).view(xp.float32) / size
-            bits = wide.view(xp.uint32)
-            rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(xp.uint16)
-            array[...] = xp.where(xp.isnan(wide), xp.uint16(0x7FC0), rounded)
+            array[...] = narrow(xp, widen(xp, array) / size)
         return finish
 
     # -- launching ---------------------------------------------------------------------------------------
