@@ -33,7 +33,8 @@ class _Creation(Movement):
         def kernel(spec, self_, dtype=None, device=None, non_blocking=False):
             if spec.device is self_._storage.device and spec.dtype is not self_.dtype:
                 out, _ = empty(spec.shape, spec.dtype)
-                if self.copy_into("_to_copy", out, self_):
+                # the fresh output's layout given: none of a written view's checks (bounds, writable, overlap) apply
+                if self.copy_into("_to_copy", out, self_, 0, out._shape, out._stride):
                     return out
             return base(spec, self_, dtype, device, non_blocking)  # a copy, a move, or a cast C does not make
 
