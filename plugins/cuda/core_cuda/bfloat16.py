@@ -32,7 +32,7 @@ def widen(xp, bits):
 def narrow(xp, values):
     """The bfloat16 bits (uint16, contiguous) nearest the float32 array ``values``, ties to even; NaN stays NaN (its
     sign and leading payload bits, made quiet)."""
-    u = xp.asarray(values, dtype=xp.float32).view(xp.uint32)
+    u = values.astype(xp.float32, copy=False).view(xp.uint32)
     rounded = (u + (0x7FFF + ((u >> 16) & 1))) >> 16  # a finite value rounds to inf past bfloat16's range
     nan = (u & 0x7FFFFFFF) > 0x7F800000
     return xp.where(nan, (u >> 16) | 0x40, rounded).astype(xp.uint16, order="C")
