@@ -193,6 +193,20 @@ def test_matrix_rank_and_pinv(device, dtype):
     assert_close(_t(a[0], device).pinverse(), np.linalg.pinv(a[0], rcond=1e-15), **tol)
 
 
+@pytest.mark.parametrize("shape", [(2, 4), (4, 2), (3, 3)])
+def test_pinv_gradient_of_a_rank_deficient_matrix(device, shape):
+    """A rank-1 matrix whose second singular value is exactly zero (an outer product of small integers): the
+    derivative (PyTorch's pinv_backward) stays finite, and moving along rank-1 matrices it is the true one."""
+    m, n = shape
+    u = core.tensor(np.arange(1.0, m + 1), dtype=core.float64, device=device, requires_grad=True)
+    v = core.tensor(np.arange(2.0, n + 2), dtype=core.float64, device=device)
+    assert gradcheck(lambda u: L.pinv(u.unsqueeze(1) * v.unsqueeze(0)), (u,))
+    assert gradgradcheck(lambda u: L.pinv(u.unsqueeze(1) * v.unsqueeze(0)), (u,))
+    a = core.tensor(np.ones((m, n)), dtype=core.float64, device=device, requires_grad=True)
+    L.pinv(a).sum().backward()  # all ones: singular values (sqrt(mn), 0, ...), and the SVD's derivative gave NaN
+    assert np.isfinite(a.grad.cpu().numpy()).all()
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("scale", [0.1, 1.0, 20.0])  # 20: beyond the Pade approximant's range, so squarings run
 def test_matrix_exp(device, scale, dtype):

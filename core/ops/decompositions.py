@@ -675,10 +675,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
     return finish_out("linalg.matrix_rank", sum(gt(S, tol), -1), out)
 
 
-def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
-    """Moore-Penrose pseudo-inverse from the SVD (the eigendecomposition when ``hermitian``), singular values
-    below max(atol, rtol * largest) dropped (``torch.linalg.pinv``)."""
-    check_matrix_input("linalg.pinv", A, square=bool(hermitian))
+def _pinv_parts(A, atol, rtol, hermitian, /):
     if hermitian:
         w, V = linalg_eigh(A, "L")
         S, U, Vh = abs(w), V, V.mH
@@ -691,8 +688,21 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     s_inv = where(keep, div(1.0, where(keep, S, 1.0)), 0.0).to(A.dtype)
     if signs is not None:
         s_inv = mul(s_inv, signs)
-    result = matmul(mul(Vh.mH, unsqueeze(s_inv, -2)), U.mH)
-    return finish_out("linalg.pinv", result, out)
+    return matmul(mul(Vh.mH, unsqueeze(s_inv, -2)), U.mH)
+
+
+linalg_pinv = define(
+    "linalg_pinv", decomposition=_pinv_parts,
+    doc="linalg_pinv(A, atol, rtol, hermitian, /): the Moore-Penrose pseudo-inverse of A (..., m, n) from the SVD "
+        "(the eigendecomposition when hermitian), singular values at or below max(atol, rtol * largest) dropped; "
+        "its derivative is PyTorch's pinv_backward, from A and the result alone (no division by singular values)")
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    """Moore-Penrose pseudo-inverse from the SVD (the eigendecomposition when ``hermitian``), singular values
+    below max(atol, rtol * largest) dropped (``torch.linalg.pinv``)."""
+    check_matrix_input("linalg.pinv", A, square=bool(hermitian))
+    return finish_out("linalg.pinv", linalg_pinv(A, atol, rtol, bool(hermitian)), out)
 
 
 def pinverse(input, rcond=1e-15, hermitian=False):

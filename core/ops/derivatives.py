@@ -549,6 +549,24 @@ def _linalg_svd(ctx, gU, gS, gVh):
     return matmul(matmul(U, inner), Vh), None
 
 
+@derivative("linalg_pinv")
+def _linalg_pinv(ctx, g):
+    """PyTorch's pinv_backward: from A and P = pinv(A) alone, exact where A's rank is locally constant (a
+    rank-deficient A included, whose zero singular values the SVD's derivative would divide by)."""
+    A, P = ctx.input(0), ctx.output(0)
+    Ph, gh = P.mH, g.mH
+    m, n = A._shape[-2:]
+    if m <= n:
+        K = matmul(gh, P)
+        KPh = matmul(K, Ph)
+        grad = -matmul(P, K).mH + KPh - matmul(matmul(A, P), KPh) + matmul(matmul(Ph, P), gh - matmul(K, A))
+    else:
+        K = matmul(P, gh)
+        PhK = matmul(Ph, K)
+        grad = -matmul(K, P).mH + matmul(matmul(gh - matmul(A, K), P), Ph) + PhK - matmul(matmul(PhK, P), A)
+    return grad, None, None, None
+
+
 @derivative("linalg_eig")
 def _linalg_eig(ctx, g_values, g_vectors):
     """PyTorch's linalg_eig_backward, for distinct eigenvalues: gA = X^{-H} (diag(gL) + offdiag(W / E*)) X^H with
