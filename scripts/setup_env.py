@@ -198,19 +198,23 @@ def ensure_opencl_driver() -> None:
 
 WEBGPU_PROBE = """
 import wgpu
-raise SystemExit(0 if wgpu.gpu.request_adapter_sync() is not None else 1)
+adapters = wgpu.gpu.enumerate_adapters_sync()
+raise SystemExit(0 if any(a.info["backend_type"] != "OpenGL" for a in adapters) else 1)
 """
 
 
 def webgpu_adapter_found() -> bool:
-    """Whether wgpu finds a WebGPU adapter (run apart: a missing driver can abort the interpreter)."""
+    """Whether wgpu finds a Metal, Vulkan or D3D12 adapter (run apart: a missing driver can abort the interpreter).
+
+    An OpenGL adapter alone does not count: wgpu's OpenGL backend (Mesa's GL on a machine without Vulkan) has no
+    shader-int64 or shader-f16, so int64 indices and float16 would leave the device."""
     env = {**os.environ, "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR") or "/tmp"}
     return subprocess.run([sys.executable, "-c", WEBGPU_PROBE], capture_output=True, env=env).returncode == 0
 
 
 def ensure_webgpu_driver() -> None:
     """Make sure wgpu finds an adapter; on Debian with apt-get usable, add Mesa's software Vulkan (llvmpipe)."""
-    ensure_driver(webgpu_adapter_found, "mesa-vulkan-drivers", "no WebGPU adapter here",
+    ensure_driver(webgpu_adapter_found, "mesa-vulkan-drivers", "no Metal, Vulkan or D3D12 WebGPU adapter here",
                   "the webgpu backend reports itself unavailable and its tests are skipped (install a Vulkan driver, "
                   "e.g. Debian's mesa-vulkan-drivers for llvmpipe)", " (llvmpipe, software Vulkan)")
 

@@ -295,7 +295,8 @@ class WebGPURuntime(Runtime):
         if wanted:
             adapters = wgpu.gpu.enumerate_adapters_sync()
             for adapter in adapters:
-                if wanted in adapter.info["device"].lower() or wanted in adapter.info["vendor"].lower():
+                info = adapter.info
+                if any(wanted in info[field].lower() for field in ("device", "vendor", "backend_type")):
                     return adapter
             names = ", ".join(a.info["device"] for a in adapters) or "none"
             raise RuntimeError(f"{ENV_ADAPTER}={wanted!r}: no WebGPU adapter has that name (adapters: {names})")

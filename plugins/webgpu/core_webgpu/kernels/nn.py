@@ -16,7 +16,7 @@ from core.backends.api import broadcast_strides
 from core.ops.pooling import pool_out_size
 
 from ..runtime import WORKGROUP
-from ._common import MAIN, f32, layout, new_tensor, numel, run
+from ._common import MAIN, f32, layout, new_tensor, numel, run, wgsl_type
 from .linalg import PLAIN_EPILOGUE, gemm
 
 __all__ = ["kernels"]
@@ -128,7 +128,8 @@ _REDUCTIONS = ("none", "sum", "mean")
 def _ce_args(input, target, weight, reduction, ignore_index):
     """(values, layouts, reads) shared by the cross-entropy kernels, or None to decline the call."""
     if not _f32(input, weight) or input.dim() < 2 or input.numel() == 0 or reduction not in _REDUCTIONS \
-            or target.dtype.name != "int64" or tuple(target.shape) != tuple(input.shape[:1] + input.shape[2:]) \
+            or target.dtype.name != "int64" or wgsl_type("int64") is None \
+            or tuple(target.shape) != tuple(input.shape[:1] + input.shape[2:]) \
             or (weight is not None and tuple(weight.shape) != (input.shape[1],)) \
             or any(t.device != input.device for t in (target, weight) if t is not None):
         return None
