@@ -7,6 +7,7 @@ suite; here the runtime under them. Without an adapter (no wgpu, no Metal/Vulkan
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -283,10 +284,28 @@ def test_info_says_why_there_is_no_adapter_and_how_to_get_one():
     pytest.importorskip("wgpu")
     code = ("import wgpu\nwgpu.gpu.request_adapter_sync = lambda **kwargs: None\n"
             "import core.info\nprint(core.info.report())")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    env = {k: v for k, v in os.environ.items() if k != "CORE_WEBGPU_ADAPTER"}  # the patched call decides
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env=env)
     assert done.returncode == 0, done.stderr
     line = next(line for line in done.stdout.splitlines() if line.split()[:2] == ["webgpu", "webgpu"])
     assert "unavailable: no WebGPU adapter" in line and "mesa-vulkan-drivers" in line
+
+
+def test_an_opengl_adapter_alone_is_not_used():
+    """wgpu's OpenGL backend lacks shader-int64 and leaves integer remainders of negative numbers undefined."""
+    pytest.importorskip("wgpu")
+    code = ("import wgpu\n"
+            "class GL:\n    info = {'device': 'llvmpipe', 'vendor': '', 'backend_type': 'OpenGL'}\n"
+            "wgpu.gpu.request_adapter_sync = lambda **kwargs: GL()\n"
+            "wgpu.gpu.enumerate_adapters_sync = lambda: [GL()]\n"
+            "import core.info\nprint(core.info.report())")
+    env = {k: v for k, v in os.environ.items() if k != "CORE_WEBGPU_ADAPTER"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env=env)
+    assert done.returncode == 0, done.stderr
+    line = next(line for line in done.stdout.splitlines() if line.split()[:2] == ["webgpu", "webgpu"])
+    assert "unavailable: no WebGPU adapter: wgpu found only OpenGL" in line and "mesa-vulkan-drivers" in line
 
 
 @needs_device

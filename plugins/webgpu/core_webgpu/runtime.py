@@ -289,19 +289,31 @@ class WebGPURuntime(Runtime):
                 self._settings, self._slot, self._probe = dict(settings), None, None
 
     def _adapter(self):
-        """The adapter to use, or raise RuntimeError saying why there is none."""
+        """The adapter to use, or raise RuntimeError saying why there is none.
+
+        OpenGL adapters are passed over: wgpu's OpenGL backend (Mesa's GL where no Vulkan driver is installed) has
+        no shader-int64 or shader-f16, and its integer ``%`` follows GLSL, which leaves negative operands undefined
+        (remainder gave wrong results there)."""
         wgpu = _wgpu()
         wanted = os.environ.get(ENV_ADAPTER, "").strip().lower()
         if wanted:
             adapters = wgpu.gpu.enumerate_adapters_sync()
             for adapter in adapters:
                 info = adapter.info
-                if any(wanted in info[field].lower() for field in ("device", "vendor", "backend_type")):
+                if any(wanted in info[field].lower() for field in ("device", "vendor", "backend_type")) \
+                        and info["backend_type"] != "OpenGL":
                     return adapter
-            names = ", ".join(a.info["device"] for a in adapters) or "none"
-            raise RuntimeError(f"{ENV_ADAPTER}={wanted!r}: no WebGPU adapter has that name (adapters: {names})")
+            names = ", ".join(f"{a.info['device']} ({a.info['backend_type']})" for a in adapters) or "none"
+            raise RuntimeError(f"{ENV_ADAPTER}={wanted!r}: no Metal, Vulkan or D3D12 WebGPU adapter has that name "
+                               f"(adapters: {names})")
         preference = self._settings.get("power_preference", "high-performance")
         adapter = wgpu.gpu.request_adapter_sync(power_preference=preference)
+        if adapter is not None and adapter.info["backend_type"] == "OpenGL":
+            adapter = next((a for a in wgpu.gpu.enumerate_adapters_sync() if a.info["backend_type"] != "OpenGL"),
+                           None)
+            if adapter is None:
+                raise RuntimeError("no WebGPU adapter: wgpu found only OpenGL (no shader-int64, GLSL's integer "
+                                   "remainder), no Metal, Vulkan or D3D12 driver")
         if adapter is None:
             raise RuntimeError("no WebGPU adapter: wgpu found no Metal, Vulkan or D3D12 driver")
         return adapter
@@ -316,6 +328,19 @@ class WebGPURuntime(Runtime):
             except Exception as exc:  # wgpu raises its own error types for a missing driver
                 self._probe = (False, str(exc).splitlines()[0])
         return self._probe
+
+    def lacks(self, feature: str) -> str:
+        """Why work needing the optional WebGPU ``feature`` ("shader-f16" or "shader-int64") leaves the device
+        (its kernels decline, the CPU fallback runs it), or "" where the device has the feature."""
+        if feature not in _FEATURES:
+            raise ValueError(f"webgpu: {feature!r} is not an optional feature the kernels use ({', '.join(_FEATURES)})")
+        available, why = self.is_available()
+        if not available:
+            return why
+        slot = self.slot
+        if feature in slot.features:
+            return ""
+        return f"the WebGPU adapter {slot.info['device']} ({slot.info['backend_type']}) has no {feature}"
 
     @property
     def slot(self) -> DeviceSlot:
