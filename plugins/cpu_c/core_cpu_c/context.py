@@ -93,14 +93,17 @@ class Family:
 
     def widened(self, kernel, *tensors_then_args):
         """``kernel`` over float32 copies of the leading half tensors (one dtype; the other arguments as given), its
-        tensor results rounded back to that dtype once; None unless the leading tensors are of one half dtype.
-        For kernels whose float32 result rounds to the half result (pooling: a max, a sum over a window)."""
+        tensor result (or each tensor of a tuple of results) rounded back to that dtype once; None unless the leading
+        tensors are of one half dtype. For kernels whose float32 result rounds to the half result (pooling: a max, a
+        sum over a window; convolution: float32 accumulation, as PyTorch's CPU kernels do)."""
         split = next((i for i, a in enumerate(tensors_then_args) if not hasattr(a, "_storage")), len(tensors_then_args))
         tensors, args = tensors_then_args[:split], tensors_then_args[split:]
         dtype = tensors[0].dtype
         if dtype.name not in HALF_CODES or any(t.dtype is not dtype for t in tensors):
             return None
         out = kernel(*(self.ctx.cast(t, self.float32) for t in tensors), *args)
+        if out.__class__ is tuple:
+            return tuple(None if t is None else self.ctx.cast(t, dtype) for t in out)
         return self.ctx.cast(out, dtype)
 
     @staticmethod

@@ -156,9 +156,12 @@ class _Convolution(Family):
         return grad_input, grad_weight if output_mask[1] else None, grad_bias
 
     def convolution(self, input, weight, bias, stride, padding, dilation, groups):
-        """``convolution`` over the batched input: oneDNN for float32, else bias preset in the output, then one GEMM
-        per image and group."""
+        """``convolution`` over the batched input: oneDNN for float32 (and half types where it has an optimised
+        kernel; else they run in float32 and round once), else bias preset in the output, then one GEMM per image
+        and group."""
         served = self._dnnl_forward(input, weight, bias, stride, padding, dilation, groups)
+        if served is None:  # half operands oneDNN has no optimised kernel for: float32, rounded once
+            served = self.widened(self.convolution, input, weight, bias, stride, padding, dilation, groups)
         if served is not None:
             return served
         tensors = (input, weight) if bias is None else (input, weight, bias)
@@ -191,6 +194,9 @@ class _Convolution(Family):
     def convolution_backward(self, grad_output, input, weight, stride, padding, dilation, groups, output_mask):
         """(grad_input, grad_weight, grad_bias), None where ``output_mask`` is False."""
         served = self._dnnl_backward(grad_output, input, weight, stride, padding, dilation, groups, output_mask)
+        if served is None:
+            served = self.widened(self.convolution_backward, grad_output, input, weight, stride, padding, dilation,
+                                  groups, output_mask)
         if served is not None:
             return served
         found = _conv_geometry(self.ffi, input, weight, stride, padding, dilation, groups) \
