@@ -139,7 +139,8 @@ def test_no_webgpu_adapter_and_no_apt_get_says_the_tests_are_skipped(drivers, ca
     drivers.state["apt"] = None
     drivers.ensure_webgpu_driver()
     assert drivers.installs == []
-    assert "no WebGPU adapter here: the webgpu backend reports itself unavailable" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "no Metal, Vulkan or D3D12 WebGPU adapter here: the webgpu backend reports itself unavailable" in out
 
 
 def test_a_driver_that_gives_no_adapter_is_reported(drivers, capsys):
