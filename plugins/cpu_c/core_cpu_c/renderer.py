@@ -396,8 +396,8 @@ _VECTOR_MATH = re.compile(r"\b(?:(?:exp|exp2|expm1|log|log2|log10|log1p|sin|cos|
 
 
 def _vector_math(expr: str) -> bool:
-    """Whether ``expr`` calls a function libmvec (or cpu_c's own SIMD math) vectorises: its kernels get csrc/vecmath.h's CCC_MATH_CLONES (AVX2
-    and AVX-512 clones in a portable build)."""
+    """Whether ``expr`` calls a function libmvec (or cpu_c's own SIMD math) vectorises: its kernels get
+    csrc/vecmath.h's CCC_MATH_CLONES (AVX2 and AVX-512 clones in a portable build)."""
     return _VECTOR_MATH.search(expr) is not None
 
 
