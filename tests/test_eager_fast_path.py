@@ -109,3 +109,79 @@ def test_implicit_gradient_of_a_scalar_output():
     assert d.grad.dtype is core.float64 and d.grad.item() == 3.0
     with pytest.raises(RuntimeError, match="scalar outputs"):
         (x * y).backward()
+
+
+def _arithmetic_cases():
+    """(op name, a, b) calls: the shortcut's common ones and the unusual ones it must hand to the full path."""
+    rng = _rng()
+
+    def t(shape, dtype):
+        data = rng.standard_normal(shape) * 4
+        return core.tensor(data.astype(dtype) if np.dtype(dtype).kind == "f" else data.round().astype(dtype))
+
+    square = t((3, 4), np.float32)
+    cases = []
+    for name in ("add", "sub", "mul", "div"):
+        for dtype in (np.float32, np.float64, np.int32, np.int64, np.float16, np.bool_):
+            a, b = t((3, 4), dtype), t((3, 4), dtype)
+            if dtype is np.bool_ and name == "sub":
+                continue  # an error, tested elsewhere
+            cases += [(name, a, b), (name, a, b.t().contiguous().t())]  # same shape, b not contiguous
+        cases += [(name, square, 2.5), (name, 3, square), (name, square, True), (name, square, 1j),
+                  (name, t((3, 4), np.int64), 2), (name, t((3, 4), np.int64), 2.5),
+                  (name, square, t((4,), np.float32)), (name, square, t((3, 4), np.float64)),
+                  (name, square.t(), square.t()), (name, square[:, ::2], square[:, 1::2]),
+                  (name, t((), np.float32), t((), np.float32)), (name, t((0, 4), np.float32), t((0, 4), np.float32)),
+                  (name, square, core.tensor(2.0))]
+    return cases
+
+
+@pytest.fixture
+def numpy_small_tier():
+    """The NumPy kernels serve small arithmetic calls, as by default (CI runs cpu_c's C kernels at every size)."""
+    from core.dispatch.keys import CPU
+
+    ops = [get_operator(name) for name in ("add", "sub", "mul", "div")]
+    saved = [(op, op.tiers[CPU.bit][0]) for op in ops if CPU.bit in op.tiers]
+    for op, _ in saved:
+        op.set_min_numel(CPU, 4096)
+    yield
+    for op, min_numel in saved:
+        op.set_min_numel(CPU, min_numel)
+
+
+@pytest.mark.parametrize("case", range(len(_arithmetic_cases())))
+def test_arithmetic_shortcut_gives_what_the_meta_path_gives(case, numpy_small_tier):
+    from core.dispatch.operator import set_debug
+
+    name, a, b = _arithmetic_cases()[case]
+    fn = getattr(core, name)
+    out = fn(a, b)
+    set_debug(True)  # every output checked against the meta function's spec: no shortcut
+    try:
+        want = fn(a, b)
+    finally:
+        set_debug(False)
+    assert (out.dtype, out.shape, out.stride()) == (want.dtype, want.shape, want.stride())
+    np.testing.assert_array_equal(out.numpy(), want.numpy())
+
+
+def test_arithmetic_shortcut_skips_the_meta_function_only_for_common_calls(monkeypatch, numpy_small_tier):
+    from core.dispatch.operator import invalidate_caches
+
+    add = get_operator("add")
+    calls = []
+    meta = add.meta
+    monkeypatch.setattr(add, "meta", lambda *args, **kwargs: calls.append(args) or meta(*args, **kwargs))
+    invalidate_caches()
+    try:
+        x, y = core.ones(5), core.ones(5)
+        x.numpy(), y.numpy()  # the tensors' arrays exist
+        x + y, x + 1.5, 2 * x
+        assert calls == []
+        x + y.double()
+        x.add(y, alpha=2)
+        assert len(calls) == 2  # promotion, alpha: the full path
+    finally:
+        monkeypatch.undo()
+        invalidate_caches()

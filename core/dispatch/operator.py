@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import sys
 from functools import partial
 import warnings
 from collections import Counter
@@ -190,8 +191,8 @@ class Operator:
         if fn is not None:
             tier = self.tiers.get(key.bit)
             if tier is not None and tier[0]:
-                return _sized(self, fn, *tier)
-            return _with_meta(self, fn) if self.meta is not None else fn
+                return _shortcut(_sized(self, fn, *tier), tier[1], tier[0])
+            return _shortcut(_with_meta(self, fn), fn, sys.maxsize) if self.meta is not None else fn
         if self.default is not None:
             return self.default
         if self.decomposition is not None:
@@ -291,6 +292,19 @@ def _sized(op: Operator, fn: Callable, min_numel: int, small: Callable) -> Calla
     by_output.split = (meta, lambda spec: small if prod((spec[0] if spec.__class__ is tuple else spec).shape)
                        < min_numel else fn)
     return by_output
+
+
+def _shortcut(kernel: Callable, fn: Callable, below: int) -> Callable:
+    """``kernel`` (``meta`` then ``fn``), or the shortcut ``fn`` offers for it: ``fn.shortcut(kernel, below)``
+    runs the calls it recognises as common (operands of one dtype and shape, fewer than ``below`` elements) without
+    the meta function, as ``fn`` would, and hands every other call to ``kernel`` (see the kit's reference
+    elementwise kernels). Debug mode checks every output against its spec, so it takes no shortcut."""
+    make = getattr(fn, "shortcut", None)
+    if make is None or _DEBUG[0]:
+        return kernel
+    fast = make(kernel, below)
+    fast.split = getattr(kernel, "split", None)  # a capture keeps the spec, as on the full path
+    return fast
 
 
 def _one_positional(fn: Callable) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .... import dtypes
 from . import COMPUTE_NP, compute_np, operands, silencer
 
 _BOOL = np.dtype(np.bool_)
@@ -283,10 +284,54 @@ def kernels(ctx) -> dict:
     def relu(x):  # composite: no spec
         return wrap(xp.maximum(operand(x, x.dtype.numpy), 0), x)
 
+    def shortcut(fn, kinds):
+        """A kernel's ``shortcut`` (see ``core.dispatch.operator._shortcut``): ``fn(x, y)`` of two tensors of one
+        shape and dtype in ``kinds``, or of a floating tensor and a Python float or int, with fewer than ``below``
+        elements — the same arrays and result as the kernel given the meta function's spec, whose compute dtype is
+        then the tensors' own; every other call goes to ``full``."""
+        def make(full, below):
+            from ....tensor import Tensor
+
+            def call(a, b, *more, **kwargs):
+                if isinstance(a, Tensor):
+                    like = a
+                    x = held = a._np
+                    if isinstance(b, Tensor):
+                        y = b._np
+                        common = b.dtype is a.dtype and b._shape == a._shape and y is not None
+                    else:
+                        y = b
+                        common = (b.__class__ is float or b.__class__ is int) and a.dtype.is_floating_point
+                else:  # a number first
+                    like, x = b, a
+                    y = held = getattr(b, "_np", None)
+                    common = held is not None and (a.__class__ is float or a.__class__ is int) \
+                        and b.dtype.is_floating_point
+                if common and held is not None and like.dtype in kinds and held.size < below \
+                        and not more and not kwargs:
+                    token = mute()
+                    try:
+                        return wrap(fn(x, y), like)
+                    finally:
+                        unmute(token)
+                return full(a, b, *more, **kwargs)
+
+            return call
+
+        return make
+
     table = {name: unary(fn) for name, fn in unary_table(xp, ctx.special).items()}
     table.update({name: binary(fn) for name, fn in binary_table(xp, ctx.special).items()})
     table.update(add=add, sub=sub, where=where, clamp=clamp, relu=relu, polygamma=polygamma,
                  softmax=softmax_kernel(False), log_softmax=softmax_kernel(True))
+    # the common calls of the arithmetic operators skip the meta function: dtypes that compute in themselves
+    # (float16/bfloat16 compute in float32, bool adds with `or`; an integer quotient is a float)
+    floats = {dtypes.float32, dtypes.float64}
+    for name, fn, kinds in (("add", xp.add, floats | {dtypes.int32, dtypes.int64}),
+                            ("sub", xp.subtract, floats | {dtypes.int32, dtypes.int64}),
+                            ("mul", xp.multiply, floats | {dtypes.int32, dtypes.int64}),
+                            ("div", xp.true_divide, floats)):
+        table[name].shortcut = shortcut(fn, frozenset(kinds))
     table.update(add_=in_place(xp.add, xp.logical_or), sub_=in_place(xp.subtract),
                  mul_=in_place(xp.multiply, xp.logical_and), div_=in_place(xp.true_divide))
     return table
