@@ -94,9 +94,10 @@ def test_adapter_selection_by_name_and_its_error(monkeypatch):
     monkeypatch.setenv(wg_runtime.ENV_ADAPTER, "no such adapter")
     rt = wg_runtime.WebGPURuntime()
     ok, reason = rt.is_available()
-    assert not ok and reason.startswith("CORE_WEBGPU_ADAPTER='no such adapter': no WebGPU adapter has that name")
+    assert not ok and reason.startswith("CORE_WEBGPU_ADAPTER='no such adapter': no Metal, Vulkan or D3D12 WebGPU "
+                                        "adapter has that name")
     assert device in reason  # the adapters there are
-    with pytest.raises(RuntimeError, match="no WebGPU adapter has that name"):
+    with pytest.raises(RuntimeError, match="no Metal, Vulkan or D3D12 WebGPU adapter has that name"):
         rt.device_name()
 
 
