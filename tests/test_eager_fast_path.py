@@ -132,7 +132,10 @@ def _arithmetic_cases():
                   (name, square, t((4,), np.float32)), (name, square, t((3, 4), np.float64)),
                   (name, square.t(), square.t()), (name, square[:, ::2], square[:, 1::2]),
                   (name, t((), np.float32), t((), np.float32)), (name, t((0, 4), np.float32), t((0, 4), np.float32)),
-                  (name, square, core.tensor(2.0))]
+                  (name, square, core.tensor(2.0)),
+                  # views without an array of their own yet (a backward's expanded gradient)
+                  (name, core.tensor(2.5).expand(3, 4), square), (name, square, square.view(3, 4)),
+                  (name, square.view(3, 4), square.view(3, 4)[0].expand(3, 4))]
     return cases
 
 
@@ -141,7 +144,7 @@ def numpy_small_tier():
     """The NumPy kernels serve small arithmetic calls, as by default (CI runs cpu_c's C kernels at every size)."""
     from core.dispatch.keys import CPU
 
-    ops = [get_operator(name) for name in ("add", "sub", "mul", "div")]
+    ops = [get_operator(name) for name in ("add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_", "fill_")]
     saved = [(op, op.tiers[CPU.bit][0]) for op in ops if CPU.bit in op.tiers]
     for op, _ in saved:
         op.set_min_numel(CPU, 4096)
@@ -166,22 +169,80 @@ def test_arithmetic_shortcut_gives_what_the_meta_path_gives(case, numpy_small_ti
     np.testing.assert_array_equal(out.numpy(), want.numpy())
 
 
+def _outcome(fn, *args):
+    """What ``fn(*args)`` returns, or the type and message of what it raises."""
+    try:
+        return fn(*args)
+    except Exception as e:  # noqa: BLE001 - compared between the two paths
+        return type(e), str(e)
+
+
+@pytest.mark.parametrize("case", range(len(_arithmetic_cases())))
+def test_in_place_shortcut_writes_what_the_meta_path_writes(case, numpy_small_tier):
+    from core.dispatch.operator import set_debug
+
+    name, a, b = _arithmetic_cases()[case]
+    if not isinstance(a, core.Tensor) or 0 in a.stride():
+        return  # a number or a broadcast view: no in-place form
+    mine, want = a.clone(), a.clone()
+    out = _outcome(getattr(mine, name + "_"), b)
+    set_debug(True)
+    try:
+        expected = _outcome(getattr(want, name + "_"), b)
+    finally:
+        set_debug(False)
+    if isinstance(expected, tuple):
+        assert out == expected
+        return
+    assert out is mine and expected is want
+    assert (mine.dtype, mine.shape, mine.stride()) == (want.dtype, want.shape, want.stride())
+    np.testing.assert_array_equal(mine.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("dtype", [core.float32, core.float64, core.float16, core.int32, core.bool])
+def test_fill_shortcut_writes_what_the_meta_path_writes(dtype, numpy_small_tier):
+    from core.dispatch.operator import set_debug
+
+    values = [1, 0, -3, 0.1, 1e-46, 3.4e38, 1e300, -0.0, float("inf"), 2 ** 24 + 1, 2 ** 60 + 1, True, 2.5 + 1j,
+              2.5 + 0j]
+    for value in values:
+        for make in (lambda: core.empty(3, 4, dtype=dtype), lambda: core.empty(4, 6, dtype=dtype)[:, ::2]):
+            mine, want = make(), make()
+            out = _outcome(mine.fill_, value)
+            set_debug(True)
+            try:
+                expected = _outcome(want.fill_, value)
+            finally:
+                set_debug(False)
+            if isinstance(expected, tuple):
+                assert out == expected, value
+                continue
+            assert out is mine, value
+            np.testing.assert_array_equal(mine.numpy(), want.numpy(), err_msg=str(value))
+    if not dtype.is_complex:  # PyTorch: a complex value with an imaginary part does not fit a real dtype
+        with pytest.raises(RuntimeError, match="without overflow"):
+            core.zeros(2, dtype=dtype).fill_(2.5 + 1j)
+
+
 def test_arithmetic_shortcut_skips_the_meta_function_only_for_common_calls(monkeypatch, numpy_small_tier):
     from core.dispatch.operator import invalidate_caches
 
-    add = get_operator("add")
     calls = []
-    meta = add.meta
-    monkeypatch.setattr(add, "meta", lambda *args, **kwargs: calls.append(args) or meta(*args, **kwargs))
+    for name in ("add", "add_", "fill_"):
+        op = get_operator(name)
+        monkeypatch.setattr(op, "meta", lambda *args, meta=op.meta, **kwargs: calls.append(args) or meta(*args,
+                                                                                                     **kwargs))
     invalidate_caches()
     try:
         x, y = core.ones(5), core.ones(5)
-        x.numpy(), y.numpy()  # the tensors' arrays exist
-        x + y, x + 1.5, 2 * x
+        x + y, x + 1.5, 2 * x, x + y.expand(5)  # a fresh view: its array is made once
+        x.add_(y), x.add_(2.0), x.add_(y.expand(5)), x.fill_(1), x[::2].fill_(0.5)
         assert calls == []
         x + y.double()
         x.add(y, alpha=2)
-        assert len(calls) == 2  # promotion, alpha: the full path
+        x.add_(y, alpha=2)
+        x.fill_(True)
+        assert len(calls) == 5  # promotion, alpha: the full path (add_'s meta asks add's)
     finally:
         monkeypatch.undo()
         invalidate_caches()

@@ -498,6 +498,10 @@ def _fill_fresh(self: Tensor, value) -> Tensor:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{len(value._shape)} dimensions.")
         value = value.item()
+    if isinstance(value, (complex, np.complexfloating)) and self.dtype.category < dt._COMPLEX:
+        if value.imag != 0:  # PyTorch's overflow check for a complex scalar written into a real dtype
+            raise RuntimeError(f"fill_(): value cannot be converted to type {self.dtype.name} without overflow")
+        value = value.real
     _check_fits("fill_", value, self.dtype)
     fill_op(self, value)
     return self

@@ -8,8 +8,11 @@ import warnings
 
 import numpy as np
 
+from .... import dtypes
 from . import silencer
 
+_EXACT = 2 ** 24  # the integers float32 (and float64) hold exactly
+_FILLED_DIRECTLY = frozenset((dtypes.float32, dtypes.float64))
 _DISCARDS_IMAGINARY = "Casting complex values to real discards the imaginary part"  # PyTorch's warning
 
 
@@ -40,6 +43,26 @@ def kernels(ctx) -> dict:
         a = array(self)
         a.fill(np.asarray(value).astype(a.dtype)[()])  # the front-end checked that the value fits
         return self
+
+    def fill_shortcut(full, below):
+        """``fill_``'s shortcut (``core.dispatch.operator._shortcut``): a float32/float64 tensor of fewer than
+        ``below`` elements filled with a Python float, or an int that both dtypes hold exactly (``ones``,
+        ``zeros``, ``backward()``'s implicit gradient), without the meta function; ``a.fill`` rounds a float
+        once, as the cast above does."""
+        def call(self, value, *more, **kwargs):
+            if not more and not kwargs and self.dtype in _FILLED_DIRECTLY and (
+                    value.__class__ is float or value.__class__ is int and -_EXACT <= value <= _EXACT):
+                a = self._np
+                if a is None:
+                    a = array(self)
+                if a.size < below:
+                    a.fill(value)
+                    return self
+            return full(self, value, *more, **kwargs)
+
+        return call
+
+    fill_.shortcut = fill_shortcut
 
     def copy_(spec, self, src, non_blocking=False):
         dst, values = array(self), array(src)

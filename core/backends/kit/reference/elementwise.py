@@ -284,37 +284,51 @@ def kernels(ctx) -> dict:
     def relu(x):  # composite: no spec
         return wrap(xp.maximum(operand(x, x.dtype.numpy), 0), x)
 
-    def shortcut(fn, kinds):
+    def shortcut(fn, kinds, in_place=False):
         """A kernel's ``shortcut`` (see ``core.dispatch.operator._shortcut``): ``fn(x, y)`` of two tensors of one
         shape and dtype in ``kinds``, or of a floating tensor and a Python float or int, with fewer than ``below``
         elements — the same arrays and result as the kernel given the meta function's spec, whose compute dtype is
-        then the tensors' own; every other call goes to ``full``."""
+        then the tensors' own; every other call goes to ``full``. ``in_place``: ``self`` first, the result
+        written into its memory (the ``in_place`` kernel's work; the meta function's checks hold for such calls)."""
         def make(full, below):
             from ....tensor import Tensor
 
             def call(a, b, *more, **kwargs):
+                if more or kwargs:
+                    return full(a, b, *more, **kwargs)
                 if isinstance(a, Tensor):
                     like = a
-                    x = held = a._np
                     if isinstance(b, Tensor):
-                        y = b._np
-                        common = b.dtype is a.dtype and b._shape == a._shape and y is not None
+                        common = b.dtype is a.dtype and b._shape == a._shape and a.dtype in kinds
+                        if common:
+                            y = b._np
+                            if y is None:
+                                y = array(b)  # a view's array, made once (what the kernel's operand does)
                     else:
                         y = b
-                        common = (b.__class__ is float or b.__class__ is int) and a.dtype.is_floating_point
+                        common = (b.__class__ is float or b.__class__ is int) and a.dtype in kinds \
+                            and a.dtype.is_floating_point
+                    if common:
+                        x = a._np
+                        if x is None:
+                            x = array(a)
+                elif in_place:
+                    return full(a, b)
                 else:  # a number first
                     like, x = b, a
-                    y = held = getattr(b, "_np", None)
-                    common = held is not None and (a.__class__ is float or a.__class__ is int) \
-                        and b.dtype.is_floating_point
-                if common and held is not None and like.dtype in kinds and held.size < below \
-                        and not more and not kwargs:
+                    y = getattr(b, "_np", None)
+                    common = y is not None and (a.__class__ is float or a.__class__ is int) \
+                        and b.dtype in kinds and b.dtype.is_floating_point
+                if common and like._np.size < below:
                     token = mute()
                     try:
+                        if in_place:
+                            fn(x, y, out=x)
+                            return a
                         return wrap(fn(x, y), like)
                     finally:
                         unmute(token)
-                return full(a, b, *more, **kwargs)
+                return full(a, b)
 
             return call
 
@@ -332,6 +346,6 @@ def kernels(ctx) -> dict:
                             ("mul", xp.multiply, floats | {dtypes.int32, dtypes.int64}),
                             ("div", xp.true_divide, floats)):
         table[name].shortcut = shortcut(fn, frozenset(kinds))
-    table.update(add_=in_place(xp.add, xp.logical_or), sub_=in_place(xp.subtract),
-                 mul_=in_place(xp.multiply, xp.logical_and), div_=in_place(xp.true_divide))
+        table[name + "_"] = in_place(fn, {"add": xp.logical_or, "mul": xp.logical_and}.get(name))
+        table[name + "_"].shortcut = shortcut(fn, frozenset(kinds), in_place=True)
     return table
