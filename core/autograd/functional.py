@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from math import prod
+
 from ..sparse_tensor import SparseTensor
 from ..tensor import Tensor
 from .engine import run_backward
@@ -55,6 +57,12 @@ def _default_grads(tensors, grad_tensors, create_graph: bool) -> list:
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None:
     """Accumulate gradients of ``tensors`` into the leaves' ``.grad`` (``torch.autograd.backward``)."""
+    if tensors.__class__ is Tensor and grad_tensors is None and inputs is None:  # loss.backward(), in fewer frames
+        if prod(tensors._shape) != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        run_backward((tensors,), [_implicit_grad(tensors)], create_graph if retain_graph is None else retain_graph,
+                     create_graph, inputs=None, accumulate=True)
+        return
     tensors = _as_tuple(tensors)
     grads = _default_grads(tensors, grad_tensors, create_graph)
     retain = create_graph if retain_graph is None else retain_graph
