@@ -309,17 +309,17 @@ def kernels(ctx) -> dict:
                         common = (b.__class__ is float or b.__class__ is int) and a.dtype in kinds \
                             and a.dtype.is_floating_point
                     if common:
-                        x = a._np
+                        x = held = a._np
                         if x is None:
-                            x = array(a)
+                            x = held = array(a)  # (a context's array need not be cached on the tensor)
                 elif in_place:
                     return full(a, b)
                 else:  # a number first
                     like, x = b, a
-                    y = getattr(b, "_np", None)
+                    y = held = getattr(b, "_np", None)
                     common = y is not None and (a.__class__ is float or a.__class__ is int) \
                         and b.dtype in kinds and b.dtype.is_floating_point
-                if common and like._np.size < below:
+                if common and held.size < below:
                     token = mute()
                     try:
                         if in_place:
