@@ -8,7 +8,16 @@ import traceback
 __all__ = ["set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "check_nan",
            "record_forward"]
 
-_state = threading.local()
+class _State(threading.local):
+    """This thread's anomaly settings. The defaults are class attributes: a thread that never set them reads them
+    without an AttributeError raised and caught inside ``getattr`` (the autograd kernel reads ``enabled`` on
+    every recorded op, the engine on every backward)."""
+
+    enabled = False
+    check_nan = True
+
+
+_state = _State()
 
 
 def is_anomaly_enabled() -> bool:
