@@ -8,6 +8,7 @@ import traceback
 __all__ = ["set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "check_nan",
            "record_forward"]
 
+
 class _State(threading.local):
     """This thread's anomaly settings. The defaults are class attributes: a thread that never set them reads them
     without an AttributeError raised and caught inside ``getattr`` (the autograd kernel reads ``enabled`` on
