@@ -23,12 +23,12 @@ _state = _State()
 
 def is_anomaly_enabled() -> bool:
     """Whether anomaly detection is on in this thread."""
-    return getattr(_state, "enabled", False)
+    return _state.enabled
 
 
 def is_anomaly_check_nan_enabled() -> bool:
     """Whether anomaly detection checks backward results for NaN in this thread."""
-    return getattr(_state, "check_nan", True)
+    return _state.check_nan
 
 
 class set_detect_anomaly:
