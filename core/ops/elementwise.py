@@ -23,6 +23,7 @@ from ..dispatch import TensorSpec, define
 from ..errors import op_error
 from ..tensor import Tensor
 from ._util import broadcast_shapes, check_computable, common_device, documented, finish_out
+from .creation import _check_overlap, copy_op
 
 __all__: list = []
 METHODS: dict = {}
@@ -413,8 +414,6 @@ def _inplace_meta(op):
 def _inplace_parts(op, meta):
     """``op_`` for backends without a kernel of it: the result computed, then copied into ``self``."""
     def parts(self, other, alpha=1):
-        from .creation import copy_op
-
         meta(self, other)
         return copy_op(self, op(self, other) if alpha == 1 else op(self, other, alpha))
 
@@ -439,18 +438,23 @@ def _in_place(name: str, self, other, alpha=1):
     if self.__class__ is not Tensor:
         return None
     if isinstance(other, Tensor):
-        if other.__class__ is not Tensor or other.dtype is not self.dtype \
-                or other._storage.device != self._storage.device:
+        if other.__class__ is not Tensor or other.dtype is not self.dtype:
             return None
+        device = self._storage.device
+        if other._storage.device is not device and other._storage.device != device:
+            return None
+        operand_records = other.requires_grad
     elif other.__class__ not in (int, float, bool) or dt.result_type(self, other) is not self.dtype:
         return None
+    else:
+        operand_records = False
     if (name == "div" and self.dtype.category < _FLOAT) or (name == "sub" and self.dtype is dt.bool) \
-            or _recording(self, (other,)):
+            or ((self.requires_grad or operand_records) and is_grad_enabled()):
         return None
-    from .creation import _check_overlap
-
-    _check_alpha(name, self.dtype, alpha)
-    _check_overlap(self, None)  # self may not write one element twice; other may overlap it (NumPy buffers)
+    if alpha != 1:
+        _check_alpha(name, self.dtype, alpha)
+    if 0 in self._stride:
+        _check_overlap(self, None)  # self may not write one element twice; other may overlap it (NumPy buffers)
     op = _INPLACE_OPS[name]
     op(self, other) if alpha == 1 else op(self, other, alpha)
     self._storage.version += 1
