@@ -41,7 +41,7 @@ class dtype:
     ``numpy`` is the storage format; it is None for the dtypes no tensor can hold (``uint4``, ``bits8``...).
     """
 
-    __slots__ = ("name", "itemsize", "numpy", "category", "is_signed", "_rank")
+    __slots__ = ("name", "itemsize", "numpy", "category", "is_signed", "is_floating_point", "is_complex", "_rank")
 
     def __init__(self, name: str, numpy_dtype, category: int, rank: int, *, itemsize: int = 0,
                  signed: _pybool | None = None):
@@ -49,16 +49,10 @@ class dtype:
         self.numpy = None if numpy_dtype is None else np.dtype(numpy_dtype)
         self.itemsize = itemsize or self.numpy.itemsize
         self.category = category
+        self.is_floating_point = category == _FLOAT  # attributes, not properties: read on every op
+        self.is_complex = category == _COMPLEX
         self.is_signed = (category != _BOOL and not name.startswith(("uint", "bits"))) if signed is None else signed
         self._rank = rank
-
-    @property
-    def is_floating_point(self) -> bool:
-        return self.category == _FLOAT
-
-    @property
-    def is_complex(self) -> bool:
-        return self.category == _COMPLEX
 
     def __repr__(self) -> str:
         return f"core.{self.name}"

@@ -246,3 +246,69 @@ def test_arithmetic_shortcut_skips_the_meta_function_only_for_common_calls(monke
     finally:
         monkeypatch.undo()
         invalidate_caches()
+
+
+@pytest.fixture
+def numpy_small_reductions():
+    """The NumPy kernels serve small reductions, as by default (CI runs cpu_c's C kernels at every size)."""
+    try:
+        import core_cpu_c
+    except ImportError:
+        yield
+        return
+    previous = core_cpu_c.set_min_numel(4096)
+    yield
+    core_cpu_c.set_min_numel(previous)
+
+
+def _reduction_cases():
+    """(op name, input, dims, keepdim, dtype) calls of the sum/prod operators: the shortcut's common ones and the
+    ones it must hand to the full path."""
+    rng = _rng()
+    square = core.tensor(rng.standard_normal((3, 4)).astype(np.float32))
+    cases = []
+    for name in ("sum", "prod"):
+        for dtype in (np.float32, np.float64, np.float16, np.int32, np.bool_):
+            x = core.tensor((rng.standard_normal((3, 4)) * 3).astype(dtype))
+            cases += [(name, x, (0, 1), False, None), (name, x, (1,), False, None), (name, x, (0,), True, None)]
+        cases += [(name, square.t(), (0, 1), False, None), (name, square[:, ::2], (1,), False, None),
+                  (name, core.tensor(2.5).expand(3, 4), (0, 1), False, None),  # a view without an array yet
+                  (name, square, (0, 1), False, core.float64), (name, square, (), False, None),
+                  (name, core.tensor(1.5), (), False, None), (name, core.empty(0, 4), (0,), False, None),
+                  (name, core.empty(0, 4), (0, 1), False, None)]
+    return cases
+
+
+@pytest.mark.parametrize("case", range(len(_reduction_cases())))
+def test_reduction_shortcut_gives_what_the_meta_path_gives(case, numpy_small_reductions):
+    from core.dispatch.operator import set_debug
+
+    name, x, dims, keepdim, dtype = _reduction_cases()[case]
+    op = get_operator(name)
+    out = op(x, dims, keepdim, dtype)
+    set_debug(True)  # every output checked against the meta function's spec: no shortcut
+    try:
+        want = op(x, dims, keepdim, dtype)
+    finally:
+        set_debug(False)
+    assert (out.dtype, out.shape, out.stride()) == (want.dtype, want.shape, want.stride())
+    np.testing.assert_array_equal(out.numpy(), want.numpy())
+    assert not np.shares_memory(out.numpy(), x.numpy())
+
+
+def test_reduction_shortcut_skips_the_meta_function_only_for_common_calls(monkeypatch, numpy_small_reductions):
+    from core.dispatch.operator import invalidate_caches
+
+    calls = []
+    op = get_operator("sum")
+    monkeypatch.setattr(op, "meta", lambda *args, meta=op.meta, **kwargs: calls.append(args) or meta(*args, **kwargs))
+    invalidate_caches()
+    try:
+        x = core.ones(3, 4)
+        assert x.sum().item() == 12 and x.sum(1).tolist() == [4.0] * 3 and x.double().sum().item() == 12
+        assert calls == []
+        x.sum(1, keepdim=True), x.sum(dtype=core.float64), x.int().sum(), x.half().sum()
+        assert len(calls) == 4  # keepdim, a dtype argument, integral and half inputs: the full path
+    finally:
+        monkeypatch.undo()
+        invalidate_caches()

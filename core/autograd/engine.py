@@ -227,7 +227,8 @@ def _accumulate(variable, grad, create_graph: bool) -> None:
         if not create_graph and _getrefcount(grad) <= 3 and _getrefcount(grad._storage) <= 2 \
                 and grad.grad_fn is None and grad._offset == 0 and grad.dtype is variable.dtype \
                 and (grad._stride == variable._stride or not tls.grad_layout_policy) \
-                and grad._storage.device == variable._storage.device:
+                and (grad._storage.device is variable._storage.device
+                     or grad._storage.device == variable._storage.device):
             variable.grad = grad
         else:
             variable.grad = grad.clone() if create_graph else _new_grad(variable, grad)
@@ -239,7 +240,7 @@ def _accumulate(variable, grad, create_graph: bool) -> None:
         add_, add, copy_ = _ADD_COPY
         target = variable.grad
         if target.dtype is grad.dtype and target.__class__ is Tensor and grad.__class__ is Tensor \
-                and target._storage.device == grad._storage.device:
+                and (target._storage.device is grad._storage.device or target._storage.device == grad._storage.device):
             add_(target, grad)  # one write into .grad where the backend runs add_ in place
         else:
             copy_(target, add(target, grad), False)

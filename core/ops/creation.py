@@ -82,7 +82,11 @@ def allocate_raw(shape: tuple, d: dt.dtype, dev: _device, op: str = "empty") -> 
     What kernels call for their own outputs: the dispatcher (and a trace) already saw the op they implement.
     ``op`` names the caller in errors.
     """
-    runtime = _runtime_holding(op, d, dev)
+    return _fresh(_runtime_holding(op, d, dev), shape, d, dev, op)
+
+
+def _fresh(runtime, shape: tuple, d: dt.dtype, dev: _device, op: str) -> Tensor:
+    """:func:`allocate_raw` once ``runtime`` is known to hold ``d`` on ``dev``."""
     nbytes = d.itemsize
     for s in shape:
         nbytes *= s
@@ -114,9 +118,12 @@ def allocate(shape: tuple, d: dt.dtype, dev: _device, op: str = "empty") -> Tens
     errors.
     """
     runtime = _runtime_holding(op, d, dev)
+    mask = (runtime.key.mask | tls.include) & ~tls.exclude
+    if empty_op._cache.get(mask) is _empty_kernel:  # the default kernel, nothing to record: allocate here
+        return _fresh(runtime, shape, d, dev, op)
     if math.prod(shape) * d.itemsize > MAX_STORAGE_NBYTES:  # checked here too, to name the factory called
         raise _too_large(op, shape, d, dev, math.prod(shape) * d.itemsize)
-    return empty_op.redispatch((runtime.key.mask | tls.include) & ~tls.exclude, shape, d, dev)
+    return empty_op.redispatch(mask, shape, d, dev)
 
 
 def _uninitialised(t: Tensor) -> Tensor:

@@ -73,7 +73,8 @@ _ALL_DIMS = tuple(tuple(range(n)) for n in range(9))
 
 def _dims(op: str, input, dim) -> tuple:
     """Normalised reduction dims: None or ``()`` mean all; 0-d tensors accept 0/-1 and reduce nothing."""
-    _check_tensor(op, input)
+    if not isinstance(input, Tensor):
+        _check_tensor(op, input)
     ndim = len(input._shape)
     if dim is None:
         return _ALL_DIMS[ndim] if ndim < len(_ALL_DIMS) else tuple(range(ndim))

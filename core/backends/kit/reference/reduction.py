@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+import sys
+from math import prod as _prod
+
 from . import COMPUTE_NP, compute_np, operands, silencer
+
+
+class _Unbounded:
+    min_numel = sys.maxsize
+
+
+_UNBOUNDED = _Unbounded()  # a shortcut's threshold object where only the dispatcher's ``below`` bounds it
 
 
 def kernels(ctx) -> dict:
@@ -36,7 +46,33 @@ def kernels(ctx) -> dict:
                     unmute(token)
             return wrap(result if dims else fresh(result, a, dims), spec)
 
+        if accumulate:
+            kernel.shortcut = lambda full, below, bound=None: reduce_shortcut(fn, full, below, bound)
         return kernel
+
+    def reduce_shortcut(fn, full, below, bound):
+        """The sum/prod kernel's ``shortcut`` (see ``core.dispatch.operator._shortcut``): a float32/float64 tensor
+        reduced over some dims in its own dtype (no ``keepdim``, no ``dtype=``) with fewer than ``below`` elements
+        (and fewer than ``bound.min_numel``, read per call, where a backend's kernel passes its own threshold
+        object): the same array and result as the kernel given the meta function's spec, whose shape is the input's
+        without the dims and whose dtypes are the input's; every other call goes to ``full``."""
+        from ....dtypes import float32, float64
+        from ....tensor import Tensor
+
+        limit = _UNBOUNDED if bound is None else bound
+
+        def call(input, dims, keepdim=False, dtype=None, *more, **kwargs):
+            if keepdim is False and dtype is None and dims.__class__ is tuple and dims and not more and not kwargs \
+                    and isinstance(input, Tensor) and (input.dtype is float32 or input.dtype is float64):
+                a = input._np
+                n = _prod(input._shape) if a is None else a.size
+                if n < below and n < limit.min_numel:
+                    if a is None:
+                        a = ctx.array(input)  # a view's array, made once (what the kernel's operand does)
+                    return wrap(fn(a, axis=dims, keepdims=False, dtype=a.dtype), input)
+            return full(input, dims, keepdim, dtype, *more, **kwargs)
+
+        return call
 
     def arg_reduce(fn):
         def kernel(spec, input, dim, keepdim=False):
