@@ -461,3 +461,26 @@ def test_half_matmul_accumulates_in_float32(dnnl, dtype, case):
     if dtype == "bfloat16" and _has_avx512_bf16():
         # a column-strided operand (b[:, :, ::2]) is no BLAS layout: copied first, then served all the same
         assert GEMM_CALLS["half"] - before == 1
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_a_gelu_epilogue_is_one_onednn_matmul_without_grad(dnnl, approximate):
+    """``linear_pointwise`` with a GELU activation (exact or tanh) is one primitive, GELU a post-op, where autograd
+    does not record it; the exact GELU against SciPy's erf in float64."""
+    from scipy.special import erf
+
+    from core_cpu_c.kernels.linalg import GEMM_CALLS
+
+    rng = np.random.default_rng(5)
+    x_np, w_np, b_np = (rng.standard_normal(s).astype(np.float32) for s in ((32, 40), (24, 40), (24,)))
+    y = x_np.astype(np.float64) @ w_np.T.astype(np.float64) + b_np
+    if approximate == "none":
+        want = 0.5 * y * (1 + erf(y / np.sqrt(2)))
+    else:
+        want = 0.5 * y * (1 + np.tanh(np.sqrt(2 / np.pi) * (y + 0.044715 * y ** 3)))
+    activation = "gelu" if approximate == "none" else "gelu_tanh"
+    before = GEMM_CALLS["linear"]
+    with core.no_grad():
+        out = get_operator("linear_pointwise")(core.tensor(x_np), core.tensor(w_np), core.tensor(b_np), activation)
+    assert GEMM_CALLS["linear"] == before + 1
+    assert_close(out, core.tensor(want.astype(np.float32)), rtol=1e-5, atol=1e-5)

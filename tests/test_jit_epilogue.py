@@ -165,8 +165,9 @@ def test_a_compiled_training_step_through_fused_epilogues_equals_eager(device):
 
 def test_an_unknown_activation_is_refused_with_the_op_named():
     x, w = core.randn(2, 3), core.randn(4, 3)
-    with pytest.raises(ValueError, match=r"linear_pointwise\(\): activation must be None or one of relu, sigmoid, tanh"):
-        get_operator("linear_pointwise")(x, w, None, "gelu")
+    with pytest.raises(ValueError, match=r"linear_pointwise\(\): activation must be None or one of relu, sigmoid, "
+                                         r"tanh, gelu, gelu_tanh, got 'silu'"):
+        get_operator("linear_pointwise")(x, w, None, "silu")
     with pytest.raises(TypeError, match="positional"):  # autograd follows positional tensors only
         get_operator("linear_pointwise")(x, w, None, "relu", residual=core.randn(2, 4))
     with pytest.raises(ValueError, match=r"convolution_pointwise\(\): activation must be None or one of"):
@@ -226,3 +227,66 @@ def test_a_transformer_feed_forward_trains_compiled_as_eager(device):
     _close_all(results[1], results[0], rtol=1e-5, atol=1e-6)
     graph = jit.trace(lambda x: x + make()[1](core.relu(make()[0](x))), (x,)).graph
     assert _ops(graph).count("linear_pointwise") == 2
+
+
+GELUS = {"gelu": "none", "gelu_tanh": "tanh"}  # epilogue activation -> gelu's approximate
+
+
+@pytest.mark.parametrize("activation", GELUS)
+def test_gelu_epilogues_fold_and_run_fused_where_autograd_does_not_record(device, activation):
+    """``gelu(linear(x))`` and ``gelu(conv(x))`` (either approximation) become one node; without grad it is the
+    fused op (cpu_c: oneDNN's primitive with GELU as a post-op), with eager's values."""
+    core.manual_seed(6)
+    approximate = GELUS[activation]
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.GELU(approximate), nn.Flatten(),
+                          nn.Linear(8 * 6 * 6, 64), nn.GELU(approximate), nn.Linear(64, 10)).to(device)
+    x = core.randn(16, 3, 6, 6, device=device)
+    with core.no_grad():
+        traced = jit.trace(model, (x,))
+        ops = _ops(traced.graph)
+        assert ops.count("linear_pointwise") == 1 and ops.count("convolution_pointwise") == 1
+        assert "gelu" not in ops and "convolution" not in ops
+        fused = [n for n in traced.graph.nodes if n.op.endswith("_pointwise")]
+        assert all(activation in n.args for n in fused)
+        assert_close(traced(x), model(x), rtol=1e-4, atol=1e-5)
+    w, b = core.randn(96, 48, device=device), core.randn(96, device=device)
+    h = core.randn(64, 48, device=device)
+    with core.no_grad():
+        out = get_operator("linear_pointwise")(h, w, b, activation)
+    assert_close(out, core.nn.functional.gelu(core.nn.functional.linear(h, w, b), approximate=approximate),
+                 rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("activation", GELUS)
+def test_a_recorded_gelu_epilogue_runs_as_its_parts(device, activation):
+    """Its gradient needs the product, which the fused op does not keep: autograd records the product and the gelu,
+    so training through the fused node equals the unfused ops (float64 gradcheck, and a compiled training step)."""
+    approximate = GELUS[activation]
+    core.manual_seed(7)
+    x, w, b = (core.randn(*shape, device=device, requires_grad=True) for shape in ((6, 8), (5, 8), (5,)))
+    out = get_operator("linear_pointwise")(x, w, b, activation)
+    assert out.grad_fn.name() == "GeluBackward0"
+    plain = core.nn.functional.gelu(core.nn.functional.linear(x, w, b), approximate=approximate)
+    assert_close(out, plain)
+    _close_all(core.autograd.grad(out.sum(), (x, w, b)), core.autograd.grad(plain.sum(), (x, w, b)))
+    if _has_float64(device):
+        kw = dict(dtype=core.float64, device=device, requires_grad=True)
+        xd, wd, bd = core.randn(4, 6, **kw), core.randn(5, 6, **kw), core.randn(5, **kw)
+        assert gradcheck(lambda x, w, b: get_operator("linear_pointwise")(x, w, b, activation), (xd, wd, bd))
+        xi, wi = core.randn(1, 2, 5, 5, **kw), core.randn(3, 2, 3, 3, **kw)
+        conv = get_operator("convolution_pointwise")
+        assert gradcheck(lambda x, w: conv(x, w, None, (1, 1), (1, 1), (1, 1), 1, activation), (xi, wi))
+
+    def make():
+        core.manual_seed(8)
+        return nn.Sequential(nn.Linear(12, 24), nn.GELU(approximate), nn.Linear(24, 3)).to(device)
+
+    data = core.randn(10, 12, device=device)
+    results = []
+    for compiled in (False, True):
+        model = make()
+        forward = core.compile(model) if compiled else model
+        loss = forward(data).square().mean()
+        loss.backward()
+        results.append([loss.detach()] + [p.grad for p in model.parameters()])
+    _close_all(results[1], results[0], rtol=1e-5, atol=1e-6)

@@ -97,7 +97,8 @@ def autograd_kernel(op, below: int, *args, **kwargs):
     if below & _INFERENCE_MASK and op.writes:  # an inference tensor among the inputs (only outside inference_mode)
         refuse_inference_write(op, args, kwargs)
     formula = op.derivative
-    if formula is None and op.decomposition is not None and op.default is None:
+    if (formula is None and op.decomposition is not None and op.default is None) \
+            or (op.records_parts is not None and op.records_parts(*args, **kwargs)):
         return op.decomposition(*args, **kwargs)  # the parts record themselves
     inputs = _tensor_inputs(args)
     if below & _INFERENCE_MASK:

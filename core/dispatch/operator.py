@@ -53,6 +53,9 @@ class Operator:
     # reads the inputs (an in-place op that does not may write into inference tensors' saved copies).
     differentiable = True
     saves_inputs = True
+    # A composite with a derivative may record some calls as its parts instead: ``records_parts(*args, **kwargs)``
+    # true runs its decomposition under autograd (a fused op whose derivative would need what it does not save).
+    records_parts = None
 
     def __init__(self, name: str, meta=None, decomposition=None, default=None, primitive=False,
                  inplace=False, doc: str = ""):

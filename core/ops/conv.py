@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..dispatch import define
 from ._windows import col2im, columns, pad_constant, prod
-from .linalg import matmul
+from .linalg import epilogue_function, matmul, records_parts_at
 
 __all__: list = []
 METHODS: dict = {}
@@ -45,8 +45,6 @@ convolution = define(
 
 def _convolution_pointwise_parts(input, weight, bias, stride, padding, dilation, groups, activation, residual=None,
                                  /):
-    from .linalg import epilogue_function
-
     apply = epilogue_function("convolution_pointwise", activation, residual)
     return apply(convolution(input, weight, bias, stride, padding, dilation, groups))
 
@@ -55,10 +53,12 @@ convolution_pointwise = define(
     "convolution_pointwise", decomposition=_convolution_pointwise_parts,
     doc="convolution_pointwise(input, weight, bias, stride, padding, dilation, groups, activation, residual=None, /) "
         "(positional arguments only): "
-        "activation(convolution(...) + residual), activation None or one of relu, sigmoid, tanh: a convolution with "
-        "its epilogue, what the JIT's epilogue pass makes of a convolution followed by an addition and the "
-        "activation. A composite that backends may fuse (cpu_c: one oneDNN convolution with the bias and the "
-        "activation as a post-op)")
+        "activation(convolution(...) + residual), activation None or one of relu, sigmoid, tanh, gelu, gelu_tanh: a "
+        "convolution with its epilogue, what the JIT's epilogue pass makes of a convolution followed by an addition "
+        "and the activation (gelu's only for graphs autograd does not record: recorded, the op runs as its parts). "
+        "A composite that backends may fuse (cpu_c: one oneDNN convolution with the bias and the activation as a "
+        "post-op)")
+convolution_pointwise.records_parts = records_parts_at(7)
 
 
 def _convolution_backward_parts(grad_output, input, weight, stride, padding, dilation, groups, output_mask):

@@ -721,7 +721,8 @@ _ACTIVATION_BACKWARD = {None: lambda g, y: g, "relu": lambda g, y: relu_backward
 
 def _epilogue_backward(ctx, g, at: int):
     """(the gradient of the product, of the residual) of a fused op whose activation is argument ``at`` and
-    residual the next: the activation's gradient from the saved output, which the residual receives as is."""
+    residual the next: the activation's gradient from the saved output, which the residual receives as is (GELU's
+    needs the product: autograd records such calls as their parts, ``Operator.records_parts``)."""
     g = _ACTIVATION_BACKWARD[ctx.args[at]](g, ctx.output())
     residual = ctx.args[at + 1] if len(ctx.args) > at + 1 else None
     return g, (g if residual is not None and residual.requires_grad else None)

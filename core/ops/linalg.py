@@ -639,22 +639,35 @@ linear = define("linear", decomposition=_linear_parts,
                     "bias may be None. A composite that backends may fuse")
 
 
-#: the activations an epilogue may apply (``linear_pointwise``, ``convolution_pointwise``; None: none): each one's
-#: gradient is computed from its output, which is all the fused op saves
+#: the activations an epilogue may apply whose gradient is computed from the output, which is all the fused op saves
+#: (``linear_pointwise``, ``convolution_pointwise``; None: none)
 POINTWISE_ACTIVATIONS = ("relu", "sigmoid", "tanh")
+#: the epilogue activations whose gradient needs their input, the product: exact GELU and its tanh approximation.
+#: A fused op applying one runs fused where autograd does not record it (inference); where it records, the op
+#: runs as its parts (the product, then ``gelu``), which autograd records one by one, as if never fused
+INPUT_ACTIVATIONS = ("gelu", "gelu_tanh")
+EPILOGUE_ACTIVATIONS = POINTWISE_ACTIVATIONS + INPUT_ACTIVATIONS
+
+
+def _activation_function(name: str):
+    from . import elementwise
+
+    if name == "gelu":
+        return lambda x: elementwise.gelu(x, "none")
+    if name == "gelu_tanh":
+        return lambda x: elementwise.gelu(x, "tanh")
+    return getattr(elementwise, name)
 
 
 def epilogue_function(op: str, activation, residual):
     """The function ``product -> activation(product + residual)`` of a fused op's epilogue (``activation`` None or
-    a name in :data:`POINTWISE_ACTIVATIONS`, ``residual`` None or a tensor); ValueError naming ``op`` else."""
-    from . import elementwise
-
-    if activation is not None and activation not in POINTWISE_ACTIVATIONS:
-        raise ValueError(f"{op}(): activation must be None or one of {', '.join(POINTWISE_ACTIVATIONS)}, "
+    a name in :data:`EPILOGUE_ACTIVATIONS`, ``residual`` None or a tensor); ValueError naming ``op`` else."""
+    if activation is not None and activation not in EPILOGUE_ACTIVATIONS:
+        raise ValueError(f"{op}(): activation must be None or one of {', '.join(EPILOGUE_ACTIVATIONS)}, "
                          f"got {activation!r}")
     if residual is not None and not isinstance(residual, Tensor):
         raise TypeError(f"{op}(): residual must be None or a Tensor, not {type(residual).__name__}")
-    act = getattr(elementwise, activation) if activation is not None else None
+    act = _activation_function(activation) if activation is not None else None
 
     def apply(product):
         if residual is not None:
@@ -662,6 +675,12 @@ def epilogue_function(op: str, activation, residual):
         return product if act is None else act(product)
 
     return apply
+
+
+def records_parts_at(at: int):
+    """A fused op's ``records_parts`` (see ``core.autograd.kernel``): whether the activation, argument ``at``, is
+    one whose gradient needs the product, so that autograd records the op's parts instead of the op."""
+    return lambda *args: len(args) > at and args[at] in INPUT_ACTIVATIONS
 
 
 def _linear_pointwise_parts(input, weight, bias, activation, residual=None, /):
@@ -672,9 +691,12 @@ linear_pointwise = define("linear_pointwise", decomposition=_linear_pointwise_pa
                           doc="linear_pointwise(input, weight, bias, activation, residual=None, /) (positional "
                               "arguments only: autograd follows positional tensors): "
                               "activation(linear(input, weight, bias) + residual), activation None or one of relu, "
-                              "sigmoid, tanh: a GEMM with its epilogue, what the JIT's epilogue pass makes of linear "
-                              "followed by an addition and the activation. A composite that backends may fuse "
-                              "(cpu_c: one oneDNN matmul with the bias, the residual and the activation fused)")
+                              "sigmoid, tanh, gelu, gelu_tanh: a GEMM with its epilogue, what the JIT's epilogue "
+                              "pass makes of linear followed by an addition and the activation (gelu's only for "
+                              "graphs autograd does not record: recorded, the op runs as its parts). A composite "
+                              "that backends may fuse (cpu_c: one oneDNN matmul with the bias, the residual and the "
+                              "activation fused)")
+linear_pointwise.records_parts = records_parts_at(3)
 
 
 def multi_dot(tensors, *, out=None):

@@ -3,10 +3,13 @@
 ``relu(linear(x, w, b))`` becomes ``linear_pointwise(x, w, b, "relu")``, ``linear(x, w, b) + r`` becomes
 ``linear_pointwise(x, w, b, None, r)`` and ``relu(linear(x, w, b) + r)`` ``linear_pointwise(x, w, b, "relu", r)``
 (the residual ``r`` of the same dtype, broadcasting to the product's shape); ``convolution`` alike into
-``convolution_pointwise``; the activations: ``relu``, ``sigmoid``, ``tanh``. The fused ops are composites with their
-own derivative, so a backend that has a kernel for them (cpu_c: oneDNN's matmul and convolution primitives with
-the bias, the residual and the activation as post-ops, one pass over the output instead of two or three) runs them
-in training too, and every other backend runs their decomposition: the ops it replaced.
+``convolution_pointwise``; the activations: ``relu``, ``sigmoid``, ``tanh``, and GELU (``gelu(x, "none")`` becomes
+activation ``"gelu"``, ``gelu(x, "tanh")`` ``"gelu_tanh"``). The fused ops are composites with their own derivative,
+so a backend that has a kernel for them (cpu_c: oneDNN's matmul and convolution primitives with the bias, the
+residual and the activation as post-ops, one pass over the output instead of two or three) runs them in training
+too, and every other backend runs their decomposition: the ops it replaced. GELU's gradient needs the product, which
+the fused op does not keep: where autograd records such a call it runs as its parts (``Operator.records_parts``), so
+GELU epilogues fuse in inference and cost nothing in training.
 
 Each value folded in must be read by the next step alone and not returned (the fused node no longer defines it).
 The fused node stands where the last step stood and keeps its output Value, so readers are untouched; everything
@@ -86,13 +89,26 @@ def _residual_of(node: Node, uses: dict):
     return None
 
 
+def _activation_name(node: Node):
+    """The epilogue activation ``node`` applies to its one tensor argument (``relu``, ``sigmoid``, ``tanh``, ``gelu``,
+    ``gelu_tanh``); None if it is not one."""
+    if node.kwargs:
+        return None
+    if node.op in POINTWISE_ACTIVATIONS and len(node.args) == 1:
+        return node.op
+    if node.op == "gelu" and len(node.args) == 2 and node.args[1] in ("none", "tanh"):
+        return "gelu" if node.args[1] == "none" else "gelu_tanh"
+    return None
+
+
 def _activation_of(node: Node, uses: dict):
     """``act(product)`` of a product, or of a fused node with a residual and no activation: (the product, its args
     with the activation)."""
-    if node.op not in POINTWISE_ACTIVATIONS or node.kwargs or len(node.args) != 1:
+    activation = _activation_name(node)
+    if activation is None:
         return None
     product = _sole_product(node.args[0], uses, fused_ok=True)
     if product is None:
         return None
     arity = _PRODUCTS[product.op]
-    return product, product.args[:arity] + (node.op,) + product.args[arity + 1:]
+    return product, product.args[:arity] + (activation,) + product.args[arity + 1:]

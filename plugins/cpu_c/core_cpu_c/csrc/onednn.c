@@ -164,11 +164,11 @@ static dnnl_status_t optimised(const_dnnl_primitive_desc_t pd) {
    activation (ccc_dnnl_conv.activation's codes). */
 static dnnl_status_t post_ops_attr(long long activation, const_dnnl_memory_desc_t residual,
                                    dnnl_primitive_attr_t* attr) {
-    static const dnnl_alg_kind_t algs[4] = {dnnl_alg_kind_undef, dnnl_eltwise_relu, dnnl_eltwise_logistic,
-                                            dnnl_eltwise_tanh};
+    static const dnnl_alg_kind_t algs[6] = {dnnl_alg_kind_undef, dnnl_eltwise_relu, dnnl_eltwise_logistic,
+                                            dnnl_eltwise_tanh, dnnl_eltwise_gelu_erf, dnnl_eltwise_gelu_tanh};
     *attr = NULL;
     if (activation == 0 && !residual) return dnnl_success;
-    if (activation < 0 || activation > 3) return dnnl_invalid_arguments;
+    if (activation < 0 || activation > 5) return dnnl_invalid_arguments;
     dnnl_post_ops_t ops;
     CHECK(dnnl_post_ops_create(&ops));
     dnnl_status_t status = dnnl_success;

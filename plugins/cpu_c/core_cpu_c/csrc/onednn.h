@@ -8,7 +8,7 @@ typedef struct {
     long long nd, batch, channels, out_channels, groups, has_bias, dtype;
     long long in[3], kernel[3], out[3], stride[3], pad[3], dilation[3];
     long long activation; /* forward only: 0 none, else applied to the output in the same primitive (a post-op):
-                             1 relu, 2 sigmoid, 3 tanh */
+                             1 relu, 2 sigmoid, 3 tanh, 4 exact GELU (erf), 5 GELU's tanh approximation */
     long long has_residual; /* forward only: 1 adds residual (dense, laid out as the output) before the activation,
                                in the same primitive (a post-op) */
 } ccc_dnnl_conv;

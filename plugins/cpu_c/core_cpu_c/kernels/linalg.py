@@ -25,7 +25,8 @@ __all__ = ["kernels", "min_numel", "gemm_path", "GEMM_CALLS", "ACTIVATION_CODES"
 _INT_MAX = 2**31 - 1
 _DNNL_DTYPES = {"float32": 0, "bfloat16": 1, "float16": 2}  # ccc_dnnl_gemm.dtype
 GEMM_CALLS = {"float32": 0, "half": 0, "linear": 0}  # products oneDNN ran, by dtype; linears (tests read them)
-ACTIVATION_CODES = {"relu": 1, "sigmoid": 2, "tanh": 3}  # csrc/onednn.h's post-op codes (ccc_dnnl_gemm.activation)
+# csrc/onednn.h's post-op codes (ccc_dnnl_gemm.activation)
+ACTIVATION_CODES = {"relu": 1, "sigmoid": 2, "tanh": 3, "gelu": 4, "gelu_tanh": 5}
 
 
 def onednn():
