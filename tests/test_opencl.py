@@ -294,24 +294,25 @@ def test_tiled_gemm_matches_numpy(shapes):
 
 @needs_device
 def test_dtypes_without_kernels_fall_back_to_the_cpu_with_a_warning(monkeypatch):
-    """The sorting kernels have no half variants (float16/bfloat16 run on the device in the elementwise, reduction,
-    scan, matmul and copy families, tests/test_opencl_half.py): sort of float16 runs on the CPU, warned, counted."""
+    """``unique`` has no half variant (float16/bfloat16 run on the device in the elementwise, reduction, scan,
+    matmul, copy, indexing and sort kernels, tests/test_opencl_half.py): unique of float16 runs on the CPU, warned,
+    counted."""
     from core.dispatch import operator as dispatch_operator
 
     monkeypatch.setattr(dispatch_operator, "_fallback_warned", set())
-    before = dispatch_operator.fallback_counts[("sort", "opencl")]
-    a = np.array([0.5, -1.0, 2.0], np.float16)
+    before = dispatch_operator.fallback_counts[("unique", "opencl")]
+    a = np.array([0.5, -1.0, 2.0, 0.5], np.float16)
     t = core.tensor(a, device=DEV)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = core.sort(t).values
+        result = core.unique(t)
     assert result.device.type == "opencl"
-    assert_close(result, np.sort(a))
-    assert any("sort()" in str(w.message) and "float16" in str(w.message) for w in caught)
-    assert dispatch_operator.fallback_counts[("sort", "opencl")] == before + 1  # the dispatcher's fallback: counted
-    assert core.sort(core.tensor(a.astype(np.float32), device=DEV)).values.dtype is core.float32  # a kernel
-    assert core.exp(t).dtype is core.float16  # float16 exp: a kernel, not counted
-    assert dispatch_operator.fallback_counts[("sort", "opencl")] == before + 1
+    assert_close(result, np.unique(a))
+    assert any("unique()" in str(w.message) and "float16" in str(w.message) for w in caught)
+    assert dispatch_operator.fallback_counts[("unique", "opencl")] == before + 1  # the dispatcher's fallback: counted
+    assert core.unique(core.tensor(a.astype(np.float32), device=DEV)).dtype is core.float32  # a kernel
+    assert core.sort(t).values.dtype is core.float16  # float16 sort: a kernel, not counted
+    assert dispatch_operator.fallback_counts[("unique", "opencl")] == before + 1
 
 
 @needs_device
@@ -319,10 +320,10 @@ def test_declined_dtypes_raise_when_the_fallback_is_disabled():
     t = core.tensor(np.ones(3, np.float16), device=DEV)
     core.config.set("fallback", False)
     try:
-        with pytest.raises(NotImplementedError, match=r"sort\(\).*'opencl' declined this call.*fallback is disabled"):
-            core.sort(t)
-        with pytest.raises(NotImplementedError, match=r"gather\(\).*'opencl'.*fallback is disabled"):
-            core.gather(t, 0, core.zeros(2, dtype=core.int64, device=DEV))
+        with pytest.raises(NotImplementedError, match=r"unique\(\).*'opencl' declined this call.*fallback is disabled"):
+            core.unique(t)
+        with pytest.raises(NotImplementedError, match=r"searchsorted\(\).*'opencl'.*fallback is disabled"):
+            core.searchsorted(t, t)
     finally:
         core.config.reset("fallback")
 

@@ -186,3 +186,45 @@ def test_fused_graphs_with_half_values_run_their_ops():
         warnings.simplefilter("error")
         with core.no_grad():
             _same(traced(da, db), f(a, b))
+
+
+@pytest.mark.parametrize("dtype", HALF)
+def test_indexing_and_sorting(dtype):
+    """Indexed copies move the 16 bits (NaN and -0.0 included); scatter's reductions and accumulating puts combine
+    in float32 and round once, as the CPU reference; sort, topk and nonzero compare in float (NaN last)."""
+    a, da = _pair(dtype, 6, 5, seed=11)
+    special = core.tensor([float("nan"), -0.0, 0.0, float("inf")]).to(getattr(core, dtype))
+    a[1, :4], a[3, 1] = special, float("-inf")
+    da = a.to(DEV)
+    rows = core.tensor([0, 2, 5, -1])
+    cols = core.randint(0, 5, (6, 3), generator=core.Generator().manual_seed(12))
+    (s, ds), (v, dv) = _pair(dtype, 6, 3, seed=13), _pair(dtype, 4, 5, seed=14)
+    d_rows, d_cols = rows.to(DEV), cols.to(DEV)
+    _same(da[d_rows], a[rows])
+    _same(da[d_rows, 1:], a[rows, 1:])
+    _same(da.index_select(1, d_rows[:2]), a.index_select(1, rows[:2]))
+    _same(da.gather(1, d_cols), a.gather(1, cols))
+    _same(da.masked_select(da > 0), a.masked_select(a > 0))
+    _same(da.nonzero(), a.nonzero())
+
+    def written(fn, target, *args, **kwargs):
+        copy = target.clone()
+        fn(copy, *args, **kwargs)
+        return copy
+
+    _same(written(lambda t: t.__setitem__(d_rows, 2.5), da), written(lambda t: t.__setitem__(rows, 2.5), a))
+    _same(written(lambda t: t.index_put_((d_rows,), dv, accumulate=True), da),
+          written(lambda t: t.index_put_((rows,), v, accumulate=True), a))
+    _same(written(lambda t: t.scatter_(1, d_cols, ds), da), written(lambda t: t.scatter_(1, cols, s), a))
+    _same(written(lambda t: t.scatter_add_(1, d_cols, ds), da), written(lambda t: t.scatter_add_(1, cols, s), a))
+    for reduce in ("sum", "prod", "amax", "amin", "mean"):
+        for include_self in (True, False):
+            _same(written(core.Tensor.scatter_reduce_, da, 1, d_cols, ds, reduce, include_self=include_self),
+                  written(core.Tensor.scatter_reduce_, a, 1, cols, s, reduce, include_self=include_self))
+    for descending in (False, True):
+        values, indices = da.sort(1, descending=descending)
+        want_values, want_indices = a.sort(1, descending=descending)
+        _same(values, want_values)
+        _same(indices, want_indices)
+    _same(da.topk(2, 1)[0], a.topk(2, 1)[0])
+    _same(da.argsort(0), a.argsort(0))

@@ -182,6 +182,9 @@ class OpenCLRenderer(CStyleRenderer):
         first resetting its targets to ``identity`` when one is given (scatter's ``include_self=False``).
         """
         t, idx, g = self.type_name(dtype), self.index_type, self.global_qualifier
+        half = dtype in HALF  # copied as their 16 bits (the kernels combine half values in a float32 copy)
+        if half and write and (combine is not None or identity is not None):
+            raise ValueError(f"render_indexed: {dtype} is copied only, not combined ({combine})")
         op = (f"bool:{combine}" if dtype == "bool" and combine in ("sum", "prod") else combine) if write else None
         name = f"{'put' if write else 'take'}_{dtype}_{indices}i_{rank}d_{op or 'set'}".replace(":", "_")
         reads, writes = ("const ", "") if write else ("", "const ")
@@ -206,7 +209,11 @@ class OpenCLRenderer(CStyleRenderer):
         body = [self.signature(name, params) + " {", f"    {idx} i = get_global_id(0);", "    if (i >= m) return;"]
         loop = f"    for ({idx} e = i * r; e < i * r + r; e++) {{"
         if not write:
-            body += [loop] + element("        ") + ["        other[o] = indexed[at];", "    }"]
+            body += [loop] + element("        ") + [f"        {self._bits('other', half)}[o] = "
+                                                   f"{self._bits('indexed', half, 'const ')}[at];", "    }"]
+        elif half:
+            body += [loop] + element("        ") + [f"        {self._bits('indexed', half)}[at] = "
+                                                   f"{self._bits('other', half, 'const ')}[o];", "    }"]
         else:
             if identity is not None:
                 body += [loop] + element("        ") + [f"        indexed[at] = ({t})({identity});", "    }"]
@@ -214,6 +221,11 @@ class OpenCLRenderer(CStyleRenderer):
             body += [loop] + element("        ") + [f"        indexed[at] = ({t})({update});", "    }"]
         body.append("}")
         return name, "\n".join(body) + "\n"
+
+    def _bits(self, buffer: str, half: bool, const: str = "") -> str:
+        """``buffer`` as an array of its elements' bits where they are float16/bfloat16 (copied without arithmetic,
+        which OpenCL C has not for half without cl_khr_fp16), else as it is."""
+        return f"(({self.global_qualifier}{const}ushort*){buffer})" if half else buffer
 
     # -- random fills: counter-based, element e of a fill draws from hash(seed, 2 * (offset + e) + {0, 1}) --------
     RANDOM_BITS = """inline ulong core_mix64(ulong z) {  /* SplitMix64's finaliser: a counter becomes 64 random bits */
@@ -362,11 +374,16 @@ class OpenCLRenderer(CStyleRenderer):
         body = [self.signature(name, params) + " {", f"    {idx} e = get_global_id(0);", "    if (e >= n) return;",
                 f"    {idx} i = e / length, j = e % length, at = in_offset, o = 0;"]
         body += self._peel("    ", "i", "shape", rank, [("at", "in_strides"), ("o", "out_strides")])
-        body += [f"    {t} x = in[at + j * in_step];", f"    {idx} position = 0;",
-                 f"    for ({idx} k = 0; k < length; k++) {{", f"        {t} y = in[at + k * in_step];",
+        half = dtype in HALF  # compared as float, copied as their 16 bits
+        ct = self.compute_type(dtype)
+        body += [f"    {ct} x = {self.load('in', dtype, 'at + j * in_step')};", f"    {idx} position = 0;",
+                 f"    for ({idx} k = 0; k < length; k++) {{",
+                 f"        {ct} y = {self.load('in', dtype, 'at + k * in_step')};",
                  "        bool same = (x == y) || (x != x && y != y);",
                  f"        position += (y {cmp} x) || {nan_first} || (same && k < j);", "    }",
-                 "    values[o + position * out_step] = x;", "    indices[o + position * out_step] = j;", "}"]
+                 f"    {self._bits('values', half)}[o + position * out_step] = "
+                 + (f"{self._bits('in', half, 'const ')}[at + j * in_step];" if half else "x;"),
+                 "    indices[o + position * out_step] = j;", "}"]
         return name, "\n".join(body) + "\n"
 
     def render_searchsorted(self, seq_dtype: str, val_dtype: str, compute: str, out_dtype: str, right: bool,
@@ -435,6 +452,7 @@ class OpenCLRenderer(CStyleRenderer):
                 f"    for ({idx} e = 0; e < n; e++) {{", f"        {idx} at = in_offset, rest = e;"]
         for d in range(rank - 1, -1, -1):
             body.append(f"        {idx} c{d} = rest % shape[{d}]; rest /= shape[{d}]; at += c{d} * in_strides[{d}];")
-        body += ["        if (in[at] != 0) {"] + [f"            out[row * {rank} + {d}] = c{d};" for d in range(rank)]
+        body += [f"        if ({self.load('in', dtype, 'at')} != 0) {{"]
+        body += [f"            out[row * {rank} + {d}] = c{d};" for d in range(rank)]
         body += ["            row++;", "        }", "    }", "}"]
         return name, "\n".join(body) + "\n"

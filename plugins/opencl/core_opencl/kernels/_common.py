@@ -22,9 +22,9 @@ RENDERER = OpenCLRenderer()
 new_tensor = functools.partial(_new_tensor, RUNTIME)  # new_tensor(shape, dtype, device): a fresh contiguous tensor
 #: dtypes every generated kernel handles
 KERNEL_DTYPES = frozenset({"float32", "float64", "int8", "uint8", "int16", "int32", "int64", "bool"})
-#: dtypes the elementwise, reduction, scan, matmul, copy, cat and flip kernels also handle: float16/bfloat16, stored
-#: in 16 bits and computed in float32 (the renderer's loads and stores convert; no cl_khr_fp16 needed); the other
-#: families decline them (the CPU fallback runs them)
+#: dtypes the elementwise, reduction, scan, matmul, copy, cat, flip, indexing, sort and nonzero kernels also handle:
+#: float16/bfloat16, stored in 16 bits and computed in float32 (the renderer's loads and stores convert; no
+#: cl_khr_fp16 needed); the other kernels decline them (the CPU fallback runs them)
 ARITHMETIC_DTYPES = KERNEL_DTYPES | HALF
 #: sources whose copy into a half type would round twice through float32 (the kernels' compute type): such copies run
 #: on the host (NumPy rounds once) or the CPU fallback

@@ -1,6 +1,8 @@
 """The indexing family: gather, scatter_ (assign or reduce), index, index_put_ (assign or accumulate), nonzero.
 
-One rendered template serves the four indexed copies (``OpenCLRenderer.render_indexed``): the tensor that is
+float16 and bfloat16 are copied as their 16 bits; scatter's reductions and accumulating puts combine them in a
+float32 copy of the target, written back rounded once, as the reference kernels compute. One rendered template
+serves the four indexed copies (``OpenCLRenderer.render_indexed``): the tensor that is
 indexed is addressed through its strides over the iteration shape plus ``index value * stride`` per int64 index
 tensor; the other tensor is a plain strided operand. Index values were validated by the front-end.
 """
@@ -12,7 +14,7 @@ import numpy as np
 from core.backends.api import broadcast_strides, coalesce
 
 from ..programs import get_kernel
-from ._common import RENDERER, kernel_dtypes_ok, launch_1d, new_tensor, numel, padded, rank_bucket, slot_of
+from ._common import HALF, RENDERER, arithmetic_dtypes_ok, launch_1d, new_tensor, numel, padded, rank_bucket, slot_of
 
 __all__ = ["kernels", "run_indexed"]
 
@@ -53,7 +55,7 @@ def _without(strides: tuple, dim: int) -> tuple:
 
 
 def gather(spec, input, dim, index):
-    if not kernel_dtypes_ok(input) or not _int64(index) or index.dim() > 8:
+    if not arithmetic_dtypes_ok(input) or not _int64(index) or index.dim() > 8:
         return NotImplemented
     out = new_tensor(spec.shape, spec.dtype, spec.device)
     if input.dim() == 0:
@@ -76,9 +78,21 @@ def _identity(reduce: str, dtype) -> str:
     return f"{info.min}L" if reduce == "amax" else f"{info.max}L"
 
 
-def scatter_(spec, self, dim, index, src, reduce=None, include_self=True):
-    if not kernel_dtypes_ok(self, src) or not _int64(index) or index.dim() > 8 or src.dim() != index.dim():
+def _combined_in_float32(kernel, spec, self, args: tuple, at: int):
+    """``kernel(spec, self, *args)``, which writes into the half tensor ``self``, run on a float32 copy of it (and
+    of the tensor ``args[at]`` it combines in), then written back into ``self``, rounded once."""
+    wide = self.float()
+    args = args[:at] + (args[at].float(),) + args[at + 1:]
+    if kernel(spec, wide, *args) is NotImplemented:
         return NotImplemented
+    return self.copy_(wide)
+
+
+def scatter_(spec, self, dim, index, src, reduce=None, include_self=True):
+    if not arithmetic_dtypes_ok(self, src) or not _int64(index) or index.dim() > 8 or src.dim() != index.dim():
+        return NotImplemented
+    if reduce is not None and self.dtype.name in HALF:
+        return _combined_in_float32(scatter_, spec, self, (dim, index, src, reduce, include_self), 2)
     if index.numel() == 0:
         return self
     if self.dim() == 0:
@@ -126,7 +140,7 @@ def _advanced_layout(t, indices, shape: tuple):
 
 def _indices_ok(t, indices, shape) -> bool:
     tensors = [i for i in indices if i is not None]
-    return bool(tensors) and _int64(*tensors) and kernel_dtypes_ok(t) and len(shape) <= 8
+    return bool(tensors) and _int64(*tensors) and arithmetic_dtypes_ok(t) and len(shape) <= 8
 
 
 def index(spec, input, indices):
@@ -142,8 +156,10 @@ def index_put_(spec, self, indices, values, accumulate=False):
     if not any(i is not None for i in indices):
         return NotImplemented
     shape = _indexed_shape(self, indices)
-    if not _indices_ok(self, indices, shape) or not kernel_dtypes_ok(values):
+    if not _indices_ok(self, indices, shape) or not arithmetic_dtypes_ok(values):
         return NotImplemented
+    if accumulate and self.dtype.name in HALF:
+        return _combined_in_float32(index_put_, spec, self, (indices, values, accumulate), 1)
     strides, entries = _advanced_layout(self, indices, shape)
     # accumulating: targets may collide anywhere, so one work-item adds them all in order (exact, deterministic)
     run_indexed(True, shape, self, strides, values, broadcast_strides(values._shape, values._stride, shape), entries,
@@ -162,7 +178,7 @@ def _indexed_shape(t, indices) -> tuple:
 
 
 def nonzero(spec, input):
-    if not kernel_dtypes_ok(input) or input.dim() > 8:
+    if not arithmetic_dtypes_ok(input) or input.dim() > 8:
         return NotImplemented
     count = int((input != 0).sum().item()) if input.numel() else 0  # the output's size: a device reduction
     out = new_tensor((count, input.dim()), spec.dtype, spec.device)

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..programs import get_kernel
-from ._common import KERNEL_DTYPES, RENDERER, kernel_dtypes_ok, launch_1d, new_tensor, padded, rank_bucket, slot_of
+from ._common import (KERNEL_DTYPES, RENDERER, arithmetic_dtypes_ok, kernel_dtypes_ok, launch_1d, new_tensor, padded,
+                      rank_bucket, slot_of)
 from .reduction import row_layout
 
 __all__ = ["kernels"]
@@ -18,7 +19,7 @@ MAX_SORT_LENGTH = 16384
 
 def sort(spec, input, dim, descending=False):
     length = input._shape[dim] if input.dim() else 1
-    if not kernel_dtypes_ok(input) or input.dim() > 9 or length > MAX_SORT_LENGTH:
+    if not arithmetic_dtypes_ok(input) or input.dim() > 9 or length > MAX_SORT_LENGTH:  # half: compared in float
         return NotImplemented
     values = new_tensor(spec[0].shape, spec[0].dtype, spec[0].device)
     indices = new_tensor(spec[1].shape, spec[1].dtype, spec[1].device)
