@@ -50,6 +50,8 @@ class device:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __eq__(self, other) -> bool:
+        if other is self:
+            return True
         if isinstance(other, str):
             other = device(other)
         if not isinstance(other, device):

@@ -100,7 +100,7 @@ numel = math.prod  # the product of a shape's sizes (1 for ()), in C
 
 def wrap_dim(dim, ndim: int, op: str = "op") -> int:
     """``dim`` normalised to ``[0, ndim)``; IndexError like PyTorch's otherwise (0-d tensors accept -1/0)."""
-    if not isinstance(dim, numbers.Integral) or isinstance(dim, bool):
+    if dim.__class__ is not int and (not isinstance(dim, numbers.Integral) or isinstance(dim, bool)):
         raise TypeError(f"{op}(): dim must be an int, got {type(dim).__name__}")
     bound = ndim if ndim > 0 else 1
     if dim < -bound or dim >= bound:
@@ -113,7 +113,8 @@ def wrap_dims(dims, ndim: int, op: str = "op") -> tuple:
     """A tuple of distinct normalised dims (``None`` means all dims)."""
     if dims is None:
         return tuple(range(ndim))
-    if isinstance(dims, numbers.Integral):
+    if dims.__class__ is int or (dims.__class__ is not tuple and dims.__class__ is not list
+                                 and isinstance(dims, numbers.Integral)):
         dims = (dims,)
     out = tuple(wrap_dim(d, ndim, op) for d in dims)
     if len(set(out)) != len(out):

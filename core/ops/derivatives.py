@@ -709,8 +709,8 @@ def _linear(ctx, g):
     engine can hand it to ``.grad`` without a copy."""
     input, weight, bias = ctx.input(0), ctx.input(1), ctx.args[2]
     grad_input = matmul(g, weight) if input.requires_grad else None
-    rows = g.reshape(-1, g.shape[-1]) if weight.requires_grad or bias is not None else None
-    grad_weight = matmul(rows.t(), input.reshape(-1, input.shape[-1])) if weight.requires_grad else None
+    rows = g.reshape(-1, g._shape[-1]) if weight.requires_grad or bias is not None else None
+    grad_weight = matmul(rows.t(), input.reshape(-1, input._shape[-1])) if weight.requires_grad else None
     grad_bias = rows.sum(0) if bias is not None and bias.requires_grad else None
     return grad_input, grad_weight, grad_bias
 

@@ -39,7 +39,7 @@ def same_float_dtype(*tensors) -> bool:
 def as_2d(x, kernel, stride, padding, dilation):
     """(spatial sizes, kernel, stride, padding, dilation) as pairs of ints, a 1-D problem as 2-D with a height of
     1; None unless the problem is 1-D or 2-D."""
-    values = (tuple(x.shape[2:]), kernel, stride, padding, dilation)
+    values = (x._shape[2:], kernel, stride, padding, dilation)
     nd = x.dim() - 2
     if nd == 2 and all(len(v) == 2 for v in values):
         return tuple((int(v[0]), int(v[1])) for v in values)
@@ -52,12 +52,12 @@ def _conv_geometry(ffi, x, weight, stride, padding, dilation, groups):
     """The ``ccc_conv2d`` of a convolution C can run, and its output spatial sizes; None otherwise."""
     if weight.dim() != x.dim() or not isinstance(groups, int) or groups < 1:
         return None
-    parts = as_2d(x, tuple(weight.shape[2:]), stride, padding, dilation)
+    parts = as_2d(x, weight._shape[2:], stride, padding, dilation)
     if parts is None:
         return None
     (h, w), (kh, kw), (sh, sw), (ph, pw), (dh, dw) = parts
-    n, c, o = x.shape[0], x.shape[1], weight.shape[0]
-    if min(sh, sw, dh, dw, kh, kw) < 1 or min(ph, pw) < 0 or c != weight.shape[1] * groups or o % groups:
+    n, c, o = x._shape[0], x._shape[1], weight._shape[0]
+    if min(sh, sw, dh, dw, kh, kw) < 1 or min(ph, pw) < 0 or c != weight._shape[1] * groups or o % groups:
         return None
     oh, ow = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1, (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
     if min(n, c, o, oh, ow) < 1 or max(o // groups, c // groups * kh * kw, oh * ow) > _INT_MAX:
@@ -76,9 +76,9 @@ def _dnnl_problem(ffi, x, weight, stride, padding, dilation, groups, has_bias: b
     if not 1 <= nd <= 3 or weight.dim() != x.dim() or not isinstance(groups, int) or groups < 1 \
             or x.dtype.name not in DNNL_DTYPES or not all(len(v) == nd for v in (stride, padding, dilation)):
         return None
-    size, kernel = tuple(x.shape[2:]), tuple(weight.shape[2:])
-    n, c, o = x.shape[0], x.shape[1], weight.shape[0]
-    if min(stride + dilation + kernel) < 1 or min(padding) < 0 or c != weight.shape[1] * groups or o % groups:
+    size, kernel = x._shape[2:], weight._shape[2:]
+    n, c, o = x._shape[0], x._shape[1], weight._shape[0]
+    if min(stride + dilation + kernel) < 1 or min(padding) < 0 or c != weight._shape[1] * groups or o % groups:
         return None
     out = tuple((i + 2 * p - d * (k - 1) - 1) // s + 1
                 for i, k, s, p, d in zip(size, kernel, stride, padding, dilation))
@@ -123,7 +123,7 @@ class _Convolution(Family):
             if weight.dtype is input.dtype else None
         if found is None:
             return None
-        shape = (input.shape[0], weight.shape[0]) + found[1]
+        shape = (input._shape[0], weight._shape[0]) + found[1]
         if residual is not None and (not hasattr(residual, "_storage") or residual.dtype is not input.dtype
                                      or residual._shape != shape or not residual.is_contiguous()
                                      or residual._storage.device != input._storage.device):
@@ -139,18 +139,18 @@ class _Convolution(Family):
         if self.dnnl is None or not (grad_output.dtype is input.dtype is weight.dtype):
             return None
         found = _dnnl_problem(self.dnnl[0], input, weight, stride, padding, dilation, groups, bool(output_mask[2]))
-        if found is None or tuple(grad_output.shape) != (input.shape[0], weight.shape[0]) + found[1]:
+        if found is None or grad_output._shape != (input._shape[0], weight._shape[0]) + found[1]:
             return None
         problem, g, x, w = found[0], grad_output.contiguous(), input.contiguous(), weight.contiguous()
         grad_input = grad_weight = grad_bias = None
         if output_mask[1] or output_mask[2]:  # one primitive gives both; a grad_weight nobody wants is dropped
-            grad_weight, _ = self.empty(tuple(w.shape), w.dtype)
-            grad_bias = self.empty((w.shape[0],), w.dtype)[0] if output_mask[2] else None
+            grad_weight, _ = self.empty(w._shape, w.dtype)
+            grad_bias = self.empty((w._shape[0],), w.dtype)[0] if output_mask[2] else None
             if not self._dnnl("backward_weights", problem, g, x, grad_weight, grad_bias):
                 return None
         if output_mask[0]:
             problem.has_bias = 0  # backward data has no bias: one cache entry whatever the mask
-            grad_input, _ = self.empty(tuple(x.shape), x.dtype)
+            grad_input, _ = self.empty(x._shape, x.dtype)
             if not self._dnnl("backward_data", problem, g, w, grad_input):
                 return None
         return grad_input, grad_weight if output_mask[1] else None, grad_bias
@@ -167,11 +167,11 @@ class _Convolution(Family):
         tensors = (input, weight) if bias is None else (input, weight, bias)
         found = _conv_geometry(self.ffi, input, weight, stride, padding, dilation, groups) \
             if same_float_dtype(*tensors) else None
-        if found is None or (bias is not None and tuple(bias.shape) != (weight.shape[0],)):
+        if found is None or (bias is not None and bias._shape != (weight._shape[0],)):
             return self.base["convolution"](input, weight, bias, stride, padding, dilation, groups)
         geometry, out_size = found
         x, w, b = input.contiguous(), weight.contiguous(), self.contiguous(bias)
-        out, buf = self.empty((x.shape[0], w.shape[0]) + out_size, x.dtype)
+        out, buf = self.empty((x._shape[0], w._shape[0]) + out_size, x.dtype)
         op = "convolution"
         failed = self.c[op, x.dtype.name](geometry, self.pointer(op, x), self.pointer(op, w), self.pointer(op, b), buf)
         self.check_scratch(op, failed)
@@ -201,12 +201,12 @@ class _Convolution(Family):
             return served
         found = _conv_geometry(self.ffi, input, weight, stride, padding, dilation, groups) \
             if same_float_dtype(grad_output, input, weight) else None
-        if found is None or tuple(grad_output.shape) != (input.shape[0], weight.shape[0]) + found[1]:
+        if found is None or grad_output._shape != (input._shape[0], weight._shape[0]) + found[1]:
             return self.base["convolution_backward"](grad_output, input, weight, stride, padding, dilation, groups,
                                                      output_mask)
         op = "convolution_backward"
         g, x, w = grad_output.contiguous(), input.contiguous(), weight.contiguous()
-        results, bufs = self.outputs(output_mask, (tuple(x.shape), tuple(w.shape), (w.shape[0],)), x.dtype)
+        results, bufs = self.outputs(output_mask, (x._shape, w._shape, (w._shape[0],)), x.dtype)
         self.check_scratch(op, self.c[op, x.dtype.name](found[0], self.pointer(op, g), self.pointer(op, x),
                                                         self.pointer(op, w), *bufs))
         return results

@@ -31,7 +31,7 @@ def _pool_geometry(ffi, x, kernel_size, stride, padding, dilation, ceil_mode):
     if min(kh, kw, sh, sw, dh, dw) < 1 or min(ph, pw) < 0:
         return None
     oh, ow = _pool_out_size(h, kh, sh, ph, dh, ceil_mode), _pool_out_size(w, kw, sw, pw, dw, ceil_mode)
-    planes = x.shape[0] * x.shape[1]
+    planes = x._shape[0] * x._shape[1]
     if min(planes, h, w, oh, ow) < 1:
         return None
     geometry = ffi.new("ccc_pool2d*", {
@@ -60,7 +60,7 @@ class _Pooling(Family):
         if found is None:
             return self.base["max_pool"](input, kernel_size, stride, padding, dilation, ceil_mode)
         x = input.contiguous()
-        out, buf = self.empty(tuple(x.shape[:2]) + found[1], x.dtype)
+        out, buf = self.empty(x._shape[:2] + found[1], x.dtype)
         self.check_scratch("max_pool", self.c["max_pool", x.dtype.name](found[0], self.pointer("max_pool", x), buf))
         return out
 
@@ -72,10 +72,10 @@ class _Pooling(Family):
             return served
         op, args = "max_pool_backward", (kernel_size, stride, padding, dilation, ceil_mode)
         found = self._geometry((input, grad_output), *args)
-        if found is None or tuple(grad_output.shape) != tuple(input.shape[:2]) + found[1]:
+        if found is None or grad_output._shape != input._shape[:2] + found[1]:
             return self.base[op](grad_output, input, *args)
         g, x = grad_output.contiguous(), input.contiguous()
-        out, buf = self.empty(tuple(x.shape), x.dtype)
+        out, buf = self.empty(x._shape, x.dtype)
         self.check_scratch(op, self.c[op, x.dtype.name](found[0], self.pointer(op, g), self.pointer(op, x), buf))
         return out
 
@@ -91,7 +91,7 @@ class _Pooling(Family):
         if found is None:
             return self.base["avg_pool"](input, *args)
         x = input.contiguous()
-        out, buf = self.empty(tuple(x.shape[:2]) + found[1], x.dtype)
+        out, buf = self.empty(x._shape[:2] + found[1], x.dtype)
         self.c["avg_pool", x.dtype.name](found[0], self.pointer("avg_pool", x), buf, int(bool(count_include_pad)),
                                          float(divisor_override or 0))
         return out
@@ -106,7 +106,7 @@ class _Pooling(Family):
         op, args = "avg_pool_backward", (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
         found = None if divisor_override == 0 else self._geometry((input, grad_output), kernel_size, stride, padding,
                                                                   None, ceil_mode)
-        if found is None or tuple(grad_output.shape) != tuple(input.shape[:2]) + found[1]:
+        if found is None or grad_output._shape != input._shape[:2] + found[1]:
             return self.base[op](grad_output, input, *args)
         g = grad_output.contiguous()
         out, buf = self.empty(tuple(input.shape), input.dtype)
