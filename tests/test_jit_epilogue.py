@@ -170,6 +170,8 @@ def test_an_unknown_activation_is_refused_with_the_op_named():
         get_operator("linear_pointwise")(x, w, None, "silu")
     with pytest.raises(TypeError, match="positional"):  # autograd follows positional tensors only
         get_operator("linear_pointwise")(x, w, None, "relu", residual=core.randn(2, 4))
+    with pytest.raises(TypeError, match="positional"):  # recorded, and recorded as its parts
+        get_operator("linear_pointwise")(x.requires_grad_(), w, None, "gelu", residual=core.randn(2, 4))
     with pytest.raises(ValueError, match=r"convolution_pointwise\(\): activation must be None or one of"):
         get_operator("convolution_pointwise")(core.randn(1, 1, 4, 4), core.randn(1, 1, 3, 3), None, (1, 1), (0, 0),
                                               (1, 1), 1, "softplus")

@@ -680,7 +680,7 @@ def epilogue_function(op: str, activation, residual):
 def records_parts_at(at: int):
     """A fused op's ``records_parts`` (see ``core.autograd.kernel``): whether the activation, argument ``at``, is
     one whose gradient needs the product, so that autograd records the op's parts instead of the op."""
-    return lambda *args: len(args) > at and args[at] in INPUT_ACTIVATIONS
+    return lambda *args, **kwargs: len(args) > at and args[at] in INPUT_ACTIVATIONS
 
 
 def _linear_pointwise_parts(input, weight, bias, activation, residual=None, /):
