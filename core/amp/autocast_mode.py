@@ -59,7 +59,7 @@ def _device_type(args) -> str | None:
     for a in args:
         for t in (a if a.__class__ is list or a.__class__ is tuple else (a,)):
             if isinstance(t, Tensor):
-                found = t.device.type
+                found = t._storage.device.type
                 if found != "cpu":
                     return found
     return found
@@ -67,7 +67,7 @@ def _device_type(args) -> str | None:
 
 def _eligible(t, device_type: str) -> bool:
     return isinstance(t, Tensor) and t.dtype.is_floating_point and t.dtype.name != "float64" \
-        and t.device.type == device_type
+        and t._storage.device.type == device_type
 
 
 def _cast(t, target, device_type: str, low):

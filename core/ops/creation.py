@@ -612,8 +612,9 @@ def contiguous(input: Tensor, memory_format=None) -> Tensor:
 
 
 def _to_copy_meta(self, dtype=None, device=None, non_blocking=False):
+    here = self._storage.device
     return TensorSpec(self._shape, self.dtype if dtype is None else dtype,
-                      self.device if device is None else resolve_device(device))
+                      here if device is None or device is here else resolve_device(device))
 
 
 def _to_copy_kernel(self: Tensor, dtype=None, device=None, non_blocking=False) -> Tensor:
@@ -623,8 +624,9 @@ def _to_copy_kernel(self: Tensor, dtype=None, device=None, non_blocking=False) -
     pair of devices: the source backend's runtime copies out, the destination's copies in.
     """
     d = self.dtype if dtype is None else dtype
-    dev = self.device if device is None else resolve_device(device)
-    if dev == self.device:
+    here = self._storage.device
+    dev = here if device is None or device is here else resolve_device(device)
+    if dev is here or dev == here:
         out = allocate_raw(self._shape, d, dev)
         copy_op(out, self, False)
         return out
@@ -641,9 +643,10 @@ to_copy_op = define("_to_copy", meta=_to_copy_meta, default=_to_copy_kernel,
 
 def to_copy(t: Tensor, device=None, dtype=None, non_blocking=False, copy=False) -> Tensor:
     """What ``Tensor.to`` does: ``t`` itself when nothing changes and ``copy`` is false, else ``_to_copy``."""
-    dev = t.device if device is None else resolve_device(device)
+    here = t._storage.device
+    dev = here if device is None else resolve_device(device)
     d = t.dtype if dtype is None else _check_dtype("to", dtype)
-    if dev == t.device and d is t.dtype and not copy:
+    if (dev is here or dev == here) and d is t.dtype and not copy:
         return t
     return to_copy_op(t, dtype=d, device=dev, non_blocking=non_blocking)
 

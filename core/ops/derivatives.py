@@ -321,7 +321,7 @@ def _to_copy(ctx, g):
     x = ctx.args[0]
     if g.is_complex() and not x.dtype.is_complex:  # a real input cast to complex: the real part, without a warning
         g = V.real(g)
-    return (creation.to_copy(g, device=x.device, dtype=x.dtype),)
+    return (creation.to_copy(g, device=x._storage.device, dtype=x.dtype),)
 
 
 # -- reductions and scans ------------------------------------------------------------------------------
