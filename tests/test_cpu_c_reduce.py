@@ -8,6 +8,7 @@ comparison also checks which C function ran (counting wrappers around the kernel
 from __future__ import annotations
 
 import collections
+import math
 
 import numpy as np
 import pytest
@@ -402,6 +403,33 @@ def test_float32_sums_are_at_least_as_accurate_as_numpys(calls):
         numpy_error = np.abs(x.numpy().sum(axis=dims) - exact).max()
         assert c_error <= min(numpy_error, np.spacing(np.float32(np.abs(exact).max())))
     assert calls[("sum", "strided")] + calls[("sum", "rows")] == 4
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_long_row_sums_read_four_streams_and_stay_exact(calls, dtype):
+    """Rows of 65,536 elements or more are summed as four interleaved streams (csrc/reduce.c's STREAMS), with a
+    tail that is not a multiple of the lanes: every element counts once, and the sum stays within an ulp of the
+    exact one (accumulated in double), split across threads or not."""
+    from core_cpu_c.lib import get_num_threads, set_num_threads
+
+    rng = np.random.default_rng(11)
+    saved = get_num_threads()
+    try:
+        for n, rows in ((65_536, 1), (200_003, 1), (131_137, 3)):
+            values = rng.uniform(0.5, 1.5, (rows, n)) / 16  # float16's sums stay below its largest value
+            values[:, -1] = 100.0  # the last element is in the tail: lost, and the sum is visibly wrong
+            x = core.tensor(values).to(getattr(core, dtype))
+            exact = np.array([math.fsum(row) for row in x.to(core.float64).numpy()])
+            # float64: double accumulation's rounding over ~n / 64 additions per lane; the others: one rounding
+            bound = {"float64": np.abs(exact) * 1e-13, "float32": np.spacing(np.abs(exact).astype(np.float32)),
+                     "float16": np.abs(exact) * 2.0 ** -10, "bfloat16": np.abs(exact) * 2.0 ** -7}[dtype]
+            for threads in (1, 2):
+                set_num_threads(threads)
+                got = core.sum(x, (1,)).to(core.float64).numpy()
+                assert np.all(np.abs(got - exact) <= bound), (n, rows, threads, got, exact)
+    finally:
+        set_num_threads(saved)
+    assert calls[("sum", "rows")] == 6
 
 
 def test_public_api_with_negative_dims_and_keepdim(calls):

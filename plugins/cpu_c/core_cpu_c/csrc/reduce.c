@@ -45,10 +45,29 @@ When there are fewer rows than threads (x.sum() of a whole tensor), each row is 
         return r;                                                                                                      \
     }
 
+/* A long run is read as four interleaved streams (its four quarters, side by side): more reads in flight than one
+   stream's prefetcher keeps, ~1.3-1.5x the bandwidth of one stream on a 64 MiB sum (AMD EPYC, one and two threads). */
+#define STREAMS 4
+#define STREAM_MIN 65536LL /* elements from which a row sum reads four streams */
 #define DEFINE_ROW_SUM(S, T, D)                                                                                              \
     static double row_sum_##D(const S* x, long long n) {                                                               \
         double acc[LANES] = {0}, s = 0;                                                                                \
         long long i = 0;                                                                                               \
+        if (n >= STREAM_MIN) {                                                                                         \
+            double b[LANES] = {0}, c[LANES] = {0}, d[LANES] = {0};                                                     \
+            long long q = n / (STREAMS * LANES) * LANES;                                                               \
+            const S *x1 = x + q, *x2 = x + 2 * q, *x3 = x + 3 * q;                                                     \
+            for (; i < q; i += LANES) {                                                                                \
+                _Pragma("omp simd") for (int l = 0; l < LANES; l++) {                                                  \
+                    acc[l] += (double)WIDE_##D(x[i + l]);                                                              \
+                    b[l] += (double)WIDE_##D(x1[i + l]);                                                               \
+                    c[l] += (double)WIDE_##D(x2[i + l]);                                                               \
+                    d[l] += (double)WIDE_##D(x3[i + l]);                                                               \
+                }                                                                                                      \
+            }                                                                                                          \
+            for (int l = 0; l < LANES; l++) acc[l] += b[l] + c[l] + d[l];                                              \
+            i = STREAMS * q;                                                                                           \
+        }                                                                                                              \
         for (; i + LANES <= n; i += LANES) {                                                                           \
             _Pragma("omp simd") for (int l = 0; l < LANES; l++) acc[l] += (double)WIDE_##D(x[i + l]);                            \
         }                                                                                                              \
