@@ -30,12 +30,16 @@ class device:
         if cached is not None:
             return cached
         name, index = parse(type, index)
-        _check_type(name)
-        self = object.__new__(cls)
-        object.__setattr__(self, "type", name)
-        object.__setattr__(self, "index", index)
-        object.__setattr__(self, "_previous", None)
-        _CACHE[key] = self
+        self = _CANONICAL.get((name, index))  # equal devices are one object: ``is`` compares them
+        if self is None:
+            _check_type(name)
+            self = object.__new__(cls)
+            object.__setattr__(self, "type", name)
+            object.__setattr__(self, "index", index)
+            object.__setattr__(self, "_previous", None)
+            _CANONICAL[name, index] = self
+        if isinstance(type, (str, int)):
+            _CACHE[key] = self
         return self
 
     def __setattr__(self, name, value):
@@ -56,7 +60,7 @@ class device:
             other = device(other)
         if not isinstance(other, device):
             return NotImplemented
-        return self.type == other.type and self.index == other.index
+        return other is self  # device() returns the one object of each (type, index)
 
     def __hash__(self) -> int:
         return hash((self.type, self.index))
@@ -96,7 +100,8 @@ def parse(type, index=None) -> tuple:  # noqa: A002 - PyTorch's name
     return name, index
 
 
-_CACHE: dict = {}
+_CACHE: dict = {}  # {the arguments device() was called with: the device}
+_CANONICAL: dict = {}  # {(type, index): the one device object}
 
 # PyTorch's device types (c10's DeviceType): a device may name one whether or not a backend for it is installed,
 # as in PyTorch, where ``torch.device("mps")`` works on a machine without one.

@@ -221,6 +221,20 @@ def test_device_parsing():
         core.device("cuda:0", 1)
 
 
+def test_equal_devices_are_one_object():
+    """Kernels compare devices with ``is``: every spelling of one device gives the same object, copies too."""
+    import copy
+    import pickle
+
+    d = core.device("cuda:0")
+    assert core.device("cuda", 0) is d and core.device(0) is d and core.device(core.device("cuda", 0)) is d
+    assert pickle.loads(pickle.dumps(d)) is d and copy.deepcopy(d) is d and copy.copy(d) is d
+    assert core.device("cuda") is not d and core.device("cuda") != d and d != "cuda" and d == "cuda:0"
+    moved = core.empty_like(core.ones(1, device="meta"), device="cpu")
+    assert core.ones(2).device is core.device("cpu") is moved.device
+    assert {core.device("cuda", 0): 1}[d] == 1 and hash(core.device("cuda", 0)) == hash(d)
+
+
 def test_device_context_manager_sets_default():
     with core.device("meta"):
         t = core.ones(2, 3)

@@ -240,7 +240,7 @@ def _accumulate(variable, grad, create_graph: bool) -> None:
         add_, add, copy_ = _ADD_COPY
         target = variable.grad
         if target.dtype is grad.dtype and target.__class__ is Tensor and grad.__class__ is Tensor \
-                and (target._storage.device is grad._storage.device or target._storage.device == grad._storage.device):
+                and target._storage.device is grad._storage.device:
             add_(target, grad)  # one write into .grad where the backend runs add_ in place
         else:
             copy_(target, add(target, grad), False)

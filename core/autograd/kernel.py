@@ -87,7 +87,7 @@ def _fit(g, like):
     if like.grad_fn is None and "_grad_dtype" in like.__dict__:  # a leaf's Tensor.grad_dtype (None: keep g's)
         target = like.__dict__["_grad_dtype"] or g.dtype
     g_device, like_device = g._storage.device, like._storage.device
-    if g.dtype is not target or (g_device is not like_device and g_device != like_device):
+    if g.dtype is not target or g_device is not like_device:
         g = g.to(like_device, target)  # e.g. a 0-d CPU operand of an op that ran on another device
     return g
 

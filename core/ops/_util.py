@@ -155,7 +155,7 @@ def common_device(op: str, tensors) -> object:
             continue
         if device is None:
             device = d
-        elif d is not device and d != device:
+        elif d is not device:
             raise op_error(RuntimeError, op, f"Expected all tensors to be on the same device, but found at "
                            f"least two devices, {device} and {d}!", *tensors)
     return device or first

@@ -441,7 +441,7 @@ def _in_place(name: str, self, other, alpha=1):
         if other.__class__ is not Tensor or other.dtype is not self.dtype:
             return None
         device = self._storage.device
-        if other._storage.device is not device and other._storage.device != device:
+        if other._storage.device is not device:
             return None
         operand_records = other.requires_grad
     elif other.__class__ not in (int, float, bool) or dt.result_type(self, other) is not self.dtype:

@@ -80,7 +80,7 @@ def kernels(ctx) -> dict:
     def to_copy(spec, self, dtype=None, device=None, non_blocking=False):
         """A cast (or copy) on self's own device in one array call; a move declines to the op's device-agnostic
         kernel (the source runtime copies out, the destination's copies in)."""
-        if spec.device is not self._storage.device and spec.device != self._storage.device:
+        if spec.device is not self._storage.device:
             return NotImplemented
         target = spec.dtype.numpy
         values = _real_part(array(self), target.kind)

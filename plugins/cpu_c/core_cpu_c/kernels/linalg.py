@@ -172,13 +172,13 @@ def _fused_linear(ctx, input, weight, bias, code: int, residual):
     d = input.dtype
     device = input._storage.device
     if d.name not in _DNNL_DTYPES or weight.dtype is not d or input.dim() < 1 or weight.dim() != 2 \
-            or (weight._storage.device is not device and weight._storage.device != device):
+            or weight._storage.device is not device:
         return NotImplemented
     m, k = weight._shape
     lead = input._shape[:-1]
     n = math.prod(lead)
     if bias is not None and (bias.dtype is not d or bias._shape != (m,)
-                             or (bias._storage.device is not device and bias._storage.device != device)):
+                             or bias._storage.device is not device):
         return NotImplemented
     if input._shape[-1] != k or min(n, m, k) == 0 or max(n, m, k) > _INT_MAX or n * m * k < ctx.min_numel \
             or onednn() is None:

@@ -25,13 +25,9 @@ def _fits(input, target, weight, reduction) -> bool:
     shape = tuple(input.shape)
     return (input.dtype.name in FLOATS and input.dim() >= 2 and input.numel() > 0 and reduction in _REDUCTIONS
             and target.dtype == dt.int64 and tuple(target.shape) == shape[:1] + shape[2:]
-            and _same_device(target, input)
+            and target._storage.device is input._storage.device
             and (weight is None or (weight.dtype is input.dtype and tuple(weight.shape) == shape[1:2]
-                                    and _same_device(weight, input))))
-
-
-def _same_device(a, b) -> bool:
-    return a._storage.device is b._storage.device or a._storage.device == b._storage.device
+                                    and weight._storage.device is input._storage.device)))
 
 
 def _rows(input):
@@ -70,7 +66,7 @@ class _Loss(Family):
         per_row = reduction == "none"
         grad_shape = tuple(target.shape) if per_row else ()
         if not _fits(input, target, weight, reduction) or grad.dtype is not input.dtype or tuple(
-                grad.shape) != grad_shape or not _same_device(grad, input):
+                grad.shape) != grad_shape or grad._storage.device is not input._storage.device:
             return self.base[op](grad, input, target, weight, reduction, ignore_index)
         g, x, t, w = grad.contiguous(), _rows(input), target.contiguous().reshape(-1), self.contiguous(weight)
         rows, classes = x.shape

@@ -20,7 +20,7 @@ def _dense_and_distinct(tensors) -> bool:
     device = first._storage.device
     for t in tensors:
         if t.dtype is not first.dtype or t._shape != first._shape or not t.is_contiguous() \
-                or (t._storage.device is not device and t._storage.device != device) or id(t._storage) in storages:
+                or t._storage.device is not device or id(t._storage) in storages:
             return False
         storages.add(id(t._storage))
     return True
