@@ -433,3 +433,24 @@ def test_outputs_larger_than_the_caches_use_streaming_stores_and_match(force_c, 
                           (core.where(x > 0, x, y), np.where(a > 0, a, b))):
         assert from_c(out) and np.array_equal(out.numpy(), expected)
     np.testing.assert_allclose(core.exp(x).numpy(), np.exp(a), rtol=2e-6 if dtype == np.float32 else 1e-14)
+
+
+def test_combined_parallel_simd_loops_limit_their_if_clause_to_parallel():
+    """An ``if`` clause on ``omp parallel for simd`` without a ``parallel:`` modifier also applies to ``simd``
+    (OpenMP 5.0): GCC then compiles the loop scalar below the threshold, where most of a small model's ops run
+    (relu of 32x128 floats ran a branchy scalar loop). Every such loop, rendered or written by hand, must name it."""
+    import pathlib
+    import re
+
+    import core_cpu_c
+    from core_cpu_c.renderer import render_all
+
+    csrc = pathlib.Path(core_cpu_c.__file__).parent / "csrc"
+    sources = {"rendered": render_all()[0], **{p.name: p.read_text() for p in sorted(csrc.glob("*.c"))}}
+    combined = re.compile(r"omp parallel for simd[^\n\"]*")
+    found = 0
+    for name, text in sources.items():
+        for pragma in combined.findall(text):
+            found += 1
+            assert "if(" not in pragma or "if(parallel:" in pragma, (name, pragma)
+    assert found > 100  # the rendered elementwise loops at least

@@ -66,7 +66,7 @@ static int gemm_half(long long batch, int n, int m, int k, const unsigned short*
         scipy_cblas_sgemm(CBLAS_ROW_MAJOR, ta ? CBLAS_TRANS : CBLAS_NO_TRANS, tb ? CBLAS_TRANS : CBLAS_NO_TRANS, n, m,
                           k, 1.0f, fa, ta ? n : k, fb, tb ? k : m, 0.0f, fc, m);
         unsigned short* ci = c + i * nm;
-        #pragma omp parallel for simd schedule(static) if(nm >= 32768)
+        #pragma omp parallel for simd schedule(static) if(parallel: nm >= 32768)
         for (long long j = 0; j < nm; j++) ci[j] = bf16 ? ccc_bf16_store(fc[j]) : ccc_f16_store(fc[j]);
     }
     free(fa), free(fb), free(fc);

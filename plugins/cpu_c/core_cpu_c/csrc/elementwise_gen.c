@@ -337,7 +337,7 @@ CCC_MATH_CLONES void ccc_exp_float32_contig(long long n, void* out_base, long lo
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(expf(a));
     }
@@ -406,7 +406,7 @@ CCC_MATH_CLONES void ccc_exp_float64_contig(long long n, void* out_base, long lo
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(exp(a));
     }
@@ -453,7 +453,7 @@ CCC_MATH_CLONES void ccc_exp_float64_strided(long long n, int ndim, const long l
 CCC_MATH_CLONES void ccc_exp_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(expf(a));
     }
@@ -500,7 +500,7 @@ CCC_MATH_CLONES void ccc_exp_float16_strided(long long n, int ndim, const long l
 CCC_MATH_CLONES void ccc_exp_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(expf(a));
     }
@@ -569,7 +569,7 @@ CCC_MATH_CLONES void ccc_exp2_float32_contig(long long n, void* out_base, long l
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(exp2f(a));
     }
@@ -638,7 +638,7 @@ CCC_MATH_CLONES void ccc_exp2_float64_contig(long long n, void* out_base, long l
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(exp2(a));
     }
@@ -685,7 +685,7 @@ CCC_MATH_CLONES void ccc_exp2_float64_strided(long long n, int ndim, const long 
 CCC_MATH_CLONES void ccc_exp2_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(exp2f(a));
     }
@@ -732,7 +732,7 @@ CCC_MATH_CLONES void ccc_exp2_float16_strided(long long n, int ndim, const long 
 CCC_MATH_CLONES void ccc_exp2_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(exp2f(a));
     }
@@ -801,7 +801,7 @@ CCC_MATH_CLONES void ccc_expm1_float32_contig(long long n, void* out_base, long 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(ccc_expm1f(a));
     }
@@ -870,7 +870,7 @@ CCC_MATH_CLONES void ccc_expm1_float64_contig(long long n, void* out_base, long 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(expm1(a));
     }
@@ -917,7 +917,7 @@ CCC_MATH_CLONES void ccc_expm1_float64_strided(long long n, int ndim, const long
 CCC_MATH_CLONES void ccc_expm1_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(ccc_expm1f(a));
     }
@@ -964,7 +964,7 @@ CCC_MATH_CLONES void ccc_expm1_float16_strided(long long n, int ndim, const long
 CCC_MATH_CLONES void ccc_expm1_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(ccc_expm1f(a));
     }
@@ -1033,7 +1033,7 @@ CCC_MATH_CLONES void ccc_log_float32_contig(long long n, void* out_base, long lo
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(logf(a));
     }
@@ -1102,7 +1102,7 @@ CCC_MATH_CLONES void ccc_log_float64_contig(long long n, void* out_base, long lo
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(log(a));
     }
@@ -1149,7 +1149,7 @@ CCC_MATH_CLONES void ccc_log_float64_strided(long long n, int ndim, const long l
 CCC_MATH_CLONES void ccc_log_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(logf(a));
     }
@@ -1196,7 +1196,7 @@ CCC_MATH_CLONES void ccc_log_float16_strided(long long n, int ndim, const long l
 CCC_MATH_CLONES void ccc_log_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(logf(a));
     }
@@ -1265,7 +1265,7 @@ CCC_MATH_CLONES void ccc_log2_float32_contig(long long n, void* out_base, long l
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(log2f(a));
     }
@@ -1334,7 +1334,7 @@ CCC_MATH_CLONES void ccc_log2_float64_contig(long long n, void* out_base, long l
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(log2(a));
     }
@@ -1381,7 +1381,7 @@ CCC_MATH_CLONES void ccc_log2_float64_strided(long long n, int ndim, const long 
 CCC_MATH_CLONES void ccc_log2_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(log2f(a));
     }
@@ -1428,7 +1428,7 @@ CCC_MATH_CLONES void ccc_log2_float16_strided(long long n, int ndim, const long 
 CCC_MATH_CLONES void ccc_log2_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(log2f(a));
     }
@@ -1497,7 +1497,7 @@ CCC_MATH_CLONES void ccc_log10_float32_contig(long long n, void* out_base, long 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(log10f(a));
     }
@@ -1566,7 +1566,7 @@ CCC_MATH_CLONES void ccc_log10_float64_contig(long long n, void* out_base, long 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(log10(a));
     }
@@ -1613,7 +1613,7 @@ CCC_MATH_CLONES void ccc_log10_float64_strided(long long n, int ndim, const long
 CCC_MATH_CLONES void ccc_log10_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(log10f(a));
     }
@@ -1660,7 +1660,7 @@ CCC_MATH_CLONES void ccc_log10_float16_strided(long long n, int ndim, const long
 CCC_MATH_CLONES void ccc_log10_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(log10f(a));
     }
@@ -1729,7 +1729,7 @@ CCC_MATH_CLONES void ccc_log1p_float32_contig(long long n, void* out_base, long 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(log1pf(a));
     }
@@ -1798,7 +1798,7 @@ CCC_MATH_CLONES void ccc_log1p_float64_contig(long long n, void* out_base, long 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(log1p(a));
     }
@@ -1845,7 +1845,7 @@ CCC_MATH_CLONES void ccc_log1p_float64_strided(long long n, int ndim, const long
 CCC_MATH_CLONES void ccc_log1p_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(log1pf(a));
     }
@@ -1892,7 +1892,7 @@ CCC_MATH_CLONES void ccc_log1p_float16_strided(long long n, int ndim, const long
 CCC_MATH_CLONES void ccc_log1p_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(log1pf(a));
     }
@@ -1961,7 +1961,7 @@ void ccc_sqrt_float32_contig(long long n, void* out_base, long long out_off, con
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(sqrtf(a));
     }
@@ -2030,7 +2030,7 @@ void ccc_sqrt_float64_contig(long long n, void* out_base, long long out_off, con
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(sqrt(a));
     }
@@ -2077,7 +2077,7 @@ void ccc_sqrt_float64_strided(long long n, int ndim, const long long* meta, void
 void ccc_sqrt_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(sqrtf(a));
     }
@@ -2124,7 +2124,7 @@ void ccc_sqrt_float16_strided(long long n, int ndim, const long long* meta, void
 void ccc_sqrt_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(sqrtf(a));
     }
@@ -2193,7 +2193,7 @@ void ccc_rsqrt_float32_contig(long long n, void* out_base, long long out_off, co
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)((((float)(1)) / sqrtf(a)));
     }
@@ -2262,7 +2262,7 @@ void ccc_rsqrt_float64_contig(long long n, void* out_base, long long out_off, co
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)((((double)(1)) / sqrt(a)));
     }
@@ -2309,7 +2309,7 @@ void ccc_rsqrt_float64_strided(long long n, int ndim, const long long* meta, voi
 void ccc_rsqrt_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store((((float)(1)) / sqrtf(a)));
     }
@@ -2356,7 +2356,7 @@ void ccc_rsqrt_float16_strided(long long n, int ndim, const long long* meta, voi
 void ccc_rsqrt_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store((((float)(1)) / sqrtf(a)));
     }
@@ -2425,7 +2425,7 @@ CCC_MATH_CLONES void ccc_sin_float32_contig(long long n, void* out_base, long lo
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(sinf(a));
     }
@@ -2494,7 +2494,7 @@ CCC_MATH_CLONES void ccc_sin_float64_contig(long long n, void* out_base, long lo
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(sin(a));
     }
@@ -2541,7 +2541,7 @@ CCC_MATH_CLONES void ccc_sin_float64_strided(long long n, int ndim, const long l
 CCC_MATH_CLONES void ccc_sin_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(sinf(a));
     }
@@ -2588,7 +2588,7 @@ CCC_MATH_CLONES void ccc_sin_float16_strided(long long n, int ndim, const long l
 CCC_MATH_CLONES void ccc_sin_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(sinf(a));
     }
@@ -2657,7 +2657,7 @@ CCC_MATH_CLONES void ccc_cos_float32_contig(long long n, void* out_base, long lo
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(cosf(a));
     }
@@ -2726,7 +2726,7 @@ CCC_MATH_CLONES void ccc_cos_float64_contig(long long n, void* out_base, long lo
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(cos(a));
     }
@@ -2773,7 +2773,7 @@ CCC_MATH_CLONES void ccc_cos_float64_strided(long long n, int ndim, const long l
 CCC_MATH_CLONES void ccc_cos_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(cosf(a));
     }
@@ -2820,7 +2820,7 @@ CCC_MATH_CLONES void ccc_cos_float16_strided(long long n, int ndim, const long l
 CCC_MATH_CLONES void ccc_cos_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(cosf(a));
     }
@@ -2889,7 +2889,7 @@ CCC_MATH_CLONES void ccc_tan_float32_contig(long long n, void* out_base, long lo
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(tanf(a));
     }
@@ -2958,7 +2958,7 @@ CCC_MATH_CLONES void ccc_tan_float64_contig(long long n, void* out_base, long lo
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(tan(a));
     }
@@ -3005,7 +3005,7 @@ CCC_MATH_CLONES void ccc_tan_float64_strided(long long n, int ndim, const long l
 CCC_MATH_CLONES void ccc_tan_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(tanf(a));
     }
@@ -3052,7 +3052,7 @@ CCC_MATH_CLONES void ccc_tan_float16_strided(long long n, int ndim, const long l
 CCC_MATH_CLONES void ccc_tan_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(tanf(a));
     }
@@ -3121,7 +3121,7 @@ CCC_MATH_CLONES void ccc_asin_float32_contig(long long n, void* out_base, long l
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(asinf(a));
     }
@@ -3190,7 +3190,7 @@ CCC_MATH_CLONES void ccc_asin_float64_contig(long long n, void* out_base, long l
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(asin(a));
     }
@@ -3237,7 +3237,7 @@ CCC_MATH_CLONES void ccc_asin_float64_strided(long long n, int ndim, const long 
 CCC_MATH_CLONES void ccc_asin_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(asinf(a));
     }
@@ -3284,7 +3284,7 @@ CCC_MATH_CLONES void ccc_asin_float16_strided(long long n, int ndim, const long 
 CCC_MATH_CLONES void ccc_asin_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(asinf(a));
     }
@@ -3353,7 +3353,7 @@ CCC_MATH_CLONES void ccc_acos_float32_contig(long long n, void* out_base, long l
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(acosf(a));
     }
@@ -3422,7 +3422,7 @@ CCC_MATH_CLONES void ccc_acos_float64_contig(long long n, void* out_base, long l
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(acos(a));
     }
@@ -3469,7 +3469,7 @@ CCC_MATH_CLONES void ccc_acos_float64_strided(long long n, int ndim, const long 
 CCC_MATH_CLONES void ccc_acos_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(acosf(a));
     }
@@ -3516,7 +3516,7 @@ CCC_MATH_CLONES void ccc_acos_float16_strided(long long n, int ndim, const long 
 CCC_MATH_CLONES void ccc_acos_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(acosf(a));
     }
@@ -3585,7 +3585,7 @@ CCC_MATH_CLONES void ccc_atan_float32_contig(long long n, void* out_base, long l
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(atanf(a));
     }
@@ -3654,7 +3654,7 @@ CCC_MATH_CLONES void ccc_atan_float64_contig(long long n, void* out_base, long l
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(atan(a));
     }
@@ -3701,7 +3701,7 @@ CCC_MATH_CLONES void ccc_atan_float64_strided(long long n, int ndim, const long 
 CCC_MATH_CLONES void ccc_atan_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(atanf(a));
     }
@@ -3748,7 +3748,7 @@ CCC_MATH_CLONES void ccc_atan_float16_strided(long long n, int ndim, const long 
 CCC_MATH_CLONES void ccc_atan_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(atanf(a));
     }
@@ -3817,7 +3817,7 @@ CCC_MATH_CLONES void ccc_sinh_float32_contig(long long n, void* out_base, long l
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(sinhf(a));
     }
@@ -3886,7 +3886,7 @@ CCC_MATH_CLONES void ccc_sinh_float64_contig(long long n, void* out_base, long l
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(sinh(a));
     }
@@ -3933,7 +3933,7 @@ CCC_MATH_CLONES void ccc_sinh_float64_strided(long long n, int ndim, const long 
 CCC_MATH_CLONES void ccc_sinh_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(sinhf(a));
     }
@@ -3980,7 +3980,7 @@ CCC_MATH_CLONES void ccc_sinh_float16_strided(long long n, int ndim, const long 
 CCC_MATH_CLONES void ccc_sinh_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(sinhf(a));
     }
@@ -4049,7 +4049,7 @@ CCC_MATH_CLONES void ccc_cosh_float32_contig(long long n, void* out_base, long l
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(coshf(a));
     }
@@ -4118,7 +4118,7 @@ CCC_MATH_CLONES void ccc_cosh_float64_contig(long long n, void* out_base, long l
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(cosh(a));
     }
@@ -4165,7 +4165,7 @@ CCC_MATH_CLONES void ccc_cosh_float64_strided(long long n, int ndim, const long 
 CCC_MATH_CLONES void ccc_cosh_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(coshf(a));
     }
@@ -4212,7 +4212,7 @@ CCC_MATH_CLONES void ccc_cosh_float16_strided(long long n, int ndim, const long 
 CCC_MATH_CLONES void ccc_cosh_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(coshf(a));
     }
@@ -4281,7 +4281,7 @@ CCC_MATH_CLONES void ccc_tanh_float32_contig(long long n, void* out_base, long l
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(ccc_tanhf(a));
     }
@@ -4350,7 +4350,7 @@ CCC_MATH_CLONES void ccc_tanh_float64_contig(long long n, void* out_base, long l
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(tanh(a));
     }
@@ -4397,7 +4397,7 @@ CCC_MATH_CLONES void ccc_tanh_float64_strided(long long n, int ndim, const long 
 CCC_MATH_CLONES void ccc_tanh_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(ccc_tanhf(a));
     }
@@ -4444,7 +4444,7 @@ CCC_MATH_CLONES void ccc_tanh_float16_strided(long long n, int ndim, const long 
 CCC_MATH_CLONES void ccc_tanh_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(ccc_tanhf(a));
     }
@@ -4513,7 +4513,7 @@ CCC_MATH_CLONES void ccc_asinh_float32_contig(long long n, void* out_base, long 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(asinhf(a));
     }
@@ -4582,7 +4582,7 @@ CCC_MATH_CLONES void ccc_asinh_float64_contig(long long n, void* out_base, long 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(asinh(a));
     }
@@ -4629,7 +4629,7 @@ CCC_MATH_CLONES void ccc_asinh_float64_strided(long long n, int ndim, const long
 CCC_MATH_CLONES void ccc_asinh_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(asinhf(a));
     }
@@ -4676,7 +4676,7 @@ CCC_MATH_CLONES void ccc_asinh_float16_strided(long long n, int ndim, const long
 CCC_MATH_CLONES void ccc_asinh_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(asinhf(a));
     }
@@ -4745,7 +4745,7 @@ CCC_MATH_CLONES void ccc_acosh_float32_contig(long long n, void* out_base, long 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(acoshf(a));
     }
@@ -4814,7 +4814,7 @@ CCC_MATH_CLONES void ccc_acosh_float64_contig(long long n, void* out_base, long 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(acosh(a));
     }
@@ -4861,7 +4861,7 @@ CCC_MATH_CLONES void ccc_acosh_float64_strided(long long n, int ndim, const long
 CCC_MATH_CLONES void ccc_acosh_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(acoshf(a));
     }
@@ -4908,7 +4908,7 @@ CCC_MATH_CLONES void ccc_acosh_float16_strided(long long n, int ndim, const long
 CCC_MATH_CLONES void ccc_acosh_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(acoshf(a));
     }
@@ -4977,7 +4977,7 @@ CCC_MATH_CLONES void ccc_atanh_float32_contig(long long n, void* out_base, long 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(atanhf(a));
     }
@@ -5046,7 +5046,7 @@ CCC_MATH_CLONES void ccc_atanh_float64_contig(long long n, void* out_base, long 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(atanh(a));
     }
@@ -5093,7 +5093,7 @@ CCC_MATH_CLONES void ccc_atanh_float64_strided(long long n, int ndim, const long
 CCC_MATH_CLONES void ccc_atanh_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(atanhf(a));
     }
@@ -5140,7 +5140,7 @@ CCC_MATH_CLONES void ccc_atanh_float16_strided(long long n, int ndim, const long
 CCC_MATH_CLONES void ccc_atanh_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(atanhf(a));
     }
@@ -5209,7 +5209,7 @@ CCC_MATH_CLONES void ccc_sigmoid_float32_contig(long long n, void* out_base, lon
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)((((float)(1)) / (((float)(1)) + expf(-a))));
     }
@@ -5278,7 +5278,7 @@ CCC_MATH_CLONES void ccc_sigmoid_float64_contig(long long n, void* out_base, lon
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)((((double)(1)) / (((double)(1)) + exp(-a))));
     }
@@ -5325,7 +5325,7 @@ CCC_MATH_CLONES void ccc_sigmoid_float64_strided(long long n, int ndim, const lo
 CCC_MATH_CLONES void ccc_sigmoid_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store((((float)(1)) / (((float)(1)) + expf(-a))));
     }
@@ -5372,7 +5372,7 @@ CCC_MATH_CLONES void ccc_sigmoid_float16_strided(long long n, int ndim, const lo
 CCC_MATH_CLONES void ccc_sigmoid_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store((((float)(1)) / (((float)(1)) + expf(-a))));
     }
@@ -5441,7 +5441,7 @@ CCC_MATH_CLONES void ccc_erf_float32_contig(long long n, void* out_base, long lo
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(erff(a));
     }
@@ -5510,7 +5510,7 @@ CCC_MATH_CLONES void ccc_erf_float64_contig(long long n, void* out_base, long lo
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(erf(a));
     }
@@ -5557,7 +5557,7 @@ CCC_MATH_CLONES void ccc_erf_float64_strided(long long n, int ndim, const long l
 CCC_MATH_CLONES void ccc_erf_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(erff(a));
     }
@@ -5604,7 +5604,7 @@ CCC_MATH_CLONES void ccc_erf_float16_strided(long long n, int ndim, const long l
 CCC_MATH_CLONES void ccc_erf_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(erff(a));
     }
@@ -5673,7 +5673,7 @@ CCC_MATH_CLONES void ccc_erfc_float32_contig(long long n, void* out_base, long l
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(erfcf(a));
     }
@@ -5742,7 +5742,7 @@ CCC_MATH_CLONES void ccc_erfc_float64_contig(long long n, void* out_base, long l
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(erfc(a));
     }
@@ -5789,7 +5789,7 @@ CCC_MATH_CLONES void ccc_erfc_float64_strided(long long n, int ndim, const long 
 CCC_MATH_CLONES void ccc_erfc_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(erfcf(a));
     }
@@ -5836,7 +5836,7 @@ CCC_MATH_CLONES void ccc_erfc_float16_strided(long long n, int ndim, const long 
 CCC_MATH_CLONES void ccc_erfc_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(erfcf(a));
     }
@@ -5905,7 +5905,7 @@ void ccc_reciprocal_float32_contig(long long n, void* out_base, long long out_of
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)((((float)(1)) / a));
     }
@@ -5974,7 +5974,7 @@ void ccc_reciprocal_float64_contig(long long n, void* out_base, long long out_of
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)((((double)(1)) / a));
     }
@@ -6021,7 +6021,7 @@ void ccc_reciprocal_float64_strided(long long n, int ndim, const long long* meta
 void ccc_reciprocal_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store((((float)(1)) / a));
     }
@@ -6068,7 +6068,7 @@ void ccc_reciprocal_float16_strided(long long n, int ndim, const long long* meta
 void ccc_reciprocal_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store((((float)(1)) / a));
     }
@@ -6137,7 +6137,7 @@ void ccc_deg2rad_float32_contig(long long n, void* out_base, long long out_off, 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)((a * ((float)M_PI / (float)180)));
     }
@@ -6206,7 +6206,7 @@ void ccc_deg2rad_float64_contig(long long n, void* out_base, long long out_off, 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)((a * ((double)M_PI / (double)180)));
     }
@@ -6253,7 +6253,7 @@ void ccc_deg2rad_float64_strided(long long n, int ndim, const long long* meta, v
 void ccc_deg2rad_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store((a * ((float)M_PI / (float)180)));
     }
@@ -6300,7 +6300,7 @@ void ccc_deg2rad_float16_strided(long long n, int ndim, const long long* meta, v
 void ccc_deg2rad_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store((a * ((float)M_PI / (float)180)));
     }
@@ -6369,7 +6369,7 @@ void ccc_rad2deg_float32_contig(long long n, void* out_base, long long out_off, 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)((a * ((float)180 / (float)M_PI)));
     }
@@ -6438,7 +6438,7 @@ void ccc_rad2deg_float64_contig(long long n, void* out_base, long long out_off, 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)((a * ((double)180 / (double)M_PI)));
     }
@@ -6485,7 +6485,7 @@ void ccc_rad2deg_float64_strided(long long n, int ndim, const long long* meta, v
 void ccc_rad2deg_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store((a * ((float)180 / (float)M_PI)));
     }
@@ -6532,7 +6532,7 @@ void ccc_rad2deg_float16_strided(long long n, int ndim, const long long* meta, v
 void ccc_rad2deg_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store((a * ((float)180 / (float)M_PI)));
     }
@@ -6601,7 +6601,7 @@ CCC_MATH_CLONES void ccc_sinc_float32_contig(long long n, void* out_base, long l
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(ccc_sinc_float32(a));
     }
@@ -6670,7 +6670,7 @@ CCC_MATH_CLONES void ccc_sinc_float64_contig(long long n, void* out_base, long l
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(ccc_sinc_float64(a));
     }
@@ -6717,7 +6717,7 @@ CCC_MATH_CLONES void ccc_sinc_float64_strided(long long n, int ndim, const long 
 CCC_MATH_CLONES void ccc_sinc_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(ccc_sinc_float32(a));
     }
@@ -6764,7 +6764,7 @@ CCC_MATH_CLONES void ccc_sinc_float16_strided(long long n, int ndim, const long 
 CCC_MATH_CLONES void ccc_sinc_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(ccc_sinc_float32(a));
     }
@@ -6833,7 +6833,7 @@ void ccc_lgamma_float32_contig(long long n, void* out_base, long long out_off, c
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(ccc_lgamma_float32(a));
     }
@@ -6902,7 +6902,7 @@ void ccc_lgamma_float64_contig(long long n, void* out_base, long long out_off, c
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(ccc_lgamma_float64(a));
     }
@@ -6949,7 +6949,7 @@ void ccc_lgamma_float64_strided(long long n, int ndim, const long long* meta, vo
 void ccc_lgamma_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(ccc_lgamma_float32(a));
     }
@@ -6996,7 +6996,7 @@ void ccc_lgamma_float16_strided(long long n, int ndim, const long long* meta, vo
 void ccc_lgamma_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(ccc_lgamma_float32(a));
     }
@@ -7065,7 +7065,7 @@ void ccc_neg_float32_contig(long long n, void* out_base, long long out_off, cons
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)((-a));
     }
@@ -7134,7 +7134,7 @@ void ccc_neg_float64_contig(long long n, void* out_base, long long out_off, cons
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)((-a));
     }
@@ -7181,7 +7181,7 @@ void ccc_neg_float64_strided(long long n, int ndim, const long long* meta, void*
 void ccc_neg_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; out[i] = (signed char)((signed char)((unsigned int)0 - (unsigned int)a));
     }
@@ -7228,7 +7228,7 @@ void ccc_neg_int8_strided(long long n, int ndim, const long long* meta, void* ou
 void ccc_neg_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)((unsigned char)((unsigned int)0 - (unsigned int)a));
     }
@@ -7275,7 +7275,7 @@ void ccc_neg_uint8_strided(long long n, int ndim, const long long* meta, void* o
 void ccc_neg_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; out[i] = (short)((short)((unsigned int)0 - (unsigned int)a));
     }
@@ -7322,7 +7322,7 @@ void ccc_neg_int16_strided(long long n, int ndim, const long long* meta, void* o
 void ccc_neg_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; out[i] = (int)((int)((unsigned int)0 - (unsigned int)a));
     }
@@ -7369,7 +7369,7 @@ void ccc_neg_int32_strided(long long n, int ndim, const long long* meta, void* o
 void ccc_neg_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; out[i] = (long long)((long long)((unsigned long long)0 - (unsigned long long)a));
     }
@@ -7416,7 +7416,7 @@ void ccc_neg_int64_strided(long long n, int ndim, const long long* meta, void* o
 void ccc_neg_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store((-a));
     }
@@ -7463,7 +7463,7 @@ void ccc_neg_float16_strided(long long n, int ndim, const long long* meta, void*
 void ccc_neg_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store((-a));
     }
@@ -7532,7 +7532,7 @@ void ccc_relu_float32_contig(long long n, void* out_base, long long out_off, con
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(((a > 0 || ((a) != (a))) ? (a) : (((float)(0)))));
     }
@@ -7601,7 +7601,7 @@ void ccc_relu_float64_contig(long long n, void* out_base, long long out_off, con
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(((a > 0 || ((a) != (a))) ? (a) : (((double)(0)))));
     }
@@ -7648,7 +7648,7 @@ void ccc_relu_float64_strided(long long n, int ndim, const long long* meta, void
 void ccc_relu_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; out[i] = (signed char)((a > 0 ? a : (signed char)0));
     }
@@ -7695,7 +7695,7 @@ void ccc_relu_int8_strided(long long n, int ndim, const long long* meta, void* o
 void ccc_relu_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)((a > 0 ? a : (unsigned char)0));
     }
@@ -7742,7 +7742,7 @@ void ccc_relu_uint8_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_relu_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; out[i] = (short)((a > 0 ? a : (short)0));
     }
@@ -7789,7 +7789,7 @@ void ccc_relu_int16_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_relu_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; out[i] = (int)((a > 0 ? a : (int)0));
     }
@@ -7836,7 +7836,7 @@ void ccc_relu_int32_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_relu_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; out[i] = (long long)((a > 0 ? a : (long long)0));
     }
@@ -7883,7 +7883,7 @@ void ccc_relu_int64_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_relu_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(((a > 0 || ((a) != (a))) ? (a) : (((float)(0)))));
     }
@@ -7930,7 +7930,7 @@ void ccc_relu_float16_strided(long long n, int ndim, const long long* meta, void
 void ccc_relu_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(((a > 0 || ((a) != (a))) ? (a) : (((float)(0)))));
     }
@@ -7999,7 +7999,7 @@ void ccc_abs_float32_contig(long long n, void* out_base, long long out_off, cons
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(fabsf(a));
     }
@@ -8068,7 +8068,7 @@ void ccc_abs_float64_contig(long long n, void* out_base, long long out_off, cons
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(fabs(a));
     }
@@ -8115,7 +8115,7 @@ void ccc_abs_float64_strided(long long n, int ndim, const long long* meta, void*
 void ccc_abs_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; out[i] = (signed char)((a < 0 ? (signed char)((unsigned int)0 - (unsigned int)a) : a));
     }
@@ -8162,7 +8162,7 @@ void ccc_abs_int8_strided(long long n, int ndim, const long long* meta, void* ou
 void ccc_abs_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)((a < 0 ? (unsigned char)((unsigned int)0 - (unsigned int)a) : a));
     }
@@ -8209,7 +8209,7 @@ void ccc_abs_uint8_strided(long long n, int ndim, const long long* meta, void* o
 void ccc_abs_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; out[i] = (short)((a < 0 ? (short)((unsigned int)0 - (unsigned int)a) : a));
     }
@@ -8256,7 +8256,7 @@ void ccc_abs_int16_strided(long long n, int ndim, const long long* meta, void* o
 void ccc_abs_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; out[i] = (int)((a < 0 ? (int)((unsigned int)0 - (unsigned int)a) : a));
     }
@@ -8303,7 +8303,7 @@ void ccc_abs_int32_strided(long long n, int ndim, const long long* meta, void* o
 void ccc_abs_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; out[i] = (long long)((a < 0 ? (long long)((unsigned long long)0 - (unsigned long long)a) : a));
     }
@@ -8350,7 +8350,7 @@ void ccc_abs_int64_strided(long long n, int ndim, const long long* meta, void* o
 void ccc_abs_bool_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(a);
     }
@@ -8397,7 +8397,7 @@ void ccc_abs_bool_strided(long long n, int ndim, const long long* meta, void* ou
 void ccc_abs_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(fabsf(a));
     }
@@ -8444,7 +8444,7 @@ void ccc_abs_float16_strided(long long n, int ndim, const long long* meta, void*
 void ccc_abs_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(fabsf(a));
     }
@@ -8513,7 +8513,7 @@ void ccc_square_float32_contig(long long n, void* out_base, long long out_off, c
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)((a * a));
     }
@@ -8582,7 +8582,7 @@ void ccc_square_float64_contig(long long n, void* out_base, long long out_off, c
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)((a * a));
     }
@@ -8629,7 +8629,7 @@ void ccc_square_float64_strided(long long n, int ndim, const long long* meta, vo
 void ccc_square_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; out[i] = (signed char)((signed char)((unsigned int)a * (unsigned int)a));
     }
@@ -8676,7 +8676,7 @@ void ccc_square_int8_strided(long long n, int ndim, const long long* meta, void*
 void ccc_square_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)((unsigned char)((unsigned int)a * (unsigned int)a));
     }
@@ -8723,7 +8723,7 @@ void ccc_square_uint8_strided(long long n, int ndim, const long long* meta, void
 void ccc_square_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; out[i] = (short)((short)((unsigned int)a * (unsigned int)a));
     }
@@ -8770,7 +8770,7 @@ void ccc_square_int16_strided(long long n, int ndim, const long long* meta, void
 void ccc_square_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; out[i] = (int)((int)((unsigned int)a * (unsigned int)a));
     }
@@ -8817,7 +8817,7 @@ void ccc_square_int32_strided(long long n, int ndim, const long long* meta, void
 void ccc_square_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; out[i] = (long long)((long long)((unsigned long long)a * (unsigned long long)a));
     }
@@ -8864,7 +8864,7 @@ void ccc_square_int64_strided(long long n, int ndim, const long long* meta, void
 void ccc_square_bool_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(a);
     }
@@ -8911,7 +8911,7 @@ void ccc_square_bool_strided(long long n, int ndim, const long long* meta, void*
 void ccc_square_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store((a * a));
     }
@@ -8958,7 +8958,7 @@ void ccc_square_float16_strided(long long n, int ndim, const long long* meta, vo
 void ccc_square_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store((a * a));
     }
@@ -9027,7 +9027,7 @@ void ccc_positive_float32_contig(long long n, void* out_base, long long out_off,
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(a);
     }
@@ -9096,7 +9096,7 @@ void ccc_positive_float64_contig(long long n, void* out_base, long long out_off,
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(a);
     }
@@ -9143,7 +9143,7 @@ void ccc_positive_float64_strided(long long n, int ndim, const long long* meta, 
 void ccc_positive_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; out[i] = (signed char)(a);
     }
@@ -9190,7 +9190,7 @@ void ccc_positive_int8_strided(long long n, int ndim, const long long* meta, voi
 void ccc_positive_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(a);
     }
@@ -9237,7 +9237,7 @@ void ccc_positive_uint8_strided(long long n, int ndim, const long long* meta, vo
 void ccc_positive_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; out[i] = (short)(a);
     }
@@ -9284,7 +9284,7 @@ void ccc_positive_int16_strided(long long n, int ndim, const long long* meta, vo
 void ccc_positive_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; out[i] = (int)(a);
     }
@@ -9331,7 +9331,7 @@ void ccc_positive_int32_strided(long long n, int ndim, const long long* meta, vo
 void ccc_positive_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; out[i] = (long long)(a);
     }
@@ -9378,7 +9378,7 @@ void ccc_positive_int64_strided(long long n, int ndim, const long long* meta, vo
 void ccc_positive_bool_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(a);
     }
@@ -9425,7 +9425,7 @@ void ccc_positive_bool_strided(long long n, int ndim, const long long* meta, voi
 void ccc_positive_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(a);
     }
@@ -9472,7 +9472,7 @@ void ccc_positive_float16_strided(long long n, int ndim, const long long* meta, 
 void ccc_positive_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(a);
     }
@@ -9541,7 +9541,7 @@ void ccc_sign_float32_contig(long long n, void* out_base, long long out_off, con
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)((((float)(a > 0)) - ((float)(a < 0))));
     }
@@ -9610,7 +9610,7 @@ void ccc_sign_float64_contig(long long n, void* out_base, long long out_off, con
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)((((double)(a > 0)) - ((double)(a < 0))));
     }
@@ -9657,7 +9657,7 @@ void ccc_sign_float64_strided(long long n, int ndim, const long long* meta, void
 void ccc_sign_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; out[i] = (signed char)((signed char)((a > 0) - (a < 0)));
     }
@@ -9704,7 +9704,7 @@ void ccc_sign_int8_strided(long long n, int ndim, const long long* meta, void* o
 void ccc_sign_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)((unsigned char)((a > 0) - (a < 0)));
     }
@@ -9751,7 +9751,7 @@ void ccc_sign_uint8_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_sign_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; out[i] = (short)((short)((a > 0) - (a < 0)));
     }
@@ -9798,7 +9798,7 @@ void ccc_sign_int16_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_sign_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; out[i] = (int)((int)((a > 0) - (a < 0)));
     }
@@ -9845,7 +9845,7 @@ void ccc_sign_int32_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_sign_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; out[i] = (long long)((long long)((a > 0) - (a < 0)));
     }
@@ -9892,7 +9892,7 @@ void ccc_sign_int64_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_sign_bool_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(a);
     }
@@ -9939,7 +9939,7 @@ void ccc_sign_bool_strided(long long n, int ndim, const long long* meta, void* o
 void ccc_sign_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store((((float)(a > 0)) - ((float)(a < 0))));
     }
@@ -9986,7 +9986,7 @@ void ccc_sign_float16_strided(long long n, int ndim, const long long* meta, void
 void ccc_sign_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store((((float)(a > 0)) - ((float)(a < 0))));
     }
@@ -10055,7 +10055,7 @@ void ccc_sgn_float32_contig(long long n, void* out_base, long long out_off, cons
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)((float)((a > 0) - (a < 0)));
     }
@@ -10124,7 +10124,7 @@ void ccc_sgn_float64_contig(long long n, void* out_base, long long out_off, cons
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)((double)((a > 0) - (a < 0)));
     }
@@ -10171,7 +10171,7 @@ void ccc_sgn_float64_strided(long long n, int ndim, const long long* meta, void*
 void ccc_sgn_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; out[i] = (signed char)((signed char)((a > 0) - (a < 0)));
     }
@@ -10218,7 +10218,7 @@ void ccc_sgn_int8_strided(long long n, int ndim, const long long* meta, void* ou
 void ccc_sgn_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)((unsigned char)((a > 0) - (a < 0)));
     }
@@ -10265,7 +10265,7 @@ void ccc_sgn_uint8_strided(long long n, int ndim, const long long* meta, void* o
 void ccc_sgn_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; out[i] = (short)((short)((a > 0) - (a < 0)));
     }
@@ -10312,7 +10312,7 @@ void ccc_sgn_int16_strided(long long n, int ndim, const long long* meta, void* o
 void ccc_sgn_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; out[i] = (int)((int)((a > 0) - (a < 0)));
     }
@@ -10359,7 +10359,7 @@ void ccc_sgn_int32_strided(long long n, int ndim, const long long* meta, void* o
 void ccc_sgn_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; out[i] = (long long)((long long)((a > 0) - (a < 0)));
     }
@@ -10406,7 +10406,7 @@ void ccc_sgn_int64_strided(long long n, int ndim, const long long* meta, void* o
 void ccc_sgn_bool_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(a);
     }
@@ -10453,7 +10453,7 @@ void ccc_sgn_bool_strided(long long n, int ndim, const long long* meta, void* ou
 void ccc_sgn_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store((float)((a > 0) - (a < 0)));
     }
@@ -10500,7 +10500,7 @@ void ccc_sgn_float16_strided(long long n, int ndim, const long long* meta, void*
 void ccc_sgn_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store((float)((a > 0) - (a < 0)));
     }
@@ -10569,7 +10569,7 @@ void ccc_floor_float32_contig(long long n, void* out_base, long long out_off, co
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(floorf(a));
     }
@@ -10638,7 +10638,7 @@ void ccc_floor_float64_contig(long long n, void* out_base, long long out_off, co
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(floor(a));
     }
@@ -10685,7 +10685,7 @@ void ccc_floor_float64_strided(long long n, int ndim, const long long* meta, voi
 void ccc_floor_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; out[i] = (signed char)(a);
     }
@@ -10732,7 +10732,7 @@ void ccc_floor_int8_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_floor_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(a);
     }
@@ -10779,7 +10779,7 @@ void ccc_floor_uint8_strided(long long n, int ndim, const long long* meta, void*
 void ccc_floor_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; out[i] = (short)(a);
     }
@@ -10826,7 +10826,7 @@ void ccc_floor_int16_strided(long long n, int ndim, const long long* meta, void*
 void ccc_floor_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; out[i] = (int)(a);
     }
@@ -10873,7 +10873,7 @@ void ccc_floor_int32_strided(long long n, int ndim, const long long* meta, void*
 void ccc_floor_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; out[i] = (long long)(a);
     }
@@ -10920,7 +10920,7 @@ void ccc_floor_int64_strided(long long n, int ndim, const long long* meta, void*
 void ccc_floor_bool_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(a);
     }
@@ -10967,7 +10967,7 @@ void ccc_floor_bool_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_floor_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(floorf(a));
     }
@@ -11014,7 +11014,7 @@ void ccc_floor_float16_strided(long long n, int ndim, const long long* meta, voi
 void ccc_floor_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(floorf(a));
     }
@@ -11083,7 +11083,7 @@ void ccc_ceil_float32_contig(long long n, void* out_base, long long out_off, con
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(ceilf(a));
     }
@@ -11152,7 +11152,7 @@ void ccc_ceil_float64_contig(long long n, void* out_base, long long out_off, con
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(ceil(a));
     }
@@ -11199,7 +11199,7 @@ void ccc_ceil_float64_strided(long long n, int ndim, const long long* meta, void
 void ccc_ceil_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; out[i] = (signed char)(a);
     }
@@ -11246,7 +11246,7 @@ void ccc_ceil_int8_strided(long long n, int ndim, const long long* meta, void* o
 void ccc_ceil_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(a);
     }
@@ -11293,7 +11293,7 @@ void ccc_ceil_uint8_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_ceil_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; out[i] = (short)(a);
     }
@@ -11340,7 +11340,7 @@ void ccc_ceil_int16_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_ceil_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; out[i] = (int)(a);
     }
@@ -11387,7 +11387,7 @@ void ccc_ceil_int32_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_ceil_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; out[i] = (long long)(a);
     }
@@ -11434,7 +11434,7 @@ void ccc_ceil_int64_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_ceil_bool_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(a);
     }
@@ -11481,7 +11481,7 @@ void ccc_ceil_bool_strided(long long n, int ndim, const long long* meta, void* o
 void ccc_ceil_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(ceilf(a));
     }
@@ -11528,7 +11528,7 @@ void ccc_ceil_float16_strided(long long n, int ndim, const long long* meta, void
 void ccc_ceil_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(ceilf(a));
     }
@@ -11597,7 +11597,7 @@ void ccc_trunc_float32_contig(long long n, void* out_base, long long out_off, co
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(truncf(a));
     }
@@ -11666,7 +11666,7 @@ void ccc_trunc_float64_contig(long long n, void* out_base, long long out_off, co
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(trunc(a));
     }
@@ -11713,7 +11713,7 @@ void ccc_trunc_float64_strided(long long n, int ndim, const long long* meta, voi
 void ccc_trunc_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; out[i] = (signed char)(a);
     }
@@ -11760,7 +11760,7 @@ void ccc_trunc_int8_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_trunc_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(a);
     }
@@ -11807,7 +11807,7 @@ void ccc_trunc_uint8_strided(long long n, int ndim, const long long* meta, void*
 void ccc_trunc_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; out[i] = (short)(a);
     }
@@ -11854,7 +11854,7 @@ void ccc_trunc_int16_strided(long long n, int ndim, const long long* meta, void*
 void ccc_trunc_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; out[i] = (int)(a);
     }
@@ -11901,7 +11901,7 @@ void ccc_trunc_int32_strided(long long n, int ndim, const long long* meta, void*
 void ccc_trunc_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; out[i] = (long long)(a);
     }
@@ -11948,7 +11948,7 @@ void ccc_trunc_int64_strided(long long n, int ndim, const long long* meta, void*
 void ccc_trunc_bool_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(a);
     }
@@ -11995,7 +11995,7 @@ void ccc_trunc_bool_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_trunc_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(truncf(a));
     }
@@ -12042,7 +12042,7 @@ void ccc_trunc_float16_strided(long long n, int ndim, const long long* meta, voi
 void ccc_trunc_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(truncf(a));
     }
@@ -12111,7 +12111,7 @@ void ccc_round_float32_contig(long long n, void* out_base, long long out_off, co
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)(rintf(a));
     }
@@ -12180,7 +12180,7 @@ void ccc_round_float64_contig(long long n, void* out_base, long long out_off, co
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)(rint(a));
     }
@@ -12227,7 +12227,7 @@ void ccc_round_float64_strided(long long n, int ndim, const long long* meta, voi
 void ccc_round_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; out[i] = (signed char)(a);
     }
@@ -12274,7 +12274,7 @@ void ccc_round_int8_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_round_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(a);
     }
@@ -12321,7 +12321,7 @@ void ccc_round_uint8_strided(long long n, int ndim, const long long* meta, void*
 void ccc_round_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; out[i] = (short)(a);
     }
@@ -12368,7 +12368,7 @@ void ccc_round_int16_strided(long long n, int ndim, const long long* meta, void*
 void ccc_round_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; out[i] = (int)(a);
     }
@@ -12415,7 +12415,7 @@ void ccc_round_int32_strided(long long n, int ndim, const long long* meta, void*
 void ccc_round_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; out[i] = (long long)(a);
     }
@@ -12462,7 +12462,7 @@ void ccc_round_int64_strided(long long n, int ndim, const long long* meta, void*
 void ccc_round_bool_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(a);
     }
@@ -12509,7 +12509,7 @@ void ccc_round_bool_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_round_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store(rintf(a));
     }
@@ -12556,7 +12556,7 @@ void ccc_round_float16_strided(long long n, int ndim, const long long* meta, voi
 void ccc_round_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store(rintf(a));
     }
@@ -12603,7 +12603,7 @@ void ccc_round_bfloat16_strided(long long n, int ndim, const long long* meta, vo
 void ccc_isnan_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (unsigned char)((a != a));
     }
@@ -12650,7 +12650,7 @@ void ccc_isnan_float32_strided(long long n, int ndim, const long long* meta, voi
 void ccc_isnan_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (unsigned char)((a != a));
     }
@@ -12697,7 +12697,7 @@ void ccc_isnan_float64_strided(long long n, int ndim, const long long* meta, voi
 void ccc_isnan_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -12744,7 +12744,7 @@ void ccc_isnan_int8_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_isnan_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -12791,7 +12791,7 @@ void ccc_isnan_uint8_strided(long long n, int ndim, const long long* meta, void*
 void ccc_isnan_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -12838,7 +12838,7 @@ void ccc_isnan_int16_strided(long long n, int ndim, const long long* meta, void*
 void ccc_isnan_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -12885,7 +12885,7 @@ void ccc_isnan_int32_strided(long long n, int ndim, const long long* meta, void*
 void ccc_isnan_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -12932,7 +12932,7 @@ void ccc_isnan_int64_strided(long long n, int ndim, const long long* meta, void*
 void ccc_isnan_bool_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -12979,7 +12979,7 @@ void ccc_isnan_bool_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_isnan_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = (unsigned char)((a != a));
     }
@@ -13026,7 +13026,7 @@ void ccc_isnan_float16_strided(long long n, int ndim, const long long* meta, voi
 void ccc_isnan_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = (unsigned char)((a != a));
     }
@@ -13073,7 +13073,7 @@ void ccc_isnan_bfloat16_strided(long long n, int ndim, const long long* meta, vo
 void ccc_isinf_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (unsigned char)((isinf(a) != 0));
     }
@@ -13120,7 +13120,7 @@ void ccc_isinf_float32_strided(long long n, int ndim, const long long* meta, voi
 void ccc_isinf_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (unsigned char)((isinf(a) != 0));
     }
@@ -13167,7 +13167,7 @@ void ccc_isinf_float64_strided(long long n, int ndim, const long long* meta, voi
 void ccc_isinf_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -13214,7 +13214,7 @@ void ccc_isinf_int8_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_isinf_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -13261,7 +13261,7 @@ void ccc_isinf_uint8_strided(long long n, int ndim, const long long* meta, void*
 void ccc_isinf_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -13308,7 +13308,7 @@ void ccc_isinf_int16_strided(long long n, int ndim, const long long* meta, void*
 void ccc_isinf_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -13355,7 +13355,7 @@ void ccc_isinf_int32_strided(long long n, int ndim, const long long* meta, void*
 void ccc_isinf_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -13402,7 +13402,7 @@ void ccc_isinf_int64_strided(long long n, int ndim, const long long* meta, void*
 void ccc_isinf_bool_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -13449,7 +13449,7 @@ void ccc_isinf_bool_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_isinf_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = (unsigned char)((isinf(a) != 0));
     }
@@ -13496,7 +13496,7 @@ void ccc_isinf_float16_strided(long long n, int ndim, const long long* meta, voi
 void ccc_isinf_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = (unsigned char)((isinf(a) != 0));
     }
@@ -13543,7 +13543,7 @@ void ccc_isinf_bfloat16_strided(long long n, int ndim, const long long* meta, vo
 void ccc_isfinite_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (unsigned char)((isfinite(a) != 0));
     }
@@ -13590,7 +13590,7 @@ void ccc_isfinite_float32_strided(long long n, int ndim, const long long* meta, 
 void ccc_isfinite_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (unsigned char)((isfinite(a) != 0));
     }
@@ -13637,7 +13637,7 @@ void ccc_isfinite_float64_strided(long long n, int ndim, const long long* meta, 
 void ccc_isfinite_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; out[i] = (unsigned char)(((void)a, 1));
     }
@@ -13684,7 +13684,7 @@ void ccc_isfinite_int8_strided(long long n, int ndim, const long long* meta, voi
 void ccc_isfinite_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(((void)a, 1));
     }
@@ -13731,7 +13731,7 @@ void ccc_isfinite_uint8_strided(long long n, int ndim, const long long* meta, vo
 void ccc_isfinite_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; out[i] = (unsigned char)(((void)a, 1));
     }
@@ -13778,7 +13778,7 @@ void ccc_isfinite_int16_strided(long long n, int ndim, const long long* meta, vo
 void ccc_isfinite_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; out[i] = (unsigned char)(((void)a, 1));
     }
@@ -13825,7 +13825,7 @@ void ccc_isfinite_int32_strided(long long n, int ndim, const long long* meta, vo
 void ccc_isfinite_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; out[i] = (unsigned char)(((void)a, 1));
     }
@@ -13872,7 +13872,7 @@ void ccc_isfinite_int64_strided(long long n, int ndim, const long long* meta, vo
 void ccc_isfinite_bool_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(((void)a, 1));
     }
@@ -13919,7 +13919,7 @@ void ccc_isfinite_bool_strided(long long n, int ndim, const long long* meta, voi
 void ccc_isfinite_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = (unsigned char)((isfinite(a) != 0));
     }
@@ -13966,7 +13966,7 @@ void ccc_isfinite_float16_strided(long long n, int ndim, const long long* meta, 
 void ccc_isfinite_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = (unsigned char)((isfinite(a) != 0));
     }
@@ -14013,7 +14013,7 @@ void ccc_isfinite_bfloat16_strided(long long n, int ndim, const long long* meta,
 void ccc_isposinf_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (unsigned char)((a == (float)INFINITY));
     }
@@ -14060,7 +14060,7 @@ void ccc_isposinf_float32_strided(long long n, int ndim, const long long* meta, 
 void ccc_isposinf_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (unsigned char)((a == (double)INFINITY));
     }
@@ -14107,7 +14107,7 @@ void ccc_isposinf_float64_strided(long long n, int ndim, const long long* meta, 
 void ccc_isposinf_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -14154,7 +14154,7 @@ void ccc_isposinf_int8_strided(long long n, int ndim, const long long* meta, voi
 void ccc_isposinf_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -14201,7 +14201,7 @@ void ccc_isposinf_uint8_strided(long long n, int ndim, const long long* meta, vo
 void ccc_isposinf_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -14248,7 +14248,7 @@ void ccc_isposinf_int16_strided(long long n, int ndim, const long long* meta, vo
 void ccc_isposinf_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -14295,7 +14295,7 @@ void ccc_isposinf_int32_strided(long long n, int ndim, const long long* meta, vo
 void ccc_isposinf_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -14342,7 +14342,7 @@ void ccc_isposinf_int64_strided(long long n, int ndim, const long long* meta, vo
 void ccc_isposinf_bool_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -14389,7 +14389,7 @@ void ccc_isposinf_bool_strided(long long n, int ndim, const long long* meta, voi
 void ccc_isposinf_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = (unsigned char)((a == (float)INFINITY));
     }
@@ -14436,7 +14436,7 @@ void ccc_isposinf_float16_strided(long long n, int ndim, const long long* meta, 
 void ccc_isposinf_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = (unsigned char)((a == (float)INFINITY));
     }
@@ -14483,7 +14483,7 @@ void ccc_isposinf_bfloat16_strided(long long n, int ndim, const long long* meta,
 void ccc_isneginf_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (unsigned char)((a == -(float)INFINITY));
     }
@@ -14530,7 +14530,7 @@ void ccc_isneginf_float32_strided(long long n, int ndim, const long long* meta, 
 void ccc_isneginf_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (unsigned char)((a == -(double)INFINITY));
     }
@@ -14577,7 +14577,7 @@ void ccc_isneginf_float64_strided(long long n, int ndim, const long long* meta, 
 void ccc_isneginf_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -14624,7 +14624,7 @@ void ccc_isneginf_int8_strided(long long n, int ndim, const long long* meta, voi
 void ccc_isneginf_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -14671,7 +14671,7 @@ void ccc_isneginf_uint8_strided(long long n, int ndim, const long long* meta, vo
 void ccc_isneginf_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -14718,7 +14718,7 @@ void ccc_isneginf_int16_strided(long long n, int ndim, const long long* meta, vo
 void ccc_isneginf_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -14765,7 +14765,7 @@ void ccc_isneginf_int32_strided(long long n, int ndim, const long long* meta, vo
 void ccc_isneginf_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -14812,7 +14812,7 @@ void ccc_isneginf_int64_strided(long long n, int ndim, const long long* meta, vo
 void ccc_isneginf_bool_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -14859,7 +14859,7 @@ void ccc_isneginf_bool_strided(long long n, int ndim, const long long* meta, voi
 void ccc_isneginf_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = (unsigned char)((a == -(float)INFINITY));
     }
@@ -14906,7 +14906,7 @@ void ccc_isneginf_float16_strided(long long n, int ndim, const long long* meta, 
 void ccc_isneginf_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = (unsigned char)((a == -(float)INFINITY));
     }
@@ -14953,7 +14953,7 @@ void ccc_isneginf_bfloat16_strided(long long n, int ndim, const long long* meta,
 void ccc_signbit_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (unsigned char)((signbit(a) != 0));
     }
@@ -15000,7 +15000,7 @@ void ccc_signbit_float32_strided(long long n, int ndim, const long long* meta, v
 void ccc_signbit_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (unsigned char)((signbit(a) != 0));
     }
@@ -15047,7 +15047,7 @@ void ccc_signbit_float64_strided(long long n, int ndim, const long long* meta, v
 void ccc_signbit_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; out[i] = (unsigned char)((a < 0));
     }
@@ -15094,7 +15094,7 @@ void ccc_signbit_int8_strided(long long n, int ndim, const long long* meta, void
 void ccc_signbit_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)((a < 0));
     }
@@ -15141,7 +15141,7 @@ void ccc_signbit_uint8_strided(long long n, int ndim, const long long* meta, voi
 void ccc_signbit_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; out[i] = (unsigned char)((a < 0));
     }
@@ -15188,7 +15188,7 @@ void ccc_signbit_int16_strided(long long n, int ndim, const long long* meta, voi
 void ccc_signbit_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; out[i] = (unsigned char)((a < 0));
     }
@@ -15235,7 +15235,7 @@ void ccc_signbit_int32_strided(long long n, int ndim, const long long* meta, voi
 void ccc_signbit_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; out[i] = (unsigned char)((a < 0));
     }
@@ -15282,7 +15282,7 @@ void ccc_signbit_int64_strided(long long n, int ndim, const long long* meta, voi
 void ccc_signbit_bool_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -15351,7 +15351,7 @@ void ccc_frac_float32_contig(long long n, void* out_base, long long out_off, con
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (float)((a - truncf(a)));
     }
@@ -15420,7 +15420,7 @@ void ccc_frac_float64_contig(long long n, void* out_base, long long out_off, con
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (double)((a - trunc(a)));
     }
@@ -15467,7 +15467,7 @@ void ccc_frac_float64_strided(long long n, int ndim, const long long* meta, void
 void ccc_frac_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; out[i] = (signed char)(((void)a, 0));
     }
@@ -15514,7 +15514,7 @@ void ccc_frac_int8_strided(long long n, int ndim, const long long* meta, void* o
 void ccc_frac_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)(((void)a, 0));
     }
@@ -15561,7 +15561,7 @@ void ccc_frac_uint8_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_frac_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; out[i] = (short)(((void)a, 0));
     }
@@ -15608,7 +15608,7 @@ void ccc_frac_int16_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_frac_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; out[i] = (int)(((void)a, 0));
     }
@@ -15655,7 +15655,7 @@ void ccc_frac_int32_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_frac_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; out[i] = (long long)(((void)a, 0));
     }
@@ -15702,7 +15702,7 @@ void ccc_frac_int64_strided(long long n, int ndim, const long long* meta, void* 
 void ccc_frac_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = ccc_f16_store((a - truncf(a)));
     }
@@ -15749,7 +15749,7 @@ void ccc_frac_float16_strided(long long n, int ndim, const long long* meta, void
 void ccc_frac_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = ccc_bf16_store((a - truncf(a)));
     }
@@ -15796,7 +15796,7 @@ void ccc_frac_bfloat16_strided(long long n, int ndim, const long long* meta, voi
 void ccc_logical_not_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; out[i] = (unsigned char)((!a));
     }
@@ -15843,7 +15843,7 @@ void ccc_logical_not_float32_strided(long long n, int ndim, const long long* met
 void ccc_logical_not_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; out[i] = (unsigned char)((!a));
     }
@@ -15890,7 +15890,7 @@ void ccc_logical_not_float64_strided(long long n, int ndim, const long long* met
 void ccc_logical_not_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; out[i] = (unsigned char)((!a));
     }
@@ -15937,7 +15937,7 @@ void ccc_logical_not_int8_strided(long long n, int ndim, const long long* meta, 
 void ccc_logical_not_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)((!a));
     }
@@ -15984,7 +15984,7 @@ void ccc_logical_not_uint8_strided(long long n, int ndim, const long long* meta,
 void ccc_logical_not_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; out[i] = (unsigned char)((!a));
     }
@@ -16031,7 +16031,7 @@ void ccc_logical_not_int16_strided(long long n, int ndim, const long long* meta,
 void ccc_logical_not_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; out[i] = (unsigned char)((!a));
     }
@@ -16078,7 +16078,7 @@ void ccc_logical_not_int32_strided(long long n, int ndim, const long long* meta,
 void ccc_logical_not_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; out[i] = (unsigned char)((!a));
     }
@@ -16125,7 +16125,7 @@ void ccc_logical_not_int64_strided(long long n, int ndim, const long long* meta,
 void ccc_logical_not_bool_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)((!a));
     }
@@ -16172,7 +16172,7 @@ void ccc_logical_not_bool_strided(long long n, int ndim, const long long* meta, 
 void ccc_logical_not_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); out[i] = (unsigned char)((!a));
     }
@@ -16219,7 +16219,7 @@ void ccc_logical_not_float16_strided(long long n, int ndim, const long long* met
 void ccc_logical_not_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); out[i] = (unsigned char)((!a));
     }
@@ -16266,7 +16266,7 @@ void ccc_logical_not_bfloat16_strided(long long n, int ndim, const long long* me
 void ccc_bitwise_not_int8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; out[i] = (signed char)((signed char)(~a));
     }
@@ -16313,7 +16313,7 @@ void ccc_bitwise_not_int8_strided(long long n, int ndim, const long long* meta, 
 void ccc_bitwise_not_uint8_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)((unsigned char)(~a));
     }
@@ -16360,7 +16360,7 @@ void ccc_bitwise_not_uint8_strided(long long n, int ndim, const long long* meta,
 void ccc_bitwise_not_int16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; out[i] = (short)((short)(~a));
     }
@@ -16407,7 +16407,7 @@ void ccc_bitwise_not_int16_strided(long long n, int ndim, const long long* meta,
 void ccc_bitwise_not_int32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; out[i] = (int)((int)(~a));
     }
@@ -16454,7 +16454,7 @@ void ccc_bitwise_not_int32_strided(long long n, int ndim, const long long* meta,
 void ccc_bitwise_not_int64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; out[i] = (long long)((long long)(~a));
     }
@@ -16501,7 +16501,7 @@ void ccc_bitwise_not_int64_strided(long long n, int ndim, const long long* meta,
 void ccc_bitwise_not_bool_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off) {
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; out[i] = (unsigned char)((!a));
     }
@@ -16571,7 +16571,7 @@ void ccc_div_float32_contig(long long n, void* out_base, long long out_off, cons
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a / b));
     }
@@ -16656,7 +16656,7 @@ void ccc_div_float64_contig(long long n, void* out_base, long long out_off, cons
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a / b));
     }
@@ -16719,7 +16719,7 @@ void ccc_div_float16_contig(long long n, void* out_base, long long out_off, cons
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store((a / b));
     }
@@ -16782,7 +16782,7 @@ void ccc_div_bfloat16_contig(long long n, void* out_base, long long out_off, con
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store((a / b));
     }
@@ -16867,7 +16867,7 @@ CCC_MATH_CLONES void ccc_atan2_float32_contig(long long n, void* out_base, long 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(atan2f(a, b));
     }
@@ -16952,7 +16952,7 @@ CCC_MATH_CLONES void ccc_atan2_float64_contig(long long n, void* out_base, long 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(atan2(a, b));
     }
@@ -17015,7 +17015,7 @@ CCC_MATH_CLONES void ccc_atan2_float16_contig(long long n, void* out_base, long 
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(atan2f(a, b));
     }
@@ -17078,7 +17078,7 @@ CCC_MATH_CLONES void ccc_atan2_bfloat16_contig(long long n, void* out_base, long
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(atan2f(a, b));
     }
@@ -17163,7 +17163,7 @@ void ccc_copysign_float32_contig(long long n, void* out_base, long long out_off,
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(copysignf(a, b));
     }
@@ -17248,7 +17248,7 @@ void ccc_copysign_float64_contig(long long n, void* out_base, long long out_off,
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(copysign(a, b));
     }
@@ -17311,7 +17311,7 @@ void ccc_copysign_float16_contig(long long n, void* out_base, long long out_off,
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(copysignf(a, b));
     }
@@ -17374,7 +17374,7 @@ void ccc_copysign_bfloat16_contig(long long n, void* out_base, long long out_off
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(copysignf(a, b));
     }
@@ -17459,7 +17459,7 @@ CCC_MATH_CLONES void ccc_hypot_float32_contig(long long n, void* out_base, long 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(hypotf(a, b));
     }
@@ -17544,7 +17544,7 @@ CCC_MATH_CLONES void ccc_hypot_float64_contig(long long n, void* out_base, long 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(hypot(a, b));
     }
@@ -17607,7 +17607,7 @@ CCC_MATH_CLONES void ccc_hypot_float16_contig(long long n, void* out_base, long 
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(hypotf(a, b));
     }
@@ -17670,7 +17670,7 @@ CCC_MATH_CLONES void ccc_hypot_bfloat16_contig(long long n, void* out_base, long
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(hypotf(a, b));
     }
@@ -17755,7 +17755,7 @@ CCC_MATH_CLONES void ccc_logaddexp_float32_contig(long long n, void* out_base, l
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(ccc_logaddexp_float32(a, b));
     }
@@ -17840,7 +17840,7 @@ CCC_MATH_CLONES void ccc_logaddexp_float64_contig(long long n, void* out_base, l
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(ccc_logaddexp_float64(a, b));
     }
@@ -17903,7 +17903,7 @@ CCC_MATH_CLONES void ccc_logaddexp_float16_contig(long long n, void* out_base, l
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(ccc_logaddexp_float32(a, b));
     }
@@ -17966,7 +17966,7 @@ CCC_MATH_CLONES void ccc_logaddexp_bfloat16_contig(long long n, void* out_base, 
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(ccc_logaddexp_float32(a, b));
     }
@@ -18051,7 +18051,7 @@ CCC_MATH_CLONES void ccc_logaddexp2_float32_contig(long long n, void* out_base, 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(ccc_logaddexp2_float32(a, b));
     }
@@ -18136,7 +18136,7 @@ CCC_MATH_CLONES void ccc_logaddexp2_float64_contig(long long n, void* out_base, 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(ccc_logaddexp2_float64(a, b));
     }
@@ -18199,7 +18199,7 @@ CCC_MATH_CLONES void ccc_logaddexp2_float16_contig(long long n, void* out_base, 
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(ccc_logaddexp2_float32(a, b));
     }
@@ -18262,7 +18262,7 @@ CCC_MATH_CLONES void ccc_logaddexp2_bfloat16_contig(long long n, void* out_base,
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(ccc_logaddexp2_float32(a, b));
     }
@@ -18347,7 +18347,7 @@ CCC_MATH_CLONES void ccc_xlogy_float32_contig(long long n, void* out_base, long 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(ccc_xlogy_float32(a, b));
     }
@@ -18432,7 +18432,7 @@ CCC_MATH_CLONES void ccc_xlogy_float64_contig(long long n, void* out_base, long 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(ccc_xlogy_float64(a, b));
     }
@@ -18495,7 +18495,7 @@ CCC_MATH_CLONES void ccc_xlogy_float16_contig(long long n, void* out_base, long 
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(ccc_xlogy_float32(a, b));
     }
@@ -18558,7 +18558,7 @@ CCC_MATH_CLONES void ccc_xlogy_bfloat16_contig(long long n, void* out_base, long
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(ccc_xlogy_float32(a, b));
     }
@@ -18643,7 +18643,7 @@ void ccc_nextafter_float32_contig(long long n, void* out_base, long long out_off
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(nextafterf(a, b));
     }
@@ -18728,7 +18728,7 @@ void ccc_nextafter_float64_contig(long long n, void* out_base, long long out_off
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(nextafter(a, b));
     }
@@ -18813,7 +18813,7 @@ void ccc_tanh_backward_float32_contig(long long n, void* out_base, long long out
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a * (((float)(1)) - b * b)));
     }
@@ -18898,7 +18898,7 @@ void ccc_tanh_backward_float64_contig(long long n, void* out_base, long long out
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a * (((double)(1)) - b * b)));
     }
@@ -18961,7 +18961,7 @@ void ccc_tanh_backward_float16_contig(long long n, void* out_base, long long out
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store((a * (((float)(1)) - b * b)));
     }
@@ -19024,7 +19024,7 @@ void ccc_tanh_backward_bfloat16_contig(long long n, void* out_base, long long ou
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store((a * (((float)(1)) - b * b)));
     }
@@ -19109,7 +19109,7 @@ void ccc_sigmoid_backward_float32_contig(long long n, void* out_base, long long 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a * b * (((float)(1)) - b)));
     }
@@ -19194,7 +19194,7 @@ void ccc_sigmoid_backward_float64_contig(long long n, void* out_base, long long 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a * b * (((double)(1)) - b)));
     }
@@ -19257,7 +19257,7 @@ void ccc_sigmoid_backward_float16_contig(long long n, void* out_base, long long 
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store((a * b * (((float)(1)) - b)));
     }
@@ -19320,7 +19320,7 @@ void ccc_sigmoid_backward_bfloat16_contig(long long n, void* out_base, long long
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store((a * b * (((float)(1)) - b)));
     }
@@ -19405,7 +19405,7 @@ void ccc_relu_backward_float32_contig(long long n, void* out_base, long long out
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)((b > 0 ? a : (float)0));
     }
@@ -19490,7 +19490,7 @@ void ccc_relu_backward_float64_contig(long long n, void* out_base, long long out
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)((b > 0 ? a : (double)0));
     }
@@ -19553,7 +19553,7 @@ void ccc_relu_backward_float16_contig(long long n, void* out_base, long long out
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store((b > 0 ? a : (float)0));
     }
@@ -19616,7 +19616,7 @@ void ccc_relu_backward_bfloat16_contig(long long n, void* out_base, long long ou
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store((b > 0 ? a : (float)0));
     }
@@ -19701,7 +19701,7 @@ void ccc_add_float32_contig(long long n, void* out_base, long long out_off, cons
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a + b));
     }
@@ -19786,7 +19786,7 @@ void ccc_add_float64_contig(long long n, void* out_base, long long out_off, cons
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a + b));
     }
@@ -19849,7 +19849,7 @@ void ccc_add_int8_contig(long long n, void* out_base, long long out_off, const v
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (signed char)((signed char)((unsigned int)a + (unsigned int)b));
     }
@@ -19912,7 +19912,7 @@ void ccc_add_uint8_contig(long long n, void* out_base, long long out_off, const 
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((unsigned char)((unsigned int)a + (unsigned int)b));
     }
@@ -19975,7 +19975,7 @@ void ccc_add_int16_contig(long long n, void* out_base, long long out_off, const 
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (short)((short)((unsigned int)a + (unsigned int)b));
     }
@@ -20038,7 +20038,7 @@ void ccc_add_int32_contig(long long n, void* out_base, long long out_off, const 
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (int)((int)((unsigned int)a + (unsigned int)b));
     }
@@ -20101,7 +20101,7 @@ void ccc_add_int64_contig(long long n, void* out_base, long long out_off, const 
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (long long)((long long)((unsigned long long)a + (unsigned long long)b));
     }
@@ -20164,7 +20164,7 @@ void ccc_add_bool_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a || b));
     }
@@ -20227,7 +20227,7 @@ void ccc_add_float16_contig(long long n, void* out_base, long long out_off, cons
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store((a + b));
     }
@@ -20290,7 +20290,7 @@ void ccc_add_bfloat16_contig(long long n, void* out_base, long long out_off, con
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store((a + b));
     }
@@ -20375,7 +20375,7 @@ void ccc_mul_float32_contig(long long n, void* out_base, long long out_off, cons
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a * b));
     }
@@ -20460,7 +20460,7 @@ void ccc_mul_float64_contig(long long n, void* out_base, long long out_off, cons
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a * b));
     }
@@ -20523,7 +20523,7 @@ void ccc_mul_int8_contig(long long n, void* out_base, long long out_off, const v
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (signed char)((signed char)((unsigned int)a * (unsigned int)b));
     }
@@ -20586,7 +20586,7 @@ void ccc_mul_uint8_contig(long long n, void* out_base, long long out_off, const 
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((unsigned char)((unsigned int)a * (unsigned int)b));
     }
@@ -20649,7 +20649,7 @@ void ccc_mul_int16_contig(long long n, void* out_base, long long out_off, const 
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (short)((short)((unsigned int)a * (unsigned int)b));
     }
@@ -20712,7 +20712,7 @@ void ccc_mul_int32_contig(long long n, void* out_base, long long out_off, const 
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (int)((int)((unsigned int)a * (unsigned int)b));
     }
@@ -20775,7 +20775,7 @@ void ccc_mul_int64_contig(long long n, void* out_base, long long out_off, const 
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (long long)((long long)((unsigned long long)a * (unsigned long long)b));
     }
@@ -20838,7 +20838,7 @@ void ccc_mul_bool_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a && b));
     }
@@ -20901,7 +20901,7 @@ void ccc_mul_float16_contig(long long n, void* out_base, long long out_off, cons
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store((a * b));
     }
@@ -20964,7 +20964,7 @@ void ccc_mul_bfloat16_contig(long long n, void* out_base, long long out_off, con
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store((a * b));
     }
@@ -21049,7 +21049,7 @@ void ccc_maximum_float32_contig(long long n, void* out_base, long long out_off, 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(((a > b || ((a) != (a))) ? (a) : (b)));
     }
@@ -21134,7 +21134,7 @@ void ccc_maximum_float64_contig(long long n, void* out_base, long long out_off, 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(((a > b || ((a) != (a))) ? (a) : (b)));
     }
@@ -21197,7 +21197,7 @@ void ccc_maximum_int8_contig(long long n, void* out_base, long long out_off, con
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (signed char)((a > b ? a : b));
     }
@@ -21260,7 +21260,7 @@ void ccc_maximum_uint8_contig(long long n, void* out_base, long long out_off, co
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a > b ? a : b));
     }
@@ -21323,7 +21323,7 @@ void ccc_maximum_int16_contig(long long n, void* out_base, long long out_off, co
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (short)((a > b ? a : b));
     }
@@ -21386,7 +21386,7 @@ void ccc_maximum_int32_contig(long long n, void* out_base, long long out_off, co
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (int)((a > b ? a : b));
     }
@@ -21449,7 +21449,7 @@ void ccc_maximum_int64_contig(long long n, void* out_base, long long out_off, co
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (long long)((a > b ? a : b));
     }
@@ -21512,7 +21512,7 @@ void ccc_maximum_bool_contig(long long n, void* out_base, long long out_off, con
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a || b));
     }
@@ -21575,7 +21575,7 @@ void ccc_maximum_float16_contig(long long n, void* out_base, long long out_off, 
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(((a > b || ((a) != (a))) ? (a) : (b)));
     }
@@ -21638,7 +21638,7 @@ void ccc_maximum_bfloat16_contig(long long n, void* out_base, long long out_off,
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(((a > b || ((a) != (a))) ? (a) : (b)));
     }
@@ -21723,7 +21723,7 @@ void ccc_minimum_float32_contig(long long n, void* out_base, long long out_off, 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(((a < b || ((a) != (a))) ? (a) : (b)));
     }
@@ -21808,7 +21808,7 @@ void ccc_minimum_float64_contig(long long n, void* out_base, long long out_off, 
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(((a < b || ((a) != (a))) ? (a) : (b)));
     }
@@ -21871,7 +21871,7 @@ void ccc_minimum_int8_contig(long long n, void* out_base, long long out_off, con
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (signed char)((a < b ? a : b));
     }
@@ -21934,7 +21934,7 @@ void ccc_minimum_uint8_contig(long long n, void* out_base, long long out_off, co
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a < b ? a : b));
     }
@@ -21997,7 +21997,7 @@ void ccc_minimum_int16_contig(long long n, void* out_base, long long out_off, co
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (short)((a < b ? a : b));
     }
@@ -22060,7 +22060,7 @@ void ccc_minimum_int32_contig(long long n, void* out_base, long long out_off, co
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (int)((a < b ? a : b));
     }
@@ -22123,7 +22123,7 @@ void ccc_minimum_int64_contig(long long n, void* out_base, long long out_off, co
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (long long)((a < b ? a : b));
     }
@@ -22186,7 +22186,7 @@ void ccc_minimum_bool_contig(long long n, void* out_base, long long out_off, con
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a && b));
     }
@@ -22249,7 +22249,7 @@ void ccc_minimum_float16_contig(long long n, void* out_base, long long out_off, 
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(((a < b || ((a) != (a))) ? (a) : (b)));
     }
@@ -22312,7 +22312,7 @@ void ccc_minimum_bfloat16_contig(long long n, void* out_base, long long out_off,
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(((a < b || ((a) != (a))) ? (a) : (b)));
     }
@@ -22397,7 +22397,7 @@ void ccc_fmax_float32_contig(long long n, void* out_base, long long out_off, con
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(((a > b || b != b) ? a : b));
     }
@@ -22482,7 +22482,7 @@ void ccc_fmax_float64_contig(long long n, void* out_base, long long out_off, con
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(((a > b || b != b) ? a : b));
     }
@@ -22545,7 +22545,7 @@ void ccc_fmax_int8_contig(long long n, void* out_base, long long out_off, const 
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (signed char)((a > b ? a : b));
     }
@@ -22608,7 +22608,7 @@ void ccc_fmax_uint8_contig(long long n, void* out_base, long long out_off, const
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a > b ? a : b));
     }
@@ -22671,7 +22671,7 @@ void ccc_fmax_int16_contig(long long n, void* out_base, long long out_off, const
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (short)((a > b ? a : b));
     }
@@ -22734,7 +22734,7 @@ void ccc_fmax_int32_contig(long long n, void* out_base, long long out_off, const
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (int)((a > b ? a : b));
     }
@@ -22797,7 +22797,7 @@ void ccc_fmax_int64_contig(long long n, void* out_base, long long out_off, const
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (long long)((a > b ? a : b));
     }
@@ -22860,7 +22860,7 @@ void ccc_fmax_bool_contig(long long n, void* out_base, long long out_off, const 
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a || b));
     }
@@ -22923,7 +22923,7 @@ void ccc_fmax_float16_contig(long long n, void* out_base, long long out_off, con
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(((a > b || b != b) ? a : b));
     }
@@ -22986,7 +22986,7 @@ void ccc_fmax_bfloat16_contig(long long n, void* out_base, long long out_off, co
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(((a > b || b != b) ? a : b));
     }
@@ -23071,7 +23071,7 @@ void ccc_fmin_float32_contig(long long n, void* out_base, long long out_off, con
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(((a < b || b != b) ? a : b));
     }
@@ -23156,7 +23156,7 @@ void ccc_fmin_float64_contig(long long n, void* out_base, long long out_off, con
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(((a < b || b != b) ? a : b));
     }
@@ -23219,7 +23219,7 @@ void ccc_fmin_int8_contig(long long n, void* out_base, long long out_off, const 
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (signed char)((a < b ? a : b));
     }
@@ -23282,7 +23282,7 @@ void ccc_fmin_uint8_contig(long long n, void* out_base, long long out_off, const
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a < b ? a : b));
     }
@@ -23345,7 +23345,7 @@ void ccc_fmin_int16_contig(long long n, void* out_base, long long out_off, const
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (short)((a < b ? a : b));
     }
@@ -23408,7 +23408,7 @@ void ccc_fmin_int32_contig(long long n, void* out_base, long long out_off, const
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (int)((a < b ? a : b));
     }
@@ -23471,7 +23471,7 @@ void ccc_fmin_int64_contig(long long n, void* out_base, long long out_off, const
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (long long)((a < b ? a : b));
     }
@@ -23534,7 +23534,7 @@ void ccc_fmin_bool_contig(long long n, void* out_base, long long out_off, const 
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a && b));
     }
@@ -23597,7 +23597,7 @@ void ccc_fmin_float16_contig(long long n, void* out_base, long long out_off, con
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(((a < b || b != b) ? a : b));
     }
@@ -23660,7 +23660,7 @@ void ccc_fmin_bfloat16_contig(long long n, void* out_base, long long out_off, co
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(((a < b || b != b) ? a : b));
     }
@@ -23745,7 +23745,7 @@ CCC_MATH_CLONES void ccc_pow_float32_contig(long long n, void* out_base, long lo
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(ccc_powf(a, b));
     }
@@ -23830,7 +23830,7 @@ CCC_MATH_CLONES void ccc_pow_float64_contig(long long n, void* out_base, long lo
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(pow(a, b));
     }
@@ -23893,7 +23893,7 @@ void ccc_pow_int8_contig(long long n, void* out_base, long long out_off, const v
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (signed char)(ccc_pow_int8(a, b));
     }
@@ -23956,7 +23956,7 @@ void ccc_pow_uint8_contig(long long n, void* out_base, long long out_off, const 
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)(ccc_pow_uint8(a, b));
     }
@@ -24019,7 +24019,7 @@ void ccc_pow_int16_contig(long long n, void* out_base, long long out_off, const 
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (short)(ccc_pow_int16(a, b));
     }
@@ -24082,7 +24082,7 @@ void ccc_pow_int32_contig(long long n, void* out_base, long long out_off, const 
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (int)(ccc_pow_int32(a, b));
     }
@@ -24145,7 +24145,7 @@ void ccc_pow_int64_contig(long long n, void* out_base, long long out_off, const 
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (long long)(ccc_pow_int64(a, b));
     }
@@ -24208,7 +24208,7 @@ void ccc_pow_bool_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a || !b));
     }
@@ -24271,7 +24271,7 @@ CCC_MATH_CLONES void ccc_pow_float16_contig(long long n, void* out_base, long lo
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(ccc_powf(a, b));
     }
@@ -24334,7 +24334,7 @@ CCC_MATH_CLONES void ccc_pow_bfloat16_contig(long long n, void* out_base, long l
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(ccc_powf(a, b));
     }
@@ -24419,7 +24419,7 @@ void ccc_sub_float32_contig(long long n, void* out_base, long long out_off, cons
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)((a - b));
     }
@@ -24504,7 +24504,7 @@ void ccc_sub_float64_contig(long long n, void* out_base, long long out_off, cons
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)((a - b));
     }
@@ -24567,7 +24567,7 @@ void ccc_sub_int8_contig(long long n, void* out_base, long long out_off, const v
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (signed char)((signed char)((unsigned int)a - (unsigned int)b));
     }
@@ -24630,7 +24630,7 @@ void ccc_sub_uint8_contig(long long n, void* out_base, long long out_off, const 
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((unsigned char)((unsigned int)a - (unsigned int)b));
     }
@@ -24693,7 +24693,7 @@ void ccc_sub_int16_contig(long long n, void* out_base, long long out_off, const 
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (short)((short)((unsigned int)a - (unsigned int)b));
     }
@@ -24756,7 +24756,7 @@ void ccc_sub_int32_contig(long long n, void* out_base, long long out_off, const 
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (int)((int)((unsigned int)a - (unsigned int)b));
     }
@@ -24819,7 +24819,7 @@ void ccc_sub_int64_contig(long long n, void* out_base, long long out_off, const 
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (long long)((long long)((unsigned long long)a - (unsigned long long)b));
     }
@@ -24882,7 +24882,7 @@ void ccc_sub_float16_contig(long long n, void* out_base, long long out_off, cons
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store((a - b));
     }
@@ -24945,7 +24945,7 @@ void ccc_sub_bfloat16_contig(long long n, void* out_base, long long out_off, con
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store((a - b));
     }
@@ -25030,7 +25030,7 @@ void ccc_floor_divide_float32_contig(long long n, void* out_base, long long out_
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(ccc_floor_divide_float32(a, b));
     }
@@ -25115,7 +25115,7 @@ void ccc_floor_divide_float64_contig(long long n, void* out_base, long long out_
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(ccc_floor_divide_float64(a, b));
     }
@@ -25179,7 +25179,7 @@ int ccc_floor_divide_int8_contig(long long n, void* out_base, long long out_off,
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
     int bad = 0;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static) reduction(|:bad)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static) reduction(|:bad)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (signed char)(ccc_floor_divide_int8(a, b)); bad |= (b == 0);
     }
@@ -25246,7 +25246,7 @@ int ccc_floor_divide_uint8_contig(long long n, void* out_base, long long out_off
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
     int bad = 0;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static) reduction(|:bad)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static) reduction(|:bad)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)(ccc_floor_divide_uint8(a, b)); bad |= (b == 0);
     }
@@ -25313,7 +25313,7 @@ int ccc_floor_divide_int16_contig(long long n, void* out_base, long long out_off
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
     int bad = 0;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static) reduction(|:bad)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static) reduction(|:bad)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (short)(ccc_floor_divide_int16(a, b)); bad |= (b == 0);
     }
@@ -25380,7 +25380,7 @@ int ccc_floor_divide_int32_contig(long long n, void* out_base, long long out_off
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
     int bad = 0;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static) reduction(|:bad)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static) reduction(|:bad)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (int)(ccc_floor_divide_int32(a, b)); bad |= (b == 0);
     }
@@ -25447,7 +25447,7 @@ int ccc_floor_divide_int64_contig(long long n, void* out_base, long long out_off
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
     int bad = 0;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static) reduction(|:bad)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static) reduction(|:bad)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (long long)(ccc_floor_divide_int64(a, b)); bad |= (b == 0);
     }
@@ -25513,7 +25513,7 @@ void ccc_floor_divide_float16_contig(long long n, void* out_base, long long out_
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(ccc_floor_divide_float32(a, b));
     }
@@ -25576,7 +25576,7 @@ void ccc_floor_divide_bfloat16_contig(long long n, void* out_base, long long out
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(ccc_floor_divide_float32(a, b));
     }
@@ -25661,7 +25661,7 @@ void ccc_remainder_float32_contig(long long n, void* out_base, long long out_off
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(ccc_remainder_float32(a, b));
     }
@@ -25746,7 +25746,7 @@ void ccc_remainder_float64_contig(long long n, void* out_base, long long out_off
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(ccc_remainder_float64(a, b));
     }
@@ -25810,7 +25810,7 @@ int ccc_remainder_int8_contig(long long n, void* out_base, long long out_off, co
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
     int bad = 0;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static) reduction(|:bad)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static) reduction(|:bad)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (signed char)(ccc_remainder_int8(a, b)); bad |= (b == 0);
     }
@@ -25877,7 +25877,7 @@ int ccc_remainder_uint8_contig(long long n, void* out_base, long long out_off, c
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
     int bad = 0;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static) reduction(|:bad)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static) reduction(|:bad)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)(ccc_remainder_uint8(a, b)); bad |= (b == 0);
     }
@@ -25944,7 +25944,7 @@ int ccc_remainder_int16_contig(long long n, void* out_base, long long out_off, c
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
     int bad = 0;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static) reduction(|:bad)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static) reduction(|:bad)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (short)(ccc_remainder_int16(a, b)); bad |= (b == 0);
     }
@@ -26011,7 +26011,7 @@ int ccc_remainder_int32_contig(long long n, void* out_base, long long out_off, c
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
     int bad = 0;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static) reduction(|:bad)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static) reduction(|:bad)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (int)(ccc_remainder_int32(a, b)); bad |= (b == 0);
     }
@@ -26078,7 +26078,7 @@ int ccc_remainder_int64_contig(long long n, void* out_base, long long out_off, c
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
     int bad = 0;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static) reduction(|:bad)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static) reduction(|:bad)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (long long)(ccc_remainder_int64(a, b)); bad |= (b == 0);
     }
@@ -26144,7 +26144,7 @@ void ccc_remainder_float16_contig(long long n, void* out_base, long long out_off
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(ccc_remainder_float32(a, b));
     }
@@ -26207,7 +26207,7 @@ void ccc_remainder_bfloat16_contig(long long n, void* out_base, long long out_of
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(ccc_remainder_float32(a, b));
     }
@@ -26292,7 +26292,7 @@ void ccc_fmod_float32_contig(long long n, void* out_base, long long out_off, con
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(fmodf(a, b));
     }
@@ -26377,7 +26377,7 @@ void ccc_fmod_float64_contig(long long n, void* out_base, long long out_off, con
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(fmod(a, b));
     }
@@ -26441,7 +26441,7 @@ int ccc_fmod_int8_contig(long long n, void* out_base, long long out_off, const v
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
     int bad = 0;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static) reduction(|:bad)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static) reduction(|:bad)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (signed char)(ccc_fmod_int8(a, b)); bad |= (b == 0);
     }
@@ -26508,7 +26508,7 @@ int ccc_fmod_uint8_contig(long long n, void* out_base, long long out_off, const 
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
     int bad = 0;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static) reduction(|:bad)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static) reduction(|:bad)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)(ccc_fmod_uint8(a, b)); bad |= (b == 0);
     }
@@ -26575,7 +26575,7 @@ int ccc_fmod_int16_contig(long long n, void* out_base, long long out_off, const 
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
     int bad = 0;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static) reduction(|:bad)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static) reduction(|:bad)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (short)(ccc_fmod_int16(a, b)); bad |= (b == 0);
     }
@@ -26642,7 +26642,7 @@ int ccc_fmod_int32_contig(long long n, void* out_base, long long out_off, const 
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
     int bad = 0;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static) reduction(|:bad)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static) reduction(|:bad)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (int)(ccc_fmod_int32(a, b)); bad |= (b == 0);
     }
@@ -26709,7 +26709,7 @@ int ccc_fmod_int64_contig(long long n, void* out_base, long long out_off, const 
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
     int bad = 0;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static) reduction(|:bad)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static) reduction(|:bad)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (long long)(ccc_fmod_int64(a, b)); bad |= (b == 0);
     }
@@ -26775,7 +26775,7 @@ void ccc_fmod_float16_contig(long long n, void* out_base, long long out_off, con
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(fmodf(a, b));
     }
@@ -26838,7 +26838,7 @@ void ccc_fmod_bfloat16_contig(long long n, void* out_base, long long out_off, co
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(fmodf(a, b));
     }
@@ -26923,7 +26923,7 @@ void ccc_div_trunc_float32_contig(long long n, void* out_base, long long out_off
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(truncf(a / b));
     }
@@ -27008,7 +27008,7 @@ void ccc_div_trunc_float64_contig(long long n, void* out_base, long long out_off
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(trunc(a / b));
     }
@@ -27072,7 +27072,7 @@ int ccc_div_trunc_int8_contig(long long n, void* out_base, long long out_off, co
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
     int bad = 0;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static) reduction(|:bad)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static) reduction(|:bad)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (signed char)(ccc_div_trunc_int8(a, b)); bad |= (b == 0);
     }
@@ -27139,7 +27139,7 @@ int ccc_div_trunc_uint8_contig(long long n, void* out_base, long long out_off, c
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
     int bad = 0;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static) reduction(|:bad)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static) reduction(|:bad)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)(ccc_div_trunc_uint8(a, b)); bad |= (b == 0);
     }
@@ -27206,7 +27206,7 @@ int ccc_div_trunc_int16_contig(long long n, void* out_base, long long out_off, c
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
     int bad = 0;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static) reduction(|:bad)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static) reduction(|:bad)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (short)(ccc_div_trunc_int16(a, b)); bad |= (b == 0);
     }
@@ -27273,7 +27273,7 @@ int ccc_div_trunc_int32_contig(long long n, void* out_base, long long out_off, c
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
     int bad = 0;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static) reduction(|:bad)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static) reduction(|:bad)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (int)(ccc_div_trunc_int32(a, b)); bad |= (b == 0);
     }
@@ -27340,7 +27340,7 @@ int ccc_div_trunc_int64_contig(long long n, void* out_base, long long out_off, c
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
     int bad = 0;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static) reduction(|:bad)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static) reduction(|:bad)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (long long)(ccc_div_trunc_int64(a, b)); bad |= (b == 0);
     }
@@ -27406,7 +27406,7 @@ void ccc_div_trunc_float16_contig(long long n, void* out_base, long long out_off
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(truncf(a / b));
     }
@@ -27469,7 +27469,7 @@ void ccc_div_trunc_bfloat16_contig(long long n, void* out_base, long long out_of
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(truncf(a / b));
     }
@@ -27532,7 +27532,7 @@ void ccc_eq_float32_contig(long long n, void* out_base, long long out_off, const
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (unsigned char)((a == b));
     }
@@ -27595,7 +27595,7 @@ void ccc_eq_float64_contig(long long n, void* out_base, long long out_off, const
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (unsigned char)((a == b));
     }
@@ -27658,7 +27658,7 @@ void ccc_eq_int8_contig(long long n, void* out_base, long long out_off, const vo
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (unsigned char)((a == b));
     }
@@ -27721,7 +27721,7 @@ void ccc_eq_uint8_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a == b));
     }
@@ -27784,7 +27784,7 @@ void ccc_eq_int16_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (unsigned char)((a == b));
     }
@@ -27847,7 +27847,7 @@ void ccc_eq_int32_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (unsigned char)((a == b));
     }
@@ -27910,7 +27910,7 @@ void ccc_eq_int64_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (unsigned char)((a == b));
     }
@@ -27973,7 +27973,7 @@ void ccc_eq_bool_contig(long long n, void* out_base, long long out_off, const vo
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a == b));
     }
@@ -28036,7 +28036,7 @@ void ccc_eq_float16_contig(long long n, void* out_base, long long out_off, const
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = (unsigned char)((a == b));
     }
@@ -28099,7 +28099,7 @@ void ccc_eq_bfloat16_contig(long long n, void* out_base, long long out_off, cons
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = (unsigned char)((a == b));
     }
@@ -28162,7 +28162,7 @@ void ccc_ne_float32_contig(long long n, void* out_base, long long out_off, const
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (unsigned char)((a != b));
     }
@@ -28225,7 +28225,7 @@ void ccc_ne_float64_contig(long long n, void* out_base, long long out_off, const
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (unsigned char)((a != b));
     }
@@ -28288,7 +28288,7 @@ void ccc_ne_int8_contig(long long n, void* out_base, long long out_off, const vo
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (unsigned char)((a != b));
     }
@@ -28351,7 +28351,7 @@ void ccc_ne_uint8_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a != b));
     }
@@ -28414,7 +28414,7 @@ void ccc_ne_int16_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (unsigned char)((a != b));
     }
@@ -28477,7 +28477,7 @@ void ccc_ne_int32_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (unsigned char)((a != b));
     }
@@ -28540,7 +28540,7 @@ void ccc_ne_int64_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (unsigned char)((a != b));
     }
@@ -28603,7 +28603,7 @@ void ccc_ne_bool_contig(long long n, void* out_base, long long out_off, const vo
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a != b));
     }
@@ -28666,7 +28666,7 @@ void ccc_ne_float16_contig(long long n, void* out_base, long long out_off, const
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = (unsigned char)((a != b));
     }
@@ -28729,7 +28729,7 @@ void ccc_ne_bfloat16_contig(long long n, void* out_base, long long out_off, cons
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = (unsigned char)((a != b));
     }
@@ -28792,7 +28792,7 @@ void ccc_lt_float32_contig(long long n, void* out_base, long long out_off, const
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (unsigned char)((a < b));
     }
@@ -28855,7 +28855,7 @@ void ccc_lt_float64_contig(long long n, void* out_base, long long out_off, const
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (unsigned char)((a < b));
     }
@@ -28918,7 +28918,7 @@ void ccc_lt_int8_contig(long long n, void* out_base, long long out_off, const vo
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (unsigned char)((a < b));
     }
@@ -28981,7 +28981,7 @@ void ccc_lt_uint8_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a < b));
     }
@@ -29044,7 +29044,7 @@ void ccc_lt_int16_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (unsigned char)((a < b));
     }
@@ -29107,7 +29107,7 @@ void ccc_lt_int32_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (unsigned char)((a < b));
     }
@@ -29170,7 +29170,7 @@ void ccc_lt_int64_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (unsigned char)((a < b));
     }
@@ -29233,7 +29233,7 @@ void ccc_lt_bool_contig(long long n, void* out_base, long long out_off, const vo
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a < b));
     }
@@ -29296,7 +29296,7 @@ void ccc_lt_float16_contig(long long n, void* out_base, long long out_off, const
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = (unsigned char)((a < b));
     }
@@ -29359,7 +29359,7 @@ void ccc_lt_bfloat16_contig(long long n, void* out_base, long long out_off, cons
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = (unsigned char)((a < b));
     }
@@ -29422,7 +29422,7 @@ void ccc_le_float32_contig(long long n, void* out_base, long long out_off, const
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (unsigned char)((a <= b));
     }
@@ -29485,7 +29485,7 @@ void ccc_le_float64_contig(long long n, void* out_base, long long out_off, const
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (unsigned char)((a <= b));
     }
@@ -29548,7 +29548,7 @@ void ccc_le_int8_contig(long long n, void* out_base, long long out_off, const vo
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (unsigned char)((a <= b));
     }
@@ -29611,7 +29611,7 @@ void ccc_le_uint8_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a <= b));
     }
@@ -29674,7 +29674,7 @@ void ccc_le_int16_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (unsigned char)((a <= b));
     }
@@ -29737,7 +29737,7 @@ void ccc_le_int32_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (unsigned char)((a <= b));
     }
@@ -29800,7 +29800,7 @@ void ccc_le_int64_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (unsigned char)((a <= b));
     }
@@ -29863,7 +29863,7 @@ void ccc_le_bool_contig(long long n, void* out_base, long long out_off, const vo
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a <= b));
     }
@@ -29926,7 +29926,7 @@ void ccc_le_float16_contig(long long n, void* out_base, long long out_off, const
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = (unsigned char)((a <= b));
     }
@@ -29989,7 +29989,7 @@ void ccc_le_bfloat16_contig(long long n, void* out_base, long long out_off, cons
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = (unsigned char)((a <= b));
     }
@@ -30052,7 +30052,7 @@ void ccc_gt_float32_contig(long long n, void* out_base, long long out_off, const
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (unsigned char)((a > b));
     }
@@ -30115,7 +30115,7 @@ void ccc_gt_float64_contig(long long n, void* out_base, long long out_off, const
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (unsigned char)((a > b));
     }
@@ -30178,7 +30178,7 @@ void ccc_gt_int8_contig(long long n, void* out_base, long long out_off, const vo
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (unsigned char)((a > b));
     }
@@ -30241,7 +30241,7 @@ void ccc_gt_uint8_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a > b));
     }
@@ -30304,7 +30304,7 @@ void ccc_gt_int16_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (unsigned char)((a > b));
     }
@@ -30367,7 +30367,7 @@ void ccc_gt_int32_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (unsigned char)((a > b));
     }
@@ -30430,7 +30430,7 @@ void ccc_gt_int64_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (unsigned char)((a > b));
     }
@@ -30493,7 +30493,7 @@ void ccc_gt_bool_contig(long long n, void* out_base, long long out_off, const vo
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a > b));
     }
@@ -30556,7 +30556,7 @@ void ccc_gt_float16_contig(long long n, void* out_base, long long out_off, const
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = (unsigned char)((a > b));
     }
@@ -30619,7 +30619,7 @@ void ccc_gt_bfloat16_contig(long long n, void* out_base, long long out_off, cons
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = (unsigned char)((a > b));
     }
@@ -30682,7 +30682,7 @@ void ccc_ge_float32_contig(long long n, void* out_base, long long out_off, const
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (unsigned char)((a >= b));
     }
@@ -30745,7 +30745,7 @@ void ccc_ge_float64_contig(long long n, void* out_base, long long out_off, const
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (unsigned char)((a >= b));
     }
@@ -30808,7 +30808,7 @@ void ccc_ge_int8_contig(long long n, void* out_base, long long out_off, const vo
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (unsigned char)((a >= b));
     }
@@ -30871,7 +30871,7 @@ void ccc_ge_uint8_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a >= b));
     }
@@ -30934,7 +30934,7 @@ void ccc_ge_int16_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (unsigned char)((a >= b));
     }
@@ -30997,7 +30997,7 @@ void ccc_ge_int32_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (unsigned char)((a >= b));
     }
@@ -31060,7 +31060,7 @@ void ccc_ge_int64_contig(long long n, void* out_base, long long out_off, const v
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (unsigned char)((a >= b));
     }
@@ -31123,7 +31123,7 @@ void ccc_ge_bool_contig(long long n, void* out_base, long long out_off, const vo
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a >= b));
     }
@@ -31186,7 +31186,7 @@ void ccc_ge_float16_contig(long long n, void* out_base, long long out_off, const
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = (unsigned char)((a >= b));
     }
@@ -31249,7 +31249,7 @@ void ccc_ge_bfloat16_contig(long long n, void* out_base, long long out_off, cons
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = (unsigned char)((a >= b));
     }
@@ -31312,7 +31312,7 @@ void ccc_logical_and_float32_contig(long long n, void* out_base, long long out_o
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (unsigned char)((a && b));
     }
@@ -31375,7 +31375,7 @@ void ccc_logical_and_float64_contig(long long n, void* out_base, long long out_o
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (unsigned char)((a && b));
     }
@@ -31438,7 +31438,7 @@ void ccc_logical_and_int8_contig(long long n, void* out_base, long long out_off,
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (unsigned char)((a && b));
     }
@@ -31501,7 +31501,7 @@ void ccc_logical_and_uint8_contig(long long n, void* out_base, long long out_off
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a && b));
     }
@@ -31564,7 +31564,7 @@ void ccc_logical_and_int16_contig(long long n, void* out_base, long long out_off
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (unsigned char)((a && b));
     }
@@ -31627,7 +31627,7 @@ void ccc_logical_and_int32_contig(long long n, void* out_base, long long out_off
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (unsigned char)((a && b));
     }
@@ -31690,7 +31690,7 @@ void ccc_logical_and_int64_contig(long long n, void* out_base, long long out_off
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (unsigned char)((a && b));
     }
@@ -31753,7 +31753,7 @@ void ccc_logical_and_bool_contig(long long n, void* out_base, long long out_off,
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a && b));
     }
@@ -31816,7 +31816,7 @@ void ccc_logical_and_float16_contig(long long n, void* out_base, long long out_o
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = (unsigned char)((a && b));
     }
@@ -31879,7 +31879,7 @@ void ccc_logical_and_bfloat16_contig(long long n, void* out_base, long long out_
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = (unsigned char)((a && b));
     }
@@ -31942,7 +31942,7 @@ void ccc_logical_or_float32_contig(long long n, void* out_base, long long out_of
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (unsigned char)((a || b));
     }
@@ -32005,7 +32005,7 @@ void ccc_logical_or_float64_contig(long long n, void* out_base, long long out_of
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (unsigned char)((a || b));
     }
@@ -32068,7 +32068,7 @@ void ccc_logical_or_int8_contig(long long n, void* out_base, long long out_off, 
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (unsigned char)((a || b));
     }
@@ -32131,7 +32131,7 @@ void ccc_logical_or_uint8_contig(long long n, void* out_base, long long out_off,
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a || b));
     }
@@ -32194,7 +32194,7 @@ void ccc_logical_or_int16_contig(long long n, void* out_base, long long out_off,
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (unsigned char)((a || b));
     }
@@ -32257,7 +32257,7 @@ void ccc_logical_or_int32_contig(long long n, void* out_base, long long out_off,
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (unsigned char)((a || b));
     }
@@ -32320,7 +32320,7 @@ void ccc_logical_or_int64_contig(long long n, void* out_base, long long out_off,
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (unsigned char)((a || b));
     }
@@ -32383,7 +32383,7 @@ void ccc_logical_or_bool_contig(long long n, void* out_base, long long out_off, 
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a || b));
     }
@@ -32446,7 +32446,7 @@ void ccc_logical_or_float16_contig(long long n, void* out_base, long long out_of
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = (unsigned char)((a || b));
     }
@@ -32509,7 +32509,7 @@ void ccc_logical_or_bfloat16_contig(long long n, void* out_base, long long out_o
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = (unsigned char)((a || b));
     }
@@ -32572,7 +32572,7 @@ void ccc_logical_xor_float32_contig(long long n, void* out_base, long long out_o
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const float* restrict in_a = (const float*)a_base + a_off;
     const float* restrict in_b = (const float*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (unsigned char)((!a != !b));
     }
@@ -32635,7 +32635,7 @@ void ccc_logical_xor_float64_contig(long long n, void* out_base, long long out_o
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const double* restrict in_a = (const double*)a_base + a_off;
     const double* restrict in_b = (const double*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (unsigned char)((!a != !b));
     }
@@ -32698,7 +32698,7 @@ void ccc_logical_xor_int8_contig(long long n, void* out_base, long long out_off,
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (unsigned char)((!a != !b));
     }
@@ -32761,7 +32761,7 @@ void ccc_logical_xor_uint8_contig(long long n, void* out_base, long long out_off
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((!a != !b));
     }
@@ -32824,7 +32824,7 @@ void ccc_logical_xor_int16_contig(long long n, void* out_base, long long out_off
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (unsigned char)((!a != !b));
     }
@@ -32887,7 +32887,7 @@ void ccc_logical_xor_int32_contig(long long n, void* out_base, long long out_off
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (unsigned char)((!a != !b));
     }
@@ -32950,7 +32950,7 @@ void ccc_logical_xor_int64_contig(long long n, void* out_base, long long out_off
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (unsigned char)((!a != !b));
     }
@@ -33013,7 +33013,7 @@ void ccc_logical_xor_bool_contig(long long n, void* out_base, long long out_off,
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((!a != !b));
     }
@@ -33076,7 +33076,7 @@ void ccc_logical_xor_float16_contig(long long n, void* out_base, long long out_o
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = (unsigned char)((!a != !b));
     }
@@ -33139,7 +33139,7 @@ void ccc_logical_xor_bfloat16_contig(long long n, void* out_base, long long out_
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = (unsigned char)((!a != !b));
     }
@@ -33202,7 +33202,7 @@ void ccc_bitwise_and_int8_contig(long long n, void* out_base, long long out_off,
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (signed char)((a & b));
     }
@@ -33265,7 +33265,7 @@ void ccc_bitwise_and_uint8_contig(long long n, void* out_base, long long out_off
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a & b));
     }
@@ -33328,7 +33328,7 @@ void ccc_bitwise_and_int16_contig(long long n, void* out_base, long long out_off
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (short)((a & b));
     }
@@ -33391,7 +33391,7 @@ void ccc_bitwise_and_int32_contig(long long n, void* out_base, long long out_off
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (int)((a & b));
     }
@@ -33454,7 +33454,7 @@ void ccc_bitwise_and_int64_contig(long long n, void* out_base, long long out_off
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (long long)((a & b));
     }
@@ -33517,7 +33517,7 @@ void ccc_bitwise_and_bool_contig(long long n, void* out_base, long long out_off,
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a & b));
     }
@@ -33580,7 +33580,7 @@ void ccc_bitwise_or_int8_contig(long long n, void* out_base, long long out_off, 
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (signed char)((a | b));
     }
@@ -33643,7 +33643,7 @@ void ccc_bitwise_or_uint8_contig(long long n, void* out_base, long long out_off,
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a | b));
     }
@@ -33706,7 +33706,7 @@ void ccc_bitwise_or_int16_contig(long long n, void* out_base, long long out_off,
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (short)((a | b));
     }
@@ -33769,7 +33769,7 @@ void ccc_bitwise_or_int32_contig(long long n, void* out_base, long long out_off,
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (int)((a | b));
     }
@@ -33832,7 +33832,7 @@ void ccc_bitwise_or_int64_contig(long long n, void* out_base, long long out_off,
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (long long)((a | b));
     }
@@ -33895,7 +33895,7 @@ void ccc_bitwise_or_bool_contig(long long n, void* out_base, long long out_off, 
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a | b));
     }
@@ -33958,7 +33958,7 @@ void ccc_bitwise_xor_int8_contig(long long n, void* out_base, long long out_off,
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (signed char)((a ^ b));
     }
@@ -34021,7 +34021,7 @@ void ccc_bitwise_xor_uint8_contig(long long n, void* out_base, long long out_off
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a ^ b));
     }
@@ -34084,7 +34084,7 @@ void ccc_bitwise_xor_int16_contig(long long n, void* out_base, long long out_off
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (short)((a ^ b));
     }
@@ -34147,7 +34147,7 @@ void ccc_bitwise_xor_int32_contig(long long n, void* out_base, long long out_off
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (int)((a ^ b));
     }
@@ -34210,7 +34210,7 @@ void ccc_bitwise_xor_int64_contig(long long n, void* out_base, long long out_off
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (long long)((a ^ b));
     }
@@ -34273,7 +34273,7 @@ void ccc_bitwise_xor_bool_contig(long long n, void* out_base, long long out_off,
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)((a ^ b));
     }
@@ -34336,7 +34336,7 @@ void ccc_bitwise_left_shift_int8_contig(long long n, void* out_base, long long o
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (signed char)(((b < 0 || b >= 8) ? (signed char)0 : (signed char)((unsigned int)a << b)));
     }
@@ -34399,7 +34399,7 @@ void ccc_bitwise_left_shift_uint8_contig(long long n, void* out_base, long long 
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)(((b < 0 || b >= 8) ? (unsigned char)0 : (unsigned char)((unsigned int)a << b)));
     }
@@ -34462,7 +34462,7 @@ void ccc_bitwise_left_shift_int16_contig(long long n, void* out_base, long long 
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (short)(((b < 0 || b >= 16) ? (short)0 : (short)((unsigned int)a << b)));
     }
@@ -34525,7 +34525,7 @@ void ccc_bitwise_left_shift_int32_contig(long long n, void* out_base, long long 
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (int)(((b < 0 || b >= 32) ? (int)0 : (int)((unsigned int)a << b)));
     }
@@ -34588,7 +34588,7 @@ void ccc_bitwise_left_shift_int64_contig(long long n, void* out_base, long long 
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (long long)(((b < 0 || b >= 64) ? (long long)0 : (long long)((unsigned long long)a << b)));
     }
@@ -34651,7 +34651,7 @@ void ccc_bitwise_right_shift_int8_contig(long long n, void* out_base, long long 
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (signed char)(((b < 0 || b >= 8) ? (signed char)(a < 0 ? -1 : 0) : (signed char)(a >> b)));
     }
@@ -34714,7 +34714,7 @@ void ccc_bitwise_right_shift_uint8_contig(long long n, void* out_base, long long
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)(((b < 0 || b >= 8) ? (unsigned char)(a < 0 ? -1 : 0) : (unsigned char)(a >> b)));
     }
@@ -34777,7 +34777,7 @@ void ccc_bitwise_right_shift_int16_contig(long long n, void* out_base, long long
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (short)(((b < 0 || b >= 16) ? (short)(a < 0 ? -1 : 0) : (short)(a >> b)));
     }
@@ -34840,7 +34840,7 @@ void ccc_bitwise_right_shift_int32_contig(long long n, void* out_base, long long
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (int)(((b < 0 || b >= 32) ? (int)(a < 0 ? -1 : 0) : (int)(a >> b)));
     }
@@ -34903,7 +34903,7 @@ void ccc_bitwise_right_shift_int64_contig(long long n, void* out_base, long long
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (long long)(((b < 0 || b >= 64) ? (long long)(a < 0 ? -1 : 0) : (long long)(a >> b)));
     }
@@ -34989,7 +34989,7 @@ void ccc_where_float32_contig(long long n, void* out_base, long long out_off, co
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; float b = in_b[i]; float c = in_c[i]; out[i] = (float)((a ? b : c));
     }
@@ -35070,7 +35070,7 @@ void ccc_where_float64_contig(long long n, void* out_base, long long out_off, co
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; double b = in_b[i]; double c = in_c[i]; out[i] = (double)((a ? b : c));
     }
@@ -35129,7 +35129,7 @@ void ccc_where_int8_contig(long long n, void* out_base, long long out_off, const
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
     const signed char* restrict in_c = (const signed char*)c_base + c_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; signed char b = in_b[i]; signed char c = in_c[i]; out[i] = (signed char)((a ? b : c));
     }
@@ -35188,7 +35188,7 @@ void ccc_where_uint8_contig(long long n, void* out_base, long long out_off, cons
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
     const unsigned char* restrict in_c = (const unsigned char*)c_base + c_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; unsigned char c = in_c[i]; out[i] = (unsigned char)((a ? b : c));
     }
@@ -35247,7 +35247,7 @@ void ccc_where_int16_contig(long long n, void* out_base, long long out_off, cons
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
     const short* restrict in_c = (const short*)c_base + c_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; short b = in_b[i]; short c = in_c[i]; out[i] = (short)((a ? b : c));
     }
@@ -35306,7 +35306,7 @@ void ccc_where_int32_contig(long long n, void* out_base, long long out_off, cons
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
     const int* restrict in_c = (const int*)c_base + c_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; int b = in_b[i]; int c = in_c[i]; out[i] = (int)((a ? b : c));
     }
@@ -35365,7 +35365,7 @@ void ccc_where_int64_contig(long long n, void* out_base, long long out_off, cons
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
     const long long* restrict in_c = (const long long*)c_base + c_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; long long b = in_b[i]; long long c = in_c[i]; out[i] = (long long)((a ? b : c));
     }
@@ -35424,7 +35424,7 @@ void ccc_where_bool_contig(long long n, void* out_base, long long out_off, const
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
     const unsigned char* restrict in_c = (const unsigned char*)c_base + c_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; unsigned char c = in_c[i]; out[i] = (unsigned char)((a ? b : c));
     }
@@ -35483,7 +35483,7 @@ void ccc_where_float16_contig(long long n, void* out_base, long long out_off, co
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
     const unsigned short* restrict in_c = (const unsigned short*)c_base + c_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; float b = ccc_f16_load(in_b[i]); float c = ccc_f16_load(in_c[i]); out[i] = ccc_f16_store((a ? b : c));
     }
@@ -35542,7 +35542,7 @@ void ccc_where_bfloat16_contig(long long n, void* out_base, long long out_off, c
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
     const unsigned short* restrict in_c = (const unsigned short*)c_base + c_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; float b = ccc_bf16_load(in_b[i]); float c = ccc_bf16_load(in_c[i]); out[i] = ccc_bf16_store((a ? b : c));
     }
@@ -35623,7 +35623,7 @@ void ccc_clamp_float32_contig(long long n, void* out_base, long long out_off, co
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; float c = in_c[i]; out[i] = (float)(ccc_clamp_max_float32(ccc_clamp_min_float32(a, b), c));
     }
@@ -35704,7 +35704,7 @@ void ccc_clamp_float64_contig(long long n, void* out_base, long long out_off, co
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; double c = in_c[i]; out[i] = (double)(ccc_clamp_max_float64(ccc_clamp_min_float64(a, b), c));
     }
@@ -35763,7 +35763,7 @@ void ccc_clamp_int8_contig(long long n, void* out_base, long long out_off, const
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
     const signed char* restrict in_c = (const signed char*)c_base + c_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; signed char c = in_c[i]; out[i] = (signed char)(ccc_clamp_max_int8(ccc_clamp_min_int8(a, b), c));
     }
@@ -35822,7 +35822,7 @@ void ccc_clamp_uint8_contig(long long n, void* out_base, long long out_off, cons
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
     const unsigned char* restrict in_c = (const unsigned char*)c_base + c_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; unsigned char c = in_c[i]; out[i] = (unsigned char)(ccc_clamp_max_uint8(ccc_clamp_min_uint8(a, b), c));
     }
@@ -35881,7 +35881,7 @@ void ccc_clamp_int16_contig(long long n, void* out_base, long long out_off, cons
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
     const short* restrict in_c = (const short*)c_base + c_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; short c = in_c[i]; out[i] = (short)(ccc_clamp_max_int16(ccc_clamp_min_int16(a, b), c));
     }
@@ -35940,7 +35940,7 @@ void ccc_clamp_int32_contig(long long n, void* out_base, long long out_off, cons
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
     const int* restrict in_c = (const int*)c_base + c_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; int c = in_c[i]; out[i] = (int)(ccc_clamp_max_int32(ccc_clamp_min_int32(a, b), c));
     }
@@ -35999,7 +35999,7 @@ void ccc_clamp_int64_contig(long long n, void* out_base, long long out_off, cons
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
     const long long* restrict in_c = (const long long*)c_base + c_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; long long c = in_c[i]; out[i] = (long long)(ccc_clamp_max_int64(ccc_clamp_min_int64(a, b), c));
     }
@@ -36058,7 +36058,7 @@ void ccc_clamp_bool_contig(long long n, void* out_base, long long out_off, const
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
     const unsigned char* restrict in_c = (const unsigned char*)c_base + c_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; unsigned char c = in_c[i]; out[i] = (unsigned char)(ccc_clamp_max_bool(ccc_clamp_min_bool(a, b), c));
     }
@@ -36117,7 +36117,7 @@ void ccc_clamp_float16_contig(long long n, void* out_base, long long out_off, co
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
     const unsigned short* restrict in_c = (const unsigned short*)c_base + c_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); float c = ccc_f16_load(in_c[i]); out[i] = ccc_f16_store(ccc_clamp_max_float32(ccc_clamp_min_float32(a, b), c));
     }
@@ -36176,7 +36176,7 @@ void ccc_clamp_bfloat16_contig(long long n, void* out_base, long long out_off, c
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
     const unsigned short* restrict in_c = (const unsigned short*)c_base + c_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); float c = ccc_bf16_load(in_c[i]); out[i] = ccc_bf16_store(ccc_clamp_max_float32(ccc_clamp_min_float32(a, b), c));
     }
@@ -36256,7 +36256,7 @@ void ccc_clamp_min_float32_contig(long long n, void* out_base, long long out_off
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float b = in_b[i]; out[i] = (float)(ccc_clamp_min_float32(a, b));
     }
@@ -36341,7 +36341,7 @@ void ccc_clamp_min_float64_contig(long long n, void* out_base, long long out_off
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double b = in_b[i]; out[i] = (double)(ccc_clamp_min_float64(a, b));
     }
@@ -36404,7 +36404,7 @@ void ccc_clamp_min_int8_contig(long long n, void* out_base, long long out_off, c
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_b = (const signed char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char b = in_b[i]; out[i] = (signed char)(ccc_clamp_min_int8(a, b));
     }
@@ -36467,7 +36467,7 @@ void ccc_clamp_min_uint8_contig(long long n, void* out_base, long long out_off, 
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)(ccc_clamp_min_uint8(a, b));
     }
@@ -36530,7 +36530,7 @@ void ccc_clamp_min_int16_contig(long long n, void* out_base, long long out_off, 
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_b = (const short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short b = in_b[i]; out[i] = (short)(ccc_clamp_min_int16(a, b));
     }
@@ -36593,7 +36593,7 @@ void ccc_clamp_min_int32_contig(long long n, void* out_base, long long out_off, 
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_b = (const int*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int b = in_b[i]; out[i] = (int)(ccc_clamp_min_int32(a, b));
     }
@@ -36656,7 +36656,7 @@ void ccc_clamp_min_int64_contig(long long n, void* out_base, long long out_off, 
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_b = (const long long*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long b = in_b[i]; out[i] = (long long)(ccc_clamp_min_int64(a, b));
     }
@@ -36719,7 +36719,7 @@ void ccc_clamp_min_bool_contig(long long n, void* out_base, long long out_off, c
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_b = (const unsigned char*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char b = in_b[i]; out[i] = (unsigned char)(ccc_clamp_min_bool(a, b));
     }
@@ -36782,7 +36782,7 @@ void ccc_clamp_min_float16_contig(long long n, void* out_base, long long out_off
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); out[i] = ccc_f16_store(ccc_clamp_min_float32(a, b));
     }
@@ -36845,7 +36845,7 @@ void ccc_clamp_min_bfloat16_contig(long long n, void* out_base, long long out_of
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); out[i] = ccc_bf16_store(ccc_clamp_min_float32(a, b));
     }
@@ -36930,7 +36930,7 @@ void ccc_clamp_max_float32_contig(long long n, void* out_base, long long out_off
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = in_a[i]; float c = in_c[i]; out[i] = (float)(ccc_clamp_max_float32(a, c));
     }
@@ -37015,7 +37015,7 @@ void ccc_clamp_max_float64_contig(long long n, void* out_base, long long out_off
         return;
     }
 #endif
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         double a = in_a[i]; double c = in_c[i]; out[i] = (double)(ccc_clamp_max_float64(a, c));
     }
@@ -37078,7 +37078,7 @@ void ccc_clamp_max_int8_contig(long long n, void* out_base, long long out_off, c
     signed char* restrict out = (signed char*)out_base + out_off;
     const signed char* restrict in_a = (const signed char*)a_base + a_off;
     const signed char* restrict in_c = (const signed char*)c_base + c_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         signed char a = in_a[i]; signed char c = in_c[i]; out[i] = (signed char)(ccc_clamp_max_int8(a, c));
     }
@@ -37141,7 +37141,7 @@ void ccc_clamp_max_uint8_contig(long long n, void* out_base, long long out_off, 
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_c = (const unsigned char*)c_base + c_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char c = in_c[i]; out[i] = (unsigned char)(ccc_clamp_max_uint8(a, c));
     }
@@ -37204,7 +37204,7 @@ void ccc_clamp_max_int16_contig(long long n, void* out_base, long long out_off, 
     short* restrict out = (short*)out_base + out_off;
     const short* restrict in_a = (const short*)a_base + a_off;
     const short* restrict in_c = (const short*)c_base + c_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         short a = in_a[i]; short c = in_c[i]; out[i] = (short)(ccc_clamp_max_int16(a, c));
     }
@@ -37267,7 +37267,7 @@ void ccc_clamp_max_int32_contig(long long n, void* out_base, long long out_off, 
     int* restrict out = (int*)out_base + out_off;
     const int* restrict in_a = (const int*)a_base + a_off;
     const int* restrict in_c = (const int*)c_base + c_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         int a = in_a[i]; int c = in_c[i]; out[i] = (int)(ccc_clamp_max_int32(a, c));
     }
@@ -37330,7 +37330,7 @@ void ccc_clamp_max_int64_contig(long long n, void* out_base, long long out_off, 
     long long* restrict out = (long long*)out_base + out_off;
     const long long* restrict in_a = (const long long*)a_base + a_off;
     const long long* restrict in_c = (const long long*)c_base + c_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         long long a = in_a[i]; long long c = in_c[i]; out[i] = (long long)(ccc_clamp_max_int64(a, c));
     }
@@ -37393,7 +37393,7 @@ void ccc_clamp_max_bool_contig(long long n, void* out_base, long long out_off, c
     unsigned char* restrict out = (unsigned char*)out_base + out_off;
     const unsigned char* restrict in_a = (const unsigned char*)a_base + a_off;
     const unsigned char* restrict in_c = (const unsigned char*)c_base + c_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         unsigned char a = in_a[i]; unsigned char c = in_c[i]; out[i] = (unsigned char)(ccc_clamp_max_bool(a, c));
     }
@@ -37456,7 +37456,7 @@ void ccc_clamp_max_float16_contig(long long n, void* out_base, long long out_off
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_c = (const unsigned short*)c_base + c_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_f16_load(in_a[i]); float c = ccc_f16_load(in_c[i]); out[i] = ccc_f16_store(ccc_clamp_max_float32(a, c));
     }
@@ -37519,7 +37519,7 @@ void ccc_clamp_max_bfloat16_contig(long long n, void* out_base, long long out_of
     unsigned short* restrict out = (unsigned short*)out_base + out_off;
     const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
     const unsigned short* restrict in_c = (const unsigned short*)c_base + c_off;
-    #pragma omp parallel for simd if(n >= 32768) schedule(static)
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
     for (long long i = 0; i < n; i++) {
         float a = ccc_bf16_load(in_a[i]); float c = ccc_bf16_load(in_c[i]); out[i] = ccc_bf16_store(ccc_clamp_max_float32(a, c));
     }
