@@ -334,7 +334,8 @@ class CpuRenderer(OwnMathFunctions, CRenderer):
         clones = "CCC_MATH_CLONES " if _vector_math(expr) else ""
         stream = _streaming(O, loads, expr, checked or out_dtype not in _FLOAT)
         contig = [clones + contig_sig + " {", *pointers, *start, *stream,
-                  f"    #pragma omp parallel for simd if(parallel: n >= {self.parallel_threshold}) schedule(static){bad}",
+                  f"    #pragma omp parallel for simd if(parallel: n >= {self.parallel_threshold}) "
+                  f"schedule(static){bad}",  # an if without 'parallel:' also turns simd off below the threshold
                   "    for (long long i = 0; i < n; i++) {",
                   "        " + body.format(o="i", a="i", b="i", c="i"), "    }", *end, "}"]
         # meta = shape[ndim], out strides[ndim], then each input's strides[ndim], then the offsets (out, inputs)
