@@ -86,6 +86,8 @@ _CASES = [
     ((2, 2, 11, 12), (3, 3), (2, 2), False),  # overlapping windows
     ((1, 2, 6, 21), (2, 3), (2, 3), False),  # rectangular, a row of 7 windows (shorter than a block)
     ((2, 2, 6, 40), (2, 2), (2, 2), False),  # a row of 20 windows: two blocks and a part
+    ((2, 3, 28, 28), (2, 2), (2, 2), False),  # LeNet's: rows of 14 windows (float32 2x2/2: AVX2 blocks of 8)
+    ((2, 2, 4, 33), (2, 2), (2, 2), False),  # one block of 8 windows exactly, the last column dropped
     ((3, 2, 5, 6), (1, 1), (1, 1), False),
     ((2, 2, 12, 15), (5, 5), (5, 5), False),
     ((4, 16, 32, 32), (2, 2), (2, 2), False),  # enough work for the OpenMP loop
