@@ -33,11 +33,11 @@ class device:
         self = _CANONICAL.get((name, index))  # equal devices are one object: ``is`` compares them
         if self is None:
             _check_type(name)
-            self = object.__new__(cls)
-            object.__setattr__(self, "type", name)
-            object.__setattr__(self, "index", index)
-            object.__setattr__(self, "_previous", None)
-            _CANONICAL[name, index] = self
+            new = object.__new__(cls)
+            object.__setattr__(new, "type", name)
+            object.__setattr__(new, "index", index)
+            object.__setattr__(new, "_previous", None)
+            self = _CANONICAL.setdefault((name, index), new)  # atomic: two threads making one device get one object
         if isinstance(type, (str, int)):
             _CACHE[key] = self
         return self

@@ -235,6 +235,24 @@ def test_equal_devices_are_one_object():
     assert {core.device("cuda", 0): 1}[d] == 1 and hash(core.device("cuda", 0)) == hash(d)
 
 
+def test_threads_making_one_new_device_get_one_object():
+    import threading
+
+    barrier, made = threading.Barrier(8), []
+
+    def make(spelling):
+        barrier.wait()
+        made.append(core.device(*spelling))
+
+    spellings = [("cuda:57",), ("cuda", 57)] * 4  # an index no earlier test made
+    threads = [threading.Thread(target=make, args=(s,)) for s in spellings]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(made) == 8 and all(d is made[0] for d in made)
+
+
 def test_device_context_manager_sets_default():
     with core.device("meta"):
         t = core.ones(2, 3)

@@ -27,14 +27,14 @@ Operands are validated in Python (norm.py): one dtype, contiguous, inside their 
         const T* restrict x = (const T*)x_;                                                                            \
         T* restrict out = (T*)out_;                                                                                    \
         if (approximate_tanh) {                                                                                        \
-            _Pragma("omp parallel for simd if(parallel: n >= 32768) schedule(static)")                                           \
+            _Pragma("omp parallel for simd if(parallel: n >= 32768) schedule(static)")                                 \
             for (long long i = 0; i < n; i++) {                                                                        \
                 const T v = x[i];                                                                                      \
                 const T inner = (v + v * v * v * (T)GELU_CUBIC) * (T)GELU_SQRT_2_OVER_PI;                              \
                 out[i] = v * (T)0.5 * ((T)1 + TANH(inner));                                                            \
             }                                                                                                          \
         } else {                                                                                                       \
-            _Pragma("omp parallel for simd if(parallel: n >= 32768) schedule(static)")                                           \
+            _Pragma("omp parallel for simd if(parallel: n >= 32768) schedule(static)")                                 \
             for (long long i = 0; i < n; i++) {                                                                        \
                 const T v = x[i];                                                                                      \
                 out[i] = v * (T)0.5 * ((T)1 + ERF(v * (T)GELU_SQRT_HALF));                                             \
@@ -47,7 +47,7 @@ Operands are validated in Python (norm.py): one dtype, contiguous, inside their 
         const T* restrict x = (const T*)x_;                                                                            \
         T* restrict out = (T*)out_;                                                                                    \
         if (approximate_tanh) {                                                                                        \
-            _Pragma("omp parallel for simd if(parallel: n >= 32768) schedule(static)")                                           \
+            _Pragma("omp parallel for simd if(parallel: n >= 32768) schedule(static)")                                 \
             for (long long i = 0; i < n; i++) {                                                                        \
                 const T v = x[i], v2 = v * v;                                                                          \
                 const T t = TANH((v + v2 * v * (T)GELU_CUBIC) * (T)GELU_SQRT_2_OVER_PI);                               \
@@ -56,7 +56,7 @@ Operands are validated in Python (norm.py): one dtype, contiguous, inside their 
                 out[i] = g[i] * slope;                                                                                 \
             }                                                                                                          \
         } else {                                                                                                       \
-            _Pragma("omp parallel for simd if(parallel: n >= 32768) schedule(static)")                                           \
+            _Pragma("omp parallel for simd if(parallel: n >= 32768) schedule(static)")                                 \
             for (long long i = 0; i < n; i++) {                                                                        \
                 const T v = x[i];                                                                                      \
                 const T density = EXP(v * v * (T)-0.5) * (T)GELU_INV_SQRT_2PI;                                         \

@@ -13,7 +13,7 @@ validated in Python (optim.py): same dtype and shape, contiguous, inside their s
 loop that tests them per element and stores the momentum buffer under a condition is not vectorised by GCC (it ran
 scalar, 3x slower). */
 #define SGD_LOOP(T, WD, BUF, NESTEROV)                                                                                 \
-    _Pragma("omp parallel for simd if(parallel: n >= 32768) schedule(static)")                                                   \
+    _Pragma("omp parallel for simd if(parallel: n >= 32768) schedule(static)")                                         \
     for (long long i = 0; i < n; i++) {                                                                                \
         T d = g[i];                                                                                                    \
         if (WD) d = d + wd * p[i];                                                                                     \
@@ -43,7 +43,7 @@ scalar, 3x slower). */
     }
 
 #define ADAM_LOOP(T, SQRT, SHRINKS, L2, AMS)                                                                           \
-    _Pragma("omp parallel for simd if(parallel: n >= 32768) schedule(static)")                                                   \
+    _Pragma("omp parallel for simd if(parallel: n >= 32768) schedule(static)")                                         \
     for (long long i = 0; i < n; i++) {                                                                                \
         T pi = p[i], gi = g[i];                                                                                        \
         if (SHRINKS) pi = pi * shrink;                                                                                 \
