@@ -30,14 +30,14 @@ class device:
         if cached is not None:
             return cached
         name, index = parse(type, index)
-        self = _CANONICAL.get((name, index))  # equal devices are one object: ``is`` compares them
+        self = _CACHE.get((name, index))  # equal devices are one object: ``is`` compares them
         if self is None:
             _check_type(name)
             new = object.__new__(cls)
             object.__setattr__(new, "type", name)
             object.__setattr__(new, "index", index)
             object.__setattr__(new, "_previous", None)
-            self = _CANONICAL.setdefault((name, index), new)  # atomic: two threads making one device get one object
+            self = _CACHE.setdefault((name, index), new)  # atomic: two threads making one device get one object
         if isinstance(type, (str, int)):
             _CACHE[key] = self
         return self
@@ -100,8 +100,8 @@ def parse(type, index=None) -> tuple:  # noqa: A002 - PyTorch's name
     return name, index
 
 
-_CACHE: dict = {}  # {the arguments device() was called with: the device}
-_CANONICAL: dict = {}  # {(type, index): the one device object}
+# {(type, index), and each spelling device() was called with (("cuda:0", None), (0, None)): the one device object}
+_CACHE: dict = {}
 
 # PyTorch's device types (c10's DeviceType): a device may name one whether or not a backend for it is installed,
 # as in PyTorch, where ``torch.device("mps")`` works on a machine without one.

@@ -626,7 +626,7 @@ def _to_copy_kernel(self: Tensor, dtype=None, device=None, non_blocking=False) -
     d = self.dtype if dtype is None else dtype
     here = self._storage.device
     dev = here if device is None or device is here else resolve_device(device)
-    if dev is here or dev == here:
+    if dev is here:
         out = allocate_raw(self._shape, d, dev)
         copy_op(out, self, False)
         return out
@@ -646,7 +646,7 @@ def to_copy(t: Tensor, device=None, dtype=None, non_blocking=False, copy=False) 
     here = t._storage.device
     dev = here if device is None else resolve_device(device)
     d = t.dtype if dtype is None else _check_dtype("to", dtype)
-    if (dev is here or dev == here) and d is t.dtype and not copy:
+    if dev is here and d is t.dtype and not copy:
         return t
     return to_copy_op(t, dtype=d, device=dev, non_blocking=non_blocking)
 
