@@ -190,6 +190,39 @@ def test_matmul_matches_numpy_through_the_public_api(force_c):
     assert_close(core.addmm(core.ones(4, 2), a[0], b), 1 + a.numpy()[0] @ b.numpy(), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("activation", [None, "relu", "tanh"])
+def test_openblas_linear_fuses_bias_residual_and_relu(force_c, monkeypatch, activation):
+    """With OpenBLAS running float32 products (``gemm_library()``: where oneDNN's matmul is not brgemm, or oneDNN is
+    not loaded), ``linear``/``linear_pointwise`` write bias + residual into the output, sgemm adds the product, a
+    relu runs in place: equal to the decomposition, NaN kept; another activation is oneDNN's or the decomposition's."""
+    from core_cpu_c.kernels import linalg
+
+    if not hasattr(linalg, "gemm_library"):
+        pytest.skip("the installed cpu_c is not this checkout's")
+    monkeypatch.setitem(linalg._LIBRARY, "float32", "openblas")
+    rng = np.random.default_rng(6)
+    x_np, w_np, b_np, r_np = (rng.standard_normal(s).astype(np.float32) for s in ((2, 33, 70), (40, 70), (40,),
+                                                                                  (2, 33, 40)))
+    x_np[0, 3, 5] = np.nan  # a row of NaN: relu keeps it
+    op = get_operator("linear_pointwise")
+    x, w, b, r = (core.tensor(a) for a in (x_np, w_np, b_np, r_np))
+    y = x_np.astype(np.float64) @ w_np.T.astype(np.float64)
+    act = {None: lambda v: v, "relu": lambda v: np.where(v > 0, v, np.where(np.isnan(v), v, 0)), "tanh": np.tanh}
+    cases = [(b, None, y + b_np), (None, r, y + r_np), (b, r, y + b_np + r_np), (None, None, y)]
+    for bias, residual, want in cases:
+        before = dict(linalg.GEMM_CALLS)
+        got = op(x, w, bias, activation, residual) if residual is not None or activation else F_linear(x, w, bias)
+        expected = act[activation](want).astype(np.float32)
+        np.testing.assert_allclose(got.numpy(), expected, rtol=1e-5, atol=1e-4, equal_nan=True)
+        blas = activation in (None, "relu")
+        assert linalg.GEMM_CALLS["openblas"] == before["openblas"] + blas
+        assert linalg.GEMM_CALLS["linear"] == before["linear"] + (blas or linalg.onednn() is not None)
+
+
+def F_linear(x, w, b):
+    return core.nn.functional.linear(x, w, b)
+
+
 # -- row reductions and fused softmax ----------------------------------------------------------------------------
 def _row_inputs(dtype):
     """(tensor, the sorted reduced dims the row kernels take: a contiguous trailing block and evenly strided rows;
@@ -363,6 +396,108 @@ def test_set_num_threads_sets_openmp_and_blas_together():
 def test_core_num_threads_environment_variable():
     code = "import core; core.rand(2) + 1; import core_cpu_c; print(core_cpu_c.get_num_threads())"
     assert _run_python(code, CORE_NUM_THREADS="1") == "1"
+
+
+# OpenBLAS's parallel jobs on the OpenMP team (csrc/blas.c, "One thread pool"): float64 products are OpenBLAS's
+# dgemm on every machine (oneDNN takes float32 where it is loaded); 256 x 300 x 260 is above OpenBLAS's threshold
+# for running one product on several threads.
+_POOL_PRODUCT = """
+import numpy as np, core, core_cpu_c
+from core_cpu_c.lib import load, _STATE
+core_cpu_c.set_num_threads(2)
+_, lib = load()
+rng = np.random.default_rng(0)
+a, b = rng.standard_normal((256, 300)), rng.standard_normal((300, 260))
+assert np.allclose((core.tensor(a) @ core.tensor(b)).numpy(), a @ b, rtol=1e-12, atol=1e-12)
+"""
+
+
+def _pool():
+    """cpu_c's lib, skipping where OpenBLAS's jobs cannot run on an OpenMP team (a build without OpenMP)."""
+    load_cpu_c()
+    from core_cpu_c.lib import _STATE, load
+
+    _, lib = load()
+    if not lib.ccc_has_openmp():
+        pytest.skip("cpu_c was built without OpenMP: OpenBLAS keeps its own pool")
+    assert _STATE["blas_pool"], "the pool is installed by default (CORE_CPU_C_BLAS_POOL unset)"
+    return lib
+
+
+def test_openblas_runs_its_parallel_jobs_on_the_openmp_team(force_c):
+    lib = _pool()
+    before = cpu_c.get_num_threads()
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((256, 300)), rng.standard_normal((300, 260))
+    try:
+        cpu_c.set_num_threads(2)
+        calls = lib.ccc_blas_pool_calls(0), lib.ccc_blas_pool_calls(1)
+        out = core.tensor(a) @ core.tensor(b)
+        assert lib.ccc_blas_pool_calls(0) > calls[0], "the product ran on OpenBLAS's own threads"
+        assert lib.ccc_blas_pool_calls(1) == calls[1], "a full OpenMP team was expected"
+        assert_close(out, a @ b, rtol=1e-12, atol=1e-12)
+        cpu_c.set_num_threads(1)  # one thread: OpenBLAS runs the product itself, no parallel jobs
+        calls = lib.ccc_blas_pool_calls(0)
+        assert_close(core.tensor(a) @ core.tensor(b), a @ b, rtol=1e-12, atol=1e-12)
+        assert lib.ccc_blas_pool_calls(0) == calls
+    finally:
+        cpu_c.set_num_threads(before)
+
+
+def test_openblas_calls_from_many_python_threads_at_once(force_c):
+    import threading
+
+    _pool()
+    before = cpu_c.get_num_threads()
+    rng = np.random.default_rng(4)
+    pairs = [(rng.standard_normal((256, 300)), rng.standard_normal((300, 260))) for _ in range(4)]
+    results: list = [None] * len(pairs)
+
+    def work(i):
+        a, b = pairs[i]
+        results[i] = [(core.tensor(a) @ core.tensor(b)).numpy() for _ in range(5)]
+
+    try:
+        cpu_c.set_num_threads(2)
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(len(pairs))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert not any(t.is_alive() for t in threads), "a product never finished"
+    finally:
+        cpu_c.set_num_threads(before)
+    for (a, b), outs in zip(pairs, results):
+        for out in outs:  # one call's jobs would corrupt another's through OpenBLAS's shared buffers
+            np.testing.assert_allclose(out, a @ b, rtol=1e-12, atol=1e-12)
+
+
+def test_openblas_jobs_get_threads_of_their_own_when_the_team_is_short():
+    _pool()
+    # OMP_THREAD_LIMIT=1: OpenBLAS still splits the product in two (its count is 2), the OpenMP team has one thread
+    out = _run_python(_POOL_PRODUCT + "print(lib.ccc_blas_pool_calls(1) > 0)", OMP_THREAD_LIMIT="1",
+                      CORE_CPU_C_MIN_NUMEL="0")
+    assert out == "True"
+
+
+def test_a_forked_child_gets_openblas_pool_back():
+    _pool()
+    code = _POOL_PRODUCT + """
+import os
+pid = os.fork()
+if pid == 0:  # libgomp cannot run a team in a child of a process whose team ran: OpenBLAS's own threads serve
+    calls = lib.ccc_blas_pool_calls(0)
+    ok = np.allclose((core.tensor(a) @ core.tensor(b)).numpy(), a @ b, rtol=1e-12, atol=1e-12)
+    os._exit(0 if ok and lib.ccc_blas_pool_calls(0) == calls else 1)
+print(os.waitpid(pid, 0)[1])
+"""
+    assert _run_python(code, CORE_CPU_C_MIN_NUMEL="0") == "0"
+
+
+def test_blas_pool_environment_variable_leaves_openblas_its_own_threads():
+    _pool()
+    code = _POOL_PRODUCT + "print(_STATE['blas_pool'], lib.ccc_blas_pool_calls(0), lib.ccc_blas_pool_calls(1))"
+    assert _run_python(code, CORE_CPU_C_BLAS_POOL="0", CORE_CPU_C_MIN_NUMEL="0") == "False 0 0"
 
 
 @pytest.mark.skipif("libasan" in os.environ.get("LD_PRELOAD", ""), reason="AddressSanitizer's quarantine grows RSS")

@@ -36,6 +36,16 @@ def dnnl():
     return found
 
 
+@pytest.fixture(params=["onednn", "openblas"])
+def library(request, dnnl, monkeypatch):
+    """Each library that can run float32 products and linears (csrc/onednn.c's matmul, OpenBLAS's sgemm: normally
+    one is chosen per machine, ``gemm_library()``), forced for the test; its name."""
+    from core_cpu_c.kernels import linalg
+
+    monkeypatch.setitem(linalg._LIBRARY, "float32", request.param)
+    return request.param
+
+
 def _calls() -> dict:
     from core_cpu_c.kernels.conv import ONEDNN_CALLS
 
@@ -183,12 +193,37 @@ def test_float64_and_empty_batches_stay_on_cpu_c_own_path(dnnl):
 
 
 def test_core_info_names_the_convolution_path(dnnl):
-    assert "float32 convolution: oneDNN 3." in core.cpu.get_device_name()
-    assert "float32 GEMM: oneDNN 3." in core.cpu.get_device_name()
+    from core_cpu_c.kernels.linalg import _onednn_impl, gemm_library
+
+    name = core.cpu.get_device_name()
+    assert "float32 convolution: oneDNN 3." in name
+    impl = _onednn_impl(dnnl)
+    assert impl  # e.g. "brg_matmul:avx512_core", "gemm:jit:f32"
+    if gemm_library() == "onednn":
+        assert "float32 GEMM: oneDNN 3." in name and f"matmul ({impl})" in name
+    else:
+        assert "float32 GEMM: OpenBLAS (on the OpenMP threads; oneDNN 3." in name and impl in name
+
+
+def test_gemm_library_is_onednn_where_its_matmul_is_brgemm(dnnl):
+    # the probe runs first: a product after it still runs (the probe once left oneDNN without its stream)
+    code = ("import core; from core_cpu_c.kernels.linalg import gemm_library as g, _onednn_impl as i, onednn as o, "
+            "GEMM_CALLS as c; impl = i(o()); p = core.ones(64, 128) @ core.ones(128, 64); "
+            "print(g(), impl, c['float32'], c['openblas'], p.numpy().min())")
+    chosen = {}
+    for wanted in ("auto", "onednn", "openblas"):
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                                env={**os.environ, "CORE_CPU_C_GEMM": wanted, "CORE_BACKENDS": "cpu=cpu_c"})
+        assert result.returncode == 0, result.stderr
+        chosen[wanted], impl, onednn_calls, openblas_calls, value = result.stdout.split()
+        assert value == "128.0"
+        assert (onednn_calls, openblas_calls) == (("1", "0") if chosen[wanted] == "onednn" else ("0", "1"))
+    assert chosen["auto"] == ("onednn" if impl.startswith("brg") else "openblas")
+    assert chosen["onednn"] == "onednn" and chosen["openblas"] == "openblas"
 
 
 @pytest.mark.parametrize("case", ["plain", "a transposed", "b transposed", "sliced", "batched", "broadcast batch"])
-def test_float32_gemm_runs_onednn_matmul_and_matches_numpy(dnnl, case):
+def test_float32_gemm_runs_the_chosen_library_and_matches_numpy(library, case):
     from core_cpu_c.kernels.linalg import GEMM_CALLS
 
     rng = np.random.default_rng(0)
@@ -203,17 +238,19 @@ def test_float32_gemm_runs_onednn_matmul_and_matches_numpy(dnnl, case):
         "batched": (a, b, a_np @ b_np),
         "broadcast batch": (a, b[1], a_np @ b_np[1]),
     }[case]
-    before = GEMM_CALLS["float32"]
+    counter = "float32" if library == "onednn" else "openblas"
+    before = GEMM_CALLS[counter]
     assert_close(x @ y, core.tensor(want), rtol=1e-5, atol=1e-4)
-    assert GEMM_CALLS["float32"] == before + 1  # batched: one primitive over every product
+    assert GEMM_CALLS[counter] == before + 1  # batched: one primitive (one C call) over every product
     assert_close(x.double() @ y.double(), core.tensor(want.astype(np.float64)), rtol=1e-5, atol=1e-4)
-    assert GEMM_CALLS["float32"] == before + 1  # float64: OpenBLAS
+    assert GEMM_CALLS[counter] == before + 1  # float64: OpenBLAS's dgemm, not counted
 
 
 @pytest.mark.parametrize("case", ["2-d", "3-d", "rows strided", "weight transposed", "no bias", "bias strided",
                                   "one output"])
-def test_linear_is_one_onednn_matmul_with_the_bias_fused(dnnl, case):
-    """F.linear on float32 runs cpu_c's ``linear`` kernel (no separate add); forward and gradients match NumPy."""
+def test_linear_is_one_product_with_the_bias_fused(library, case):
+    """F.linear on float32 runs cpu_c's ``linear`` kernel (no separate add: a post-op of oneDNN's matmul, or the bias
+    written before OpenBLAS's sgemm adds the product); forward and gradients match NumPy."""
     from core_cpu_c.kernels.linalg import GEMM_CALLS
 
     rng = np.random.default_rng(3)
@@ -251,7 +288,7 @@ def test_linear_is_one_onednn_matmul_with_the_bias_fused(dnnl, case):
                  rtol=1e-5, atol=1e-3)
 
 
-def test_linear_serves_inference_mode_tensors(dnnl):
+def test_linear_serves_inference_mode_tensors(library):
     from core_cpu_c.kernels.linalg import GEMM_CALLS
 
     layer = core.nn.Linear(100, 50)
@@ -268,7 +305,7 @@ _NP_ACTIVATIONS = {"relu": lambda y: np.maximum(y, 0), "sigmoid": lambda y: 1 / 
 
 
 @pytest.mark.parametrize("activation", sorted(_NP_ACTIVATIONS))
-def test_epilogues_run_as_post_ops_of_one_primitive(dnnl, activation):
+def test_epilogues_run_as_post_ops_of_one_primitive(library, activation):
     """linear_pointwise and convolution_pointwise: one oneDNN primitive each (bias and activation fused), equal to
     NumPy's float64 product then activation; the forward's cache entry differs from the plain op's."""
     from core_cpu_c.kernels.linalg import GEMM_CALLS
@@ -294,7 +331,7 @@ def test_epilogues_run_as_post_ops_of_one_primitive(dnnl, activation):
 
 
 @pytest.mark.parametrize("activation", [None, "relu", "tanh"])
-def test_a_residual_is_a_post_op_of_the_same_matmul(dnnl, activation):
+def test_a_residual_is_a_post_op_of_the_same_matmul(library, activation):
     """linear_pointwise with a dense residual of the output's shape: one primitive; a transposed or broadcast one
     goes to the decomposition (the same values)."""
     from core_cpu_c.kernels.linalg import GEMM_CALLS

@@ -38,6 +38,9 @@ def load():
 
         threads = config.get("num_threads")
         set_num_threads(threads if threads > 0 else os.cpu_count() or 1)
+        # OpenBLAS's parallel jobs on the OpenMP team (csrc/blas.c, "One thread pool"); CORE_CPU_C_BLAS_POOL=0
+        # leaves OpenBLAS its own pool
+        _STATE["blas_pool"] = bool(os.environ.get("CORE_CPU_C_BLAS_POOL", "1") != "0" and lib.ccc_blas_pool(1))
     return _STATE["ffi"], _STATE["lib"]
 
 

@@ -298,6 +298,13 @@ static dnnl_status_t build(entry_t* e) {
     return status;
 }
 
+/* The engine and its stream, made on first use (under lock). */
+static dnnl_status_t start(void) {
+    if (!engine) CHECK(dnnl_engine_create(&engine, dnnl_cpu, 0));
+    if (!stream) CHECK(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
+    return dnnl_success;
+}
+
 /* The cached entry of (kind, key of `size` bytes), made on first use; NULL (and *status) when oneDNN cannot run the
    problem. */
 static entry_t* find(int kind, const void* key, size_t size, dnnl_status_t* status) {
@@ -307,10 +314,7 @@ static entry_t* find(int kind, const void* key, size_t size, dnnl_status_t* stat
             *status = e->declined;
             return e->declined ? NULL : e;
         }
-    if (!engine) {
-        if ((*status = dnnl_engine_create(&engine, dnnl_cpu, 0)) != dnnl_success) return NULL;
-        if ((*status = dnnl_stream_create(&stream, engine, dnnl_stream_default_flags)) != dnnl_success) return NULL;
-    }
+    if ((*status = start()) != dnnl_success) return NULL;
     if (cache_len >= MAX_ENTRIES) clear();
     entry_t* e = calloc(1, sizeof *e);
     if (!e) {
@@ -430,6 +434,31 @@ int ccc_dnnl_matmul(const ccc_dnnl_gemm* p, long long count, const void* a, cons
         if (p->has_residual) buffers[used++] = (char*)residual + i * nm * size;
         status = execute(e, buffers);
     }
+    pthread_mutex_unlock(&lock);
+    return (int)status;
+}
+
+int ccc_dnnl_matmul_impl(long long n, long long m, long long k, char* out, int size) {
+    if (size < 1) return dnnl_invalid_arguments;
+    out[0] = 0;
+    pthread_mutex_lock(&lock);
+    dnnl_status_t status = start();
+    dnnl_memory_desc_t md[3] = {0};
+    dnnl_primitive_desc_t pd = NULL;
+    if (status == dnnl_success) status = operand_md(&md[0], 2, 1, n * k, n, k, k, 1, dnnl_f32);
+    if (status == dnnl_success) status = operand_md(&md[1], 2, 1, k * m, k, m, m, 1, dnnl_f32);
+    if (status == dnnl_success) status = operand_md(&md[2], 2, 1, n * m, n, m, m, 1, dnnl_f32);
+    if (status == dnnl_success)
+        status = dnnl_matmul_primitive_desc_create(&pd, engine, md[0], md[1], NULL, md[2], NULL);
+    const char* impl = NULL;
+    if (status == dnnl_success) status = dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+    if (status == dnnl_success && impl) {
+        strncpy(out, impl, (size_t)size - 1);
+        out[size - 1] = 0;
+    }
+    if (pd) dnnl_primitive_desc_destroy(pd);
+    for (int i = 0; i < 3; ++i)
+        if (md[i]) dnnl_memory_desc_destroy(md[i]);
     pthread_mutex_unlock(&lock);
     return (int)status;
 }

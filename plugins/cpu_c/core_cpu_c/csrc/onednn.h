@@ -32,6 +32,10 @@ typedef struct {
 } ccc_dnnl_gemm;
 int ccc_dnnl_matmul(const ccc_dnnl_gemm* p, long long count, const void* a, const long long* a_offs, const void* b,
                     const long long* b_offs, const void* bias, const void* residual, void* c);
+/* The name of the implementation oneDNN picks for a dense float32 (n x k) @ (k x m) matmul (e.g.
+   "brg_matmul:avx512_core", "gemm:jit:f32"), written into out (at most size bytes, NUL-terminated): 0, or a nonzero
+   dnnl_status_t. */
+int ccc_dnnl_matmul_impl(long long n, long long m, long long k, char* out, int size);
 int ccc_dnnl_cache_size(void);
 void ccc_dnnl_cache_clear(void);
 int ccc_dnnl_version(void);

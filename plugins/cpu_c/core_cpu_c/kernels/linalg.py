@@ -1,12 +1,17 @@
 """Products (core.ops.linalg): ``batched_matmul`` (so matmul, mm, bmm, addmm), ``linear`` and ``linear_pointwise``.
 
-float32, and float16/bfloat16 where oneDNN has an optimised kernel for the CPU (on an AVX-512 BF16 CPU, bfloat16:
-its dot-product instructions, as PyTorch's CPU autocast), run oneDNN's matmul primitive where oneDNN is loaded
-(csrc/onednn.c: cached per problem, on the same OpenMP threads as cpu_c's kernels; transposed or sliced operands
-are strides, products one stride apart one batched primitive; ``linear`` adds its bias in the same primitive and
-``linear_pointwise`` applies its activation there too, as a post-op).
-Elsewhere, and for float64, OpenBLAS's ``sgemm``/``dgemm`` runs with the batch loop in C and transposes as BLAS
-flags; half operands are then widened to float32 in C, multiplied by ``sgemm`` and the product rounded once
+float32 products run on one of two libraries, chosen once per process (:func:`gemm_library`): oneDNN's matmul
+primitive where its float32 matmul is one of its brgemm kernels (AVX-512, AMX machines), OpenBLAS's ``sgemm``
+where oneDNN's is its older ``gemm:jit`` (AVX2 machines: 1.45x OpenBLAS's time at 512^3 on a 2-core AMD EPYC)
+or oneDNN is not loaded. Both run on the OpenMP team of cpu_c's other kernels (OpenBLAS's parallel jobs through its
+threads callback, csrc/blas.c). On oneDNN (csrc/onednn.c: cached per problem) transposed or sliced operands are
+strides, products one stride apart one batched primitive, and ``linear`` adds its bias in the same primitive and
+``linear_pointwise`` applies its activation there too, as a post-op; on OpenBLAS ``linear`` writes the bias (and a
+residual) into the output and lets ``sgemm`` add the product, as PyTorch's addmm, then applies a relu in place
+(other activations: oneDNN, else the decomposition). float16/bfloat16 run oneDNN's matmul where it has an
+optimised kernel for the CPU (on an AVX-512 BF16 CPU, bfloat16: its dot-product instructions, as PyTorch's CPU
+autocast). Elsewhere, and for float64, OpenBLAS's ``sgemm``/``dgemm`` runs with the batch loop in C and transposes
+as BLAS flags; half operands are then widened to float32 in C, multiplied by ``sgemm`` and the product rounded once
 (csrc/blas.c). Every path accumulates in float32 (PyTorch's CPU opmath); only the order of the additions differs."""
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from core import dtypes
 from core.backends.api import Kernel, coalesce
 
 from ..layout import check_bounds
@@ -21,11 +27,13 @@ from ..lib import load_onednn
 from ..renderer import DTYPES, HALF
 from ..runtime import array, new_tensor
 
-__all__ = ["kernels", "min_numel", "gemm_path", "GEMM_CALLS", "ACTIVATION_CODES"]
+__all__ = ["kernels", "min_numel", "gemm_path", "gemm_library", "GEMM_CALLS", "ACTIVATION_CODES"]
 
 _INT_MAX = 2**31 - 1
 _DNNL_DTYPES = {"float32": 0, "bfloat16": 1, "float16": 2}  # ccc_dnnl_gemm.dtype
-GEMM_CALLS = {"float32": 0, "half": 0, "linear": 0}  # products oneDNN ran, by dtype; linears (tests read them)
+# products oneDNN ran, by dtype; fused linears, by either library; float32 products OpenBLAS ran (tests read them)
+GEMM_CALLS = {"float32": 0, "half": 0, "linear": 0, "openblas": 0}
+_LIBRARY: dict = {}  # gemm_library()'s choice, made once
 # csrc/onednn.h's post-op codes (ccc_dnnl_gemm.activation)
 ACTIVATION_CODES = {"relu": 1, "sigmoid": 2, "tanh": 3, "gelu": 4, "gelu_tanh": 5}
 
@@ -35,11 +43,42 @@ def onednn():
     return load_onednn()
 
 
+def gemm_library() -> str:
+    """"onednn" or "openblas": the library that runs float32 products and linears (chosen once: the module's
+    docstring says how; ``CORE_CPU_C_GEMM=onednn`` or ``openblas`` overrides where oneDNN is loaded)."""
+    choice = _LIBRARY.get("float32")
+    if choice is None:
+        import os
+
+        dnnl = onednn()
+        wanted = os.environ.get("CORE_CPU_C_GEMM", "auto")
+        if dnnl is None or wanted == "openblas":
+            choice = "openblas"
+        elif wanted == "onednn":
+            choice = "onednn"
+        else:
+            choice = "onednn" if "brg" in _onednn_impl(dnnl) else "openblas"
+        _LIBRARY["float32"] = choice
+    return choice
+
+
+def _onednn_impl(dnnl) -> str:
+    """oneDNN's implementation name for a 512^3 float32 matmul ("" when it cannot say)."""
+    ffi, lib = dnnl
+    name = ffi.new("char[]", 128)
+    return "" if lib.ccc_dnnl_matmul_impl(512, 512, 512, name, 128) else ffi.string(name).decode()
+
+
 def gemm_path() -> str:
     """Which library serves float32 GEMM on cpu_c (``core info``): oneDNN's matmul, or OpenBLAS and why."""
     from ..lib import onednn_status
 
-    return f"{onednn_status()} matmul" if onednn() else f"OpenBLAS; {onednn_status()}"
+    dnnl = onednn()
+    if dnnl is None:
+        return f"OpenBLAS; {onednn_status()}"
+    if gemm_library() == "onednn":
+        return f"{onednn_status()} matmul ({_onednn_impl(dnnl)})"
+    return f"OpenBLAS (on the OpenMP threads; {onednn_status()}'s float32 matmul here: {_onednn_impl(dnnl)})"
 
 
 def min_numel(ctx) -> int:
@@ -118,6 +157,7 @@ def _onednn_product(dtype, n: int, m: int, k: int, a: tuple, b: tuple, bias, out
 
 def _matmul(ctx, base):
     gemm = {d: getattr(ctx.lib, f"ccc_gemm_{d}") for d in DTYPES + HALF}
+    float32 = dtypes.float32
 
     def kernel(spec, a, b):
         d = spec.dtype
@@ -136,8 +176,11 @@ def _matmul(ctx, base):
             buf[:] = 0
             return out
         left, right = _operand("batched_matmul", a, n, k), _operand("batched_matmul", b, k, m)
-        if _onednn_product(d, n, m, k, left, right, None, buf):
-            return out
+        if d is not float32 or gemm_library() == "onednn":
+            if _onednn_product(d, n, m, k, left, right, None, buf):
+                return out
+        else:
+            GEMM_CALLS["openblas"] += 1
         fb = ctx.from_buffer
         (a_buf, a_offs, ta, lda), (b_buf, b_offs, tb, ldb) = left, right
         if fn(len(a_offs), n, m, k, fb(a_buf), fb("long long[]", a_offs), ta, lda, fb(b_buf),
@@ -180,8 +223,10 @@ def _fused_linear(ctx, input, weight, bias, code: int, residual):
     if bias is not None and (bias.dtype is not d or bias._shape != (m,)
                              or bias._storage.device is not device):
         return NotImplemented
-    if input._shape[-1] != k or min(n, m, k) == 0 or max(n, m, k) > _INT_MAX or n * m * k < ctx.min_numel \
-            or onednn() is None:
+    if input._shape[-1] != k or min(n, m, k) == 0 or max(n, m, k) > _INT_MAX or n * m * k < ctx.min_numel:
+        return NotImplemented
+    blas = d is dtypes.float32 and code in (0, 1) and gemm_library() == "openblas"
+    if not blas and onednn() is None:
         return NotImplemented
     check_bounds("linear", input)
     check_bounds("linear", weight)
@@ -202,7 +247,16 @@ def _fused_linear(ctx, input, weight, bias, code: int, residual):
             return NotImplemented
         check_bounds("linear", residual)
     out, buf = new_tensor(shape, d, n * m * d.itemsize, ctx.key)
-    if not _onednn_product(d, n, m, k, a, b, bias, buf, code, residual):
+    if blas:  # operands checked above: pointers to their first elements (a and b start where input and weight do)
+        fb = ctx.from_buffer
+
+        def at(t):
+            return ctx.ffi.NULL if t is None else fb(t._storage.data) + t._offset * 4
+
+        ctx.lib.ccc_linear_float32(n, m, k, at(input), a[2], a[3], at(weight), b[2], b[3], at(bias), at(residual),
+                                   code, fb(buf))
+        GEMM_CALLS["openblas"] += 1
+    elif not _onednn_product(d, n, m, k, a, b, bias, buf, code, residual):
         return NotImplemented
     GEMM_CALLS["linear"] += 1
     return out
