@@ -26,9 +26,10 @@ void ccc_gemm_float32(long long batch, int n, int m, int k, const void* a_base, 
 }
 
 /* out = act(A @ B + bias + residual), one float32 product on OpenBLAS (operands as ccc_gemm_float32's; bias: m
-   elements or NULL; residual: dense n x m or NULL): as PyTorch's addmm, the bias and the residual are written into C
-   first and sgemm adds the product (beta 1); then the activation, 0 none or 1 relu (relu's NaN and -0.0 as the relu
-   kernel's). -1, nothing written, for another activation. */
+   elements or NULL; residual: dense n x m or NULL): as PyTorch's addmm, the bias is written into C first and sgemm
+   adds the product (beta 1); then one pass adds the residual and applies the activation, 0 none or 1 relu (relu's
+   NaN and -0.0 as the relu kernel's). The roundings are eager's: linear, then add, then relu, so a traced graph
+   whose epilogue pass fused them gives eager's bits. -1, nothing written, for another activation. */
 int ccc_linear_float32(int n, int m, int k, const void* a_, int ta, int lda, const void* b_, int tb, int ldb,
                        const void* bias_, const void* residual_, int activation, void* c_) {
     const float *a = (const float*)a_, *b = (const float*)b_, *bias = (const float*)bias_;
@@ -36,30 +37,21 @@ int ccc_linear_float32(int n, int m, int k, const void* a_, int ta, int lda, con
     float* c = (float*)c_;
     if (activation != 0 && activation != 1) return -1;
     const long long nm = (long long)n * m;
-    if (bias || residual) {
+    if (bias) {
         #pragma omp parallel for schedule(static) if(nm >= 32768)
         for (int i = 0; i < n; i++) {
             float* row = c + (long long)i * m;
-            const float* r = residual ? residual + (long long)i * m : NULL;
-            if (bias && r) {
-                #pragma omp simd
-                for (int j = 0; j < m; j++) row[j] = bias[j] + r[j];
-            } else if (bias) {
-                #pragma omp simd
-                for (int j = 0; j < m; j++) row[j] = bias[j];
-            } else {
-                #pragma omp simd
-                for (int j = 0; j < m; j++) row[j] = r[j];
-            }
+            #pragma omp simd
+            for (int j = 0; j < m; j++) row[j] = bias[j];
         }
     }
     scipy_cblas_sgemm(CBLAS_ROW_MAJOR, ta ? CBLAS_TRANS : CBLAS_NO_TRANS, tb ? CBLAS_TRANS : CBLAS_NO_TRANS, n, m, k,
-                      1.0f, a, lda, b, ldb, bias || residual ? 1.0f : 0.0f, c, m);
-    if (activation == 1) {
+                      1.0f, a, lda, b, ldb, bias ? 1.0f : 0.0f, c, m);
+    if (residual || activation) {
         #pragma omp parallel for simd schedule(static) if(parallel: nm >= 32768)
         for (long long i = 0; i < nm; i++) {
-            const float v = c[i];
-            c[i] = (v > 0 || v != v) ? v : 0.0f;
+            const float v = residual ? c[i] + residual[i] : c[i];
+            c[i] = activation == 0 || v > 0 || v != v ? v : 0.0f;
         }
     }
     return 0;

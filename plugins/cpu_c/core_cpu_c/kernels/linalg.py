@@ -6,9 +6,10 @@ where oneDNN's is its older ``gemm:jit`` (AVX2 machines: 1.45x OpenBLAS's time a
 or oneDNN is not loaded. Both run on the OpenMP team of cpu_c's other kernels (OpenBLAS's parallel jobs through its
 threads callback, csrc/blas.c). On oneDNN (csrc/onednn.c: cached per problem) transposed or sliced operands are
 strides, products one stride apart one batched primitive, and ``linear`` adds its bias in the same primitive and
-``linear_pointwise`` applies its activation there too, as a post-op; on OpenBLAS ``linear`` writes the bias (and a
-residual) into the output and lets ``sgemm`` add the product, as PyTorch's addmm, then applies a relu in place
-(other activations: oneDNN, else the decomposition). float16/bfloat16 run oneDNN's matmul where it has an
+``linear_pointwise`` applies its activation there too, as a post-op; on OpenBLAS ``linear`` writes the bias into
+the output and lets ``sgemm`` add the product, as PyTorch's addmm, then one pass adds a residual and applies a relu
+(other activations: the decomposition), eager's roundings, so traced and eager results stay equal bit for bit.
+float16/bfloat16 run oneDNN's matmul where it has an
 optimised kernel for the CPU (on an AVX-512 BF16 CPU, bfloat16: its dot-product instructions, as PyTorch's CPU
 autocast). Elsewhere, and for float64, OpenBLAS's ``sgemm``/``dgemm`` runs with the batch loop in C and transposes
 as BLAS flags; half operands are then widened to float32 in C, multiplied by ``sgemm`` and the product rounded once
@@ -225,9 +226,9 @@ def _fused_linear(ctx, input, weight, bias, code: int, residual):
         return NotImplemented
     if input._shape[-1] != k or min(n, m, k) == 0 or max(n, m, k) > _INT_MAX or n * m * k < ctx.min_numel:
         return NotImplemented
-    blas = d is dtypes.float32 and code in (0, 1) and gemm_library() == "openblas"
-    if not blas and onednn() is None:
-        return NotImplemented
+    blas = d is dtypes.float32 and gemm_library() == "openblas"
+    if (blas and code not in (0, 1)) or (not blas and onednn() is None):
+        return NotImplemented  # the decomposition: OpenBLAS's linear then the activation, as eager runs them
     check_bounds("linear", input)
     check_bounds("linear", weight)
     rows = coalesce(lead, [input._stride[:-1]], min_rank=1)
