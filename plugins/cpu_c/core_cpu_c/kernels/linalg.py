@@ -9,11 +9,11 @@ strides, products one stride apart one batched primitive, and ``linear`` adds it
 ``linear_pointwise`` applies its activation there too, as a post-op; on OpenBLAS ``linear`` writes the bias into
 the output and lets ``sgemm`` add the product, as PyTorch's addmm, then one pass adds a residual and applies a relu
 (other activations: the decomposition), eager's roundings, so traced and eager results stay equal bit for bit.
-float16/bfloat16 run oneDNN's matmul where it has an
-optimised kernel for the CPU (on an AVX-512 BF16 CPU, bfloat16: its dot-product instructions, as PyTorch's CPU
-autocast). Elsewhere, and for float64, OpenBLAS's ``sgemm``/``dgemm`` runs with the batch loop in C and transposes
-as BLAS flags; half operands are then widened to float32 in C, multiplied by ``sgemm`` and the product rounded once
-(csrc/blas.c). Every path accumulates in float32 (PyTorch's CPU opmath); only the order of the additions differs."""
+float16/bfloat16 run oneDNN's matmul where it has an optimised kernel for the CPU (on an AVX-512 BF16 CPU,
+bfloat16: its dot-product instructions, as PyTorch's CPU autocast). Elsewhere, and for float64, OpenBLAS's
+``sgemm``/``dgemm`` runs with the batch loop in C and transposes as BLAS flags; half operands are then widened to
+float32 in C, multiplied by ``sgemm`` and the product rounded once (csrc/blas.c). Every path accumulates in float32
+(PyTorch's CPU opmath); only the order of the additions differs."""
 
 from __future__ import annotations
 
