@@ -43,17 +43,18 @@ def numpy_reference(op: str, *args):
     return fn(operator.meta(*args), *args) if operator.meta is not None else fn(*args)
 
 
-def count_c_calls(monkeypatch, ops: tuple) -> dict:
+def count_c_calls(monkeypatch, ops: tuple, onednn: bool = False) -> dict:
     """Counts the C calls of the kernels serving ``ops`` (methods of family objects whose ``c`` maps (op, dtype) to a
-    C function): {op: calls}, 0 when the decomposition ran."""
+    C function): {op: calls}, 0 when the decomposition ran; oneDNN is turned off for them unless ``onednn``."""
     from core.dispatch import backend_key
 
     load_cpu_c()
     calls = dict.fromkeys(ops, 0)
     families = {id(k): k for k in (get_operator(op).kernels[backend_key("cpu").bit].__self__ for op in ops)}
     for family in families.values():
-        if getattr(family, "dnnl", None) is not None:  # these tests check csrc/conv.c; tests/test_cpu_c_onednn.py
-            monkeypatch.setattr(family, "dnnl", None)  # checks the oneDNN path that serves float32 before it
+        # these tests check csrc/conv.c; tests/test_cpu_c_onednn.py checks the oneDNN path that serves float32 before it
+        if not onednn and getattr(family, "dnnl", None) is not None:
+            monkeypatch.setattr(family, "dnnl", None)
         for (name, dtype), fn in list(family.c.items()):
             def counted(*args, name=name, fn=fn):
                 calls[name] += 1

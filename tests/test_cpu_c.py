@@ -540,8 +540,12 @@ def _assert_all_close(got, expected, dtype):
 
 
 # (input shape, weight shape, stride, padding, dilation, groups): 2-D and 1-D, groups, depthwise, pointwise (the
-# input is its own im2col), windows that miss the last rows, and a large per-image GEMM (images in sequence)
+# input is its own im2col), windows that miss the last rows, a large per-image GEMM (images in sequence), and weight
+# gradients of few im2col rows as dot products (one channel: eight rows a pass and a single one; images in sequence,
+# the dot products over the threads)
 _CONV_CASES = [
+    ((3, 1, 12, 10), (5, 1, 3, 3), (1, 1), (1, 1), (1, 1), 1),
+    ((2, 1, 64, 64), (16, 1, 5, 5), (1, 1), (0, 0), (1, 1), 1),
     ((3, 4, 9, 8), (6, 4, 3, 3), (1, 1), (0, 0), (1, 1), 1),
     ((2, 4, 9, 11), (6, 2, 3, 2), (2, 3), (1, 2), (2, 1), 2),
     ((4, 6, 7, 7), (6, 1, 3, 3), (1, 1), (1, 1), (1, 1), 6),

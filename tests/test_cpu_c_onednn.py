@@ -6,6 +6,7 @@ float64 and a disabled oneDNN are left to cpu_c's own C and OpenBLAS."""
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import subprocess
 import sys
@@ -21,7 +22,8 @@ from core.testing import assert_close
 pytest.importorskip("core_cpu_c", reason="the cpu_c plugin is not installed (pip install plugins/cpu_c)")
 if not hasattr(pytest.importorskip("core_cpu_c.lib"), "load_onednn"):
     pytest.skip("the installed cpu_c is not this checkout's (it has no oneDNN path)", allow_module_level=True)
-from cpu_c_support import load_cpu_c  # noqa: E402
+from core_cpu_c.kernels.conv import DOT_ROWS  # noqa: E402
+from cpu_c_support import count_c_calls, load_cpu_c  # noqa: E402
 
 
 @pytest.fixture
@@ -134,9 +136,39 @@ def test_onednn_convolution_matches_numpy(dnnl, case):
                 assert r.shape == e.shape and r.dtype == core.float32
                 assert_close(r, e, **_TOL)
     after = _calls()
+    own = _own_weight_gradient(_CASES[case])  # cpu_c's C runs every mask that asks for the weight gradient
     assert after["forward"] - before["forward"] == 2
-    assert after["backward_data"] - before["backward_data"] == 2
-    assert after["backward_weights"] - before["backward_weights"] == 3
+    assert after["backward_data"] - before["backward_data"] == (1 if own else 2)
+    assert after["backward_weights"] - before["backward_weights"] == (1 if own else 3)  # the bias alone: oneDNN
+
+
+def _own_weight_gradient(case) -> bool:
+    x_shape, w_shape, *_, groups = case
+    return len(x_shape) <= 4 and groups == 1 and math.prod(w_shape[1:]) <= DOT_ROWS
+
+
+@pytest.mark.parametrize("x_shape, w_shape, padding", [((4, 1, 28, 28), (16, 1, 3, 3), (1, 1)),
+                                                      ((3, 1, 12, 12), (6, 1, 5, 5), (0, 0)),
+                                                      ((4, 8, 7, 9), (5, 8, 1, 1), (0, 0)),
+                                                      ((2, 1, 20), (4, 1, 3), (1,))])
+def test_narrow_weight_gradients_are_cpu_c_dot_products(dnnl, monkeypatch, x_shape, w_shape, padding):
+    """A first layer's weight gradient (few input channels) is cpu_c's C, not oneDNN's, through autograd."""
+    geometry = ((1,) * len(padding), padding, (1,) * len(padding), 1)
+    rng = np.random.default_rng(len(x_shape) + w_shape[1])
+    x, w, b = rng.standard_normal(x_shape), rng.standard_normal(w_shape), rng.standard_normal(w_shape[0])
+    out = _reference(x, w, b, None, *geometry)[0]
+    g = rng.standard_normal(out.shape)
+    _, _, grad_w, grad_b = _reference(x, w, b, g, *geometry)
+    cx = core.tensor(x, dtype=core.float32)
+    cw, cb = (core.tensor(a, dtype=core.float32, requires_grad=True) for a in (w, b))
+    conv = F.conv2d if len(x_shape) == 4 else F.conv1d
+    before, c_calls = _calls(), count_c_calls(monkeypatch, ("convolution_backward",), onednn=True)
+    conv(cx, cw, cb, *geometry).backward(core.tensor(g, dtype=core.float32))
+    assert c_calls["convolution_backward"] == 1
+    assert_close(cw.grad, core.tensor(grad_w, dtype=core.float32), **_TOL)
+    assert_close(cb.grad, core.tensor(grad_b, dtype=core.float32), **_TOL)
+    after = _calls()
+    assert after["forward"] == before["forward"] + 1 and after["backward_weights"] == before["backward_weights"]
 
 
 @pytest.mark.parametrize("case", [1, 2, 7, 8])

@@ -28,6 +28,7 @@ window holding nothing above -inf (e.g. wholly in the padding) gets no gradient.
 #define BLAS_SINGLE_THREAD_MNK 262144.0 /* OpenBLAS interface/gemm.c: SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD */
 #define PARALLEL_MIN 32768LL /* elements below which a loop stays on one thread, as for the elementwise kernels */
 #define VECTOR_WINDOWS 8 /* pooling windows per vectorised block of the fast path (8 floats: 256 bits) */
+#define DOT_ROWS 25 /* im2col rows per group up to which the weight gradient is dot products (kernels/conv.py) */
 #define PADDED_BLOCK 512 /* elements of a staged block of windows: kernel_h * stride_w * VECTOR_WINDOWS at most */
 
 /* A 64-byte aligned buffer of count elements of size bytes (zeroed when asked), or NULL. */
@@ -121,6 +122,38 @@ static int images_in_parallel(const ccc_conv2d* g) {
         for (long long c = 0; c < C; c++) col2im_##N(g, cols, grad_x, c, c + 1);                                       \
     }
 
+/* acc[k] (+)= a . rows[k] for the count rows of length L after rows (added when accumulate, else written), eight
+   rows a pass so that each element of a is loaded once per eight products. */
+#define DEFINE_DOT_ROWS(T, N)                                                                                          \
+    static void dot_rows_##N(const T* a, const T* rows, long long L, long long count, T* acc, int accumulate) {        \
+        long long k = 0;                                                                                               \
+        for (; k + 8 <= count; k += 8) {                                                                               \
+            const T* r = rows + k * L;                                                                                 \
+            T s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;                                          \
+            _Pragma("omp simd reduction(+:s0,s1,s2,s3,s4,s5,s6,s7)")                                                   \
+            for (long long l = 0; l < L; l++) {                                                                        \
+                const T v = a[l];                                                                                      \
+                s0 += v * r[l];                                                                                        \
+                s1 += v * r[L + l];                                                                                    \
+                s2 += v * r[2 * L + l];                                                                                \
+                s3 += v * r[3 * L + l];                                                                                \
+                s4 += v * r[4 * L + l];                                                                                \
+                s5 += v * r[5 * L + l];                                                                                \
+                s6 += v * r[6 * L + l];                                                                                \
+                s7 += v * r[7 * L + l];                                                                                \
+            }                                                                                                          \
+            const T s[8] = {s0, s1, s2, s3, s4, s5, s6, s7};                                                           \
+            for (int i = 0; i < 8; i++) acc[k + i] = accumulate ? acc[k + i] + s[i] : s[i];                            \
+        }                                                                                                              \
+        for (; k < count; k++) {                                                                                       \
+            const T* r = rows + k * L;                                                                                 \
+            T s = 0;                                                                                                   \
+            _Pragma("omp simd reduction(+:s)")                                                                         \
+            for (long long l = 0; l < L; l++) s += a[l] * r[l];                                                        \
+            acc[k] = accumulate ? acc[k] + s : s;                                                                      \
+        }                                                                                                              \
+    }
+
 /* One image's forward (cols is its im2col matrix, already filled), its weight and bias gradient contributions
    (added into acc_w (O, C/G * K) and the double acc_b (O)), and its input gradient (through cols as scratch,
    or straight into grad_x when pointwise). */
@@ -135,9 +168,18 @@ static int images_in_parallel(const ccc_conv2d* g) {
             GEMM(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_NO_TRANS, (int)Og, (int)L, (int)CKg, 1, w + k * Og * CKg,      \
                  (int)CKg, cols + k * CKg * L, (int)L, bias ? 1 : 0, out + k * Og * L, (int)L);                        \
     }                                                                                                                  \
-    static void weight_grad_image_##N(const ccc_conv2d* g, const T* grad_out, const T* cols, T* acc_w, T beta) {       \
+    /* acc_w (Og x CKg per group) += grad_out_g @ cols_g^T: one GEMM per group, or, for at most DOT_ROWS im2col    \
+       rows (a first layer's few input channels), Og * CKg dot products over the threads when threaded */              \
+    static void weight_grad_image_##N(const ccc_conv2d* g, const T* grad_out, const T* cols, T* acc_w, T beta,         \
+                                      int threaded) {                                                                  \
         const long long L = g->out_h * g->out_w, G = g->groups, Og = g->out_channels / G;                              \
         const long long CKg = g->channels / G * g->kernel_h * g->kernel_w;                                             \
+        if (CKg <= DOT_ROWS) {                                                                                         \
+            _Pragma("omp parallel for schedule(static) if(threaded && Og * G * CKg * L >= PARALLEL_MIN)")              \
+            for (long long r = 0; r < G * Og; r++)                                                                     \
+                dot_rows_##N(grad_out + r * L, cols + r / Og * CKg * L, L, CKg, acc_w + r * CKg, beta != 0);           \
+            return;                                                                                                    \
+        }                                                                                                              \
         for (long long k = 0; k < G; k++)                                                                              \
             GEMM(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_TRANS, (int)Og, (int)CKg, (int)L, 1, grad_out + k * Og * L,    \
                  (int)L, cols + k * CKg * L, (int)L, beta, acc_w + k * Og * CKg, (int)CKg);                            \
@@ -146,6 +188,7 @@ static int images_in_parallel(const ccc_conv2d* g) {
         const long long L = g->out_h * g->out_w;                                                                       \
         for (long long o = 0; o < g->out_channels; o++) {                                                              \
             double s = 0;                                                                                              \
+            _Pragma("omp simd reduction(+:s)")                                                                         \
             for (long long l = 0; l < L; l++) s += grad_out[o * L + l];                                                \
             acc_b[o] += s;                                                                                             \
         }                                                                                                              \
@@ -198,7 +241,7 @@ static int images_in_parallel(const ccc_conv2d* g) {
                                    T* acc_w, T beta_w, double* acc_b, T* cols, int threaded) {                         \
         if (acc_w) {                                                                                                   \
             if (cols) (threaded ? im2col_threads_##N(g, x, cols) : im2col_##N(g, x, cols, 0, g->channels));            \
-            weight_grad_image_##N(g, grad_out, cols ? cols : x, acc_w, beta_w);                                        \
+            weight_grad_image_##N(g, grad_out, cols ? cols : x, acc_w, beta_w, threaded);                              \
         }                                                                                                              \
         if (acc_b) bias_grad_image_##N(g, grad_out, acc_b);                                                            \
         if (grad_x) {                                                                                                  \
@@ -735,6 +778,8 @@ static double dense_divisor(const ccc_pool2d* g, double divisor_override) {
 
 DEFINE_IM2COL(float, float32)
 DEFINE_IM2COL(double, float64)
+DEFINE_DOT_ROWS(float, float32)
+DEFINE_DOT_ROWS(double, float64)
 DEFINE_CONV_IMAGE(float, float32, scipy_cblas_sgemm)
 DEFINE_CONV_IMAGE(double, float64, scipy_cblas_dgemm)
 DEFINE_CONV(float, float32)
