@@ -7,6 +7,8 @@ for the CPU (on an AVX-512 BF16 CPU, bfloat16: PyTorch's CPU autocast runs the s
 declines runs the decomposition). Where oneDNN is not installed or declines a problem, and for float64, cpu_c's own C
 runs (csrc/conv.c): im2col + one OpenBLAS GEMM per image and group, one or two spatial dims (1-D as 2-D
 with a height of 1); the rest (3-D float64, an empty batch) runs the decomposition (:class:`core_cpu_c.context.Family`).
+The backward of a narrow ungrouped convolution (a weight gradient of at most :data:`DOT_ROWS` im2col rows) is cpu_c's
+C even where oneDNN would take it (see :meth:`_Convolution.convolution_backward`).
 """
 
 from __future__ import annotations
