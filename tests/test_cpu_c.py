@@ -163,6 +163,54 @@ def test_set_min_numel_rejects_a_negative_threshold():
         core_cpu_c.set_min_numel(-1)
 
 
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_out_arithmetic_runs_the_c_loop_into_out(monkeypatch, op):
+    """``out=`` of add/sub/mul/div: cpu_c's contiguous or strided loop writes into out (dense, strided, a broadcast
+    operand, a number, out as the input); an input sharing out's memory at other elements runs the NumPy reference
+    (it buffers), with the same result."""
+    from core.backends.api import backend_key
+
+    info = load_cpu_c()
+    if get_manager().backend_for("cpu") is not info:
+        pytest.skip("cpu_c does not serve the cpu device here")
+    core.add(core.ones(3), 1.0, out=core.empty(3))  # kernels are made on first use
+    kernel = get_operator(op + "_out").kernels[backend_key("cpu").bit]
+    entries = dict(zip(kernel.__code__.co_freevars, (c.cell_contents for c in kernel.__closure__)))["entries"]
+    calls = {"contig": 0, "strided": 0}
+    contig, strided = entries["float32"]
+
+    def counted(kind, fn):
+        def call(*args):
+            calls[kind] += 1
+            return fn(*args)
+        return call
+
+    monkeypatch.setitem(entries, "float32", (counted("contig", contig), counted("strided", strided)))
+    ref = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}[op]
+    rng = np.random.default_rng(0)
+    a_np, b_np = (rng.uniform(0.5, 2.0, (6, 10)).astype(np.float32) for _ in range(2))
+    a, b = core.tensor(a_np), core.tensor(b_np)
+    fn = getattr(core, op)
+    cases = [(a, b, core.empty(6, 10), ref(a_np, b_np), "contig"),
+             (a, b[2], core.empty(6, 10), ref(a_np, b_np[2]), "strided"),
+             (a, 2.0, core.empty(6, 10), ref(a_np, np.float32(2.0)), "strided"),
+             (a, b, core.empty(10, 6).t(), ref(a_np, b_np), "strided"),
+             (a.t(), b.t(), core.empty(20, 6)[::2], ref(a_np.T, b_np.T), "strided")]
+    for x, y, out, want, kind in cases:
+        before = dict(calls)
+        assert fn(x, y, out=out) is out
+        assert_close(out, want)
+        assert calls[kind] == before[kind] + 1, (op, out.shape, out.stride())
+    same = core.tensor(a_np)
+    fn(same, b, out=same)  # out is the input: the same elements, read before each is written
+    assert_close(same, ref(a_np, b_np))
+    wide = core.tensor(np.concatenate([a_np, a_np[:, -1:]], 1))
+    before = dict(calls)
+    fn(wide[:, :-1], b, out=wide[:, 1:])
+    assert calls == before, "an input overlapping out at other elements runs the NumPy reference"
+    assert_close(wide[:, 1:], ref(a_np, b_np))
+
+
 # -- batched_matmul -------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_matmul_transposed_batched_and_expanded_operands(force_c, dtype):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import core
+from core.dispatch import get_operator
 from core.testing import assert_close
 
 
@@ -91,6 +92,69 @@ def test_arithmetic_in_place_writes_into_self(device, op, dtype, layout):
     tol = {"rtol": 2**-7, "atol": 0} if dtype == "bfloat16" else {}
     assert_close(target, core.tensor(want, dtype=d, device=device), **tol)
     assert target.data_ptr() == pointer and target._version == version + 1
+
+
+@pytest.mark.parametrize("op", list(_IN_PLACE))
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "bfloat16"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided", "broadcast", "scalar", "input",
+                                    "overlapping"])
+def test_arithmetic_out_writes_into_out(device, op, dtype, layout):
+    """``add``/``sub``/``mul``/``div`` with ``out=`` outside autograd run ops of their own (``add_out``...; no
+    separate copy on the CPU backends): into any layout of out, with alpha, broadcasting, a Python number, out as
+    the input, and an input overlapping out (read as before the write)."""
+    from core.profiler import profile
+
+    if op == "div" and dtype == "int32":
+        pytest.skip("true division of integers makes floats: it computes, then refuses the cast (test_out_argument)")
+    d = getattr(core, dtype)
+    first = (np.arange(1, 4 * 70 + 1).reshape(4, 70) % 13 + 1).astype(np.float64)
+    second = (np.arange(4 * 70).reshape(4, 70) % 7 + 1).astype(np.float64)
+    input, other = core.tensor(first, dtype=d, device=device), core.tensor(second, dtype=d, device=device)
+    out = core.full((4, 70), -1, dtype=d, device=device)
+    if layout == "transposed":
+        out = core.full((70, 4), -1, dtype=d, device=device).t()
+    elif layout == "strided":
+        out = core.full((4, 140), -1, dtype=d, device=device)[:, ::2]
+        input, first = core.tensor(np.repeat(first, 2, 1), dtype=d, device=device)[:, 1::2], first
+    elif layout == "broadcast":
+        other, second = other[1], second[1]
+    elif layout == "scalar":
+        other = second = 3
+    elif layout == "input":
+        out = input
+    elif layout == "overlapping":
+        wide = core.tensor(np.concatenate([first, first[:, -1:]], 1), dtype=d, device=device)
+        out, input = wide[:, 1:], wide[:, :-1]
+    pointer, version = out.data_ptr(), out._version
+    alpha = (2 if dtype == "int32" else 0.5) if op in ("add", "sub") else 1
+    with profile() as prof:
+        kwargs = {"alpha": alpha} if op in ("add", "sub") else {}
+        assert getattr(core, op)(input, other, out=out, **kwargs) is out
+    names = {e.key for e in prof.key_averages()}
+    assert f"aten::{op}_out" in names
+    if out.device.type == "cpu":  # the NumPy reference and cpu_c write into out; other backends compute, then copy
+        assert f"aten::{op}" not in names and "aten::copy_" not in names
+    want = _IN_PLACE[op](first, np.asarray(second, np.float64), alpha)
+    tol = {"rtol": 2**-7, "atol": 0} if dtype == "bfloat16" else {}
+    assert_close(out, core.tensor(want, dtype=d, device=device), **tol)
+    assert out.data_ptr() == pointer and out._version == version + 1
+
+
+def test_out_of_another_shape_dtype_or_with_autograd_computes_then_copies(device):
+    """Where the ``*_out`` ops do not take a call (out to be resized, a result cast to out's dtype, autograd
+    recording), ``out=`` computes the result and copies it in, as before."""
+    from core.profiler import profile
+
+    a = core.tensor([1.0, 2.0], device=device, requires_grad=True)
+    out = core.empty(2, device=device)
+    with profile() as prof:
+        core.mul(a, 3, out=out)
+    names = {e.key for e in prof.key_averages()}
+    assert "aten::mul_out" not in names and out.tolist() == [3.0, 6.0]
+    wide = core.empty(2, dtype=core.float64, device=device)
+    assert core.add(a.detach(), 1, out=wide) is wide and wide.tolist() == [2.0, 3.0]
+    with pytest.raises(RuntimeError, match="writes a result of shape \\[2\\] and dtype float32 into out of shape"):
+        get_operator("add_out")(core.empty(3, device=device), a.detach(), a.detach())
 
 
 def test_out_argument(device):

@@ -305,6 +305,8 @@ def _make_binary(name: str, kind: str):
                                           doc=f"elementwise {name} of two broadcast operands ({kind} typing)")
 
     def fn(input, other, *, out=None):
+        if out is not None and name == "mul" and (done := _into(name, out, input, other)) is not None:
+            return done  # written into out by the mul_out op (below, with add_out)
         result = op(input, other)
         return finish_out(name, result, out) if out is not None else result
 
@@ -341,6 +343,8 @@ def _check_alpha(op: str, spec_dtype, alpha):
 
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other`` with broadcasting and type promotion (``torch.add``)."""
+    if out is not None and (done := _into("add", out, input, other, alpha)) is not None:
+        return done  # written into out by the add_out op
     if alpha == 1:
         result = _add_op(input, other)
     else:
@@ -351,6 +355,8 @@ def add(input, other, *, alpha=1, out=None):
 
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other`` (``torch.sub``)."""
+    if out is not None and (done := _into("sub", out, input, other, alpha)) is not None:
+        return done  # written into out by the sub_out op
     if alpha == 1:
         result = _sub_op(input, other)
     else:
@@ -367,6 +373,8 @@ def rsub(input, other, *, alpha=1):
 def div(input, other, *, rounding_mode=None, out=None):
     """True division, or ``rounding_mode='trunc'|'floor'`` keeping integer dtypes (``torch.div``)."""
     if rounding_mode is None:
+        if out is not None and (done := _into("div", out, input, other)) is not None:
+            return done
         result = _div_op(input, other)
     elif rounding_mode == "floor":
         result = floor_divide(input, other)
@@ -430,6 +438,72 @@ def _define_inplace(op):
 
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 _INPLACE_OPS = {op.name: _define_inplace(op) for op in (_add_op, _sub_op, _BINARY_OPERATORS["mul"], _div_op)}
+
+
+def _out_meta(op):
+    """The meta of ``op_out(out, input, other[, alpha])``: ``input`` and ``other`` broadcast to ``out``'s shape, the
+    result in ``out``'s dtype."""
+    def meta(out, input, other, alpha=1):
+        spec = op.meta(input, other)
+        if spec.shape != out._shape or spec.dtype is not out.dtype:
+            raise op_error(RuntimeError, op.name + "_out", f"writes a result of shape {list(spec.shape)} and dtype "
+                           f"{spec.dtype.name} into out of shape {list(out._shape)} and dtype {out.dtype.name}",
+                           out, input, other)
+        return spec
+
+    return meta
+
+
+def _out_parts(op, meta):
+    """``op_out`` for backends without a kernel of it: the result computed, then copied into ``out``."""
+    def parts(out, input, other, alpha=1):
+        meta(out, input, other)
+        return copy_op(out, op(input, other) if alpha == 1 else op(input, other, alpha))
+
+    return parts
+
+
+def _define_out(op):
+    meta = _out_meta(op)
+    return define(op.name + "_out", meta=meta, decomposition=_out_parts(op, meta), inplace=True,
+                  doc=f"out = input {_SYMBOLS[op.name]} other written into out (``out=``), both broadcast to out's "
+                      f"shape, in out's dtype{'; alpha scales other' if op.name in ('add', 'sub') else ''}; backends "
+                      f"without a kernel compute the result and copy it in")
+
+
+_OUT_OPS = {op.name: _define_out(op) for op in (_add_op, _sub_op, _BINARY_OPERATORS["mul"], _div_op)}
+
+
+def _into(name: str, out, input, other, alpha=1):
+    """``out`` after the ``name_out`` op wrote ``input name other`` into it, or None where that op does not take the
+    call (autograd would record, an operand of another dtype or device, a result of another dtype or shape): the
+    caller then computes and copies (``finish_out``)."""
+    if out.__class__ is not Tensor or input.__class__ is not Tensor or input.dtype is not out.dtype:
+        return None
+    device = out._storage.device
+    if input._storage.device is not device:
+        return None
+    records = input.requires_grad or out.requires_grad
+    if isinstance(other, Tensor):
+        if other.__class__ is not Tensor or other.dtype is not out.dtype or other._storage.device is not device:
+            return None
+        records = records or other.requires_grad
+        shape = input._shape if input._shape == other._shape else broadcast_shapes(input._shape, other._shape, op=name)
+    elif other.__class__ not in (int, float, bool) or dt.result_type(input, other) is not out.dtype:
+        return None
+    else:
+        shape = input._shape
+    if shape != out._shape or (name == "div" and out.dtype.category < _FLOAT) \
+            or (name == "sub" and out.dtype is dt.bool) or (records and is_grad_enabled()):
+        return None
+    if alpha != 1:
+        _check_alpha(name, out.dtype, alpha)
+    if 0 in out._stride:
+        _check_overlap(out, None)  # out may not write one element twice
+    op = _OUT_OPS[name]
+    op(out, input, other) if alpha == 1 else op(out, input, other, alpha)
+    out._storage.version += 1
+    return out
 
 
 def _in_place(name: str, self, other, alpha=1):

@@ -215,25 +215,41 @@ def kernels(ctx) -> dict:
         finally:
             unmute(token)
 
+    def written(fn, logical, target, x, y, cd):
+        """``fn(x, y)`` written into array ``target`` (an operand overlapping it: NumPy buffers); half storage
+        computes in float32 (``cd``), bool uses ``logical``."""
+        token = mute()
+        try:
+            if target.dtype == cd and cd.kind != "b":
+                fn(x, y, out=target)
+            else:
+                x = x.astype(cd, copy=False)
+                xp.copyto(target, fn(x, y) if cd.kind != "b" else logical(x, y), casting="unsafe")
+        finally:
+            unmute(token)
+
     def in_place(fn, logical=None):
-        """``self = fn(self, alpha * other)`` written into self's memory (an ``other`` overlapping self: NumPy
-        buffers); half storage computes in float32, bool uses ``logical``."""
+        """``self = fn(self, alpha * other)`` written into self's memory."""
         def kernel(spec, self, other, alpha=1):
             cd = COMPUTE_NP[spec.compute_dtype]
             target = array(self)
             y = operand(other, cd)
             if alpha != 1:
                 y = y * operand(alpha, cd)
-            token = mute()
-            try:
-                if target.dtype == cd and cd.kind != "b":
-                    fn(target, y, out=target)
-                else:
-                    x = target.astype(cd)
-                    xp.copyto(target, fn(x, y) if cd.kind != "b" else logical(x, y), casting="unsafe")
-            finally:
-                unmute(token)
+            written(fn, logical, target, target, y, cd)
             return self
+
+        return kernel
+
+    def into(fn, logical=None):
+        """``out = fn(input, alpha * other)`` written into out's memory (``out=``)."""
+        def kernel(spec, out, input, other, alpha=1):
+            cd = COMPUTE_NP[spec.compute_dtype]
+            y = operand(other, cd)
+            if alpha != 1:
+                y = y * operand(alpha, cd)
+            written(fn, logical, array(out), operand(input, cd), y, cd)
+            return out
 
         return kernel
 
@@ -346,6 +362,8 @@ def kernels(ctx) -> dict:
                             ("mul", xp.multiply, floats | {dtypes.int32, dtypes.int64}),
                             ("div", xp.true_divide, floats)):
         table[name].shortcut = shortcut(fn, frozenset(kinds))
-        table[name + "_"] = in_place(fn, {"add": xp.logical_or, "mul": xp.logical_and}.get(name))
+        logical = {"add": xp.logical_or, "mul": xp.logical_and}.get(name)
+        table[name + "_"] = in_place(fn, logical)
+        table[name + "_out"] = into(fn, logical)
         table[name + "_"].shortcut = shortcut(fn, frozenset(kinds), in_place=True)
     return table

@@ -180,6 +180,43 @@ def _in_place(ctx, op: str, base):
     return kernel
 
 
+def _into(ctx, op: str, base):
+    """``op_out(out, input, other)`` (``out=`` of add, sub, mul, div): the op's loop writing into ``out`` (any
+    non-negative strides), alpha 1, one dtype; an operand that shares ``out``'s memory but not its elements runs the
+    reference (NumPy buffers it)."""
+    entries = c_entries(ctx, op)
+    name = op + "_out"
+
+    def kernel(spec, out, input, other, alpha=1):
+        d = out.dtype
+        entry = entries.get(d.name)
+        if entry is None or alpha != 1 or spec.compute_dtype is not d or min(out._stride, default=0) < 0 \
+                or not writable(out) or _overlaps(input, out) or _overlaps(other, out):
+            return base(spec, out, input, other, alpha)
+        check_bounds(name, out)
+        shape = out._shape
+        n = math.prod(shape)
+        dense = contiguous_strides(shape)  # the one object _elementwise's contiguous path recognises
+        operands = []
+        for x in (input, other):
+            if not hasattr(x, "_storage"):
+                x = _scalar(x, d)
+            o = None if x is None else operand(name, x, d, shape, dense, n)
+            if o is None:
+                return base(spec, out, input, other, alpha)
+            operands.append(o)
+        _elementwise(ctx, entry, shape, dense if out._stride == dense else out._stride, n, d, operands, into=out)
+        return out
+
+    return kernel
+
+
+def _overlaps(x, out) -> bool:
+    """Whether tensor (or number) ``x`` shares ``out``'s memory other than as the very same elements."""
+    return hasattr(x, "_storage") and x._storage is out._storage and \
+        (x._offset, x._stride, x._shape) != (out._offset, out._stride, out._shape)
+
+
 def _where(ctx, op: str, base):
     """where(condition, input, other): a bool or uint8 condition (nonzero selects input) over one dtype."""
     entries = c_entries(ctx, "where")
@@ -319,4 +356,6 @@ def kernels(ctx) -> dict:
     for op in ("add", "sub", "mul", "div"):
         if (base := ctx.reference(op + "_")) is not None:
             table[op + "_"] = Kernel(_in_place(ctx, op, base), min_numel=sized)
+        if (base := ctx.reference(op + "_out")) is not None:
+            table[op + "_out"] = Kernel(_into(ctx, op, base), min_numel=sized)
     return {**table, **_Gelu(ctx).kernels()}
