@@ -28,7 +28,8 @@ window holding nothing above -inf (e.g. wholly in the padding) gets no gradient.
 #define BLAS_SINGLE_THREAD_MNK 262144.0 /* OpenBLAS interface/gemm.c: SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD */
 #define PARALLEL_MIN 32768LL /* elements below which a loop stays on one thread, as for the elementwise kernels */
 #define VECTOR_WINDOWS 8 /* pooling windows per vectorised block of the fast path (8 floats: 256 bits) */
-#define DOT_ROWS 25 /* im2col rows per group up to which the weight gradient is dot products (kernels/conv.py) */
+#define DOT_ROWS 25 /* im2col rows per group up to which the weight gradient is dot products (conv.h) */
+int ccc_conv_dot_rows(void) { return DOT_ROWS; }
 #define PADDED_BLOCK 512 /* elements of a staged block of windows: kernel_h * stride_w * VECTOR_WINDOWS at most */
 
 /* A 64-byte aligned buffer of count elements of size bytes (zeroed when asked), or NULL. */

@@ -13,6 +13,10 @@ typedef struct {
     long long kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
 } ccc_pool2d;
 
+/* im2col rows per group up to which the weight gradient is dot products, not a GEMM (kernels/conv.py also routes
+   narrow ungrouped backward calls here rather than to oneDNN by it) */
+int ccc_conv_dot_rows(void);
+
 int ccc_conv2d_float32(const ccc_conv2d* g, const void* x, const void* w, const void* bias, void* out);
 int ccc_conv2d_float64(const ccc_conv2d* g, const void* x, const void* w, const void* bias, void* out);
 int ccc_conv2d_backward_float32(const ccc_conv2d* g, const void* grad_out, const void* x, const void* w,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 from ..context import FLOATS, Family
+from ..lib import load
 from .linalg import ACTIVATION_CODES
 
 __all__ = ["kernels", "OPS", "same_float_dtype", "as_2d", "ONEDNN_CALLS", "conv_path"]
@@ -23,9 +24,9 @@ __all__ = ["kernels", "OPS", "same_float_dtype", "as_2d", "ONEDNN_CALLS", "conv_
 OPS = ("convolution", "convolution_backward")
 _INT_MAX = 2**31 - 1
 DNNL_DTYPES = {"float32": 0, "bfloat16": 1, "float16": 2}  # ccc_dnnl_conv.dtype
-# csrc/conv.c DOT_ROWS: im2col rows up to which cpu_c computes a weight gradient as dot products, and, for an
+# csrc/conv.c's DOT_ROWS: im2col rows up to which cpu_c computes a weight gradient as dot products, and, for an
 # ungrouped convolution, in place of oneDNN (1.6-4x faster on one to 24 input channels here; slower on RGB 3x3 = 27)
-DOT_ROWS = 25
+DOT_ROWS = load()[1].ccc_conv_dot_rows()
 ONEDNN_CALLS = {"forward": 0, "backward_data": 0, "backward_weights": 0}  # oneDNN primitive runs (tests read them)
 
 
