@@ -163,21 +163,17 @@ def test_set_min_numel_rejects_a_negative_threshold():
         core_cpu_c.set_min_numel(-1)
 
 
-@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
-def test_out_arithmetic_runs_the_c_loop_into_out(monkeypatch, op):
-    """``out=`` of add/sub/mul/div: cpu_c's contiguous or strided loop writes into out (dense, strided, a broadcast
-    operand, a number, out as the input); an input sharing out's memory at other elements runs the NumPy reference
-    (it buffers), with the same result."""
+def _counted_loops(monkeypatch, op: str, dtype: str = "float32") -> dict:
+    """{"contig": calls, "strided": calls} of cpu_c's C loops behind out-op ``op`` (``add_out``...) in ``dtype``."""
     from core.backends.api import backend_key
 
     info = load_cpu_c()
     if get_manager().backend_for("cpu") is not info:
         pytest.skip("cpu_c does not serve the cpu device here")
     core.add(core.ones(3), 1.0, out=core.empty(3))  # kernels are made on first use
-    kernel = get_operator(op + "_out").kernels[backend_key("cpu").bit]
+    kernel = get_operator(op).kernels[backend_key("cpu").bit]
     entries = dict(zip(kernel.__code__.co_freevars, (c.cell_contents for c in kernel.__closure__)))["entries"]
     calls = {"contig": 0, "strided": 0}
-    contig, strided = entries["float32"]
 
     def counted(kind, fn):
         def call(*args):
@@ -185,7 +181,17 @@ def test_out_arithmetic_runs_the_c_loop_into_out(monkeypatch, op):
             return fn(*args)
         return call
 
-    monkeypatch.setitem(entries, "float32", (counted("contig", contig), counted("strided", strided)))
+    contig, strided = entries[dtype]
+    monkeypatch.setitem(entries, dtype, (counted("contig", contig), counted("strided", strided)))
+    return calls
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_out_arithmetic_runs_the_c_loop_into_out(monkeypatch, op):
+    """``out=`` of add/sub/mul/div: cpu_c's contiguous or strided loop writes into out (dense, strided, a broadcast
+    operand, a number, out as the input); an input sharing out's memory at other elements runs the NumPy reference
+    (it buffers), with the same result."""
+    calls = _counted_loops(monkeypatch, op + "_out")
     ref = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}[op]
     rng = np.random.default_rng(0)
     a_np, b_np = (rng.uniform(0.5, 2.0, (6, 10)).astype(np.float32) for _ in range(2))
@@ -209,6 +215,44 @@ def test_out_arithmetic_runs_the_c_loop_into_out(monkeypatch, op):
     fn(wide[:, :-1], b, out=wide[:, 1:])
     assert calls == before, "an input overlapping out at other elements runs the NumPy reference"
     assert_close(wide[:, 1:], ref(a_np, b_np))
+
+
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_addcmul_addcdiv_out_and_in_place_run_one_c_loop(monkeypatch, op, dtype):
+    """addcmul/addcdiv with ``out=`` and in place: one C loop of input + value * tensor1 op tensor2 (PyTorch's order,
+    the value a scalar operand read once), the contiguous one when the tensors are dense, else the strided one; a
+    value a half type does not hold exactly runs the NumPy reference (it computes in float32, as PyTorch)."""
+    calls = _counted_loops(monkeypatch, op + "_out", dtype)
+    d = getattr(core, dtype)
+    rng = np.random.default_rng(1)
+    x_np, a_np, b_np = (rng.uniform(0.5, 2.0, (8, 40)).astype(np.float32) for _ in range(3))
+    x, a, b = (core.tensor(v, dtype=d) for v in (x_np, a_np, b_np))
+    x_np, a_np, b_np = (t.to(core.float64).numpy() for t in (x, a, b))  # as stored in dtype
+
+    def want(x_np, a_np, b_np, value):
+        part = value * a_np * b_np if op == "addcmul" else value * a_np / b_np
+        return core.tensor(x_np + part, dtype=d)
+
+    tol = {"rtol": 2**-7, "atol": 0} if dtype == "bfloat16" else {}
+    fn = getattr(core, op)
+    for value, out, a_case, a_ref, kind in [(1, core.empty(8, 40, dtype=d), a, a_np, "contig"),
+                                            (0.5, core.empty(40, 8, dtype=d).t(), a, a_np, "strided"),
+                                            (-2, core.empty(8, 40, dtype=d), a[3], a_np[3], "strided")]:
+        before = dict(calls)
+        assert fn(x, a_case, b, value=value, out=out) is out
+        assert_close(out, want(x_np, a_ref, b_np, value), **tol)
+        assert calls[kind] == before[kind] + 1, (value, out.stride())
+    same = x.clone()
+    before = dict(calls)
+    assert getattr(same, op + "_")(a, b, value=0.25) is same
+    assert_close(same, want(x_np, a_np, b_np, 0.25), **tol)
+    assert calls["contig"] == before["contig"] + 1
+    if dtype == "bfloat16":
+        before = dict(calls)
+        fn(x, a, b, value=0.1, out=out)
+        assert calls == before, "0.1 is not a bfloat16: the reference computes with it in float32"
+        assert_close(out, want(x_np, a_np, b_np, 0.1), **tol)
 
 
 # -- batched_matmul -------------------------------------------------------------------------------------------

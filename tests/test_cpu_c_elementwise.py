@@ -433,6 +433,11 @@ def test_outputs_larger_than_the_caches_use_streaming_stores_and_match(force_c, 
                           (core.where(x > 0, x, y), np.where(a > 0, a, b))):
         assert from_c(out) and np.array_equal(out.numpy(), expected)
     np.testing.assert_allclose(core.exp(x).numpy(), np.exp(a), rtol=2e-6 if dtype == np.float32 else 1e-14)
+    # addcmul/addcdiv into an existing tensor: the contiguous loop, its value a scalar read once
+    out = core.empty(n, dtype=x.dtype)
+    assert core.addcmul(x, x, y, value=1, out=out) is out and np.array_equal(out.numpy(), a + a * b)
+    assert core.addcdiv(y, x, y, value=-0.5, out=out) is out
+    np.testing.assert_allclose(out.numpy(), b + dtype(-0.5) * a / b, rtol=2e-6 if dtype == np.float32 else 1e-14)
 
 
 def test_combined_parallel_simd_loops_limit_their_if_clause_to_parallel():

@@ -140,6 +140,74 @@ def test_arithmetic_out_writes_into_out(device, op, dtype, layout):
     assert out.data_ptr() == pointer and out._version == version + 1
 
 
+_FUSED = {"addcmul": lambda x, a, b, v: x + v * a * b, "addcdiv": lambda x, a, b, v: x + v * a / b}
+
+
+@pytest.mark.parametrize("op", list(_FUSED))
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("form", ["out", "in place", "out transposed", "broadcast", "overlapping"])
+def test_addcmul_addcdiv_write_into_out_in_one_op(device, op, dtype, form):
+    """``addcmul``/``addcdiv`` with ``out=`` and their in-place forms, outside autograd, are one op each
+    (``addcmul_out``...): no product or quotient tensor and no copy on the CPU backends; any layout of out, operands
+    broadcast, and an input overlapping out (read as before the write)."""
+    from core.profiler import profile
+
+    d = getattr(core, dtype)
+    x_np = (np.arange(3 * 50).reshape(3, 50) % 11 + 1).astype(np.float64)
+    a_np = (np.arange(3 * 50).reshape(3, 50) % 5 + 1).astype(np.float64) / 2
+    b_np = (np.arange(3 * 50).reshape(3, 50) % 7 + 1).astype(np.float64) / 4
+    x, a, b = (core.tensor(v, dtype=d, device=device) for v in (x_np, a_np, b_np))
+    value = 0.5 if form != "out" else 1
+    fn = getattr(core, op)
+    out = core.full((3, 50), -1.0, dtype=d, device=device)
+    if form == "out transposed":
+        out = core.full((50, 3), -1.0, dtype=d, device=device).t()
+    elif form == "broadcast":
+        a, a_np = a[1], a_np[1]
+    elif form == "overlapping":
+        wide = core.tensor(np.concatenate([x_np, x_np[:, -1:]], 1), dtype=d, device=device)
+        out, x = wide[:, 1:], wide[:, :-1]
+    pointer, version = out.data_ptr(), out._version
+    with profile() as prof:
+        if form == "in place":
+            out = x
+            pointer, version = out.data_ptr(), out._version
+            assert getattr(x, op + "_")(a, b, value=value) is x
+        else:
+            assert fn(x, a, b, value=value, out=out) is out
+    names = {e.key for e in prof.key_averages()}
+    assert f"aten::{op}_out" in names
+    if out.device.type == "cpu":  # the NumPy reference and cpu_c write into out; other backends compute, then copy
+        assert not names & {"aten::mul", "aten::div", "aten::add", "aten::copy_"}, names
+    want = _FUSED[op](x_np, a_np, b_np, value)
+    tol = {"rtol": 2**-7, "atol": 0} if dtype == "bfloat16" else {}
+    assert_close(out, core.tensor(want, dtype=d, device=device), **tol)
+    assert out.data_ptr() == pointer and out._version == version + 1
+
+
+def test_addcmul_addcdiv_with_autograd_or_other_dtypes_compute_then_copy(device):
+    """Where ``addcmul_out`` does not take a call (autograd recording, integer or mixed dtypes, a number value out
+    of range of a half type), the result is computed from its parts and copied, as before; its checks stand."""
+    from core.profiler import profile
+
+    x = core.tensor([1.0, 2.0], device=device, requires_grad=True)
+    a, b = core.tensor([3.0, 4.0], device=device), core.tensor([2.0, 8.0], device=device)
+    with profile() as prof:
+        y = core.addcmul(x, a, b, value=0.5)
+        y.sum().backward()
+    assert "aten::addcmul_out" not in {e.key for e in prof.key_averages()}
+    assert y.tolist() == [4.0, 18.0] and x.grad.tolist() == [1.0, 1.0]
+    ints = core.tensor([1, 2], device=device)
+    out = core.empty(2, dtype=core.int64, device=device)
+    assert core.addcmul(ints, ints, ints, value=2, out=out) is out and out.tolist() == [3, 10]
+    mixed = core.empty(2, dtype=core.float64, device=device)
+    assert core.addcdiv(a, a, b, out=mixed) is mixed and mixed.tolist() == [4.5, 4.5]
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        core.ones(2, device=device).addcmul_(core.ones(3, 2, device=device), core.ones(2, device=device))
+    with pytest.raises(RuntimeError, match="expected floating operands of out's dtype"):
+        get_operator("addcmul_out")(core.empty(2, dtype=core.int64, device=device), ints, ints, ints)
+
+
 def test_out_of_another_shape_dtype_or_with_autograd_computes_then_copies(device):
     """Where the ``*_out`` ops do not take a call (out to be resized, a result cast to out's dtype, autograd
     recording), ``out=`` computes the result and copies it in, as before."""

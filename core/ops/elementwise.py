@@ -926,14 +926,97 @@ def lerp(input, end, weight, *, out=None):
     return add(input, mul(weight, sub(end, input)), out=out)
 
 
+def _fused_out_meta(name: str):
+    """The meta of ``name(out, input, tensor1, tensor2, value=1)``: floating operands of out's dtype on its device
+    that broadcast to its shape."""
+    def meta(out, input, tensor1, tensor2, value=1):
+        tensors = (out, input, tensor1, tensor2)
+        if not all(isinstance(t, Tensor) for t in tensors) or not isinstance(value, numbers.Number):
+            raise TypeError(f"{name}(): expected out, input, tensor1 and tensor2 tensors and a number value, got "
+                            f"{', '.join(type(x).__name__ for x in (*tensors, value))}")
+        shape = broadcast_shapes(input._shape, tensor1._shape, tensor2._shape, op=name)
+        d = out.dtype
+        if shape != out._shape or not d.is_floating_point or any(t.dtype is not d for t in tensors):
+            raise op_error(RuntimeError, name, f"expected floating operands of out's dtype that broadcast to out's "
+                           f"shape {list(out._shape)}", *tensors)
+        return TensorSpec(shape, d, common_device(name, tensors), d)
+
+    return meta
+
+
+def _fused_out_parts(meta, parts):
+    """``addcmul_out``/``addcdiv_out`` for backends without a kernel of it: computed, then copied into ``out``."""
+    def decomposition(out, input, tensor1, tensor2, value=1):
+        meta(out, input, tensor1, tensor2, value)
+        return copy_op(out, add(input, parts(tensor1, tensor2), alpha=value))
+
+    return decomposition
+
+
+def _define_fused_out(name: str, parts, symbol: str):
+    meta = _fused_out_meta(name + "_out")
+    return define(name + "_out", meta=meta, decomposition=_fused_out_parts(meta, parts), inplace=True,
+                  doc=f"out = input + value * tensor1 {symbol} tensor2 written into out (``out=`` and ``{name}_``), "
+                      f"floating operands of out's dtype broadcast to its shape; backends without a kernel compute "
+                      f"the result and copy it in")
+
+
+_FUSED_OUT_OPS = {name: _define_fused_out(name, parts, symbol)
+                  for name, parts, symbol in (("addcmul", mul, "*"), ("addcdiv", div, "/"))}
+
+
+def _fused_into(name: str, out, input, tensor1, tensor2, value):
+    """``out`` after the ``name_out`` op wrote ``input + value * tensor1 op tensor2`` into it, or None where that op
+    does not take the call (autograd would record, an operand of another dtype or device, integers, a result of
+    another shape): the caller then computes, then copies."""
+    d = out.dtype
+    if out.__class__ is not Tensor or not d.is_floating_point or value.__class__ not in (int, float):
+        return None
+    device = out._storage.device
+    records = out.requires_grad
+    for t in (input, tensor1, tensor2):
+        if t.__class__ is not Tensor or t.dtype is not d or t._storage.device is not device:
+            return None
+        records = records or t.requires_grad
+    if records and is_grad_enabled():
+        return None
+    shape = input._shape
+    if not shape == tensor1._shape == tensor2._shape:
+        shape = broadcast_shapes(shape, tensor1._shape, tensor2._shape, op=name)
+    if shape != out._shape:
+        return None
+    if 0 in out._stride:
+        _check_overlap(out, None)  # out may not write one element twice
+    _FUSED_OUT_OPS[name](out, input, tensor1, tensor2, value)
+    out._storage.version += 1
+    return out
+
+
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
-    """``input + value * tensor1 * tensor2`` (``torch.addcmul``)."""
+    """``input + value * tensor1 * tensor2`` (``torch.addcmul``); with ``out=``, outside autograd, the
+    ``addcmul_out`` op writes into ``out`` (one pass on the CPU backends)."""
+    if out is not None and (done := _fused_into("addcmul", out, input, tensor1, tensor2, value)) is not None:
+        return done
     return add(input, mul(tensor1, tensor2), alpha=value, out=out)
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
-    """``input + value * tensor1 / tensor2`` (``torch.addcdiv``)."""
+    """``input + value * tensor1 / tensor2`` (``torch.addcdiv``); ``out=`` as :func:`addcmul`'s."""
+    if out is not None and (done := _fused_into("addcdiv", out, input, tensor1, tensor2, value)) is not None:
+        return done
     return add(input, div(tensor1, tensor2), alpha=value, out=out)
+
+
+def _fused_in_place(name: str, fn):
+    computed_then_copied = _inplace(name, fn)
+
+    def in_place(self, tensor1, tensor2, *, value=1):
+        done = _fused_into(name, self, self, tensor1, tensor2, value)
+        return computed_then_copied(self, tensor1, tensor2, value=value) if done is None else done
+
+    in_place.__doc__ = (f"In-place ``{name}``: outside autograd, with operands of self's dtype and device, the "
+                        f"``{name}_out`` op writes into ``self``; otherwise the result is computed, then copied in.")
+    return in_place
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
@@ -954,7 +1037,7 @@ def heaviside(input, values):
 
 for _fn in (lerp, addcmul, addcdiv, nan_to_num, heaviside):
     _export(_fn.__name__, _fn)
-    _export(_fn.__name__ + "_", _inplace(_fn.__name__, _fn))
+    _export(_fn.__name__ + "_", (_fused_in_place if _fn in (addcmul, addcdiv) else _inplace)(_fn.__name__, _fn))
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):

@@ -26,7 +26,8 @@ import re
 
 from core.codegen import CRenderer
 
-__all__ = ["CpuRenderer", "HALF", "KERNEL_OPS", "OP_DTYPES", "UNARY_OPS", "BINARY_OPS", "kernel_name", "render_all"]
+__all__ = ["CpuRenderer", "FUSED_OUT", "HALF", "KERNEL_OPS", "OP_DTYPES", "UNARY_OPS", "BINARY_OPS", "kernel_name",
+           "render_all"]
 
 FLOATS = ("float32", "float64")
 INTEGERS = ("int8", "uint8", "int16", "int32", "int64")
@@ -43,6 +44,7 @@ _FLOAT_UNARY = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt",
                 "reciprocal", "deg2rad", "rad2deg", "sinc", "lgamma")
 _FLOAT_BINARY = ("div", "atan2", "copysign", "hypot", "logaddexp", "logaddexp2", "xlogy", "nextafter",
                  "tanh_backward", "sigmoid_backward", "relu_backward")
+FUSED_OUT = ("addcmul", "addcdiv")  # input + value * tensor1 (* or /) tensor2, four operands
 # {op: the dtypes its kernels compile for}
 OP_DTYPES = {
     **dict.fromkeys(_FLOAT_UNARY, FLOATS),
@@ -59,6 +61,8 @@ OP_DTYPES = {
     **dict.fromkeys(("bitwise_and", "bitwise_or", "bitwise_xor"), INTEGERS + ("bool",)),
     **dict.fromkeys(("bitwise_left_shift", "bitwise_right_shift"), INTEGERS),
     "where": ALL, "clamp": ALL,
+    # the loops of the addcmul_out/addcdiv_out ops (out= and addcmul_): input, tensor1, tensor2, value
+    **dict.fromkeys(FUSED_OUT, FLOATS),
 }
 # every op with float kernels gets half ones, but nextafter (its step is the half type's, not float32's) and
 # signbit (GCC 12 fails to compile its vectorised loop over half loads: an internal compiler error)
@@ -67,8 +71,8 @@ for _op, _dtypes in OP_DTYPES.items():
         OP_DTYPES[_op] = _dtypes + HALF
 _UNARY = ("neg", "abs", "square", "positive", "relu", "sign", "sgn", "floor", "ceil", "trunc", "round", "frac", "isnan",
           "isinf", "isfinite", "isposinf", "isneginf", "signbit", "logical_not", "bitwise_not")
-KERNEL_OPS = {op: 3 if op in ("where", "clamp") else 1 if op in _UNARY or op in _FLOAT_UNARY else 2
-              for op in OP_DTYPES}
+KERNEL_OPS = {op: 4 if op in FUSED_OUT else 3 if op in ("where", "clamp")
+              else 1 if op in _UNARY or op in _FLOAT_UNARY else 2 for op in OP_DTYPES}
 UNARY_OPS = tuple(op for op, arity in KERNEL_OPS.items() if arity == 1)
 BINARY_OPS = tuple(op for op, arity in KERNEL_OPS.items() if arity == 2)
 COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
@@ -125,6 +129,8 @@ _OWN_EXPRESSIONS = {
     # PyTorch's clamp: NaN input stays NaN, a NaN bound gives NaN (NumPy's maximum then minimum)
     "clamp": "ccc_clamp_max_{N}(ccc_clamp_min_{N}(a, b), c)",
     "clamp_min": "ccc_clamp_min_{N}(a, b)", "clamp_max": "ccc_clamp_max_{N}(a, c)",
+    # PyTorch's CPU order, input + value * tensor1 * tensor2 (or / tensor2): d is the value, a scalar operand
+    "addcmul": "(a + d * b * c)", "addcdiv": "(a + d * b / c)",
 }
 
 # Helpers the expressions call, rendered once per dtype of their kind, in the order NumPy's loops compute.
@@ -304,7 +310,7 @@ class CpuRenderer(OwnMathFunctions, CRenderer):
 
     def render_pair(self, op: str, dtype: str) -> tuple:
         """(C source, prototypes) of C kernel ``op``'s two entry points for inputs of ``dtype``."""
-        names = {"clamp": "abc", "clamp_min": "ab", "clamp_max": "ac"}.get(op) or "abc"[:KERNEL_OPS[op]]
+        names = {"clamp": "abc", "clamp_min": "ab", "clamp_max": "ac"}.get(op) or "abcd"[:KERNEL_OPS[op]]
         out_dtype = "bool" if op in BOOL_OUTPUT else dtype
         half = dtype in HALF
         expr = self.expression(op, "float32" if half else dtype)
@@ -332,12 +338,14 @@ class CpuRenderer(OwnMathFunctions, CRenderer):
         start = ["    int bad = 0;"] if checked else []
         end = ["    return bad;"] if checked else []
         clones = "CCC_MATH_CLONES " if _vector_math(expr) else ""
-        stream = _streaming(O, loads, expr, checked or out_dtype not in _FLOAT)
+        # addcmul/addcdiv's value (d) is a number: their contiguous loops read it once, at d_off, as a scalar
+        scalar_d = "0" if op in FUSED_OUT else None
+        stream = _streaming(O, loads, expr, checked or out_dtype not in _FLOAT, scalar_d)
         contig = [clones + contig_sig + " {", *pointers, *start, *stream,
                   f"    #pragma omp parallel for simd if(parallel: n >= {self.parallel_threshold}) "
                   f"schedule(static){bad}",  # an if without 'parallel:' also turns simd off below the threshold
                   "    for (long long i = 0; i < n; i++) {",
-                  "        " + body.format(o="i", a="i", b="i", c="i"), "    }", *end, "}"]
+                  "        " + body.format(o="i", a="i", b="i", c="i", d=scalar_d or "i"), "    }", *end, "}"]
         # meta = shape[ndim], out strides[ndim], then each input's strides[ndim], then the offsets (out, inputs)
         strided = [clones + strided_sig + " {", "    const long long* shape = meta;",
                    "    const long long* os = meta + ndim;"]
@@ -366,13 +374,13 @@ class CpuRenderer(OwnMathFunctions, CRenderer):
                     "                for (long long k = 0; k < len; k++) {",
                     "                    " + body.format(o="o + k", **{x: f"{x}_at + k" for x in names}),
                     "                }"]
-        if len(names) == 2:  # a tensor and a scalar (or a broadcast row): the scalar read once, the loop vectorised
-            for still in names:
-                walks = {x: (f"{x}_at" if x == still else f"{x}_at + k") for x in names}
-                condition = " && ".join(["so == 1"] + [f"s{x} == {0 if x == still else 1}" for x in names])
-                strided += [f"            }} else if ({condition}) {{", simd,
-                            "                for (long long k = 0; k < len; k++) {",
-                            "                    " + body.format(o="o + k", **walks), "                }"]
+        # a tensor and a scalar (or a broadcast row), or addcmul's value: the scalar read once, the loop vectorised
+        for still in names if len(names) == 2 else names[3:]:
+            walks = {x: (f"{x}_at" if x == still else f"{x}_at + k") for x in names}
+            condition = " && ".join(["so == 1"] + [f"s{x} == {0 if x == still else 1}" for x in names])
+            strided += [f"            }} else if ({condition}) {{", simd,
+                        "                for (long long k = 0; k < len; k++) {",
+                        "                    " + body.format(o="o + k", **walks), "                }"]
         strided += ["            } else {", simd,
                     "                for (long long k = 0; k < len; k++) {",
                     "                    " + body.format(o="o + k * so", **{x: f"{x}_at + k * s{x}" for x in names}),
@@ -402,14 +410,15 @@ def _vector_math(expr: str) -> bool:
     return _VECTOR_MATH.search(expr) is not None
 
 
-def _streaming(O: str, loads: str, expr: str, skip: bool) -> list:
+def _streaming(O: str, loads: str, expr: str, skip: bool, scalar_d: str | None = None) -> list:
     """The lines of a contiguous float kernel's streaming-store path (csrc/stream.h) for outputs larger than the
-    caches: values computed W at a time into an aligned block, then streamed to the output; none if ``skip``."""
+    caches: values computed W at a time into an aligned block, then streamed to the output; none if ``skip``.
+    ``scalar_d``: the index operand d is read at (a scalar's), else it walks with the others."""
     if skip:
         return []
     w = f"(CCC_STREAM_BYTES / (long long)sizeof({O}))"
-    element = (f"{loads} v[k] = ({O})({expr});").format(a="i0 + k", b="i0 + k", c="i0 + k")
-    tail = (f"{loads} out[i] = ({O})({expr});").format(a="i", b="i", c="i")
+    element = (f"{loads} v[k] = ({O})({expr});").format(a="i0 + k", b="i0 + k", c="i0 + k", d=scalar_d or "i0 + k")
+    tail = (f"{loads} out[i] = ({O})({expr});").format(a="i", b="i", c="i", d=scalar_d or "i")
     return ["#if CCC_STREAM",
             f"    if (n * (long long)sizeof({O}) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {{",
             f"        const long long m = n - n % {w};",

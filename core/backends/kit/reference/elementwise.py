@@ -253,6 +253,24 @@ def kernels(ctx) -> dict:
 
         return kernel
 
+    def fused_into(fn):
+        """``out = input + value * fn(tensor1, tensor2)`` written into out's memory (``out=`` and the in-place form
+        of addcmul/addcdiv), in PyTorch's order: (value * tensor1) op tensor2, then the sum."""
+        def kernel(spec, out, input, tensor1, tensor2, value=1):
+            cd = COMPUTE_NP[spec.compute_dtype]
+            token = mute()
+            try:
+                first = operand(tensor1, cd)
+                if value != 1:
+                    first = first * operand(value, cd)
+                part = fn(first, operand(tensor2, cd))
+            finally:
+                unmute(token)
+            written(xp.add, None, array(out), operand(input, cd), part, cd)
+            return out
+
+        return kernel
+
     def sub(spec, a, b, alpha=1):
         cd = compute_np(spec.compute_dtype)
         x, y = operand(a, cd), operand(b, cd)
@@ -354,6 +372,7 @@ def kernels(ctx) -> dict:
     table.update({name: binary(fn) for name, fn in binary_table(xp, ctx.special).items()})
     table.update(add=add, sub=sub, where=where, clamp=clamp, relu=relu, polygamma=polygamma,
                  softmax=softmax_kernel(False), log_softmax=softmax_kernel(True))
+    table.update(addcmul_out=fused_into(xp.multiply), addcdiv_out=fused_into(xp.true_divide))
     # the common calls of the arithmetic operators skip the meta function: dtypes that compute in themselves
     # (float16/bfloat16 compute in float32, bool adds with `or`; an integer quotient is a float)
     floats = {dtypes.float32, dtypes.float64}

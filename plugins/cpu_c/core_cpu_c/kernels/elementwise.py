@@ -17,7 +17,7 @@ from core.backends.api import Kernel, coalesce, contiguous_strides, is_contiguou
 from ..context import Family
 from ..layout import MISSING, Operand, check_bounds, operand, remember
 from ..movement import writable
-from ..renderer import BOOL_OUTPUT, DTYPES, HALF, KERNEL_OPS, OP_DTYPES, kernel_name
+from ..renderer import BOOL_OUTPUT, DTYPES, FUSED_OUT, HALF, KERNEL_OPS, OP_DTYPES, kernel_name
 from ..runtime import new_tensor
 
 __all__ = ["kernels", "min_numel", "composite", "DERIVATIVES"]
@@ -32,12 +32,14 @@ def min_numel(ctx) -> int:
     return ctx.min_numel
 
 
-def _elementwise(ctx, entry, shape: tuple, strides: tuple, n: int, out_dtype, operands: list, into=None):
+def _elementwise(ctx, entry, shape: tuple, strides: tuple, n: int, out_dtype, operands: list, into=None,
+                 walked: int | None = None):
     """(output, the C call's result) of ``entry``'s contiguous or strided kernel over ``operands``, into a fresh
     tensor of ``strides`` or into tensor ``into`` (of ``shape`` and ``strides``, checked by the caller).
 
-    The result is None for void kernels (and when nothing ran); integer division kernels return how many zero
-    divisors they met.
+    ``walked``: how many leading operands decide between the two kernels (default all); the rest are numbers the
+    contiguous kernel reads once (addcmul's value). The result is None for void kernels (and when nothing ran);
+    integer division kernels return how many zero divisors they met.
     """
     contig, strided = entry
     if into is None:
@@ -48,7 +50,7 @@ def _elementwise(ctx, entry, shape: tuple, strides: tuple, n: int, out_dtype, op
     if n == 0:
         return out, None
     fb = ctx.from_buffer
-    for x in operands:
+    for x in operands[:walked]:
         if x.strides is not strides:  # not all dense and full-size: collapse the dims
             layout = _strided_layout(shape, strides, operands)
             if layout is not None:
@@ -180,32 +182,58 @@ def _in_place(ctx, op: str, base):
     return kernel
 
 
+def _written_into(ctx, name: str, entry, out, inputs: tuple, walked: int | None = None) -> bool:
+    """Run ``entry``'s loop over ``inputs`` (tensors or numbers, read in out's dtype) into ``out`` (any non-negative
+    strides; ``walked`` as :func:`_elementwise`'s); False, nothing written, where C cannot take the call: an operand
+    that shares out's memory but not its elements (the reference buffers it), a layout or number C does not take."""
+    if min(out._stride, default=0) < 0 or not writable(out) or any(_overlaps(x, out) for x in inputs):
+        return False
+    d = out.dtype
+    check_bounds(name, out)
+    shape = out._shape
+    n = math.prod(shape)
+    dense = contiguous_strides(shape)  # the one object _elementwise's contiguous path recognises
+    operands = []
+    for x in inputs:
+        if not hasattr(x, "_storage"):
+            x = _scalar(x, d)
+        o = None if x is None else operand(name, x, d, shape, dense, n)
+        if o is None:
+            return False
+        operands.append(o)
+    _elementwise(ctx, entry, shape, dense if out._stride == dense else out._stride, n, d, operands, into=out,
+                 walked=walked)
+    return True
+
+
 def _into(ctx, op: str, base):
-    """``op_out(out, input, other)`` (``out=`` of add, sub, mul, div): the op's loop writing into ``out`` (any
-    non-negative strides), alpha 1, one dtype; an operand that shares ``out``'s memory but not its elements runs the
-    reference (NumPy buffers it)."""
+    """``op_out(out, input, other)`` (``out=`` of add, sub, mul, div): the op's loop writing into ``out``, alpha 1,
+    one dtype (see :func:`_written_into`)."""
     entries = c_entries(ctx, op)
     name = op + "_out"
 
     def kernel(spec, out, input, other, alpha=1):
-        d = out.dtype
-        entry = entries.get(d.name)
-        if entry is None or alpha != 1 or spec.compute_dtype is not d or min(out._stride, default=0) < 0 \
-                or not writable(out) or _overlaps(input, out) or _overlaps(other, out):
+        entry = entries.get(out.dtype.name)
+        if entry is None or alpha != 1 or spec.compute_dtype is not out.dtype \
+                or not _written_into(ctx, name, entry, out, (input, other)):
             return base(spec, out, input, other, alpha)
-        check_bounds(name, out)
-        shape = out._shape
-        n = math.prod(shape)
-        dense = contiguous_strides(shape)  # the one object _elementwise's contiguous path recognises
-        operands = []
-        for x in (input, other):
-            if not hasattr(x, "_storage"):
-                x = _scalar(x, d)
-            o = None if x is None else operand(name, x, d, shape, dense, n)
-            if o is None:
-                return base(spec, out, input, other, alpha)
-            operands.append(o)
-        _elementwise(ctx, entry, shape, dense if out._stride == dense else out._stride, n, d, operands, into=out)
+        return out
+
+    return kernel
+
+
+def _fused_into(ctx, op: str, base):
+    """``addcmul_out``/``addcdiv_out(out, input, tensor1, tensor2, value)`` (``out=`` and ``addcmul_``): one loop,
+    ``input + value * tensor1 op tensor2`` in PyTorch's order, the value a scalar operand (the contiguous loop, its
+    streaming stores included, when the tensors are dense; see :func:`_written_into`)."""
+    entries = c_entries(ctx, op)
+    name = op + "_out"
+
+    def kernel(spec, out, input, tensor1, tensor2, value=1):
+        entry = entries.get(out.dtype.name)
+        if entry is None or spec.compute_dtype is not out.dtype \
+                or not _written_into(ctx, name, entry, out, (input, tensor1, tensor2, value), walked=3):
+            return base(spec, out, input, tensor1, tensor2, value)
         return out
 
     return kernel
@@ -344,6 +372,8 @@ def kernels(ctx) -> dict:
     special = {"relu": composite, "where": _where, "clamp": _clamp}
     table = {}
     for op, arity in KERNEL_OPS.items():
+        if op in FUSED_OUT:
+            continue  # loops of the addcmul_out/addcdiv_out ops (below), not ops of their own
         base = ctx.reference(op)
         if base is None or op in DERIVATIVES:
             continue
@@ -358,4 +388,7 @@ def kernels(ctx) -> dict:
             table[op + "_"] = Kernel(_in_place(ctx, op, base), min_numel=sized)
         if (base := ctx.reference(op + "_out")) is not None:
             table[op + "_out"] = Kernel(_into(ctx, op, base), min_numel=sized)
+    for op in FUSED_OUT:
+        if (base := ctx.reference(op + "_out")) is not None:
+            table[op + "_out"] = Kernel(_fused_into(ctx, op, base), min_numel=sized)
     return {**table, **_Gelu(ctx).kernels()}
