@@ -880,6 +880,12 @@ def attach_methods(names_to_functions: dict) -> None:
         setattr(Tensor, name, fn)
 
 
+# The classes whose in-place and out= arithmetic may take the ops that write in place (add_, add_out, addcmul_out...):
+# Tensor, and the nn wrappers that add no behaviour of their own to it (core/nn/parameter.py adds Parameter and
+# Buffer). Other subclasses (UninitializedParameter, user subclasses) compute, then copy.
+PLAIN_CLASSES: set = {Tensor}
+
+
 def _method_of(op):
     def method(self, *args, **kwargs):
         return op(self, *args, **kwargs)

@@ -208,6 +208,28 @@ def test_addcmul_addcdiv_with_autograd_or_other_dtypes_compute_then_copy(device)
         get_operator("addcmul_out")(core.empty(2, dtype=core.int64, device=device), ints, ints, ints)
 
 
+def test_parameters_and_buffers_take_the_ops_written_in_place(device):
+    """An optimizer's in-place arithmetic on a Parameter (under no_grad) or a Buffer runs the ops that write in place
+    (``add_``, ``addcmul_out``, ``addcdiv_out``, ``mul_out``), as on a plain Tensor: no result computed, then
+    copied."""
+    from core.profiler import profile
+
+    p = core.nn.Parameter(core.ones(4, device=device))
+    b = core.nn.Buffer(core.full((4,), 2.0, device=device))
+    t = core.full((4,), 3.0, device=device)
+    with core.no_grad(), profile() as prof:
+        p.add_(b, alpha=0.5)
+        p.addcmul_(t, t, value=0.5)
+        p.addcdiv_(b, t, value=-3)
+        b.add_(p)
+        core.mul(p, 2, out=p)
+    names = {e.key for e in prof.key_averages()}
+    assert {"aten::add_", "aten::addcmul_out", "aten::addcdiv_out", "aten::mul_out"} <= names
+    if p.device.type == "cpu":
+        assert "aten::copy_" not in names
+    assert p.tolist() == [9.0] * 4 and b.tolist() == [6.5] * 4 and p.requires_grad
+
+
 def test_out_of_another_shape_dtype_or_with_autograd_computes_then_copies(device):
     """Where the ``*_out`` ops do not take a call (out to be resized, a result cast to out's dtype, autograd
     recording), ``out=`` computes the result and copies it in, as before."""

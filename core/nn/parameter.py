@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..tensor import Tensor
+from ..tensor import PLAIN_CLASSES, Tensor
 
 __all__ = ["Parameter", "Buffer", "is_parameter", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
 
@@ -53,6 +53,9 @@ class Buffer(Tensor):
 
     def __init__(self, data=None, *, persistent: bool = True):
         pass
+
+
+PLAIN_CLASSES.update((Parameter, Buffer))  # in-place arithmetic on them writes in place (core/tensor.py)
 
 
 class UninitializedTensorMixin:

@@ -21,7 +21,7 @@ from .. import dtypes as dt
 from ..dispatch.keys import is_grad_enabled
 from ..dispatch import TensorSpec, define
 from ..errors import op_error
-from ..tensor import Tensor
+from ..tensor import PLAIN_CLASSES, Tensor
 from ._util import broadcast_shapes, check_computable, common_device, documented, finish_out
 from .creation import _check_overlap, copy_op
 
@@ -478,14 +478,15 @@ def _into(name: str, out, input, other, alpha=1):
     """``out`` after the ``name_out`` op wrote ``input name other`` into it, or None where that op does not take the
     call (autograd would record, an operand of another dtype or device, a result of another dtype or shape): the
     caller then computes and copies (``finish_out``)."""
-    if out.__class__ is not Tensor or input.__class__ is not Tensor or input.dtype is not out.dtype:
+    if out.__class__ not in PLAIN_CLASSES or input.__class__ not in PLAIN_CLASSES or input.dtype is not out.dtype:
         return None
     device = out._storage.device
     if input._storage.device is not device:
         return None
     records = input.requires_grad or out.requires_grad
     if isinstance(other, Tensor):
-        if other.__class__ is not Tensor or other.dtype is not out.dtype or other._storage.device is not device:
+        if other.__class__ not in PLAIN_CLASSES or other.dtype is not out.dtype \
+                or other._storage.device is not device:
             return None
         records = records or other.requires_grad
         shape = input._shape if input._shape == other._shape else broadcast_shapes(input._shape, other._shape, op=name)
@@ -509,10 +510,10 @@ def _into(name: str, out, input, other, alpha=1):
 def _in_place(name: str, self, other, alpha=1):
     """``self`` after the ``name_`` op wrote into it, or None where that op does not take the call (autograd records,
     an operand of another dtype or device, a result of another dtype): the caller then computes and copies."""
-    if self.__class__ is not Tensor:
+    if self.__class__ not in PLAIN_CLASSES:
         return None
     if isinstance(other, Tensor):
-        if other.__class__ is not Tensor or other.dtype is not self.dtype:
+        if other.__class__ not in PLAIN_CLASSES or other.dtype is not self.dtype:
             return None
         device = self._storage.device
         if other._storage.device is not device:
@@ -970,12 +971,12 @@ def _fused_into(name: str, out, input, tensor1, tensor2, value):
     does not take the call (autograd would record, an operand of another dtype or device, integers, a result of
     another shape): the caller then computes, then copies."""
     d = out.dtype
-    if out.__class__ is not Tensor or not d.is_floating_point or value.__class__ not in (int, float):
+    if out.__class__ not in PLAIN_CLASSES or not d.is_floating_point or value.__class__ not in (int, float):
         return None
     device = out._storage.device
     records = out.requires_grad
     for t in (input, tensor1, tensor2):
-        if t.__class__ is not Tensor or t.dtype is not d or t._storage.device is not device:
+        if t.__class__ not in PLAIN_CLASSES or t.dtype is not d or t._storage.device is not device:
             return None
         records = records or t.requires_grad
     if records and is_grad_enabled():
