@@ -206,6 +206,9 @@ def test_addcmul_addcdiv_with_autograd_or_other_dtypes_compute_then_copy(device)
         core.ones(2, device=device).addcmul_(core.ones(3, 2, device=device), core.ones(2, device=device))
     with pytest.raises(RuntimeError, match="expected floating operands of out's dtype"):
         get_operator("addcmul_out")(core.empty(2, dtype=core.int64, device=device), ints, ints, ints)
+    for fn in (core.addcmul, core.addcdiv, core.add):
+        with pytest.raises(TypeError, match="argument 'out' must be Tensor, not list"):
+            fn(a, b, b, out=[0.0, 0.0]) if fn is not core.add else fn(a, b, out=[0.0, 0.0])
 
 
 def test_parameters_and_buffers_take_the_ops_written_in_place(device):

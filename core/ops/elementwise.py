@@ -970,10 +970,9 @@ def _fused_into(name: str, out, input, tensor1, tensor2, value):
     """``out`` after the ``name_out`` op wrote ``input + value * tensor1 op tensor2`` into it, or None where that op
     does not take the call (autograd would record, an operand of another dtype or device, integers, a result of
     another shape): the caller then computes, then copies."""
-    d = out.dtype
-    if out.__class__ not in PLAIN_CLASSES or not d.is_floating_point or value.__class__ not in (int, float):
+    if out.__class__ not in PLAIN_CLASSES or not out.dtype.is_floating_point or value.__class__ not in (int, float):
         return None
-    device = out._storage.device
+    d, device = out.dtype, out._storage.device
     records = out.requires_grad
     for t in (input, tensor1, tensor2):
         if t.__class__ not in PLAIN_CLASSES or t.dtype is not d or t._storage.device is not device:

@@ -15,7 +15,7 @@ import numpy as np
 from core.backends.api import Kernel, coalesce, contiguous_strides, is_contiguous
 
 from ..context import Family
-from ..layout import MISSING, Operand, check_bounds, operand, remember
+from ..layout import MISSING, check_bounds, operand, remember
 from ..movement import writable
 from ..renderer import BOOL_OUTPUT, DTYPES, FUSED_OUT, HALF, KERNEL_OPS, OP_DTYPES, kernel_name
 from ..runtime import new_tensor
@@ -154,29 +154,16 @@ def _pointwise(ctx, op: str, base, arity: int):
 
 
 def _in_place(ctx, op: str, base):
-    """``op_(self, other)`` (add_, sub_, mul_, div_): the op's loop writing into ``self`` (any non-negative strides),
-    alpha 1, one dtype; an ``other`` that shares ``self``'s memory but not its elements runs the reference (NumPy
-    buffers it)."""
+    """``op_(self, other)`` (add_, sub_, mul_, div_): the op's loop writing into ``self``, alpha 1, one dtype (see
+    :func:`_written_into`)."""
     entries = c_entries(ctx, op)
+    name = op + "_"
 
     def kernel(spec, self, other, alpha=1):
-        d = self.dtype
-        entry = entries.get(d.name)
-        if entry is None or alpha != 1 or spec.compute_dtype is not d or min(self._stride, default=0) < 0 \
-                or not writable(self) or (hasattr(other, "_storage") and other._storage is self._storage
-                                          and (other._offset, other._stride) != (self._offset, self._stride)):
+        entry = entries.get(self.dtype.name)
+        if entry is None or alpha != 1 or spec.compute_dtype is not self.dtype \
+                or not _written_into(ctx, name, entry, self, (self, other)):
             return base(spec, self, other, alpha)
-        check_bounds(op + "_", self)
-        shape = self._shape
-        n = math.prod(shape)
-        dense = contiguous_strides(shape)  # the one object _elementwise's contiguous path recognises
-        strides = dense if self._stride == dense else self._stride
-        operands = [Operand(self._storage.data, self._offset, strides, shape)]
-        scalar = other if hasattr(other, "_storage") else _scalar(other, d)
-        o = None if scalar is None else operand(op + "_", scalar, d, shape, dense, n)
-        if o is None:
-            return base(spec, self, other, alpha)
-        _elementwise(ctx, entry, shape, strides, n, d, operands + [o], into=self)
         return self
 
     return kernel
