@@ -305,7 +305,7 @@ def _make_binary(name: str, kind: str):
                                           doc=f"elementwise {name} of two broadcast operands ({kind} typing)")
 
     def fn(input, other, *, out=None):
-        if out is not None and name == "mul" and (done := _into(name, out, input, other)) is not None:
+        if out is not None and name == "mul" and (done := _written(name, out, input, other, 1, _OUT_OPS)) is not None:
             return done  # written into out by the mul_out op (below, with add_out)
         result = op(input, other)
         return finish_out(name, result, out) if out is not None else result
@@ -343,7 +343,7 @@ def _check_alpha(op: str, spec_dtype, alpha):
 
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other`` with broadcasting and type promotion (``torch.add``)."""
-    if out is not None and (done := _into("add", out, input, other, alpha)) is not None:
+    if out is not None and (done := _written("add", out, input, other, alpha, _OUT_OPS)) is not None:
         return done  # written into out by the add_out op
     if alpha == 1:
         result = _add_op(input, other)
@@ -355,7 +355,7 @@ def add(input, other, *, alpha=1, out=None):
 
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other`` (``torch.sub``)."""
-    if out is not None and (done := _into("sub", out, input, other, alpha)) is not None:
+    if out is not None and (done := _written("sub", out, input, other, alpha, _OUT_OPS)) is not None:
         return done  # written into out by the sub_out op
     if alpha == 1:
         result = _sub_op(input, other)
@@ -373,7 +373,7 @@ def rsub(input, other, *, alpha=1):
 def div(input, other, *, rounding_mode=None, out=None):
     """True division, or ``rounding_mode='trunc'|'floor'`` keeping integer dtypes (``torch.div``)."""
     if rounding_mode is None:
-        if out is not None and (done := _into("div", out, input, other)) is not None:
+        if out is not None and (done := _written("div", out, input, other, 1, _OUT_OPS)) is not None:
             return done
         result = _div_op(input, other)
     elif rounding_mode == "floor":
@@ -474,66 +474,47 @@ def _define_out(op):
 _OUT_OPS = {op.name: _define_out(op) for op in (_add_op, _sub_op, _BINARY_OPERATORS["mul"], _div_op)}
 
 
-def _into(name: str, out, input, other, alpha=1):
-    """``out`` after the ``name_out`` op wrote ``input name other`` into it, or None where that op does not take the
-    call (autograd would record, an operand of another dtype or device, a result of another dtype or shape): the
-    caller then computes and copies (``finish_out``)."""
-    if out.__class__ not in PLAIN_CLASSES or input.__class__ not in PLAIN_CLASSES or input.dtype is not out.dtype:
+def _written(name: str, out, input, other, alpha, ops: dict):
+    """``out`` after op ``ops[name]`` wrote ``input name alpha * other`` into it, or None where that op does not take
+    the call (autograd would record, an operand of another dtype or device, a result of another dtype; for the
+    ``out=`` ops of :data:`_OUT_OPS`, also a result of another shape): the caller then computes and copies.
+
+    ``ops`` is :data:`_INPLACE_OPS` (``add_``: ``input`` is ``out``, called ``op(self, other)``; a result of another
+    shape is left to the op's meta, which raises PyTorch's error) or :data:`_OUT_OPS` (``op(out, input, other)``).
+    """
+    if out.__class__ not in PLAIN_CLASSES:
         return None
-    device = out._storage.device
-    if input._storage.device is not device:
-        return None
-    records = input.requires_grad or out.requires_grad
+    into = ops is _OUT_OPS
+    records = out.requires_grad
+    if into:
+        if input.__class__ not in PLAIN_CLASSES or input.dtype is not out.dtype \
+                or input._storage.device is not out._storage.device:
+            return None
+        records = records or input.requires_grad
     if isinstance(other, Tensor):
         if other.__class__ not in PLAIN_CLASSES or other.dtype is not out.dtype \
-                or other._storage.device is not device:
+                or other._storage.device is not out._storage.device:
             return None
         records = records or other.requires_grad
-        shape = input._shape if input._shape == other._shape else broadcast_shapes(input._shape, other._shape, op=name)
     elif other.__class__ not in (int, float, bool) or dt.result_type(input, other) is not out.dtype:
         return None
-    else:
+    if into:
         shape = input._shape
-    if shape != out._shape or (name == "div" and out.dtype.category < _FLOAT) \
-            or (name == "sub" and out.dtype is dt.bool) or (records and is_grad_enabled()):
+        if isinstance(other, Tensor) and other._shape != shape:
+            shape = broadcast_shapes(shape, other._shape, op=name)
+        if shape != out._shape:
+            return None
+    if (name == "div" and out.dtype.category < _FLOAT) or (name == "sub" and out.dtype is dt.bool) \
+            or (records and is_grad_enabled()):
         return None
     if alpha != 1:
         _check_alpha(name, out.dtype, alpha)
     if 0 in out._stride:
-        _check_overlap(out, None)  # out may not write one element twice
-    op = _OUT_OPS[name]
-    op(out, input, other) if alpha == 1 else op(out, input, other, alpha)
+        _check_overlap(out, None)  # out may not write one element twice; an operand may overlap it (NumPy buffers)
+    args = (out, input, other) if into else (out, other)
+    ops[name](*args) if alpha == 1 else ops[name](*args, alpha)
     out._storage.version += 1
     return out
-
-
-def _in_place(name: str, self, other, alpha=1):
-    """``self`` after the ``name_`` op wrote into it, or None where that op does not take the call (autograd records,
-    an operand of another dtype or device, a result of another dtype): the caller then computes and copies."""
-    if self.__class__ not in PLAIN_CLASSES:
-        return None
-    if isinstance(other, Tensor):
-        if other.__class__ not in PLAIN_CLASSES or other.dtype is not self.dtype:
-            return None
-        device = self._storage.device
-        if other._storage.device is not device:
-            return None
-        operand_records = other.requires_grad
-    elif other.__class__ not in (int, float, bool) or dt.result_type(self, other) is not self.dtype:
-        return None
-    else:
-        operand_records = False
-    if (name == "div" and self.dtype.category < _FLOAT) or (name == "sub" and self.dtype is dt.bool) \
-            or ((self.requires_grad or operand_records) and is_grad_enabled()):
-        return None
-    if alpha != 1:
-        _check_alpha(name, self.dtype, alpha)
-    if 0 in self._stride:
-        _check_overlap(self, None)  # self may not write one element twice; other may overlap it (NumPy buffers)
-    op = _INPLACE_OPS[name]
-    op(self, other) if alpha == 1 else op(self, other, alpha)
-    self._storage.version += 1
-    return self
 
 
 _computed_then_copied = {name: _inplace(name, fn) for name, fn in
@@ -544,26 +525,26 @@ def add_(self, other, *, alpha=1):
     """``self += alpha * other`` (``Tensor.add_``): outside autograd, with an operand of ``self``'s dtype (or a
     Python number that keeps it) and device, the ``add_`` op writes into ``self``; otherwise the sum is computed,
     then copied in."""
-    done = _in_place("add", self, other, alpha)
+    done = _written("add", self, self, other, alpha, _INPLACE_OPS)
     return _computed_then_copied["add"](self, other, alpha=alpha) if done is None else done
 
 
 def sub_(self, other, *, alpha=1):
     """``self -= alpha * other`` (``Tensor.sub_``), as :func:`add_`."""
-    done = _in_place("sub", self, other, alpha)
+    done = _written("sub", self, self, other, alpha, _INPLACE_OPS)
     return _computed_then_copied["sub"](self, other, alpha=alpha) if done is None else done
 
 
 def mul_(self, other):
     """``self *= other`` (``Tensor.mul_``), as :func:`add_`."""
-    done = _in_place("mul", self, other)
+    done = _written("mul", self, self, other, 1, _INPLACE_OPS)
     return _computed_then_copied["mul"](self, other) if done is None else done
 
 
 def div_(self, other, *, rounding_mode=None):
     """``self /= other`` (``Tensor.div_``), as :func:`add_` for true division; ``rounding_mode`` computes, then
     copies."""
-    if rounding_mode is None and (done := _in_place("div", self, other)) is not None:
+    if rounding_mode is None and (done := _written("div", self, self, other, 1, _INPLACE_OPS)) is not None:
         return done
     return _computed_then_copied["div"](self, other, rounding_mode=rounding_mode)
 
