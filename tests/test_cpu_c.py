@@ -255,6 +255,37 @@ def test_addcmul_addcdiv_out_and_in_place_run_one_c_loop(monkeypatch, op, dtype)
         assert_close(out, want(x_np, a_np, b_np, 0.1), **tol)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_lerp_out_and_in_place_run_one_c_loop(monkeypatch, dtype):
+    """lerp with ``out=`` and ``lerp_`` with a number weight: one C loop of ATen's two forms (the weight a scalar
+    operand), contiguous or strided; the results equal the NumPy reference's, bit for bit."""
+    calls = _counted_loops(monkeypatch, "lerp_out", dtype)
+    d = getattr(core, dtype)
+    cd = np.float64 if dtype == "float64" else np.float32  # the compute dtype (half types compute in float32)
+    rng = np.random.default_rng(2)
+    x, y = (core.tensor(rng.uniform(-3, 3, (8, 40)), dtype=d) for _ in range(2))
+    x_np, y_np = (t.to(core.float64).numpy().astype(cd) for t in (x, y))
+
+    def want(a, b, w):  # ATen's two forms in the compute dtype, rounded once to dtype
+        w, one = cd(w), cd(1)
+        return core.tensor(a + w * (b - a) if abs(w) < 0.5 else b - (b - a) * (one - w), dtype=d)
+
+    for weight, out, end, end_np, kind in [(0.25, core.empty(8, 40, dtype=d), y, y_np, "contig"),
+                                           (0.75, core.empty(8, 40, dtype=d), y, y_np, "contig"),
+                                           (1.0, core.empty(40, 8, dtype=d).t(), y, y_np, "strided"),
+                                           (-0.5, core.empty(8, 40, dtype=d), y[3], y_np[3], "strided")]:
+        before = dict(calls)
+        assert core.lerp(x, end, weight, out=out) is out
+        assert calls[kind] == before[kind] + 1, (weight, out.stride())
+        assert core.equal(out, want(x_np, end_np, weight)), weight
+    same = x.clone()
+    before = dict(calls)
+    assert same.lerp_(y, 0.875) is same
+    assert calls["contig"] == before["contig"] + 1
+    if dtype == "float32":
+        assert core.equal(core.lerp(x, y, 1.0, out=core.empty(8, 40)), y), "weight 1 gives end exactly"
+
+
 # -- batched_matmul -------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_matmul_transposed_batched_and_expanded_operands(force_c, dtype):

@@ -185,6 +185,127 @@ def test_addcmul_addcdiv_write_into_out_in_one_op(device, op, dtype, form):
     assert out.data_ptr() == pointer and out._version == version + 1
 
 
+def _lerp_np(x, y, w):
+    """ATen's two forms of lerp, in the operands' dtype: from input where |w| < 0.5, else back from end."""
+    w = np.asarray(w, x.dtype)
+    return np.where(np.abs(w) < 0.5, x + w * (y - x), y - (y - x) * (np.asarray(1, x.dtype) - w))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("form", ["out", "in place", "out transposed", "broadcast", "overlapping"])
+def test_lerp_writes_into_out_in_one_op(device, dtype, form):
+    """``lerp`` with ``out=`` and ``lerp_`` with a number weight, outside autograd, are one op (``lerp_out``): no
+    difference, product or copy on the CPU backends; weights on both sides of 0.5 (PyTorch's two forms)."""
+    from core.profiler import profile
+
+    d = getattr(core, dtype)
+    rng = np.random.default_rng(3)
+    x_np, y_np = (rng.uniform(-4, 4, (3, 50)) for _ in range(2))
+    x, y = (core.tensor(v, dtype=d, device=device) for v in (x_np, y_np))
+    x_np, y_np = (t.to(core.float64).cpu().numpy() for t in (x, y))  # as stored in dtype
+    tol = {"rtol": 2**-7, "atol": 2**-6} if dtype == "bfloat16" else {}
+    for weight in (0.25, -0.375, 0.5, 0.75, 1.0):
+        out = core.full((3, 50), -1.0, dtype=d, device=device)
+        x_case, y_case = x, y
+        if form == "out transposed":
+            out = core.full((50, 3), -1.0, dtype=d, device=device).t()
+        elif form == "broadcast":
+            y_case = y[1]
+        elif form == "overlapping":
+            wide = core.tensor(np.concatenate([x_np, x_np[:, -1:]], 1), dtype=d, device=device)
+            out, x_case = wide[:, 1:], wide[:, :-1]
+        elif form == "in place":
+            out = x_case = x.clone()
+        pointer, version = out.data_ptr(), out._version
+        with profile() as prof:
+            if form == "in place":
+                assert x_case.lerp_(y_case, weight) is out
+            else:
+                assert core.lerp(x_case, y_case, weight, out=out) is out
+        names = {e.key for e in prof.key_averages()}
+        assert "aten::lerp_out" in names
+        if out.device.type == "cpu":  # the NumPy reference and cpu_c write into out; other backends compute, copy
+            assert not names & {"aten::mul", "aten::sub", "aten::add", "aten::copy_"}, names
+        cd = np.float64 if dtype == "float64" else np.float32  # PyTorch's compute dtype
+        want = _lerp_np(x_np.astype(cd), (y_np[1] if form == "broadcast" else y_np).astype(cd), weight)
+        assert_close(out, core.tensor(want, dtype=d, device=device), **tol)
+        assert out.data_ptr() == pointer and out._version == version + 1
+        if weight == 1.0 and form in ("out", "in place"):
+            assert np.array_equal(out.to(core.float64).cpu().numpy(), y_np), "weight 1 gives end exactly"
+
+
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv", "lerp"])
+def test_fused_ops_write_a_new_result_in_one_op(device, op):
+    """Outside autograd and a trace, ``addcmul``/``addcdiv``/``lerp`` of contiguous operands of one shape and a
+    number value run their ``*_out`` op into a new tensor; other layouts, autograd and traces compute from the parts
+    (a trace keeps them: they fuse and export)."""
+    from core.profiler import profile
+
+    rng = np.random.default_rng(5)
+    x_np, a_np, b_np = (rng.uniform(0.5, 2.0, (4, 30)).astype(np.float32) for _ in range(3))
+    x, a, b = (core.tensor(v, device=device) for v in (x_np, a_np, b_np))
+    if op == "lerp":
+        call, want = (lambda x, a, b: core.lerp(x, a, 0.75)), _lerp_np(x_np, a_np, np.float32(0.75))
+    else:
+        call = lambda x, a, b: getattr(core, op)(x, a, b, value=0.5)  # noqa: E731
+        want = x_np + 0.5 * a_np * b_np if op == "addcmul" else x_np + 0.5 * a_np / b_np
+    with profile() as prof:
+        y = call(x, a, b)
+    names = {e.key for e in prof.key_averages()}
+    assert f"aten::{op}_out" in names and y.shape == (4, 30) and y.is_contiguous()
+    if y.device.type == "cpu":
+        assert not names & {"aten::mul", "aten::div", "aten::add", "aten::sub"}, names
+    assert_close(y, want)
+    xt = core.tensor(np.ascontiguousarray(x_np.T), device=device).t()  # transposed: the parts pick the layout
+    xg = x.clone().requires_grad_()
+    for args in ((xt, a, b), (xg, a, b)):
+        with profile() as prof:
+            y = call(*args)
+        assert f"aten::{op}_out" not in {e.key for e in prof.key_averages()}
+        assert_close(y.detach(), want)
+    graph = str(core.jit.trace(call, (x, a, b)).graph)
+    assert f"{op}_out" not in graph and "empty" not in graph, graph
+
+
+def test_lerp_takes_pytorch_two_forms(device):
+    """``core.lerp`` computes as ATen does: ``input + w * (end - input)`` for |w| < 0.5, else
+    ``end - (end - input) * (1 - w)`` (a tensor weight picks per element), so w = 1 gives ``end`` exactly."""
+    rng = np.random.default_rng(4)
+    x_np = rng.uniform(-10, 10, 64).astype(np.float32)
+    y_np = rng.uniform(-1, 1, 64).astype(np.float32)
+    w_np = rng.uniform(-1, 2, 64).astype(np.float32)
+    x, y, w = (core.tensor(v, device=device) for v in (x_np, y_np, w_np))
+    assert np.array_equal(core.lerp(x, y, 1.0).cpu().numpy(), y_np)
+    assert not np.array_equal(x_np + np.float32(1) * (y_np - x_np), y_np)  # the one-form formula would miss it
+    for weight in (0.3, 0.7):
+        assert_close(core.lerp(x, y, weight), _lerp_np(x_np, y_np, np.float32(weight)))
+    assert_close(core.lerp(x, y, w), _lerp_np(x_np, y_np, w_np))
+    out = core.empty(64, device=device)
+    assert core.lerp(x, y, w, out=out) is out
+    assert_close(out, _lerp_np(x_np, y_np, w_np))
+    with pytest.raises(RuntimeError, match="expected floating operands of out's dtype"):
+        get_operator("lerp_out")(core.empty(2, dtype=core.int64, device=device), core.ones(2, device=device),
+                                 core.ones(2, device=device), 0.5)
+    with pytest.raises(TypeError, match=r"lerp_out\(\): expected out, input, end tensors and a number weight"):
+        get_operator("lerp_out")(core.empty(2, device=device), core.ones(2, device=device), core.ones(2, device=device))
+
+
+def test_lerp_gradients_on_both_sides_of_one_half(device):
+    """lerp's gradients are ``1 - w``, ``w`` and ``end - input`` for weights on either side of 0.5 (float64)."""
+    rng = np.random.default_rng(4)
+    x_np, y_np, w_np = rng.uniform(-10, 10, 64), rng.uniform(-1, 1, 64), rng.uniform(-1, 2, 64)
+    xg, yg, wg = (core.tensor(v, device=device, requires_grad=True) for v in (x_np, y_np, w_np))
+    core.lerp(xg, yg, wg).sum().backward()
+    assert_close(xg.grad, 1 - w_np)
+    assert_close(yg.grad, w_np)
+    assert_close(wg.grad, y_np - x_np)
+    for weight in (0.25, 0.75):
+        xg.grad = yg.grad = None
+        core.lerp(xg, yg, weight).sum().backward()
+        assert_close(xg.grad, np.full(64, 1 - weight))
+        assert_close(yg.grad, np.full(64, weight))
+
+
 def test_addcmul_addcdiv_with_autograd_or_other_dtypes_compute_then_copy(device):
     """Where ``addcmul_out`` does not take a call (autograd recording, integer or mixed dtypes, a number value out
     of range of a half type), the result is computed from its parts and copied, as before; its checks stand."""

@@ -18,12 +18,12 @@ import numbers
 import numpy as np
 
 from .. import dtypes as dt
-from ..dispatch.keys import is_grad_enabled
+from ..dispatch.keys import Batched, Tracer, is_grad_enabled, tls
 from ..dispatch import TensorSpec, define
 from ..errors import op_error
-from ..tensor import PLAIN_CLASSES, Tensor
+from ..tensor import PLAIN_CLASSES, Tensor, contiguous_strides
 from ._util import broadcast_shapes, check_computable, common_device, documented, finish_out
-from .creation import _check_overlap, copy_op
+from .creation import _check_overlap, copy_op, empty
 
 __all__: list = []
 METHODS: dict = {}
@@ -903,100 +903,148 @@ gelu_backward = define("gelu_backward", decomposition=_gelu_backward_parts,
                            "composite (differentiable for double backward) that backends may fuse")
 
 
+def _lerp_parts(input, end, weight):
+    """PyTorch's two forms of lerp (ATen's ``lerp``): ``input + weight * (end - input)`` where ``|weight| < 0.5``,
+    else ``end - (end - input) * (1 - weight)``, so a weight of 1 gives ``end`` exactly."""
+    diff = sub(end, input)
+    if isinstance(weight, Tensor):
+        return where(lt(abs(weight), 0.5), add(input, mul(weight, diff)), sub(end, mul(diff, rsub(weight, 1))))
+    if builtins.abs(weight) < 0.5:
+        return add(input, mul(diff, weight))
+    return sub(end, mul(diff, 1 - weight))
+
+
 def lerp(input, end, weight, *, out=None):
-    """``input + weight * (end - input)`` (``torch.lerp``)."""
-    return add(input, mul(weight, sub(end, input)), out=out)
+    """``input + weight * (end - input)`` (``torch.lerp``) in PyTorch's two forms (:func:`_lerp_parts`); with a
+    number weight, outside autograd, the ``lerp_out`` op writes into ``out`` or a new tensor (one pass on the CPU
+    backends; see :func:`_fused_into`)."""
+    if (done := _fused_into("lerp", out, (input, end), weight)) is not None:
+        return done
+    result = _lerp_parts(input, end, weight)
+    return finish_out("lerp", result, out) if out is not None else result
 
 
-def _fused_out_meta(name: str):
-    """The meta of ``name(out, input, tensor1, tensor2, value=1)``: floating operands of out's dtype on its device
-    that broadcast to its shape."""
-    def meta(out, input, tensor1, tensor2, value=1):
-        tensors = (out, input, tensor1, tensor2)
-        if not all(isinstance(t, Tensor) for t in tensors) or not isinstance(value, numbers.Number):
-            raise TypeError(f"{name}(): expected out, input, tensor1 and tensor2 tensors and a number value, got "
-                            f"{', '.join(type(x).__name__ for x in (*tensors, value))}")
-        shape = broadcast_shapes(input._shape, tensor1._shape, tensor2._shape, op=name)
+def _fused_out_meta(name: str, tensors: tuple, value: str, default):
+    """The meta of ``name(out, *tensors, value=default)``: floating tensors of out's dtype on its device that
+    broadcast to its shape, and a number."""
+    def meta(out, *args):
+        if len(args) == len(tensors) and default is not None:
+            args = (*args, default)
+        operands = (out, *args[:-1])
+        if len(args) != len(tensors) + 1 or not all(isinstance(t, Tensor) for t in operands) \
+                or not isinstance(args[-1], numbers.Number):
+            raise TypeError(f"{name}(): expected out, {', '.join(tensors)} tensors and a number {value}, got "
+                            f"{', '.join(type(x).__name__ for x in (out, *args))}")
+        shape = broadcast_shapes(*(t._shape for t in operands[1:]), op=name)
         d = out.dtype
-        if shape != out._shape or not d.is_floating_point or any(t.dtype is not d for t in tensors):
+        if shape != out._shape or not d.is_floating_point or any(t.dtype is not d for t in operands):
             raise op_error(RuntimeError, name, f"expected floating operands of out's dtype that broadcast to out's "
-                           f"shape {list(out._shape)}", *tensors)
-        return TensorSpec(shape, d, common_device(name, tensors), d)
+                           f"shape {list(out._shape)}", *operands)
+        return TensorSpec(shape, d, common_device(name, operands), d)
 
     return meta
 
 
-def _fused_out_parts(meta, parts):
-    """``addcmul_out``/``addcdiv_out`` for backends without a kernel of it: computed, then copied into ``out``."""
-    def decomposition(out, input, tensor1, tensor2, value=1):
-        meta(out, input, tensor1, tensor2, value)
-        return copy_op(out, add(input, parts(tensor1, tensor2), alpha=value))
+def _define_fused_out(name: str, parts, tensors: tuple, value: str, default, formula: str):
+    """The op ``name_out(out, *tensors, value)`` writing ``formula`` into out; backends without a kernel of it
+    compute ``parts(*tensors, value)`` and copy it in."""
+    meta = _fused_out_meta(name + "_out", tensors, value, default)
 
-    return decomposition
+    def decomposition(out, *args):
+        meta(out, *args)
+        return copy_op(out, parts(*args))
 
-
-def _define_fused_out(name: str, parts, symbol: str):
-    meta = _fused_out_meta(name + "_out")
-    return define(name + "_out", meta=meta, decomposition=_fused_out_parts(meta, parts), inplace=True,
-                  doc=f"out = input + value * tensor1 {symbol} tensor2 written into out (``out=`` and ``{name}_``), "
-                      f"floating operands of out's dtype broadcast to its shape; backends without a kernel compute "
-                      f"the result and copy it in")
+    return define(name + "_out", meta=meta, decomposition=decomposition, inplace=True,
+                  doc=f"``{name}_out(out, {', '.join(tensors)}, {value})``: out = {formula} written into out "
+                      f"(``out=`` and ``{name}_``), floating operands of out's dtype broadcast to its shape; backends "
+                      f"without a kernel compute the result and copy it in")
 
 
-_FUSED_OUT_OPS = {name: _define_fused_out(name, parts, symbol)
-                  for name, parts, symbol in (("addcmul", mul, "*"), ("addcdiv", div, "/"))}
+def _addc_parts(op):
+    """``input + value * op(tensor1, tensor2)`` from its parts (addcmul, addcdiv)."""
+    def parts(input, tensor1, tensor2, value=1):
+        return add(input, op(tensor1, tensor2), alpha=value)
+
+    return parts
 
 
-def _fused_into(name: str, out, input, tensor1, tensor2, value):
-    """``out`` after the ``name_out`` op wrote ``input + value * tensor1 op tensor2`` into it, or None where that op
-    does not take the call (autograd would record, an operand of another dtype or device, integers, a result of
-    another shape): the caller then computes, then copies."""
-    if out.__class__ not in PLAIN_CLASSES or not out.dtype.is_floating_point or value.__class__ not in (int, float):
+_ADDC = ("input", "tensor1", "tensor2")
+_FUSED_OUT_OPS = {
+    "addcmul": _define_fused_out("addcmul", _addc_parts(mul), _ADDC, "value", 1, "input + value * tensor1 * tensor2"),
+    "addcdiv": _define_fused_out("addcdiv", _addc_parts(div), _ADDC, "value", 1, "input + value * tensor1 / tensor2"),
+    "lerp": _define_fused_out("lerp", _lerp_parts, ("input", "end"), "weight", None,
+                              "lerp(input, end, weight) in PyTorch's two forms"),
+}
+
+
+_TRACED = Tracer.mask | Batched.mask  # core.jit.trace and vmap see a new result's parts
+
+
+def _fused_into(name: str, out, tensors: tuple, value):
+    """``out`` after the ``name_out`` op wrote its formula of ``tensors`` and number ``value`` into it, or None where
+    that op does not take the call (autograd would record, an operand of another dtype or device, integers, a result
+    of another shape): the caller then computes, then copies. ``out`` None: a new tensor, for contiguous operands of
+    one shape (the layout the result would have), else None: the caller computes from the parts."""
+    first = tensors[0] if out is None else out
+    if first.__class__ not in PLAIN_CLASSES or not first.dtype.is_floating_point or value.__class__ not in (int, float):
         return None
-    d, device = out.dtype, out._storage.device
-    records = out.requires_grad
-    for t in (input, tensor1, tensor2):
+    d, device = first.dtype, first._storage.device
+    records = first.requires_grad
+    for t in tensors:
         if t.__class__ not in PLAIN_CLASSES or t.dtype is not d or t._storage.device is not device:
             return None
         records = records or t.requires_grad
     if records and is_grad_enabled():
         return None
-    shape = input._shape
-    if not shape == tensor1._shape == tensor2._shape:
-        shape = broadcast_shapes(shape, tensor1._shape, tensor2._shape, op=name)
-    if shape != out._shape:
-        return None
-    if 0 in out._stride:
-        _check_overlap(out, None)  # out may not write one element twice
-    _FUSED_OUT_OPS[name](out, input, tensor1, tensor2, value)
+    shape = tensors[0]._shape
+    if out is None:
+        if tls.include & ~tls.exclude & _TRACED:  # a trace records the parts: they fuse and export
+            return None
+        dense = contiguous_strides(shape)
+        if any(t._shape != shape or t._stride != dense for t in tensors):
+            return None
+        out = empty(shape, dtype=d, device=device)
+    else:
+        if any(t._shape != shape for t in tensors):
+            shape = broadcast_shapes(*(t._shape for t in tensors), op=name)
+        if shape != out._shape:
+            return None
+        if 0 in out._stride:
+            _check_overlap(out, None)  # out may not write one element twice
+    _FUSED_OUT_OPS[name](out, *tensors, value)
     out._storage.version += 1
     return out
 
 
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
-    """``input + value * tensor1 * tensor2`` (``torch.addcmul``); with ``out=``, outside autograd, the
-    ``addcmul_out`` op writes into ``out`` (one pass on the CPU backends)."""
-    if out is not None and (done := _fused_into("addcmul", out, input, tensor1, tensor2, value)) is not None:
+    """``input + value * tensor1 * tensor2`` (``torch.addcmul``); outside autograd, the ``addcmul_out`` op writes
+    into ``out`` or a new tensor (one pass on the CPU backends; see :func:`_fused_into`)."""
+    if (done := _fused_into("addcmul", out, (input, tensor1, tensor2), value)) is not None:
         return done
     return add(input, mul(tensor1, tensor2), alpha=value, out=out)
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 / tensor2`` (``torch.addcdiv``); ``out=`` as :func:`addcmul`'s."""
-    if out is not None and (done := _fused_into("addcdiv", out, input, tensor1, tensor2, value)) is not None:
+    if (done := _fused_into("addcdiv", out, (input, tensor1, tensor2), value)) is not None:
         return done
     return add(input, div(tensor1, tensor2), alpha=value, out=out)
 
 
 def _fused_in_place(name: str, fn):
     computed_then_copied = _inplace(name, fn)
+    if name == "lerp":
+        def in_place(self, end, weight):
+            done = _fused_into(name, self, (self, end), weight)
+            return computed_then_copied(self, end, weight) if done is None else done
+    else:
+        def in_place(self, tensor1, tensor2, *, value=1):
+            done = _fused_into(name, self, (self, tensor1, tensor2), value)
+            return computed_then_copied(self, tensor1, tensor2, value=value) if done is None else done
 
-    def in_place(self, tensor1, tensor2, *, value=1):
-        done = _fused_into(name, self, self, tensor1, tensor2, value)
-        return computed_then_copied(self, tensor1, tensor2, value=value) if done is None else done
-
-    in_place.__doc__ = (f"In-place ``{name}``: outside autograd, with operands of self's dtype and device, the "
-                        f"``{name}_out`` op writes into ``self``; otherwise the result is computed, then copied in.")
+    in_place.__doc__ = (f"In-place ``{name}``: outside autograd, with operands of self's dtype and device and a number "
+                        f"{'weight' if name == 'lerp' else 'value'}, the ``{name}_out`` op writes into ``self``; "
+                        f"otherwise the result is computed, then copied in.")
     return in_place
 
 
@@ -1018,7 +1066,7 @@ def heaviside(input, values):
 
 for _fn in (lerp, addcmul, addcdiv, nan_to_num, heaviside):
     _export(_fn.__name__, _fn)
-    _export(_fn.__name__ + "_", (_fused_in_place if _fn in (addcmul, addcdiv) else _inplace)(_fn.__name__, _fn))
+    _export(_fn.__name__ + "_", (_fused_in_place if _fn in (lerp, addcmul, addcdiv) else _inplace)(_fn.__name__, _fn))
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):

@@ -44,7 +44,9 @@ _FLOAT_UNARY = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt",
                 "reciprocal", "deg2rad", "rad2deg", "sinc", "lgamma")
 _FLOAT_BINARY = ("div", "atan2", "copysign", "hypot", "logaddexp", "logaddexp2", "xlogy", "nextafter",
                  "tanh_backward", "sigmoid_backward", "relu_backward")
-FUSED_OUT = ("addcmul", "addcdiv")  # input + value * tensor1 (* or /) tensor2, four operands
+# the loops of ops that write into out (out=, addcmul_, lerp_) and their operands: d is a number (the value, the
+# weight), read once by the contiguous loop
+FUSED_OUT = {"addcmul": "abcd", "addcdiv": "abcd", "lerp": "abd"}
 # {op: the dtypes its kernels compile for}
 OP_DTYPES = {
     **dict.fromkeys(_FLOAT_UNARY, FLOATS),
@@ -61,7 +63,7 @@ OP_DTYPES = {
     **dict.fromkeys(("bitwise_and", "bitwise_or", "bitwise_xor"), INTEGERS + ("bool",)),
     **dict.fromkeys(("bitwise_left_shift", "bitwise_right_shift"), INTEGERS),
     "where": ALL, "clamp": ALL,
-    # the loops of the addcmul_out/addcdiv_out ops (out= and addcmul_): input, tensor1, tensor2, value
+    # the loops of the addcmul_out/addcdiv_out ops (input, tensor1, tensor2, value) and lerp_out (input, end, weight)
     **dict.fromkeys(FUSED_OUT, FLOATS),
 }
 # every op with float kernels gets half ones, but nextafter (its step is the half type's, not float32's) and
@@ -71,7 +73,7 @@ for _op, _dtypes in OP_DTYPES.items():
         OP_DTYPES[_op] = _dtypes + HALF
 _UNARY = ("neg", "abs", "square", "positive", "relu", "sign", "sgn", "floor", "ceil", "trunc", "round", "frac", "isnan",
           "isinf", "isfinite", "isposinf", "isneginf", "signbit", "logical_not", "bitwise_not")
-KERNEL_OPS = {op: 4 if op in FUSED_OUT else 3 if op in ("where", "clamp")
+KERNEL_OPS = {op: len(FUSED_OUT[op]) if op in FUSED_OUT else 3 if op in ("where", "clamp")
               else 1 if op in _UNARY or op in _FLOAT_UNARY else 2 for op in OP_DTYPES}
 UNARY_OPS = tuple(op for op, arity in KERNEL_OPS.items() if arity == 1)
 BINARY_OPS = tuple(op for op, arity in KERNEL_OPS.items() if arity == 2)
@@ -131,6 +133,8 @@ _OWN_EXPRESSIONS = {
     "clamp_min": "ccc_clamp_min_{N}(a, b)", "clamp_max": "ccc_clamp_max_{N}(a, c)",
     # PyTorch's CPU order, input + value * tensor1 * tensor2 (or / tensor2): d is the value, a scalar operand
     "addcmul": "(a + d * b * c)", "addcdiv": "(a + d * b / c)",
+    # ATen's lerp: weight (d) below 0.5 in magnitude steps from input, else back from end (weight 1 gives end)
+    "lerp": "({f:fabs}(d) < 0.5 ? a + d * (b - a) : b - (b - a) * (1 - d))",
 }
 
 # Helpers the expressions call, rendered once per dtype of their kind, in the order NumPy's loops compute.
@@ -310,7 +314,7 @@ class CpuRenderer(OwnMathFunctions, CRenderer):
 
     def render_pair(self, op: str, dtype: str) -> tuple:
         """(C source, prototypes) of C kernel ``op``'s two entry points for inputs of ``dtype``."""
-        names = {"clamp": "abc", "clamp_min": "ab", "clamp_max": "ac"}.get(op) or "abcd"[:KERNEL_OPS[op]]
+        names = {"clamp": "abc", "clamp_min": "ab", "clamp_max": "ac", **FUSED_OUT}.get(op) or "abcd"[:KERNEL_OPS[op]]
         out_dtype = "bool" if op in BOOL_OUTPUT else dtype
         half = dtype in HALF
         expr = self.expression(op, "float32" if half else dtype)
@@ -338,7 +342,7 @@ class CpuRenderer(OwnMathFunctions, CRenderer):
         start = ["    int bad = 0;"] if checked else []
         end = ["    return bad;"] if checked else []
         clones = "CCC_MATH_CLONES " if _vector_math(expr) else ""
-        # addcmul/addcdiv's value (d) is a number: their contiguous loops read it once, at d_off, as a scalar
+        # the value or weight (d) of addcmul/addcdiv/lerp is a number: their contiguous loops read it once, at d_off
         scalar_d = "0" if op in FUSED_OUT else None
         stream = _streaming(O, loads, expr, checked or out_dtype not in _FLOAT, scalar_d)
         contig = [clones + contig_sig + " {", *pointers, *start, *stream,
@@ -375,7 +379,7 @@ class CpuRenderer(OwnMathFunctions, CRenderer):
                     "                    " + body.format(o="o + k", **{x: f"{x}_at + k" for x in names}),
                     "                }"]
         # a tensor and a scalar (or a broadcast row), or addcmul's value: the scalar read once, the loop vectorised
-        for still in names if len(names) == 2 else names[3:]:
+        for still in names if len(names) == 2 else "d" if op in FUSED_OUT else "":
             walks = {x: (f"{x}_at" if x == still else f"{x}_at + k") for x in names}
             condition = " && ".join(["so == 1"] + [f"s{x} == {0 if x == still else 1}" for x in names])
             strided += [f"            }} else if ({condition}) {{", simd,

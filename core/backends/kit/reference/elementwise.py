@@ -271,6 +271,21 @@ def kernels(ctx) -> dict:
 
         return kernel
 
+    def lerp_into(spec, out, input, end, weight):
+        """``out = lerp(input, end, weight)`` written into out's memory (``out=`` and ``lerp_``, a number weight) in
+        ATen's two forms: ``input + weight * (end - input)`` for ``|weight| < 0.5``, else
+        ``end - (end - input) * (1 - weight)``, the weight in the compute dtype."""
+        cd = COMPUTE_NP[spec.compute_dtype]
+        x, y, w = operand(input, cd), operand(end, cd), operand(weight, cd)
+        token = mute()
+        try:
+            small = abs(weight) < 0.5
+            part = (y - x) * (w if small else 1 - w)
+        finally:
+            unmute(token)
+        written(xp.add if small else xp.subtract, None, array(out), x if small else y, part, cd)
+        return out
+
     def sub(spec, a, b, alpha=1):
         cd = compute_np(spec.compute_dtype)
         x, y = operand(a, cd), operand(b, cd)
@@ -372,7 +387,7 @@ def kernels(ctx) -> dict:
     table.update({name: binary(fn) for name, fn in binary_table(xp, ctx.special).items()})
     table.update(add=add, sub=sub, where=where, clamp=clamp, relu=relu, polygamma=polygamma,
                  softmax=softmax_kernel(False), log_softmax=softmax_kernel(True))
-    table.update(addcmul_out=fused_into(xp.multiply), addcdiv_out=fused_into(xp.true_divide))
+    table.update(addcmul_out=fused_into(xp.multiply), addcdiv_out=fused_into(xp.true_divide), lerp_out=lerp_into)
     # the common calls of the arithmetic operators skip the meta function: dtypes that compute in themselves
     # (float16/bfloat16 compute in float32, bool adds with `or`; an integer quotient is a float)
     floats = {dtypes.float32, dtypes.float64}

@@ -38226,3 +38226,303 @@ void ccc_addcdiv_bfloat16_strided(long long n, int ndim, const long long* meta, 
         }
     }
 }
+void ccc_lerp_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off, const void* d_base, long long d_off) {
+    float* restrict out = (float*)out_base + out_off;
+    const float* restrict in_a = (const float*)a_base + a_off;
+    const float* restrict in_b = (const float*)b_base + b_off;
+    const float* restrict in_d = (const float*)d_base + d_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(float) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(float));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(float))) {
+                float v[(CCC_STREAM_BYTES / (long long)sizeof(float))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(float)); k++) {
+                    float a = in_a[i0 + k]; float b = in_b[i0 + k]; float d = in_d[0]; v[k] = (float)((fabsf(d) < 0.5 ? a + d * (b - a) : b - (b - a) * (1 - d)));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            float a = in_a[i]; float b = in_b[i]; float d = in_d[0]; out[i] = (float)((fabsf(d) < 0.5 ? a + d * (b - a) : b - (b - a) * (1 - d)));
+        }
+        return;
+    }
+#endif
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = in_a[i]; float b = in_b[i]; float d = in_d[0]; out[i] = (float)((fabsf(d) < 0.5 ? a + d * (b - a) : b - (b - a) * (1 - d)));
+    }
+}
+void ccc_lerp_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base, const void* d_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* ds = meta + 4 * ndim;
+    const long long* offs = meta + 5 * ndim;
+    float* restrict out = (float*)out_base;
+    const float* restrict in_a = (const float*)a_base;
+    const float* restrict in_b = (const float*)b_base;
+    const float* restrict in_d = (const float*)d_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            long long d_at = offs[3] + j * ds[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+                d_at += c * ds[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            const long long sd = ds[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1 && sd == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at + k]; float d = in_d[d_at + k]; out[o + k] = (float)((fabsf(d) < 0.5 ? a + d * (b - a) : b - (b - a) * (1 - d)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 1 && sd == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k]; float b = in_b[b_at + k]; float d = in_d[d_at]; out[o + k] = (float)((fabsf(d) < 0.5 ? a + d * (b - a) : b - (b - a) * (1 - d)));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = in_a[a_at + k * sa]; float b = in_b[b_at + k * sb]; float d = in_d[d_at + k * sd]; out[o + k * so] = (float)((fabsf(d) < 0.5 ? a + d * (b - a) : b - (b - a) * (1 - d)));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_lerp_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off, const void* d_base, long long d_off) {
+    double* restrict out = (double*)out_base + out_off;
+    const double* restrict in_a = (const double*)a_base + a_off;
+    const double* restrict in_b = (const double*)b_base + b_off;
+    const double* restrict in_d = (const double*)d_base + d_off;
+#if CCC_STREAM
+    if (n * (long long)sizeof(double) >= CCC_STREAM_MIN_BYTES && (uintptr_t)out % CCC_STREAM_BYTES == 0) {
+        const long long m = n - n % (CCC_STREAM_BYTES / (long long)sizeof(double));
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static)
+            for (long long i0 = 0; i0 < m; i0 += (CCC_STREAM_BYTES / (long long)sizeof(double))) {
+                double v[(CCC_STREAM_BYTES / (long long)sizeof(double))] __attribute__((aligned(CCC_STREAM_BYTES)));
+                #pragma omp simd
+                for (long long k = 0; k < (CCC_STREAM_BYTES / (long long)sizeof(double)); k++) {
+                    double a = in_a[i0 + k]; double b = in_b[i0 + k]; double d = in_d[0]; v[k] = (double)((fabs(d) < 0.5 ? a + d * (b - a) : b - (b - a) * (1 - d)));
+                }
+                ccc_stream(out + i0, v);
+            }
+            ccc_stream_fence();
+        }
+        for (long long i = m; i < n; i++) {
+            double a = in_a[i]; double b = in_b[i]; double d = in_d[0]; out[i] = (double)((fabs(d) < 0.5 ? a + d * (b - a) : b - (b - a) * (1 - d)));
+        }
+        return;
+    }
+#endif
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        double a = in_a[i]; double b = in_b[i]; double d = in_d[0]; out[i] = (double)((fabs(d) < 0.5 ? a + d * (b - a) : b - (b - a) * (1 - d)));
+    }
+}
+void ccc_lerp_float64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base, const void* d_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* ds = meta + 4 * ndim;
+    const long long* offs = meta + 5 * ndim;
+    double* restrict out = (double*)out_base;
+    const double* restrict in_a = (const double*)a_base;
+    const double* restrict in_b = (const double*)b_base;
+    const double* restrict in_d = (const double*)d_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            long long d_at = offs[3] + j * ds[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+                d_at += c * ds[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            const long long sd = ds[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1 && sd == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at + k]; double d = in_d[d_at + k]; out[o + k] = (double)((fabs(d) < 0.5 ? a + d * (b - a) : b - (b - a) * (1 - d)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 1 && sd == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k]; double b = in_b[b_at + k]; double d = in_d[d_at]; out[o + k] = (double)((fabs(d) < 0.5 ? a + d * (b - a) : b - (b - a) * (1 - d)));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    double a = in_a[a_at + k * sa]; double b = in_b[b_at + k * sb]; double d = in_d[d_at + k * sd]; out[o + k * so] = (double)((fabs(d) < 0.5 ? a + d * (b - a) : b - (b - a) * (1 - d)));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_lerp_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off, const void* d_base, long long d_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    const unsigned short* restrict in_d = (const unsigned short*)d_base + d_off;
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_f16_load(in_a[i]); float b = ccc_f16_load(in_b[i]); float d = ccc_f16_load(in_d[0]); out[i] = ccc_f16_store((fabsf(d) < 0.5 ? a + d * (b - a) : b - (b - a) * (1 - d)));
+    }
+}
+void ccc_lerp_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base, const void* d_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* ds = meta + 4 * ndim;
+    const long long* offs = meta + 5 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const unsigned short* restrict in_d = (const unsigned short*)d_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            long long d_at = offs[3] + j * ds[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+                d_at += c * ds[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            const long long sd = ds[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1 && sd == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); float d = ccc_f16_load(in_d[d_at + k]); out[o + k] = ccc_f16_store((fabsf(d) < 0.5 ? a + d * (b - a) : b - (b - a) * (1 - d)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 1 && sd == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k]); float b = ccc_f16_load(in_b[b_at + k]); float d = ccc_f16_load(in_d[d_at]); out[o + k] = ccc_f16_store((fabsf(d) < 0.5 ? a + d * (b - a) : b - (b - a) * (1 - d)));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_f16_load(in_a[a_at + k * sa]); float b = ccc_f16_load(in_b[b_at + k * sb]); float d = ccc_f16_load(in_d[d_at + k * sd]); out[o + k * so] = ccc_f16_store((fabsf(d) < 0.5 ? a + d * (b - a) : b - (b - a) * (1 - d)));
+                }
+            }
+            i += len;
+        }
+    }
+}
+void ccc_lerp_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off, const void* d_base, long long d_off) {
+    unsigned short* restrict out = (unsigned short*)out_base + out_off;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base + a_off;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base + b_off;
+    const unsigned short* restrict in_d = (const unsigned short*)d_base + d_off;
+    #pragma omp parallel for simd if(parallel: n >= 32768) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        float a = ccc_bf16_load(in_a[i]); float b = ccc_bf16_load(in_b[i]); float d = ccc_bf16_load(in_d[0]); out[i] = ccc_bf16_store((fabsf(d) < 0.5 ? a + d * (b - a) : b - (b - a) * (1 - d)));
+    }
+}
+void ccc_lerp_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base, const void* d_base) {
+    const long long* shape = meta;
+    const long long* os = meta + ndim;
+    const long long* as = meta + 2 * ndim;
+    const long long* bs = meta + 3 * ndim;
+    const long long* ds = meta + 4 * ndim;
+    const long long* offs = meta + 5 * ndim;
+    unsigned short* restrict out = (unsigned short*)out_base;
+    const unsigned short* restrict in_a = (const unsigned short*)a_base;
+    const unsigned short* restrict in_b = (const unsigned short*)b_base;
+    const unsigned short* restrict in_d = (const unsigned short*)d_base;
+    const long long inner = shape[ndim - 1];
+    #pragma omp parallel if(n >= 32768)
+    {
+        long long nt = omp_get_num_threads(), t = omp_get_thread_num();
+        long long i = n / nt * t + (t < n % nt ? t : n % nt);
+        long long end = i + n / nt + (t < n % nt);
+        while (i < end) {
+            long long row = i / inner, j = i % inner, len = inner - j;
+            if (len > end - i) len = end - i;
+            long long o = offs[0] + j * os[ndim - 1];
+            long long a_at = offs[1] + j * as[ndim - 1];
+            long long b_at = offs[2] + j * bs[ndim - 1];
+            long long d_at = offs[3] + j * ds[ndim - 1];
+            for (int d = ndim - 2; d >= 0; d--) {
+                long long c = row % shape[d]; row /= shape[d]; o += c * os[d];
+                a_at += c * as[d];
+                b_at += c * bs[d];
+                d_at += c * ds[d];
+            }
+            const long long so = os[ndim - 1];
+            const long long sa = as[ndim - 1];
+            const long long sb = bs[ndim - 1];
+            const long long sd = ds[ndim - 1];
+            if (so == 1 && sa == 1 && sb == 1 && sd == 1) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); float d = ccc_bf16_load(in_d[d_at + k]); out[o + k] = ccc_bf16_store((fabsf(d) < 0.5 ? a + d * (b - a) : b - (b - a) * (1 - d)));
+                }
+            } else if (so == 1 && sa == 1 && sb == 1 && sd == 0) {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k]); float b = ccc_bf16_load(in_b[b_at + k]); float d = ccc_bf16_load(in_d[d_at]); out[o + k] = ccc_bf16_store((fabsf(d) < 0.5 ? a + d * (b - a) : b - (b - a) * (1 - d)));
+                }
+            } else {
+                #pragma omp simd
+                for (long long k = 0; k < len; k++) {
+                    float a = ccc_bf16_load(in_a[a_at + k * sa]); float b = ccc_bf16_load(in_b[b_at + k * sb]); float d = ccc_bf16_load(in_d[d_at + k * sd]); out[o + k * so] = ccc_bf16_store((fabsf(d) < 0.5 ? a + d * (b - a) : b - (b - a) * (1 - d)));
+                }
+            }
+            i += len;
+        }
+    }
+}

@@ -1259,3 +1259,11 @@ void ccc_addcdiv_float16_contig(long long n, void* out_base, long long out_off, 
 void ccc_addcdiv_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base, const void* c_base, const void* d_base);
 void ccc_addcdiv_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off, const void* c_base, long long c_off, const void* d_base, long long d_off);
 void ccc_addcdiv_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base, const void* c_base, const void* d_base);
+void ccc_lerp_float32_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off, const void* d_base, long long d_off);
+void ccc_lerp_float32_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base, const void* d_base);
+void ccc_lerp_float64_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off, const void* d_base, long long d_off);
+void ccc_lerp_float64_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base, const void* d_base);
+void ccc_lerp_float16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off, const void* d_base, long long d_off);
+void ccc_lerp_float16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base, const void* d_base);
+void ccc_lerp_bfloat16_contig(long long n, void* out_base, long long out_off, const void* a_base, long long a_off, const void* b_base, long long b_off, const void* d_base, long long d_off);
+void ccc_lerp_bfloat16_strided(long long n, int ndim, const long long* meta, void* out_base, const void* a_base, const void* b_base, const void* d_base);

@@ -210,17 +210,19 @@ def _into(ctx, op: str, base):
 
 
 def _fused_into(ctx, op: str, base):
-    """``addcmul_out``/``addcdiv_out(out, input, tensor1, tensor2, value)`` (``out=`` and ``addcmul_``): one loop,
-    ``input + value * tensor1 op tensor2`` in PyTorch's order, the value a scalar operand (the contiguous loop, its
-    streaming stores included, when the tensors are dense; see :func:`_written_into`)."""
+    """``addcmul_out``/``addcdiv_out(out, input, tensor1, tensor2, value)`` (``out=`` and ``addcmul_``) and
+    ``lerp_out(out, input, end, weight)``: one loop, ``input + value * tensor1 op tensor2`` in PyTorch's order or
+    ATen's lerp, the value or weight a scalar operand (the contiguous loop, its streaming stores included, when the
+    tensors are dense; see :func:`_written_into`)."""
     entries = c_entries(ctx, op)
     name = op + "_out"
+    tensors = len(FUSED_OUT[op]) - 1
 
-    def kernel(spec, out, input, tensor1, tensor2, value=1):
+    def kernel(spec, out, *args):
         entry = entries.get(out.dtype.name)
-        if entry is None or spec.compute_dtype is not out.dtype \
-                or not _written_into(ctx, name, entry, out, (input, tensor1, tensor2, value), walked=3):
-            return base(spec, out, input, tensor1, tensor2, value)
+        if entry is None or len(args) != tensors + 1 or spec.compute_dtype is not out.dtype \
+                or not _written_into(ctx, name, entry, out, args, walked=tensors):
+            return base(spec, out, *args)
         return out
 
     return kernel
@@ -360,7 +362,7 @@ def kernels(ctx) -> dict:
     table = {}
     for op, arity in KERNEL_OPS.items():
         if op in FUSED_OUT:
-            continue  # loops of the addcmul_out/addcdiv_out ops (below), not ops of their own
+            continue  # loops of the addcmul_out/addcdiv_out/lerp_out ops (below), not ops of their own
         base = ctx.reference(op)
         if base is None or op in DERIVATIVES:
             continue
