@@ -133,6 +133,7 @@ def test_large_tensors_use_threads_and_match_numpy():
 def test_tiny_tensors_use_the_numpy_kernels_by_default():
     load_cpu_c()
     import core_cpu_c
+    from core_cpu_c.kernels.elementwise import ARITHMETIC_FACTOR, WRITTEN_FACTOR
     from core_cpu_c.plugin import DEFAULT_MIN_NUMEL
 
     from core.dispatch import get_operator
@@ -141,11 +142,16 @@ def test_tiny_tensors_use_the_numpy_kernels_by_default():
     key = load_cpu_c().instance.key
     try:
         # the dispatcher picks the NumPy kernel itself (get_operator("add").tiers), no C-kernel frame in between
-        assert get_operator("add").tiers[key.bit][0] == DEFAULT_MIN_NUMEL
+        assert get_operator("relu").tiers[key.bit][0] == DEFAULT_MIN_NUMEL
+        # the cheap arithmetic stays on NumPy's shortcut longer: its ufunc beats a checked C call up to ~64K elements
+        assert get_operator("add").tiers[key.bit][0] == DEFAULT_MIN_NUMEL * ARITHMETIC_FACTOR
+        assert get_operator("lt").tiers[key.bit][0] == get_operator("add_").tiers[key.bit][0] \
+            == get_operator("mul_out").tiers[key.bit][0] == DEFAULT_MIN_NUMEL * WRITTEN_FACTOR
         assert not from_c(core.rand(3) + core.rand(3))
         assert not from_c(core.rand(4, 4).relu()) and not from_c(core.rand(2, 8).softmax(-1))
         assert not from_c(core.rand(4, 4) @ core.rand(4, 4))
-        assert from_c(core.rand(DEFAULT_MIN_NUMEL) + 1)
+        assert not from_c(core.rand(DEFAULT_MIN_NUMEL) + 1)
+        assert from_c(core.rand(DEFAULT_MIN_NUMEL * ARITHMETIC_FACTOR) + 1)
         assert from_c(core.rand(DEFAULT_MIN_NUMEL).relu()) and from_c(core.rand(64, 64).softmax(-1))
         assert from_c(core.rand(64, 64) @ core.rand(64, 64))
         core_cpu_c.set_min_numel(0)  # moves the dispatcher's thresholds too

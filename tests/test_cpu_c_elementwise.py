@@ -408,11 +408,12 @@ def test_large_integer_tensors_use_threads_and_match_numpy():
 def test_new_kernels_leave_tiny_calls_to_numpy_through_the_dispatcher():
     load_cpu_c()
     import core_cpu_c
+    from core_cpu_c.kernels.elementwise import WRITTEN_FACTOR
     from core_cpu_c.plugin import DEFAULT_MIN_NUMEL
 
     saved = core_cpu_c.set_min_numel(DEFAULT_MIN_NUMEL)
-    try:
-        for n, in_c in ((8, False), (DEFAULT_MIN_NUMEL, True)):
+    try:  # from the largest threshold (the comparisons', WRITTEN_FACTOR * min_numel) every one of them runs C
+        for n, in_c in ((8, False), (DEFAULT_MIN_NUMEL * WRITTEN_FACTOR, True)):
             x = core.arange(n, dtype=core.int32)
             f = core.rand(n)
             for out in (x * x, x // 3, x << 2, core.where(f > 0.5, f, 0.0), core.clamp(f, 0.2, 0.8), core.isnan(f)):

@@ -17,13 +17,19 @@ from core.backends.api import Kernel, coalesce, contiguous_strides, is_contiguou
 from ..context import Family
 from ..layout import MISSING, check_bounds, operand, remember
 from ..movement import writable
-from ..renderer import BOOL_OUTPUT, DTYPES, FUSED_OUT, HALF, KERNEL_OPS, OP_DTYPES, kernel_name
+from ..renderer import BOOL_OUTPUT, COMPARISONS, DTYPES, FUSED_OUT, HALF, KERNEL_OPS, OP_DTYPES, kernel_name
 from ..runtime import new_tensor
 
 __all__ = ["kernels", "min_numel", "composite", "DERIVATIVES"]
 
 DERIVATIVES = ("tanh_backward", "sigmoid_backward", "relu_backward")  # in KERNEL_OPS, their family is derivatives
 _GELU_APPROXIMATE = {"none": 0, "tanh": 1}
+# The cheap ops' dispatcher thresholds, as multiples of min_numel: below them NumPy (the reference's shortcut, one
+# ufunc on one thread) costs less than a checked C call. Medians on 2-core Xeon (AVX-512) and EPYC (AVX2) machines:
+# x + y crosses at 32-64K elements, x * 2.0 at 64-128K, x < y near 128K, add_/mul_/add(out=) at 128-256K.
+ARITHMETIC = ("add", "sub", "mul", "div")
+ARITHMETIC_FACTOR = 16  # add, sub, mul, div from 16 * min_numel elements (65,536 by default)
+WRITTEN_FACTOR = 32  # comparisons and the arithmetic written in place or into out=, from 32 * min_numel (131,072)
 
 
 def min_numel(ctx) -> int:
@@ -368,15 +374,16 @@ def kernels(ctx) -> dict:
             continue
         build = special.get(op)
         fn = build(ctx, op, base) if build else _pointwise(ctx, op, base, arity)
-        table[op] = Kernel(fn, min_numel=sized)
+        factor = ARITHMETIC_FACTOR if op in ARITHMETIC else WRITTEN_FACTOR if op in COMPARISONS else 1
+        table[op] = Kernel(fn, min_numel=sized * factor)
     for op in ("softmax", "log_softmax"):
         if (base := ctx.reference(op)) is not None:
             table[op] = Kernel(_softmax(ctx, op, base), min_numel=sized)
-    for op in ("add", "sub", "mul", "div"):
+    for op in ARITHMETIC:
         if (base := ctx.reference(op + "_")) is not None:
-            table[op + "_"] = Kernel(_in_place(ctx, op, base), min_numel=sized)
+            table[op + "_"] = Kernel(_in_place(ctx, op, base), min_numel=sized * WRITTEN_FACTOR)
         if (base := ctx.reference(op + "_out")) is not None:
-            table[op + "_out"] = Kernel(_into(ctx, op, base), min_numel=sized)
+            table[op + "_out"] = Kernel(_into(ctx, op, base), min_numel=sized * WRITTEN_FACTOR)
     for op in FUSED_OUT:
         if (base := ctx.reference(op + "_out")) is not None:
             table[op + "_out"] = Kernel(_fused_into(ctx, op, base), min_numel=sized)
