@@ -159,22 +159,6 @@ def _pointwise(ctx, op: str, base, arity: int):
     return kernel
 
 
-def _in_place(ctx, op: str, base):
-    """``op_(self, other)`` (add_, sub_, mul_, div_): the op's loop writing into ``self``, alpha 1, one dtype (see
-    :func:`_written_into`)."""
-    entries = c_entries(ctx, op)
-    name = op + "_"
-
-    def kernel(spec, self, other, alpha=1):
-        entry = entries.get(self.dtype.name)
-        if entry is None or alpha != 1 or spec.compute_dtype is not self.dtype \
-                or not _written_into(ctx, name, entry, self, (self, other)):
-            return base(spec, self, other, alpha)
-        return self
-
-    return kernel
-
-
 def _written_into(ctx, name: str, entry, out, inputs: tuple, walked: int | None = None) -> bool:
     """Run ``entry``'s loop over ``inputs`` (tensors or numbers, read in out's dtype) into ``out`` (any non-negative
     strides; ``walked`` as :func:`_elementwise`'s); False, nothing written, where C cannot take the call: an operand
@@ -199,36 +183,26 @@ def _written_into(ctx, name: str, entry, out, inputs: tuple, walked: int | None 
     return True
 
 
-def _into(ctx, op: str, base):
-    """``op_out(out, input, other)`` (``out=`` of add, sub, mul, div): the op's loop writing into ``out``, alpha 1,
-    one dtype (see :func:`_written_into`)."""
+def _writing(ctx, name: str, op: str, base, inputs: int, own: bool = False, walked: int | None = None):
+    """The kernel of op ``name(out, *args)`` that runs C kernel ``op``'s loop into ``out`` (one dtype, see
+    :func:`_written_into`), else ``base``: its first ``inputs`` arguments are the loop's operands (after ``out``
+    itself when ``own``: ``add_(self, other)``), any further one an alpha that must be 1.
+
+    - ``add_ sub_ mul_ div_(self, other[, alpha])``: ``inputs=1, own=True``.
+    - ``add_out ...(out, input, other[, alpha])``: ``inputs=2``.
+    - ``addcmul_out``/``addcdiv_out(out, input, tensor1, tensor2, value)`` and ``lerp_out(out, input, end,
+      weight)``: every argument an operand, the value or weight a scalar one (``walked``: the tensors), read once
+      by the contiguous loop, so dense tensors keep it and its streaming stores; in PyTorch's order or ATen's lerp.
+    """
     entries = c_entries(ctx, op)
-    name = op + "_out"
 
-    def kernel(spec, out, input, other, alpha=1):
+    def kernel(spec, out, *args, **kwargs):
+        operands, alpha = args[:inputs], args[inputs:]
         entry = entries.get(out.dtype.name)
-        if entry is None or alpha != 1 or spec.compute_dtype is not out.dtype \
-                or not _written_into(ctx, name, entry, out, (input, other)):
-            return base(spec, out, input, other, alpha)
-        return out
-
-    return kernel
-
-
-def _fused_into(ctx, op: str, base):
-    """``addcmul_out``/``addcdiv_out(out, input, tensor1, tensor2, value)`` (``out=`` and ``addcmul_``) and
-    ``lerp_out(out, input, end, weight)``: one loop, ``input + value * tensor1 op tensor2`` in PyTorch's order or
-    ATen's lerp, the value or weight a scalar operand (the contiguous loop, its streaming stores included, when the
-    tensors are dense; see :func:`_written_into`)."""
-    entries = c_entries(ctx, op)
-    name = op + "_out"
-    tensors = len(FUSED_OUT[op]) - 1
-
-    def kernel(spec, out, *args):
-        entry = entries.get(out.dtype.name)
-        if entry is None or len(args) != tensors + 1 or spec.compute_dtype is not out.dtype \
-                or not _written_into(ctx, name, entry, out, args, walked=tensors):
-            return base(spec, out, *args)
+        if entry is None or kwargs or len(operands) != inputs or alpha not in ((), (1,)) \
+                or spec.compute_dtype is not out.dtype \
+                or not _written_into(ctx, name, entry, out, (out, *operands) if own else operands, walked):
+            return base(spec, out, *args, **kwargs)  # keyword arguments (alpha=...) too
         return out
 
     return kernel
@@ -381,10 +355,11 @@ def kernels(ctx) -> dict:
             table[op] = Kernel(_softmax(ctx, op, base), min_numel=sized)
     for op in ARITHMETIC:
         if (base := ctx.reference(op + "_")) is not None:
-            table[op + "_"] = Kernel(_in_place(ctx, op, base), min_numel=sized * WRITTEN_FACTOR)
+            table[op + "_"] = Kernel(_writing(ctx, op + "_", op, base, 1, own=True), min_numel=sized * WRITTEN_FACTOR)
         if (base := ctx.reference(op + "_out")) is not None:
-            table[op + "_out"] = Kernel(_into(ctx, op, base), min_numel=sized * WRITTEN_FACTOR)
-    for op in FUSED_OUT:
+            table[op + "_out"] = Kernel(_writing(ctx, op + "_out", op, base, 2), min_numel=sized * WRITTEN_FACTOR)
+    for op, operands in FUSED_OUT.items():
         if (base := ctx.reference(op + "_out")) is not None:
-            table[op + "_out"] = Kernel(_fused_into(ctx, op, base), min_numel=sized)
+            table[op + "_out"] = Kernel(_writing(ctx, op + "_out", op, base, len(operands), walked=len(operands) - 1),
+                                        min_numel=sized)
     return {**table, **_Gelu(ctx).kernels()}
