@@ -55,34 +55,44 @@ def _reaching(roots, targets: set) -> set:
 
 
 def _dependencies(roots, keep=None) -> dict:
+    """How many edges run into each node below the roots (within ``keep`` when given): a node runs once that
+    many gradients have arrived."""
     counts: dict = {}
-    # each root node once (plain loops: fewer Python frames per backward): two outputs of one node passed together
-    # must not count its children twice
+    # plain loops (fewer Python frames per backward); ``counts`` doubles as the set of nodes already walked, the
+    # roots apart: two outputs of one node passed together must not count its children twice
     stack = []
-    seen = set()
     for node, _ in roots:
-        if node is not None and (keep is None or node in keep) and id(node) not in seen:
-            seen.add(id(node))
+        if node is not None and (keep is None or node in keep) and node not in stack:
             stack.append(node)
+    walked = set(stack)
     while stack:
         node = stack.pop()
         for child, _ in node.next_functions:
             if child is None or (keep is not None and child not in keep):
                 continue
-            counts[child] = counts.get(child, 0) + 1
-            if id(child) not in seen:
-                seen.add(id(child))
+            seen = counts.get(child)
+            counts[child] = 1 if seen is None else seen + 1
+            if seen is None and child not in walked:
                 stack.append(child)
     return counts
 
 
-def _call_tensor_hooks(node, index: int, grad):
-    hooks = node.metadata.get("tensor_hooks", {}).get(index)
-    for hook in hooks or ():
-        result = hook(grad)
+def _before(node, grads: list) -> list:
+    """The gradients ``node`` receives, through its tensors' hooks (``Tensor.register_hook`` on a non-leaf) and
+    its pre-hooks (``Node.register_prehook``)."""
+    per_output = node._metadata.get("tensor_hooks") if node._metadata else None
+    if per_output:
+        for i in range(len(grads)):
+            if grads[i] is not None:
+                for hook in per_output.get(i, ()):
+                    result = hook(grads[i])
+                    if result is not None:
+                        grads[i] = result
+    for pre in node._pre_hooks or ():
+        result = pre(tuple(grads))
         if result is not None:
-            grad = result
-    return grad
+            grads = list(result)
+    return grads
 
 
 def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, inputs=None,
@@ -123,36 +133,32 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
         while ready:
             node = ready.pop()
             grads = buffers.pop(node, None) or [None] * node.num_outputs
-            if node.metadata and "tensor_hooks" in node.metadata:
-                for i in range(len(grads)):
-                    if grads[i] is not None:
-                        grads[i] = _call_tensor_hooks(node, i, grads[i])
-            for pre in node._pre_hooks or ():
-                result = pre(tuple(grads))
-                if result is not None:
-                    grads = list(result)
-            is_leaf = node.__class__ is AccumulateGrad
-            if is_leaf and grads[0] is not None and "_leaf_hooks" in node.variable.__dict__:
+            if node._metadata is not None or node._pre_hooks is not None:
+                grads = _before(node, grads)
+            leaf = node.__class__ is AccumulateGrad
+            if leaf and grads[0] is not None and "_leaf_hooks" in node.variable.__dict__:
                 grads[0] = _leaf_hooks(node.variable, grads[0])
             if capture:
                 for i, g in enumerate(grads):
                     for position in capture.get((node, i), ()):
                         captured[position] = g
-            if is_leaf:
-                if accumulate and (inputs is None or (node, 0) in capture) and grads[0] is not None:
-                    _accumulate(node.variable, grads[0], create_graph)
-                    for hook in node.variable.__dict__.get("_post_accumulate_grad_hooks", ()):
-                        hook(node.variable)  # Tensor.register_post_accumulate_grad_hook: sees the new .grad
+            if leaf:
+                if grads[0] is not None and accumulate and (inputs is None or (node, 0) in capture):
+                    variable = node.variable
+                    _accumulate(variable, grads[0], create_graph)
+                    for hook in variable.__dict__.get("_post_accumulate_grad_hooks", ()):
+                        hook(variable)  # Tensor.register_post_accumulate_grad_hook: sees the new .grad
                 continue
             if keep is not None and not any(child in keep for child, _ in node.next_functions):
                 continue  # a requested input's own node: its gradient is captured, nothing below is needed
             input_grads = node.apply(grads)
             if anomaly:
                 check_nan(node, input_grads)
-            for hook in node._hooks or ():
-                result = hook(input_grads, tuple(grads))
-                if result is not None:
-                    input_grads = tuple(result)
+            if node._hooks is not None:
+                for hook in node._hooks:
+                    result = hook(input_grads, tuple(grads))
+                    if result is not None:
+                        input_grads = tuple(result)
             if not retain_graph:
                 node.release()
             for (child, nr), g in zip(node.next_functions, input_grads):
@@ -163,8 +169,9 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
                     if slot is None:
                         slot = buffers[child] = [None] * child.num_outputs
                     slot[nr] = g if slot[nr] is None else slot[nr] + g
-                counts[child] -= 1
-                if counts[child] == 0:
+                left = counts[child] - 1
+                counts[child] = left
+                if not left:
                     ready.append(child)
             input_grads = g = result = None  # no stale references: _accumulate counts them to steal a gradient
         for callback in _CALLBACKS[-1]:

@@ -313,7 +313,7 @@ class Node:
     """A backward function (``grad_fn``): applies a derivative formula to output gradients."""
 
     __slots__ = ("next_functions", "ctx", "formula", "num_outputs", "op_name", "_hooks", "_pre_hooks",
-                 "_output_meta", "metadata", "__weakref__")
+                 "_output_meta", "_metadata", "__weakref__")
 
     def __init__(self, formula, ctx, next_functions: tuple, output_meta: tuple, op_name: str):
         self.formula = formula
@@ -324,13 +324,20 @@ class Node:
         self.op_name = op_name
         self._hooks = None
         self._pre_hooks = None
-        self.metadata = {}
+        self._metadata = None  # made on first use: most nodes never have any
         if ctx is not None:
             ctx.node = weakref.ref(self)  # weak: the node owns the context, not the other way round
 
     def name(self) -> str:
         """The node's class name, e.g. ``MulBackward0``."""
         return type(self).__name__
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for the user's (and anomaly mode's) notes on this node (``torch.autograd.graph.Node.metadata``)."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
 
     def __getattr__(self, name: str):
         """``_raw_saved_<arg>`` (a :class:`SavedTensor`) and ``_saved_<arg>`` (its value, through its unpack hook),

@@ -56,7 +56,8 @@ def _check_same_dtype(op: str, a: Tensor, b: Tensor) -> None:
     if a.dtype is not b.dtype:
         raise op_error(RuntimeError, op, f"expected m1 and m2 to have the same dtype, but got: "
                        f"{_CPP_NAMES[a.dtype.name]} != {_CPP_NAMES[b.dtype.name]}")
-    _check_bool(op, a, b)
+    if a.dtype is dt.bool:
+        _check_bool(op, a)
 
 
 def _autocast(op: str, out, *tensors):
@@ -68,14 +69,17 @@ def _autocast(op: str, out, *tensors):
 # -- the primitive -------------------------------------------------------------------------------------
 
 def _batched_matmul_meta(a, b):
-    _check_tensors("batched_matmul", a=a, b=b)
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        _check_tensors("batched_matmul", a=a, b=b)
     ndim = len(a._shape)
     if ndim < 2 or ndim != len(b._shape) or a._shape[:-2] != b._shape[:-2] or a._shape[-1] != b._shape[-2]:
         raise op_error(RuntimeError, "batched_matmul", "expected (..., n, k) and (..., k, m) with equal batch "
                        "dims", a, b)
     _check_same_dtype("batched_matmul", a, b)
     check_computable("batched_matmul", a.dtype)
-    device = common_device("batched_matmul", (a, b))
+    device = a._storage.device
+    if b._storage.device is not device:
+        device = common_device("batched_matmul", (a, b))
     return TensorSpec(a._shape[:-1] + b._shape[-1:], a.dtype, device)
 
 
@@ -96,9 +100,10 @@ def _mismatch(op: str, a_shape, b_shape) -> Exception:
 
 def matmul(input, other, *, out=None):
     """Matrix product with NumPy's dim rules: dot, matrix-vector, batched with broadcasting (``torch.matmul``)."""
-    _check_tensors("matmul", input=input, other=other)
+    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
+        _check_tensors("matmul", input=input, other=other)
     input, other = _autocast("matmul", out, input, other)
-    da, db = input.ndim, other.ndim
+    da, db = len(input._shape), len(other._shape)
     if da == 0 or db == 0:
         raise op_error(RuntimeError, "matmul", f"both arguments to matmul need to be at least 1D, but they are "
                        f"{da}D and {db}D")
@@ -136,11 +141,12 @@ def matmul(input, other, *, out=None):
 
 def mm(input, mat2, *, out=None):
     """Product of two matrices (``torch.mm``)."""
-    _check_tensors("mm", input=input, mat2=mat2)
+    if not isinstance(input, Tensor) or not isinstance(mat2, Tensor):
+        _check_tensors("mm", input=input, mat2=mat2)
     input, mat2 = _autocast("mm", out, input, mat2)
-    if input.ndim != 2:
+    if len(input._shape) != 2:
         raise op_error(RuntimeError, "mm", "self must be a matrix")
-    if mat2.ndim != 2:
+    if len(mat2._shape) != 2:
         raise op_error(RuntimeError, "mm", "mat2 must be a matrix")
     _check_same_dtype("mm", input, mat2)
     if input._shape[1] != mat2._shape[0]:

@@ -7,6 +7,7 @@ caller use the NumPy kernel instead.
 
 from __future__ import annotations
 
+from operator import mul as _mul
 from typing import NamedTuple
 
 import numpy as np
@@ -41,18 +42,15 @@ def remember(cache: dict, key, value, limit: int = 512):
 
 def check_bounds(op: str, t) -> None:
     """Raise LayoutError unless every element of tensor ``t`` lies inside its storage."""
+    shape, stride, offset = t._shape, t._stride, t._offset
+    if 0 in shape:
+        return
+    if stride and min(stride) < 0:
+        raise LayoutError(f"{op}: cpu_c kernels take non-negative strides, got {stride}")
+    last = offset + sum(map(_mul, shape, stride)) - sum(stride)  # the sum of (size - 1) * stride, in C
     storage = t._storage
-    itemsize = t.dtype.itemsize
-    last = t._offset
-    for size, stride in zip(t._shape, t._stride):
-        if size == 0:
-            return
-        if stride < 0:
-            raise LayoutError(f"{op}: cpu_c kernels take non-negative strides, got {t._stride}")
-        last += (size - 1) * stride
-    data_bytes = storage.data.nbytes
-    if t._offset < 0 or (last + 1) * itemsize > min(storage.nbytes, data_bytes):
-        raise LayoutError(f"{op}: view of shape {tuple(t._shape)}, strides {tuple(t._stride)}, offset {t._offset} "
+    if offset < 0 or (last + 1) * t.dtype.itemsize > min(storage.nbytes, storage.data.nbytes):
+        raise LayoutError(f"{op}: view of shape {tuple(shape)}, strides {tuple(stride)}, offset {offset} "
                           f"reaches element {last} of a storage of {storage.nbytes} bytes ({t.dtype.name})")
 
 

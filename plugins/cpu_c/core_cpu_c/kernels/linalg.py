@@ -23,7 +23,7 @@ import numpy as np
 from core import dtypes
 from core.backends.api import Kernel, coalesce
 
-from ..layout import check_bounds
+from ..layout import check_bounds, remember
 from ..lib import load_onednn
 from ..renderer import DTYPES, HALF
 from ..runtime import array, new_tensor
@@ -109,7 +109,8 @@ def _batch_offsets(offset: int, batch_shape: tuple, batch_strides: tuple) -> np.
 
 
 def _operand(op: str, t, rows: int, cols: int):
-    """(buffer, batch offsets, transposed, ld) of BLAS-readable operand ``t``; copies only odd layouts."""
+    """(buffer, element offset, transposed, ld) of BLAS-readable operand ``t``, the offset an int for a matrix and
+    an array of one per product for a batch; copies only odd layouts."""
     check_bounds(op, t)
     *_, s0, s1 = t._stride
     layout = _blas_layout(rows, cols, s0, s1) if min(t._stride) >= 0 else None
@@ -117,17 +118,45 @@ def _operand(op: str, t, rows: int, cols: int):
         dense = np.ascontiguousarray(array(t))
         batch = dense.shape[:-2]
         strides = tuple(s // dense.itemsize for s in dense.strides[:-2])
-        return dense, _batch_offsets(0, batch, strides), 0, max(cols, 1)
-    return t._storage.data, _batch_offsets(t._offset, t._shape[:-2], t._stride[:-2]), layout[0], layout[1]
+        return dense, _batch_offsets(0, batch, strides) if batch else 0, 0, max(cols, 1)
+    batch = t._shape[:-2]
+    offsets = _batch_offsets(t._offset, batch, t._stride[:-2]) if batch else t._offset
+    return t._storage.data, offsets, layout[0], layout[1]
 
 
 def _matrix(t, rows: int, cols: int, s0: int, s1: int):
-    """The (buffer, offsets, transposed, ld) of the rows x cols matrix with strides (s0, s1) at ``t``'s offset in
+    """The (buffer, offset, transposed, ld) of the rows x cols matrix with strides (s0, s1) at ``t``'s offset in
     its storage (bounds checked on ``t``), or None where BLAS cannot read that layout."""
     layout = _blas_layout(rows, cols, s0, s1)
     if layout is None:
         return None
-    return t._storage.data, np.array([t._offset], np.int64), layout[0], layout[1]
+    return t._storage.data, t._offset, layout[0], layout[1]
+
+
+_ZERO: dict = {}  # ffi -> a C array holding one 0 (never written): the offsets of a single product at its pointers
+
+
+def _c_operand(ffi, buffer, offsets, size: int) -> tuple:
+    """(pointer, offsets array, products) of an operand for the C GEMM entries: a single product (``offsets`` an
+    int) points at its first element, with offset 0, and needs no offsets array from NumPy."""
+    if offsets.__class__ is int:
+        zero = _ZERO.get(ffi)
+        if zero is None:
+            zero = _ZERO[ffi] = ffi.new("long long[1]")
+        return ffi.from_buffer(buffer) + offsets * size, zero, 1
+    return ffi.from_buffer(buffer), ffi.from_buffer("long long[]", offsets), len(offsets)
+
+
+_PROBLEMS: dict = {}  # (n, m, k, ta, lda, tb, ldb, dtype code, bias, activation, residual) -> ccc_dnnl_gemm struct
+
+
+def _problem(ffi, key: tuple):
+    """The ``ccc_dnnl_gemm`` struct of ``key`` (C only reads it), made once per problem."""
+    problem = _PROBLEMS.get(key)
+    if problem is None:
+        names = ("n", "m", "k", "ta", "lda", "tb", "ldb", "dtype", "has_bias", "activation", "has_residual")
+        problem = remember(_PROBLEMS, key, ffi.new("ccc_dnnl_gemm*", dict(zip(names, key))))
+    return problem
 
 
 def _onednn_product(dtype, n: int, m: int, k: int, a: tuple, b: tuple, bias, out_buf, activation: int = 0,
@@ -143,14 +172,14 @@ def _onednn_product(dtype, n: int, m: int, k: int, a: tuple, b: tuple, bias, out
     ffi, lib = dnnl
     fb = ffi.from_buffer
     (a_buf, a_offs, ta, lda), (b_buf, b_offs, tb, ldb) = a, b
-    problem = ffi.new("ccc_dnnl_gemm*", {"n": n, "m": m, "k": k, "ta": ta, "lda": lda, "tb": tb, "ldb": ldb,
-                                         "dtype": code, "has_bias": int(bias is not None),
-                                         "activation": activation, "has_residual": int(residual is not None)})
-    bias_ptr, residual_ptr = (ffi.NULL if t is None else
-                              ffi.cast("char*", fb(t._storage.data)) + t._offset * t.dtype.itemsize
-                              for t in (bias, residual))
-    if lib.ccc_dnnl_matmul(problem, len(a_offs), fb(a_buf), fb("long long[]", a_offs), fb(b_buf),
-                           fb("long long[]", b_offs), bias_ptr, residual_ptr, fb(out_buf)):
+    size = dtype.itemsize
+    problem = _problem(ffi, (n, m, k, ta, lda, tb, ldb, code, int(bias is not None), activation,
+                             int(residual is not None)))
+    a_ptr, a_offs, count = _c_operand(ffi, a_buf, a_offs, size)
+    b_ptr, b_offs, _ = _c_operand(ffi, b_buf, b_offs, size)
+    bias_ptr = ffi.NULL if bias is None else fb(bias._storage.data) + bias._offset * size
+    residual_ptr = ffi.NULL if residual is None else fb(residual._storage.data) + residual._offset * size
+    if lib.ccc_dnnl_matmul(problem, count, a_ptr, a_offs, b_ptr, b_offs, bias_ptr, residual_ptr, fb(out_buf)):
         return False
     GEMM_CALLS["float32" if code == 0 else "half"] += 1
     return True
@@ -182,10 +211,10 @@ def _matmul(ctx, base):
                 return out
         else:
             GEMM_CALLS["openblas"] += 1
-        fb = ctx.from_buffer
         (a_buf, a_offs, ta, lda), (b_buf, b_offs, tb, ldb) = left, right
-        if fn(len(a_offs), n, m, k, fb(a_buf), fb("long long[]", a_offs), ta, lda, fb(b_buf),
-              fb("long long[]", b_offs), tb, ldb, fb(buf), 0):  # a half GEMM's float32 scratch
+        a_ptr, a_offs, count = _c_operand(ctx.ffi, a_buf, a_offs, d.itemsize)
+        b_ptr, b_offs, _ = _c_operand(ctx.ffi, b_buf, b_offs, d.itemsize)
+        if fn(count, n, m, k, a_ptr, a_offs, ta, lda, b_ptr, b_offs, tb, ldb, ctx.from_buffer(buf), 0):
             raise MemoryError(f"batched_matmul: cannot allocate the float32 copies of {d.name} operands "
                               f"({n}x{k} and {k}x{m})")
         return out
