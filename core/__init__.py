@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib as _importlib
 import math as _math
 
+from . import _hot  # first: importing it guards the compiled hot modules (a stale one imports from source)
+
 from . import autograd, config, dtypes, library
 from .autograd import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, \
     set_grad_enabled

@@ -165,7 +165,15 @@ def collect() -> dict:
         "config": config_rows,
         "config_error": config_error,
         "extras": _extras(),
+        "hot_modules": _hot_modules(),
     }
+
+
+def _hot_modules() -> dict:
+    """{hot module: "compiled" | "stale" | "source"}: which of core's hot modules run compiled (core/_hot.py)."""
+    from . import _hot
+
+    return _hot.status()
 
 
 # -- text -----------------------------------------------------------------------------------------------
@@ -203,6 +211,19 @@ def _wrap(items: list, width: int = 100, indent: str = "      ") -> list:
     return lines + [indent + line] if line else lines
 
 
+def _compiled(data: dict) -> str:
+    """How many hot modules run compiled, and what to do when some do not."""
+    states = data.get("hot_modules", {})
+    done = sum(state == "compiled" for state in states.values())
+    text = f"{done} of {len(states)} hot modules (Cython)"
+    stale = [name for name, state in states.items() if state == "stale"]
+    if stale:
+        text += f"; {len(stale)} changed since built, run from source: python -m core compile"
+    elif not done:
+        text += "; run from source: python -m core compile (needs Cython and a C compiler)"
+    return text
+
+
 def _status(row: dict) -> str:
     text = row["status"] + (" (selected)" if row["selected"] else "")
     if row["reason"]:
@@ -216,7 +237,7 @@ def render(data: dict) -> str:
     """The report as readable text with aligned columns."""
     v = data["versions"]
     out = ["core " + v["core"], *_table([["python", v["python"]], ["numpy", v["numpy"]], ["pluggy", v["pluggy"]],
-                                         ["platform", v["platform"]]]), ""]
+                                         ["platform", v["platform"]], ["compiled", _compiled(data)]]), ""]
     out.append("Backends:")
     out += _table([["name", "device", "plugin", "version", "status"]] + [
         [r["name"], r["device_type"], r["plugin"], r["version"] or "-", _status(r)] for r in data["backends"]])

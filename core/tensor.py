@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import builtins
 import numbers
-import types
 import warnings
 import weakref
 
 import numpy as np
 
+from ._hot import is_function
 from . import dtypes as _dtype
 from .device import device as _device
 from .memory_formats import is_contiguous_as, preserve_format
@@ -308,6 +308,8 @@ class Tensor:
         ``memory_format`` (``core.channels_last``...)."""
         if memory_format is not None:
             return is_contiguous_as(self._shape, self._stride, memory_format)
+        if self._stride == contiguous_strides(self._shape):  # the common case, one look-up
+            return True
         expected = 1
         for size, stride in zip(reversed(self._shape), reversed(self._stride)):
             if size == 1:
@@ -875,7 +877,7 @@ def attach_methods(names_to_functions: dict) -> None:
     for name, fn in names_to_functions.items():
         if name in Tensor.__dict__:
             continue
-        if not isinstance(fn, types.FunctionType):  # an Operator object does not bind self by itself
+        if not is_function(fn):  # an Operator object does not bind self by itself
             fn = _method_of(fn)
         setattr(Tensor, name, fn)
 

@@ -14,14 +14,18 @@ from __future__ import annotations
 import __future__
 import importlib
 import inspect
+import os
 import pathlib
 import re
 import sys
 import types
 
-import core  # declares every op
-from core.dispatch import OPERATORS
-from core.plugins.manager import BackendUnavailableError, get_manager
+# the interpreted sources: where each op is declared is read from the frame of its define() call (compiled hot
+# modules run without frames), and the second table lists functions (compiled ones are not types.FunctionType)
+os.environ["CORE_PURE_PYTHON"] = "1"
+import core  # noqa: E402 - declares every op
+from core.dispatch import OPERATORS  # noqa: E402
+from core.plugins.manager import BackendUnavailableError, get_manager  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TARGET = ROOT / "docs" / "ops.md"

@@ -34,9 +34,9 @@ LOCK = ROOT / "scripts" / "constraints.txt"
 STACKS = {"opencl": "opencl", "cuda": "cuda", "webgpu": "webgpu", "onnx": None, "mpi": None, "tensorboard": None}
 JOBS = {
     # job -> (core extras, stacks always added)
-    "train": (["examples"], []),
+    "train": (["examples", "accel"], []),
     # cuda: its kernels compile through NVRTC without a GPU; webgpu: Mesa's llvmpipe runs it without one
-    "test": (["dev", "examples"], ["opencl", "cuda", "webgpu", "onnx", "tensorboard", "mpi"]),
+    "test": (["dev", "examples", "accel"], ["opencl", "cuda", "webgpu", "onnx", "tensorboard", "mpi"]),
 }
 
 
@@ -247,7 +247,7 @@ def main(job: str) -> int:
     where = f"{sys.prefix} ({sys.executable})"
     if not todo:
         print(f"setup: environment up to date: {where}")
-        return ensure_drivers(job)
+        return ensure_hot() or ensure_drivers(job)
     targets = [part.target(extras) for part, extras in todo]
     print(f"setup: installing {', '.join(targets)} into {where}")
     if any(part.dist == "core-cpu-c" for part, _ in todo):
@@ -264,7 +264,24 @@ def main(job: str) -> int:
     for part, extras in todo:
         write_stamp(stamps / f"{part.dist}.json", {"hash": part.hash, "extras": sorted(extras)})
     print(f"setup: done in {time.perf_counter() - started:.0f} s")
-    return ensure_drivers(job)
+    return ensure_hot() or ensure_drivers(job)
+
+
+def ensure_hot() -> int:
+    """Compile core's hot modules and its plugins' (core/_hot.py: Cython, in place) that are not up to date with
+    their sources; without a C compiler, or when the build fails, they run from source (slower, same results).
+    Always 0: nothing here stops the job."""
+    if not has_c_compiler():
+        print("setup: no C compiler found: core's hot modules run from source (python -m core info says which)")
+        return 0
+    sys.stdout.flush()
+    # its lines ("compiling core's 17 hot modules with Cython", "hot modules: 17 of 17 compiled") show; the C
+    # compiler's warnings about Cython's generated code do not, unless the build fails
+    result = subprocess.run([sys.executable, "-m", "core", "compile"], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    if result.returncode != 0:
+        print(f"setup: the hot modules that did not compile run from source:\n{result.stderr[-2000:]}",
+              file=sys.stderr)
+    return 0
 
 
 def ensure_drivers(job: str) -> int:

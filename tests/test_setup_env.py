@@ -23,6 +23,7 @@ def setup_env(monkeypatch, tmp_path):
     monkeypatch.setattr(module, "machine_can_use", lambda stack: False)
     monkeypatch.setattr(module, "ensure_drivers", lambda job: 0)
     monkeypatch.setattr(module, "has_c_compiler", lambda: True)
+    monkeypatch.setattr(module, "ensure_hot", lambda: 0)  # its own tests below
     monkeypatch.delenv("CORE_EXTRAS", raising=False)
     module.pip_calls = []
 
@@ -40,7 +41,7 @@ def _editables(command: list) -> list:
 
 def test_train_installs_core_and_cpu_c_only_on_a_machine_without_gpu_drivers(setup_env):
     assert setup_env.main("train") == 0
-    assert _editables(setup_env.pip_calls[0]) == [".[examples]", "plugins/cpu_c"]
+    assert _editables(setup_env.pip_calls[0]) == [".[accel,examples]", "plugins/cpu_c"]
     assert "--constraint" in setup_env.pip_calls[0]
 
 
@@ -54,7 +55,7 @@ def test_a_second_run_installs_nothing(setup_env, capsys):
 def test_test_job_adds_the_stacks_the_tests_run_and_keeps_earlier_extras(setup_env):
     setup_env.main("train")
     setup_env.main("test")
-    assert _editables(setup_env.pip_calls[1]) == [".[cuda,dev,examples,mpi,onnx,opencl,tensorboard,webgpu]",
+    assert _editables(setup_env.pip_calls[1]) == [".[accel,cuda,dev,examples,mpi,onnx,opencl,tensorboard,webgpu]",
                                                   "plugins/opencl", "plugins/cuda", "plugins/webgpu"]
     setup_env.pip_calls.clear()
     setup_env.main("train")  # core's extras already cover the train job's
@@ -95,12 +96,41 @@ def test_the_extras_are_core_extras_and_the_lock_pins_them():
     spec = importlib.util.spec_from_file_location("setup_env_stacks", ROOT / "scripts" / "setup_env.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert set(module.STACKS) | {"all", "dev", "examples"} == set(extras)
+    assert set(module.STACKS) | {"all", "dev", "examples", "accel"} == set(extras)
     pinned = {line.split("==")[0].lower() for line in module.LOCK.read_text().splitlines() if "==" in line}
     for requirement in (extras["onnx"] + extras["cuda"] + extras["webgpu"] + extras["mpi"] + extras["tensorboard"]
-                        + ["numpy", "scipy", "pluggy"]):
+                        + extras["accel"] + ["numpy", "scipy", "pluggy"]):
         name = requirement.split(">")[0].split("[")[0].split("=")[0].strip().lower()
         assert name.replace("_", "-") in {p.replace("_", "-") for p in pinned}, name
+
+
+def _setup_module(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / "setup_env.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_hot_modules_compile_through_core_and_a_failure_does_not_stop_the_job(monkeypatch, capsys):
+    module = _setup_module("setup_env_hot")
+    calls = []
+    status = {"rc": 0}
+
+    def run(command, **kwargs):
+        calls.append(command)
+        return subprocess.CompletedProcess(command, status["rc"], stderr="gcc: error: no\n")
+
+    monkeypatch.setattr(module.subprocess, "run", run)
+    monkeypatch.setattr(module, "has_c_compiler", lambda: True)
+    assert module.ensure_hot() == 0
+    assert calls == [[module.sys.executable, "-m", "core", "compile"]]
+    status["rc"] = 1
+    assert module.ensure_hot() == 0
+    assert "run from source" in capsys.readouterr().err
+    calls.clear()
+    monkeypatch.setattr(module, "has_c_compiler", lambda: False)
+    assert module.ensure_hot() == 0 and calls == []
+    assert "no C compiler found: core's hot modules run from source" in capsys.readouterr().out
 
 
 @pytest.fixture

@@ -76,6 +76,9 @@ def _per_tensor_input(formula):
 def _fit(g, like):
     if g is None or like.dtype.category < 2:
         return None
+    if g._shape == like._shape and g.dtype is like.dtype and g._storage.device is like._storage.device \
+            and (like.grad_fn is not None or "_grad_dtype" not in like.__dict__):
+        return g  # the common case: nothing to sum, cast or move
     if g._shape != like._shape:
         from ..ops._util import sum_to_shape
 

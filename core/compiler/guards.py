@@ -23,6 +23,7 @@ from __future__ import annotations
 import types
 
 from .. import dtypes as dt
+from .._hot import is_function
 from ..amp.state import STATE as AUTOCAST
 from ..autograd import is_grad_enabled
 from ..device import device as _device, get_default_device
@@ -77,7 +78,7 @@ def flatten_args(obj, tensors: list, shapes: bool = True):
         return (cls, tuple(flatten_args(x, tensors, shapes) for x in obj))
     if cls is dict:
         return (dict, tuple((k, flatten_args(v, tensors, shapes)) for k, v in obj.items()))
-    if _is_simple(obj) or isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, type)):
+    if _is_simple(obj) or is_function(obj) or isinstance(obj, (types.BuiltinFunctionType, type)):
         return (cls, obj)
     raise Unguardable(f"an argument of type {cls.__name__}")
 
@@ -122,7 +123,7 @@ def _code_names(code: types.CodeType) -> set:
 def _is_library(obj) -> bool:
     if isinstance(obj, types.ModuleType):
         module = obj.__name__
-    elif isinstance(obj, (type, types.FunctionType)):
+    elif isinstance(obj, type) or is_function(obj):
         module = obj.__module__ or ""
     else:
         module = type(obj).__module__
@@ -176,7 +177,7 @@ class GuardBuilder:
         names on a user module, class or object."""
         if _guarded(value):
             self.reads.append((label, lambda: _snapshot(read())))
-        elif isinstance(value, types.FunctionType):
+        elif is_function(value):
             if not _is_library(value):
                 self._function(value, depth + 1)
         elif isinstance(getattr(value, "__dict__", None), (dict, types.MappingProxyType)) and not _is_library(value):

@@ -32,6 +32,9 @@ def define(name: str, *, meta=None, decomposition=None, default=None, primitive:
     op = Operator(name, meta=meta, decomposition=decomposition, default=default,
                   primitive=primitive, inplace=inplace, doc=doc)
     op.writes = tuple(sorted(set(writes) | ({0} if inplace else set())))
-    op.declared_in = sys._getframe(1).f_globals.get("__name__", "")  # the module whose define() call this is
+    declared_in = sys._getframe(1).f_globals.get("__name__", "")  # the module whose define() call this is
+    if declared_in.startswith("importlib"):  # a compiled module (core/_hot.py) runs without frames of its own
+        declared_in = next((fn.__module__ for fn in (default, decomposition, meta) if fn is not None), "")
+    op.declared_in = declared_in
     OPERATORS[name] = op
     return op

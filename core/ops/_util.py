@@ -6,10 +6,10 @@ import functools
 import inspect
 import math
 import numbers
-import types
 import warnings
 
 from .. import dtypes
+from .._hot import is_function
 
 from ..errors import op_error
 from ..tensor import Size, Tensor
@@ -56,7 +56,7 @@ def add_numpy_names(namespace) -> None:
     """Give every public function of ``namespace`` (a module's dict, or a class such as Tensor) NumPy's spellings."""
     items = vars(namespace) if isinstance(namespace, type) else namespace
     for name, value in list(items.items()):
-        if isinstance(value, types.FunctionType) and not name.startswith("_"):
+        if is_function(value) and not name.startswith("_"):
             wrapped = with_numpy_names(value)
             if wrapped is not value:
                 if isinstance(namespace, type):

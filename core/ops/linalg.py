@@ -705,6 +705,9 @@ linear_pointwise = define("linear_pointwise", decomposition=_linear_pointwise_pa
 linear_pointwise.records_parts = records_parts_at(3)
 
 
+_END_RANKS = {True: (1, 2), False: (2,)}  # multi_dot's ranks: an end may be a vector
+
+
 def multi_dot(tensors, *, out=None):
     """The product of matrices, the first and last may be vectors, multiplied in the cheapest order
     (``torch.linalg.multi_dot``)."""
@@ -714,7 +717,7 @@ def multi_dot(tensors, *, out=None):
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
     for i, t in enumerate(tensors):
         end = i in (0, n - 1)
-        if t.ndim not in ((1, 2) if end else (2,)):
+        if t.ndim not in _END_RANKS[end]:
             which = "the first tensor" if i == 0 else "the last tensor" if i == n - 1 else f"tensor {i}"
             raise RuntimeError(f"multi_dot(): {which} must be {'1D or 2D' if end else '2D'} but got {t.ndim}D")
         if t.dtype is not tensors[0].dtype:

@@ -33,7 +33,9 @@ def _view_kernel(name: str, geometry):
 
 
 def _infer_size(op: str, shape: tuple, n: int) -> tuple:
-    if -1 not in shape:  # the common case: every size given (one loop, no list)
+    if -1 not in shape:  # the common case: every size given
+        if numel(shape) == n and (not shape or min(shape) >= 0):
+            return shape if shape.__class__ is tuple else tuple(shape)
         known = 1
         for s in shape:
             if s < 0:
@@ -42,21 +44,17 @@ def _infer_size(op: str, shape: tuple, n: int) -> tuple:
         if known != n:
             raise RuntimeError(f"{op}(): shape '{list(shape)}' is invalid for input of size {n}")
         return shape if shape.__class__ is tuple else tuple(shape)
-    shape = list(shape)
-    infer = [i for i, s in enumerate(shape) if s == -1]
-    if len(infer) > 1:
+    shape = tuple(shape)
+    at = shape.index(-1)
+    rest = shape[:at] + shape[at + 1:]
+    if -1 in rest:
         raise RuntimeError(f"{op}(): only one dimension can be inferred")
-    for s in shape:
-        if s < -1:
-            raise RuntimeError(f"{op}(): invalid shape dimension {s}")
-    known = numel(s for s in shape if s != -1)
-    if infer:
-        if known == 0 or n % known:
-            raise RuntimeError(f"{op}(): shape '{shape}' is invalid for input of size {n}")
-        shape[infer[0]] = n // known
-    elif known != n:
-        raise RuntimeError(f"{op}(): shape '{shape}' is invalid for input of size {n}")
-    return tuple(shape)
+    if rest and min(rest) < -1:
+        raise RuntimeError(f"{op}(): invalid shape dimension {next(s for s in rest if s < -1)}")
+    known = numel(rest)
+    if known == 0 or n % known:
+        raise RuntimeError(f"{op}(): shape '{list(shape)}' is invalid for input of size {n}")
+    return shape[:at] + (n // known,) + shape[at + 1:]
 
 
 def compute_view_strides(old_shape: tuple, old_stride: tuple, new_shape: tuple):

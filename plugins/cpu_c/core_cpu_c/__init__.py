@@ -8,9 +8,27 @@ which NumPy's kernels run instead of C.
 
 from __future__ import annotations
 
-from .lib import get_num_threads, set_num_threads  # import-light: the extension loads on first call
+from pathlib import Path
 
-__all__ = ["set_num_threads", "get_num_threads", "set_min_numel"]
+from core._hot import HotSet
+
+# The plugin's Python that every C call passes through, compiled by core's Cython build like core's own (core/_hot.py,
+# `python -m core compile`): operand checks and pointers, the kernel builders. Not runtime.py: its buffer cache
+# counts references, which compiled code counts differently.
+HOT = HotSet("core_cpu_c", Path(__file__).resolve().parent.parent, (
+    "core_cpu_c.layout",
+    "core_cpu_c.context",
+    "core_cpu_c.kernels.linalg",
+    "core_cpu_c.kernels.elementwise",
+    "core_cpu_c.kernels.optimizers",
+    "core_cpu_c.kernels.reduction",
+    "core_cpu_c.kernels.loss",
+))
+HOT.install_guard()  # before any of them is imported: those changed since their build import from source
+
+from .lib import get_num_threads, set_num_threads  # noqa: E402 - import-light: the extension loads on first call
+
+__all__ = ["set_num_threads", "get_num_threads", "set_min_numel", "HOT"]
 
 
 def set_min_numel(n: int) -> int:

@@ -205,6 +205,7 @@ def _writing(ctx, name: str, op: str, base, inputs: int, own: bool = False, walk
             return base(spec, out, *args, **kwargs)  # keyword arguments (alpha=...) too
         return out
 
+    kernel.entries = entries  # {dtype name: (contiguous, strided) C entry}: what tests count the loops of
     return kernel
 
 

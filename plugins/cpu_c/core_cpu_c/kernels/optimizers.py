@@ -4,6 +4,8 @@ parameter over dense tensors of one shape whose storages are distinct (strided s
 
 from __future__ import annotations
 
+from core.backends.api import contiguous_strides
+
 from ..context import FLOATS, Family
 
 __all__ = ["kernels", "OPS"]
@@ -14,15 +16,17 @@ OPS = ("sgd_update_", "adam_update_")
 def _dense_and_distinct(tensors) -> bool:
     """Whether the tensors are dense float32/float64 of one shape, dtype and device, with distinct storages."""
     first = tensors[0]
-    if first.dtype.name not in FLOATS:
+    d, shape, device = first.dtype, first._shape, first._storage.device
+    if d.name not in FLOATS:
         return False
-    storages = set()
-    device = first._storage.device
+    dense = contiguous_strides(shape)
+    storages = []
     for t in tensors:
-        if t.dtype is not first.dtype or t._shape != first._shape or not t.is_contiguous() \
-                or t._storage.device is not device or id(t._storage) in storages:
+        storage = t._storage
+        if t.dtype is not d or t._shape != shape or storage.device is not device or storage in storages \
+                or (t._stride != dense and not t.is_contiguous()):
             return False
-        storages.add(id(t._storage))
+        storages.append(storage)
     return True
 
 

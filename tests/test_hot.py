@@ -1,0 +1,100 @@
+"""core/_hot.py: the hot modules compiled with Cython run only while they match their sources, say so in
+``core info``, and give the same results as their sources (the reference-count rule of gradient stealing)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import core
+from core import _hot
+from core.info import collect, render
+
+ROOT = Path(core.__file__).resolve().parent.parent
+
+
+def _run(code: str, **env) -> str:
+    """stdout of ``code`` in a fresh interpreter (the guard acts at ``import core``)."""
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                            env={**os.environ, **env}, cwd=ROOT, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_every_hot_module_reports_how_it_runs():
+    states = _hot.status()
+    assert set(_hot.HOT_MODULES) <= set(states)  # and the hot modules of plugins that declare some
+    assert set(states.values()) <= {"compiled", "stale", "source"}
+    assert collect()["hot_modules"] == states
+    line = next(line for line in render(collect()).splitlines() if line.strip().startswith("compiled"))
+    assert f"{sum(s == 'compiled' for s in states.values())} of {len(states)} hot modules" in line
+
+
+def test_hot_modules_load_what_their_state_says():
+    files = json.loads(_run("""
+        import importlib, json
+        import core
+        from core import _hot
+        print(json.dumps({name: importlib.import_module(name).__file__ for name in _hot.status()}))
+        """))
+    for name, state in _hot.status().items():
+        assert files[name].endswith(".py") == (state != "compiled"), (name, state, files[name])
+
+
+def test_pure_python_imports_every_hot_module_from_source():
+    files = json.loads(_run("""
+        import importlib, json
+        import core
+        from core import _hot
+        print(json.dumps([importlib.import_module(name).__file__ for name in _hot.status()]))
+        """, CORE_PURE_PYTHON="1"))
+    assert all(f.endswith(".py") for f in files)
+
+
+def test_a_module_changed_since_its_build_runs_from_source(tmp_path):
+    if not any(state == "compiled" for state in _hot.CORE.status().values()):
+        pytest.skip("no hot module is compiled here (python -m core compile: needs Cython and a C compiler)")
+    # the guard of a checkout whose record names other sources: every extension is stale
+    record = tmp_path / "record.json"
+    record.write_text(json.dumps({key: "0" * 64 for key in json.loads(_hot.CORE.manifest.read_text())}))
+    files = json.loads(_run(f"""
+        import importlib.util, json, sys
+        spec = importlib.util.spec_from_file_location("hot_probe", {str(ROOT / "core" / "_hot.py")!r})
+        hot = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(hot)
+        hot.CORE.manifest = hot.Path({str(record)!r})
+        states = hot.CORE.status()
+        hot.CORE.install_guard()
+        import core
+        print(json.dumps([states, [importlib.import_module(name).__file__ for name in hot.HOT_MODULES]]))
+        """))
+    states, paths = files
+    assert "compiled" not in states.values()
+    assert all(p.endswith(".py") for p in paths)
+
+
+@pytest.mark.parametrize("pure", ["0", "1"])
+def test_gradient_stealing_counts_references_alike_compiled_or_not(pure):
+    """The engine takes an incoming gradient as ``.grad`` only when nothing else holds it (PyTorch's rule, by
+    reference count, which compiled code counts differently: core/autograd/accumulate.py)."""
+    out = _run("""
+        import core
+        from core.autograd import enforce_grad_layout_policy
+        p = core.empty(2, 3, 4).permute(2, 0, 1).requires_grad_()
+        with enforce_grad_layout_policy(False):
+            (p * 2).sum().backward()  # a fresh row-major gradient nobody else holds: taken as it is
+        stolen = p.grad.stride() == (6, 3, 1)
+        q = core.ones(3, requires_grad=True)
+        g = core.full((3,), 2.0)
+        q.backward(g)  # the caller still holds g: .grad is a copy
+        copied = q.grad is not g and q.grad.data_ptr() != g.data_ptr()
+        g.add_(1.0)
+        print(stolen, copied, q.grad.tolist())
+        """, CORE_PURE_PYTHON=pure)
+    assert out.split() == ["True", "True", "[2.0,", "2.0,", "2.0]"]
