@@ -35,10 +35,10 @@ def main(argv: list | None = None) -> int:
             _hot.clean()
         elif not args.status:
             _hot.build(force=args.force)
-            states = list(_hot.status().values())
+            states = list(_hot.status(load=True).values())
             print(f"hot modules: {states.count('compiled')} of {len(states)} compiled")
             return 0 if states.count("compiled") == len(states) else 1
-        for module, state in _hot.status().items():
+        for module, state in _hot.status(load=True).items():
             print(f"{module:45s} {state}")
         return 0
     from . import info

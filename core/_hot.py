@@ -201,25 +201,31 @@ class _FromSource:
 CORE = HotSet("core", ROOT, HOT_MODULES)
 
 
-def hot_sets() -> list:
-    """core's hot modules and those of every installed backend plugin that declares some (its package's ``HOT``)."""
+def hot_sets(load: bool = False) -> list:
+    """core's hot modules and those of the backend plugins imported in this process that declare some (their
+    package's ``HOT``); ``load`` first has the plugin manager load every installed plugin (with its isolation:
+    a plugin that fails to import is reported there, not here)."""
     import importlib.metadata
 
+    if load:
+        from .plugins.manager import get_manager
+
+        try:
+            get_manager().scan()
+        except Exception:  # noqa: BLE001 - a bad config file: core info reports it; core's own set still builds
+            pass
     sets = [CORE]
     for ep in importlib.metadata.entry_points(group="core.backends"):
-        package = ep.value.split(":")[0].split(".")[0]
-        try:
-            hot = getattr(importlib.import_module(package), "HOT", None)
-        except Exception:  # noqa: BLE001 - a plugin that cannot import has nothing to compile here
-            continue
+        package = getattr(ep, "value", "").split(":")[0].split(".")[0]
+        hot = getattr(sys.modules.get(package), "HOT", None)
         if isinstance(hot, HotSet) and all(hot.package != s.package for s in sets):
             sets.append(hot)
     return sets
 
 
-def status() -> dict:
+def status(load: bool = False) -> dict:
     """{hot module: state} over :func:`hot_sets` (see :meth:`HotSet.status`)."""
-    return {name: state for hot in hot_sets() for name, state in hot.status().items()}
+    return {name: state for hot in hot_sets(load) for name, state in hot.status().items()}
 
 
 def install_guard() -> None:
@@ -231,7 +237,7 @@ def build(jobs: int | None = None, force: bool = False) -> list:
     """Compile in place every hot set with a module not running compiled (every set with ``force``); returns the
     packages built."""
     built = []
-    for hot in hot_sets():
+    for hot in hot_sets(load=True):
         if force or any(state != "compiled" for state in hot.status().values()):
             print(f"compiling {hot.package}'s {len(hot.modules)} hot modules with Cython", flush=True)
             hot.build(jobs)
@@ -241,7 +247,7 @@ def build(jobs: int | None = None, force: bool = False) -> list:
 
 def clean() -> None:
     """Remove every hot set's extensions for this interpreter."""
-    for hot in hot_sets():
+    for hot in hot_sets(load=True):
         hot.clean()
 
 

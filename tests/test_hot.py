@@ -28,7 +28,7 @@ def _run(code: str, **env) -> str:
 
 
 def test_every_hot_module_reports_how_it_runs():
-    states = _hot.status()
+    states = _hot.status(load=True)
     assert set(_hot.HOT_MODULES) <= set(states)  # and the hot modules of plugins that declare some
     assert set(states.values()) <= {"compiled", "stale", "source"}
     assert collect()["hot_modules"] == states
@@ -41,9 +41,9 @@ def test_hot_modules_load_what_their_state_says():
         import importlib, json
         import core
         from core import _hot
-        print(json.dumps({name: importlib.import_module(name).__file__ for name in _hot.status()}))
+        print(json.dumps({name: importlib.import_module(name).__file__ for name in _hot.status(load=True)}))
         """))
-    for name, state in _hot.status().items():
+    for name, state in _hot.status(load=True).items():
         assert files[name].endswith(".py") == (state != "compiled"), (name, state, files[name])
 
 
@@ -52,7 +52,7 @@ def test_pure_python_imports_every_hot_module_from_source():
         import importlib, json
         import core
         from core import _hot
-        print(json.dumps([importlib.import_module(name).__file__ for name in _hot.status()]))
+        print(json.dumps([importlib.import_module(name).__file__ for name in _hot.status(load=True)]))
         """, CORE_PURE_PYTHON="1"))
     assert all(f.endswith(".py") for f in files)
 
