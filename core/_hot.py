@@ -134,8 +134,8 @@ class HotSet:
             self._finder = _FromSource(self, fallback)
             sys.meta_path.insert(0, self._finder)
 
-    def build(self, jobs: int | None = None) -> None:
-        """Compile the modules in place and record their sources' digests."""
+    def build(self, jobs: int | None = None, names: tuple | None = None) -> None:
+        """Compile the modules ``names`` (default: all) in place and record their sources' digests."""
         from Cython.Build import cythonize
         from Cython.Compiler import Options
         from setuptools import Distribution, Extension
@@ -143,15 +143,16 @@ class HotSet:
 
         Options.error_on_unknown_names = False  # names a module makes at import (core.ops.elementwise's tables)
         # digests before compiling: an edit during the build leaves the record naming the older source
-        digests = {name: _digest(self.source(name)) for name in self.modules}
+        names = self.modules if names is None else tuple(names)
+        digests = {name: _digest(self.source(name)) for name in names}
         record = self._recorded()
-        for name in self.modules:  # until the new extensions are all in place, none of this interpreter's is used
+        for name in names:  # until the new extensions are all in place, none of this interpreter's is used
             ext = self.extension(name)
             if ext is not None:
                 record.pop(self._key(ext), None)
         self._write(record)
         work = ROOT / "build" / "hot" / self.package
-        extensions = [Extension(name, [str(self.source(name).relative_to(self.root))]) for name in self.modules]
+        extensions = [Extension(name, [str(self.source(name).relative_to(self.root))]) for name in names]
         previous = os.getcwd()
         os.chdir(self.root)  # the sources are named relative to the root
         try:
@@ -161,7 +162,7 @@ class HotSet:
             command.parallel = jobs or os.cpu_count() or 1
             command.ensure_finalized()
             command.run()
-            for name in self.modules:
+            for name in names:
                 built = Path(command.get_ext_fullpath(name))
                 target = self.source(name).with_name(built.name)
                 # a new file renamed over the old one: a process that has the old one loaded keeps its pages
@@ -238,9 +239,10 @@ def build(jobs: int | None = None, force: bool = False) -> list:
     packages built."""
     built = []
     for hot in hot_sets(load=True):
-        if force or any(state != "compiled" for state in hot.status().values()):
-            print(f"compiling {hot.package}'s {len(hot.modules)} hot modules with Cython", flush=True)
-            hot.build(jobs)
+        names = hot.modules if force else tuple(name for name, state in hot.status().items() if state != "compiled")
+        if names:
+            print(f"compiling {len(names)} of {hot.package}'s {len(hot.modules)} hot modules with Cython", flush=True)
+            hot.build(jobs, names)
             built.append(hot.package)
     return built
 

@@ -275,7 +275,7 @@ def ensure_hot() -> int:
         print("setup: no C compiler found: core's hot modules run from source (python -m core info says which)")
         return 0
     sys.stdout.flush()
-    # its lines ("compiling core's 17 hot modules with Cython", "hot modules: 17 of 17 compiled") show; the C
+    # its lines ("compiling 17 of core's 17 hot modules with Cython", "hot modules: 17 of 17 compiled") show; the C
     # compiler's warnings about Cython's generated code do not, unless the build fails
     result = subprocess.run([sys.executable, "-m", "core", "compile"], cwd=ROOT, stderr=subprocess.PIPE, text=True)
     if result.returncode != 0:

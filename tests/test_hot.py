@@ -98,3 +98,23 @@ def test_gradient_stealing_counts_references_alike_compiled_or_not(pure):
         print(stolen, copied, q.grad.tolist())
         """, CORE_PURE_PYTHON=pure)
     assert out.split() == ["True", "True", "[2.0,", "2.0,", "2.0]"]
+
+
+def test_a_build_compiles_only_the_modules_named(tmp_path):
+    """``python -m core compile`` rebuilds the modules not running compiled, not their whole set."""
+    pytest.importorskip("Cython", reason="the accel extra (Cython) is not installed")
+    package = tmp_path / "hot_probe_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "one.py").write_text("def twice(x):\n    return 2 * x\n")
+    (package / "two.py").write_text("def thrice(x):\n    return 3 * x\n")
+    hot = _hot.HotSet("hot_probe_pkg", tmp_path, ("hot_probe_pkg.one", "hot_probe_pkg.two"))
+    try:
+        hot.build(jobs=1, names=("hot_probe_pkg.one",))
+    except Exception as exc:  # noqa: BLE001 - no C compiler here: the setup would say so and run the sources
+        pytest.skip(f"cannot compile here: {exc}")
+    assert hot.status() == {"hot_probe_pkg.one": "compiled", "hot_probe_pkg.two": "source"}
+    (package / "one.py").write_text("def twice(x):\n    return x + x\n")  # edited since its build
+    assert hot.status()["hot_probe_pkg.one"] == "stale"
+    hot.build(jobs=1, names=("hot_probe_pkg.two",))  # the other's record stays as it was
+    assert hot.status() == {"hot_probe_pkg.one": "stale", "hot_probe_pkg.two": "compiled"}

@@ -36,14 +36,10 @@ def _infer_size(op: str, shape: tuple, n: int) -> tuple:
     if -1 not in shape:  # the common case: every size given
         if numel(shape) == n and (not shape or min(shape) >= 0):
             return shape if shape.__class__ is tuple else tuple(shape)
-        known = 1
-        for s in shape:
-            if s < 0:
-                raise RuntimeError(f"{op}(): invalid shape dimension {s}")
-            known *= s
-        if known != n:
-            raise RuntimeError(f"{op}(): shape '{list(shape)}' is invalid for input of size {n}")
-        return shape if shape.__class__ is tuple else tuple(shape)
+        negative = [s for s in shape if s < 0]
+        if negative:
+            raise RuntimeError(f"{op}(): invalid shape dimension {negative[0]}")
+        raise RuntimeError(f"{op}(): shape '{list(shape)}' is invalid for input of size {n}")
     shape = tuple(shape)
     at = shape.index(-1)
     rest = shape[:at] + shape[at + 1:]

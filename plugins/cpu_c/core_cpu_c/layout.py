@@ -57,7 +57,12 @@ def check_bounds(op: str, t) -> None:
 def pointer(ffi, op: str, t):
     """A C pointer to the first element of tensor ``t``, after checking that its view lies inside its storage."""
     check_bounds(op, t)
-    return ffi.from_buffer(t._storage.data) + t._offset * t.dtype.itemsize
+    return first_element(ffi, t)
+
+
+def first_element(ffi, t):
+    """A C pointer to the first element of tensor ``t`` (its bounds already checked), NULL for None."""
+    return ffi.NULL if t is None else ffi.from_buffer(t._storage.data) + t._offset * t.dtype.itemsize
 
 
 _tuple_new = tuple.__new__  # an Operand without NamedTuple's Python-level __new__ frame

@@ -22,7 +22,7 @@ import numpy as np
 
 from core.backends.api import Kernel, coalesce, contiguous_strides
 
-from .layout import check_bounds
+from .layout import check_bounds, first_element
 from .runtime import _address
 
 __all__ = ["Movement", "C", "TYPE_CODES", "aligned", "writable", "overlap", "memory_order"]
@@ -110,7 +110,7 @@ class Movement:
 
     def ptr(self, t):
         """A pointer to tensor ``t``'s first element (its view already checked)."""
-        return self.ffi.from_buffer(t._storage.data) + t._offset * t.dtype.itemsize
+        return first_element(self.ffi, t)
 
     def copy_bytes(self, itemsize: int, shape: tuple, dst_strides: tuple, src_strides: tuple, pdst, psrc) -> None:
         """C's strided copy of ``itemsize``-byte elements over ``shape`` (coalesced) from ``psrc`` to ``pdst``."""

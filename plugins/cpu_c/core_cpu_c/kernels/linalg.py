@@ -23,7 +23,7 @@ import numpy as np
 from core import dtypes
 from core.backends.api import Kernel, coalesce
 
-from ..layout import check_bounds, remember
+from ..layout import check_bounds, first_element, remember
 from ..lib import load_onednn
 from ..renderer import DTYPES, HALF
 from ..runtime import array, new_tensor
@@ -177,9 +177,8 @@ def _onednn_product(dtype, n: int, m: int, k: int, a: tuple, b: tuple, bias, out
                              int(residual is not None)))
     a_ptr, a_offs, count = _c_operand(ffi, a_buf, a_offs, size)
     b_ptr, b_offs, _ = _c_operand(ffi, b_buf, b_offs, size)
-    bias_ptr = ffi.NULL if bias is None else fb(bias._storage.data) + bias._offset * size
-    residual_ptr = ffi.NULL if residual is None else fb(residual._storage.data) + residual._offset * size
-    if lib.ccc_dnnl_matmul(problem, count, a_ptr, a_offs, b_ptr, b_offs, bias_ptr, residual_ptr, fb(out_buf)):
+    if lib.ccc_dnnl_matmul(problem, count, a_ptr, a_offs, b_ptr, b_offs, first_element(ffi, bias),
+                           first_element(ffi, residual), fb(out_buf)):
         return False
     GEMM_CALLS["float32" if code == 0 else "half"] += 1
     return True
@@ -268,8 +267,10 @@ def _fused_linear(ctx, input, weight, bias, code: int, residual):
     b = _matrix(weight, k, m, weight._stride[1], weight._stride[0])  # weight.T
     if a is None or b is None:
         return NotImplemented
-    if bias is not None and bias._stride != (1,) and m > 1:
-        bias = bias.contiguous()
+    if bias is not None:
+        if bias._stride != (1,) and m > 1:
+            bias = bias.contiguous()
+        check_bounds("linear", bias)
     shape = lead + (m,)
     if residual is not None:
         if not hasattr(residual, "_storage") or residual.dtype is not d or residual._shape != shape \
@@ -278,13 +279,10 @@ def _fused_linear(ctx, input, weight, bias, code: int, residual):
         check_bounds("linear", residual)
     out, buf = new_tensor(shape, d, n * m * d.itemsize, ctx.key)
     if blas:  # operands checked above: pointers to their first elements (a and b start where input and weight do)
-        fb = ctx.from_buffer
-
-        def at(t):
-            return ctx.ffi.NULL if t is None else fb(t._storage.data) + t._offset * 4
-
-        ctx.lib.ccc_linear_float32(n, m, k, at(input), a[2], a[3], at(weight), b[2], b[3], at(bias), at(residual),
-                                   code, fb(buf))
+        ffi = ctx.ffi
+        ctx.lib.ccc_linear_float32(n, m, k, first_element(ffi, input), a[2], a[3], first_element(ffi, weight), b[2],
+                                   b[3], first_element(ffi, bias), first_element(ffi, residual), code,
+                                   ffi.from_buffer(buf))
         GEMM_CALLS["openblas"] += 1
     elif not _onednn_product(d, n, m, k, a, b, bias, buf, code, residual):
         return NotImplemented
