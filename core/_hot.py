@@ -50,6 +50,21 @@ HOT_MODULES = (
     "core.ops._util",
     "core.tensor",
     "core.dtypes",
+    "core.dispatch.spec",
+    "core.dispatch.keys",
+    "core.autograd.grad_mode",
+    "core.memory_formats",
+    "core.backends.kit.layout",
+    "core.backends.kit.reference.reduction",
+    "core.nn.modules.module",
+    "core.nn.modules.container",
+    "core.nn.modules.linear",
+    "core.nn.modules.activation",
+    "core.nn.functional.linear",
+    "core.nn.functional.activation",
+    "core.nn.functional.loss",
+    "core.optim.optimizer",
+    "core.optim.sgd",
 )
 
 ROOT = Path(__file__).resolve().parent.parent  # the folder holding the ``core`` package

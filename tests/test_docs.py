@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import os
 import pathlib
 import subprocess
 import sys
@@ -31,7 +32,14 @@ def _op_docs():
     """scripts/gen_op_docs.py as a module (it lists the public names docs/ops.md documents)."""
     spec = importlib.util.spec_from_file_location("gen_op_docs", ROOT / "scripts" / "gen_op_docs.py")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    before = os.environ.get("CORE_PURE_PYTHON")
+    try:
+        spec.loader.exec_module(module)
+    finally:  # the script asks for the interpreted sources in its own process; not for the rest of this one
+        if before is None:
+            os.environ.pop("CORE_PURE_PYTHON", None)
+        else:
+            os.environ["CORE_PURE_PYTHON"] = before
     return module
 
 

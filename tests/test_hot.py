@@ -118,3 +118,23 @@ def test_a_build_compiles_only_the_modules_named(tmp_path):
     assert hot.status()["hot_probe_pkg.one"] == "stale"
     hot.build(jobs=1, names=("hot_probe_pkg.two",))  # the other's record stays as it was
     assert hot.status() == {"hot_probe_pkg.one": "stale", "hot_probe_pkg.two": "compiled"}
+
+
+@pytest.mark.parametrize("pure", ["0", "1"])
+def test_cpu_c_buffer_cache_reuses_only_free_buffers_compiled_or_not(pure):
+    """cpu_c's large-buffer cache hands a buffer out again only once nothing but the cache refers to it (a reference
+    count, measured at import because compiled code counts differently: core_cpu_c/runtime.py)."""
+    pytest.importorskip("core_cpu_c", reason="the cpu_c plugin is not installed")
+    out = _run("""
+        from core_cpu_c import runtime
+        first = runtime.aligned_empty(1 << 20)
+        address = runtime._address(first)
+        held = runtime.aligned_empty(1 << 20)  # first is still in use: another buffer
+        fresh = runtime._address(held) != address
+        free = runtime.RUNTIME.memory_reserved() - runtime.RUNTIME.memory_allocated()
+        del first
+        freed = runtime.RUNTIME.memory_reserved() - runtime.RUNTIME.memory_allocated() - free
+        again = runtime.aligned_empty(1 << 20)
+        print(runtime._FREE > 0, fresh, runtime._address(again) == address, freed >= 1 << 20)
+        """, CORE_PURE_PYTHON=pure)
+    assert out.split() == ["True", "True", "True", "True"]

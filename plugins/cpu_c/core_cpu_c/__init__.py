@@ -16,6 +16,8 @@ from core._hot import HotSet
 # `python -m core compile`): operand checks and pointers, the kernel builders. Not runtime.py: its buffer cache
 # counts references, which compiled code counts differently.
 HOT = HotSet("core_cpu_c", Path(__file__).resolve().parent.parent, (
+    "core_cpu_c.lib",
+    "core_cpu_c.runtime",
     "core_cpu_c.layout",
     "core_cpu_c.context",
     "core_cpu_c.kernels.linalg",

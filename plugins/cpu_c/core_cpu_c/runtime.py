@@ -26,6 +26,33 @@ _cache: dict = {}  # padded size -> [(raw buffer, offset of its first aligned by
 _getrefcount = sys.getrefcount
 
 
+def _free_entries(pool: list, free: int, first: bool) -> list:
+    """The entries of ``pool`` whose buffer nothing but the entry refers to (``sys.getrefcount`` of such a buffer
+    read here is ``free``: :func:`_free_count`); only the first with ``first``."""
+    found = []
+    for entry in pool:
+        if _getrefcount(entry[0]) == free:
+            found.append(entry)
+            if first:
+                break
+    return found
+
+
+def _free_count() -> int:
+    """The reference count :func:`_free_entries` reads for a buffer held only by its pool entry: measured, since
+    it depends on whether this module runs interpreted or compiled (core/_hot.py). -1 (never reuse) if a buffer
+    someone else holds would read the same."""
+    pool = [(np.empty(1, np.uint8), 0)]
+    free = next((n for n in range(1, 16) if _free_entries(pool, n, True)), -1)
+    held = pool[0][0]  # a second reference: the buffer is in use now
+    in_use_reads_free = bool(_free_entries(pool, free, True))
+    del held
+    return -1 if in_use_reads_free else free
+
+
+_FREE = _free_count()
+
+
 def aligned_empty(nbytes: int) -> np.ndarray:
     """An uninitialised flat uint8 buffer of ``nbytes`` bytes whose first byte is 64-byte aligned.
 
@@ -37,9 +64,9 @@ def aligned_empty(nbytes: int) -> np.ndarray:
         pool = _cache.get(size)
         if pool is None:
             pool = _cache[size] = []
-        for raw, start in pool:
-            if _getrefcount(raw) == 3:  # the pool's entry, the loop variable, getrefcount's argument
-                break
+        entry = _free_entries(pool, _FREE, True)
+        if entry:
+            raw, start = entry[0]
         else:
             raw = np.empty(size, np.uint8)
             start = -_address(raw) % ALIGNMENT
@@ -104,11 +131,7 @@ class CpuCRuntime(NumpyRuntime):
 
     def memory_reserved(self, dev=None) -> int:
         """Bytes held for cpu tensors: the live buffers plus the free ones the large-buffer cache keeps."""
-        free = 0
-        for pool in _cache.values():
-            for raw, _ in pool:
-                if _getrefcount(raw) == 3:  # the pool's entry, the loop variable, getrefcount's argument
-                    free += raw.nbytes
+        free = sum(raw.nbytes for pool in _cache.values() for raw, _ in _free_entries(pool, _FREE, False))
         return self.memory_allocated() + free
 
     def set_num_threads(self, n: int) -> None:
@@ -140,3 +163,4 @@ def new_tensor(shape: tuple, dtype, nbytes: int, key: int, strides: tuple | None
     buf = aligned_empty(nbytes)
     strides = contiguous_strides(shape) if strides is None else strides
     return Tensor._make(Storage(buf, nbytes, CPU, RUNTIME, key), shape, strides, 0, dtype), buf
+

@@ -35,9 +35,14 @@ _FEATURES = ("shader-f16", "shader-int64")  # optional features the kernels use:
 
 
 def _wgpu():
-    # wgpu-native (Vulkan's loader) warns on stderr when XDG_RUNTIME_DIR is unset; give it a private directory
+    # wgpu-native (Vulkan's loader) warns on stderr when XDG_RUNTIME_DIR is unset; give it a private directory,
+    # one per user that every process reuses (a new one per process was left behind in /tmp at every exit)
     if not os.environ.get("XDG_RUNTIME_DIR"):
-        os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="core-webgpu-")
+        runtime_dir = os.path.join(tempfile.gettempdir(), f"core-webgpu-{os.getuid()}")
+        os.makedirs(runtime_dir, mode=0o700, exist_ok=True)
+        if os.stat(runtime_dir).st_uid != os.getuid():  # another user's: fall back to a fresh private one
+            runtime_dir = tempfile.mkdtemp(prefix="core-webgpu-")
+        os.environ["XDG_RUNTIME_DIR"] = runtime_dir
     import wgpu
 
     return wgpu
