@@ -51,6 +51,7 @@ HOT_MODULES = (
     "core.tensor",
     "core.dtypes",
     "core.dispatch.spec",
+    "core.dispatch.capture",
     "core.dispatch.keys",
     "core.autograd.grad_mode",
     "core.memory_formats",

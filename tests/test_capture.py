@@ -80,6 +80,7 @@ def test_captured_training_equals_eager(device, make_opt, zero_first):
     assert _replays(s2) == 1  # the later calls replayed one tape
     for p1, p2 in zip(m1.parameters(), m2.parameters()):
         assert_close(p2.detach(), p1.detach(), rtol=1e-5, atol=1e-6)
+        assert p2._version == p1._version  # each in-place write counted once, as eager counts it
         if zero_first:  # the gradients of the last step are left in .grad, as eager leaves them
             assert_close(p2.grad, p1.grad, rtol=1e-5, atol=1e-6)
         else:
@@ -318,3 +319,81 @@ def test_item_passed_to_an_op_is_read_again_on_replay():
     out = rec.template(y)
     slots = rec.tape(keep=[out]).replay([core.tensor([2, 2, 1])])
     assert Tape.build(out, slots).tolist() == [10, 10, 5]
+
+
+# -- direct C calls: a replay calls the C function a cpu_c kernel noted, not the kernel's Python ------------------
+def _direct_ops(compiled) -> dict:
+    """{op name: [replayed directly?, ...]} over the one tape of ``compiled``."""
+    (entry,) = [e for e in compiled.entries.values() if getattr(e, "tape", None) is not None]
+    ops: dict = {}
+    for step in entry.tape.steps:
+        ops.setdefault(step[1].name if step[1] is not None else "?", []).append(step[-1] is not None)
+    return ops
+
+
+@pytest.mark.parametrize("make_opt", [lambda p: core.optim.SGD(p, lr=0.1, momentum=0.9),
+                                      lambda p: core.optim.Adam(p, lr=0.01)], ids=["sgd", "adam"])
+def test_replay_calls_cpu_c_functions_directly_with_eager_results(force_c, make_opt):
+    """Linear, the activation's loop and its backward, the loss, the GEMMs of the backward, the bias gradients'
+    sums, SGD's update and the views between them replay as their C calls (pointers from each replay's tensors);
+    parameters, losses and version counters stay eager's."""
+    m1, s1, m2, s2 = _pair("cpu", make_opt)
+    xs, ys = _data("cpu")
+    for x, y in zip(xs, ys):
+        assert_close(s2(x, y).detach(), s1(x, y).detach(), rtol=1e-5, atol=1e-6)
+    ops = _direct_ops(s2)
+    for name in ("linear", "tanh", "cross_entropy_loss", "cross_entropy_loss_backward", "batched_matmul", "sum",
+                 "transpose"):
+        assert all(ops[name]), (name, ops)
+    assert all(ops["sgd_update_"]) if "sgd_update_" in ops else not any(ops["adam_update_"])  # Adam reads item()
+    for p1, p2 in zip(m1.parameters(), m2.parameters()):
+        assert_close(p2.detach(), p1.detach(), rtol=1e-5, atol=1e-6)
+        assert p2._version == p1._version
+
+
+def test_kernel_that_copies_an_argument_replays_through_its_python(force_c):
+    """cross-entropy copies a strided target before its C call: that call reads memory the recorded call's tensors
+    do not own, so the replay runs the kernel (and its copy of this replay's target)."""
+    model = _mlp("cpu")
+    opt = core.optim.SGD(model.parameters(), lr=0.1)
+
+    def step(x, pairs):
+        loss = F.cross_entropy(model(x), pairs[:, 0])  # a column: stride 2
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    compiled = core.compile(step, mode="reduce-overhead")
+    xs, ys = _data("cpu")
+    reference = _mlp("cpu")
+    ref_opt = core.optim.SGD(reference.parameters(), lr=0.1)
+    for x, y in zip(xs, ys):
+        pairs = core.stack([y, y.flip(0)], dim=1)
+        loss = compiled(x, pairs)
+        expected = F.cross_entropy(reference(x), y)
+        expected.backward()
+        ref_opt.step()
+        ref_opt.zero_grad()
+        assert_close(loss.detach(), expected.detach(), rtol=1e-5, atol=1e-6)
+    ops = _direct_ops(compiled)
+    assert not any(ops["cross_entropy_loss"]) and all(ops["linear"])
+
+
+def test_direct_call_that_fails_on_replay_data_runs_the_kernel(force_c):
+    """A target out of range on a replay: the loss's C call reports it, and the kernel's Python raises as eager."""
+    model = _mlp("cpu")
+
+    def loss_of(x, y):
+        with core.no_grad():
+            return F.cross_entropy(model(x), y)
+
+    compiled = core.compile(loss_of, mode="reduce-overhead")
+    xs, ys = _data("cpu")
+    for x, y in zip(xs[:3], ys[:3]):
+        assert_close(compiled(x, y), loss_of(x, y), rtol=1e-5, atol=1e-6)
+    assert all(_direct_ops(compiled)["cross_entropy_loss"])
+    bad = ys[3].clone()
+    bad[1] = 9
+    with pytest.raises(IndexError, match="Target 9 is out of bounds"):
+        compiled(xs[3], bad)

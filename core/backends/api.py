@@ -13,6 +13,7 @@ import numpy as np
 
 from ..device import device
 from ..dispatch import TensorSpec, get_operator
+from ..dispatch.capture import Ptr, note_c_call, planning
 from ..dispatch.keys import backend_key
 from ..dtypes import dtype, from_numpy_dtype
 from ..plugins.hookspecs import PLUGIN_API_VERSION, hookimpl
@@ -28,7 +29,9 @@ __all__ = ["hookimpl", "PLUGIN_API_VERSION", "Runtime", "Storage", "Tensor", "Te
            # the kit (core/backends/kit): layout arithmetic, fresh outputs, kernel tables
            "broadcast_strides", "cat_parts", "cat_by_copies", "coalesce", "flipped", "flip_by_copy", "is_contiguous",
            "RANK_BUCKETS", "rank_bucket", "padded", "new_tensor", "new_output", "covering_span", "host_view",
-           "read_strided", "write_strided", "Kernel", "collect", "register_all", "reference", "DeviceEvent"]
+           "read_strided", "write_strided", "Kernel", "collect", "register_all", "reference", "DeviceEvent",
+           # whole-step capture: a kernel's one C call, noted so that a replay calls it directly
+           "planning", "note_c_call", "Ptr"]
 
 
 class DeviceEvent(NamedTuple):

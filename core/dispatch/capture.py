@@ -39,7 +39,7 @@ from ..dtypes import dtype as _dtype
 from .keys import Autograd, Capture, tls
 from .operator import set_functionality_fallback
 
-__all__ = ["Recording", "Tape", "Tainted", "HostFloat", "HostInt", "same_signature"]
+__all__ = ["Recording", "Tape", "Tainted", "HostFloat", "HostInt", "same_signature", "Ptr", "note_c_call", "planning"]
 
 _MASK = Capture.mask
 _AUTOGRAD_MASK = Autograd.mask
@@ -141,6 +141,37 @@ def note_object(obj, snapshot) -> None:
         rec.objects.append((obj, snapshot))
 
 
+class Ptr:
+    """A pointer argument of a noted C call: ``from_buffer(array) + offset`` (bytes), where ``array`` is the storage
+    buffer (``t._storage.data``) of one of the call's tensor arguments or of its fresh output."""
+
+    __slots__ = ("array", "offset")
+
+    def __init__(self, array, offset: int = 0):
+        self.array, self.offset = array, offset
+
+
+def planning() -> bool:
+    """Whether a recording in this thread would take a kernel's :func:`note_c_call` now."""
+    return tls.plans is not None
+
+
+def note_c_call(fn, parts: tuple, from_buffer, make=None, bumps: tuple = ()) -> None:
+    """Called by a backend kernel, while a recording plans (``tls.plans`` is not None), at the one C call that is
+    the kernel's whole effect on memory: a replay may then call ``fn(*parts)`` itself instead of the kernel's Python.
+
+    ``parts`` are the call's arguments: :class:`Ptr` for pointers into the call's tensors (resolved on each replay
+    from that replay's tensors), anything else a constant (sizes, offsets, strides, C structs made from them: the
+    geometry a replay repeats; never a pointer into a tensor's memory). ``make()`` returns a fresh output tensor
+    laid out as the one this call wrote (None: the kernel returned one of its arguments, written in place).
+    ``bumps`` are tensors whose version counter the kernel moved. A replay whose C call returns a true value runs
+    the kernel's Python instead (a fresh output) or raises (in place). Kernels note only where the call succeeded
+    and nothing else (a NumPy fallback, a copy of an argument) touched memory."""
+    plans = tls.plans
+    if plans is not None:
+        plans.append((fn, parts, from_buffer, make, bumps))
+
+
 def launch(name: str, fn, *args):
     """``fn(*args)``, recorded as one tape entry when a recording is active: for code that runs kernels without the
     dispatcher (the JIT's fused kernels) or checks tensor data (index bounds), so that a replay runs ``fn`` again
@@ -165,15 +196,31 @@ def _capture_kernel(op, below, *args, **kwargs):
         return op.redispatch(below, *args, **kwargs)
     excluded = tls.exclude & _MASK
     tls.exclude |= _MASK  # the ops a kernel calls are part of it, not entries of their own
+    top = rec.depth == 0
+    if top:
+        tls.plans = []  # the C calls the kernel (and the kernels it calls) note
+        written = _versions(op, args)
     rec.depth += 1
     try:
         out = op.redispatch(below, *args, **kwargs)
     finally:
         rec.depth -= 1
         tls.exclude = (tls.exclude & ~_MASK) | excluded
-    if rec.depth == 0:
-        rec.add(op, below, args, kwargs, out)
+        notes = tls.plans
+        if top:
+            tls.plans = None
+    if top:
+        # a kernel that moved the version counters of what it wrote moves them again on replay; for the others
+        # the replay moves them, as the op's own front does in eager mode (after the kernel returns)
+        rec.add(op, below, args, kwargs, out, notes, written is not None and written != _versions(op, args))
     return out
+
+
+def _versions(op, args: tuple):
+    """The version counters of the tensors op may write, or None where it writes none."""
+    if not op.writes:
+        return None
+    return [args[i]._storage.version for i in op.writes if i < len(args) and hasattr(args[i], "_storage")]
 
 
 def _host_tensor_kernel(array, dtype, device):
@@ -282,17 +329,20 @@ class Recording:
             sig.append(("o", value))
         return ("c", value)
 
-    def add(self, op, below: int, args: tuple, kwargs: dict, out) -> None:
-        """Record one call of ``op`` that ran the kernel resolved for ``below``; ``out`` is its result."""
+    def add(self, op, below: int, args: tuple, kwargs: dict, out, notes=None, kernel_bumped: bool = False) -> None:
+        """Record one call of ``op`` that ran the kernel resolved for ``below``; ``out`` is its result, ``notes``
+        the C calls its kernel noted (:func:`note_c_call`), ``kernel_bumped`` whether the kernel moved the version
+        counters of the tensors it wrote itself."""
         kernel = op._cache.get(below) or op._resolve(below)
         split = getattr(kernel, "split", None)
         if split is not None:  # the meta function's result is the same on every replay: keep it
             meta, pick = split
             spec = meta(*args, **kwargs)
             kernel = partial(pick(spec), spec)
-        self._add(op.name, kernel, op, below, args, kwargs, out)
+        self._add(op.name, kernel, op, below, args, kwargs, out, notes, kernel_bumped)
 
-    def _add(self, name: str, kernel, op, below: int, args: tuple, kwargs: dict, out) -> None:
+    def _add(self, name: str, kernel, op, below: int, args: tuple, kwargs: dict, out, notes=None,
+             kernel_bumped: bool = False) -> None:
         sig: list = [name, below]
         arg_t = tuple(self._ref(a, sig) for a in args)
         kw_t = {k: self._ref(v, sig) for k, v in kwargs.items()}
@@ -300,14 +350,16 @@ class Recording:
         outs = self._outputs(name, out)
         sig.append(len(outs))
         self.signature.append(tuple(sig))
-        self.calls.append((kernel, op, below, arg_t, kw_t, outs, hasattr(out, "_storage") and outs != ()))
+        single = hasattr(out, "_storage") and outs != ()
+        plan = None if notes is None else _plan(op, notes, args, kwargs, arg_t, kw_t, out, single)
+        self.calls.append((kernel, op, below, arg_t, kw_t, outs, single, plan, kernel_bumped))
 
     def host_tensor(self, tensor, array) -> None:
         sig: list = ["<host tensor>", ("v", np.ndarray, array)]
         self.signature.append(tuple(sig))
         slot = self._new_slot(tensor)
         self.calls.append((_host_tensor_kernel, None, 0, (("c", array), ("c", tensor.dtype), ("c", tensor.device)),
-                           {}, (slot,), True))
+                           {}, (slot,), True, None, False))
 
     def _outputs(self, name: str, out) -> tuple:
         if hasattr(out, "_storage"):
@@ -343,6 +395,58 @@ class Recording:
     def release(self) -> None:
         """Forget the storages a finished recording saw made."""
         self._storages = weakref.WeakKeyDictionary()
+
+
+def _reads_host_number(template) -> bool:
+    """Whether an argument template holds a number read from a tensor (rebuilt on each replay)."""
+    kind = template[0]
+    return kind == "h" or (kind == "l" and any(_reads_host_number(t) for t in template[2]))
+
+
+def _plan(op, notes: list, args: tuple, kwargs: dict, arg_t: tuple, kw_t: dict, out, single: bool):
+    """How a replay runs one recorded kernel call without the kernel's Python (None: through the kernel):
+
+    * a view (a new tensor over its first argument's storage, no C call, nothing written): ``partial(_view, its
+      geometry)``;
+    * the one C call the kernel noted (:func:`note_c_call`): ``partial(_direct, (C function, constant arguments,
+      (argument index, where its tensor is, byte offset) per pointer, from_buffer, make, where the bumped tensors
+      are))``, where the note describes the whole call."""
+    if any(_reads_host_number(t) for t in arg_t) or any(_reads_host_number(t) for t in kw_t.values()):
+        return None
+    if not notes:
+        first = args[0] if args else None
+        if single and op is not None and not op.writes and hasattr(first, "_storage") \
+                and out._storage is first._storage and out.dtype is first.dtype:
+            return partial(_view, out._shape, out._stride, out._offset)
+        return None
+    if len(notes) != 1:
+        return None
+    fn, parts, from_buffer, make, bumps = notes[0]
+    if (make is None) == single:  # a fresh output needs make(); an in-place call has none
+        return None
+    tensors = [(("a", i), a) for i, a in enumerate(args) if hasattr(a, "_storage")]
+    tensors += [(("k", k), v) for k, v in kwargs.items() if hasattr(v, "_storage")]
+    if single:
+        tensors.append((("o", 0), out))
+
+    def where(array):
+        return next((loc for loc, t in tensors if t._storage.data is array), None)
+
+    constants, pointers = list(parts), []
+    for index, part in enumerate(parts):
+        if part.__class__ is Ptr:
+            loc = where(part.array)
+            if loc is None:  # memory the call's own tensors do not own (a copy the kernel made): not replayable
+                return None
+            constants[index] = None
+            pointers.append((index, loc, part.offset))
+    bumped = []
+    for t in bumps:
+        loc = next((loc for loc, u in tensors if u is t), None)
+        if loc is None:
+            return None
+        bumped.append(loc)
+    return partial(_direct, (fn, tuple(constants), tuple(pointers), from_buffer, make, tuple(bumped)))
 
 
 def same_signature(a: "Recording", b: "Recording") -> str | None:
@@ -398,6 +502,31 @@ def _build(template, slots):
     return template[1](_build(p, slots) for p in template[2])
 
 
+def _view(shape: tuple, stride: tuple, offset: int, args, kwargs, op):
+    """A recorded view op's output on replay: the same geometry over this replay's first argument."""
+    return args[0]._alias(shape, stride, offset)
+
+
+def _direct(plan, args, kwargs, op):
+    """Run one recorded call as its noted C call (see :func:`_plan`); its output (NotImplemented: the C call
+    declined, nothing was written)."""
+    fn, constants, pointers, from_buffer, make, bumped = plan
+    out = None if make is None else make()
+    cargs = list(constants)
+    for index, (kind, key), offset in pointers:
+        t = args[key] if kind == "a" else kwargs[key] if kind == "k" else out
+        p = from_buffer(t._storage.data)
+        cargs[index] = p + offset if offset else p
+    if fn(*cargs):
+        if make is None:
+            raise RuntimeError(f"{op.name if op is not None else 'a recorded call'}: the replayed in-place C call "
+                               "failed on this replay's data (record the step again without capture)")
+        return NotImplemented
+    for kind, key in bumped:
+        (args[key] if kind == "a" else kwargs[key] if kind == "k" else out)._storage.version += 1
+    return args[0] if make is None else out
+
+
 class Tape:
     """A recorded program's kernel calls, replayable with new input tensors (see :class:`Recording`)."""
 
@@ -408,7 +537,7 @@ class Tape:
         # each slot is dropped after the last call that reads it (as eager frees a temporary when it dies), so the
         # allocator can reuse its memory within the replay
         last = {}
-        for i, (_, _, _, arg_t, kw_t, outs, _) in enumerate(calls):
+        for i, (_, _, _, arg_t, kw_t, outs, _, _, _) in enumerate(calls):
             for t in list(arg_t) + list(kw_t.values()):
                 for slot in _slots_of(t):
                     last[slot] = i
@@ -419,20 +548,27 @@ class Tape:
         for slot, i in last.items():
             if slot not in keep:
                 frees[i].append(slot)
-        for (kernel, op, below, arg_t, kw_t, outs, single), free in zip(calls, frees):
+        for (kernel, op, below, arg_t, kw_t, outs, single, plan, kernel_bumped), free in zip(calls, frees):
             args = [t[1] if t[0] == "c" else None for t in arg_t]
             direct = tuple((i, t[1]) for i, t in enumerate(arg_t) if t[0] == "s")
             built = tuple((i, t) for i, t in enumerate(arg_t) if t[0] not in ("c", "s"))
             kwargs = {k: t[1] for k, t in kw_t.items() if t[0] == "c"}
             kw_built = tuple((k, t) for k, t in kw_t.items() if t[0] != "c")
-            # the tensors an in-place op writes: their version counters move as the op's own wrapper moves them
-            writes = tuple(i for i in (op.writes if op is not None else ()) if i < len(arg_t) and
-                           (arg_t[i][0] in ("s", "a") or hasattr(arg_t[i][1], "_storage")))
+            # the tensors an in-place op writes: their version counters move as the op's own front moves them after
+            # its kernel (a kernel that moves them itself moves them again when it, or its noted C call, replays)
+            writes = () if kernel_bumped else \
+                tuple(i for i in (op.writes if op is not None else ()) if i < len(arg_t) and
+                      (arg_t[i][0] in ("s", "a") or hasattr(arg_t[i][1], "_storage")))
             self.steps.append((kernel, op, below, args, direct, built, kwargs, kw_built, outs,
-                               outs[0] if single else None, writes, tuple(free)))
+                               outs[0] if single else None, writes, tuple(free), plan))
 
     def __len__(self) -> int:
         return len(self.steps)
+
+    @property
+    def direct_calls(self) -> int:
+        """How many of the calls replay as a direct C call (:func:`note_c_call`), not through their kernel."""
+        return sum(step[-1] is not None for step in self.steps)
 
     def replay(self, inputs) -> list:
         """Run every call with ``inputs`` in the input slots; returns the slots (outputs by slot number)."""
@@ -447,7 +583,7 @@ class Tape:
         return slots
 
     def _run(self, slots: list) -> None:
-        for kernel, op, below, args, direct, built, kwargs, kw_built, outs, single, writes, free in self.steps:
+        for kernel, op, below, args, direct, built, kwargs, kw_built, outs, single, writes, free, plan in self.steps:
             if direct or built:
                 args = list(args)
                 for i, s in direct:
@@ -458,7 +594,12 @@ class Tape:
                 kwargs = dict(kwargs)
                 for k, t in kw_built:
                     kwargs[k] = _build(t, slots)
-            out = kernel(*args, **kwargs)
+            if plan is None:
+                out = kernel(*args, **kwargs)
+            else:
+                out = plan(args, kwargs, op)
+                if out is NotImplemented:  # the C call declined this replay's data: the kernel decides
+                    out = kernel(*args, **kwargs)
             if out is NotImplemented:
                 out = op._declined(below, args, kwargs)
             for i in writes:

@@ -123,6 +123,7 @@ class _LocalKeys(threading.local):
         self.view_replay = False
         self.grad_layout_policy = True
         self.recording = None  # the whole-step capture recording in this thread (core/dispatch/capture.py)
+        self.plans = None  # while a recording runs a kernel: the C calls it notes (capture.note_c_call)
 
 
 tls = _LocalKeys()

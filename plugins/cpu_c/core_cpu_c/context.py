@@ -4,12 +4,13 @@ and the size under which NumPy's kernels run instead of C."""
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import core
-from core.backends.api import get_operator
+from core.backends.api import get_operator, note_c_call
 
 from .layout import pointer
-from .runtime import new_tensor
+from .runtime import fresh, new_tensor
 
 __all__ = ["Context", "Family", "FLOATS"]
 
@@ -85,6 +86,11 @@ class Family:
     def kernels(self) -> dict:
         """{op: the bound method of that name} for :attr:`ops`."""
         return {op: getattr(self, op) for op in self.ops}
+
+    def note(self, fn, parts: tuple, shape: tuple, dtype) -> None:
+        """Note C call ``fn(*parts)`` whose fresh dense output of ``shape`` and ``dtype`` is the kernel's result,
+        for a capture that plans (``core.backends.api.note_c_call``)."""
+        note_c_call(fn, parts, self.ffi.from_buffer, partial(fresh, shape, dtype, self.ctx.key))
 
     def outputs(self, output_mask, shapes, dtype) -> tuple:
         """(tensors, C buffers) of a backward's results: (None, NULL) where ``output_mask`` is False."""

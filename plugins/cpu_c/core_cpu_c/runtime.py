@@ -7,6 +7,7 @@ allocates start on a 64-byte boundary (AVX-512 loads, cache lines).
 
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
@@ -15,7 +16,8 @@ from core.backends.numpy.runtime import TRACK_MIN_BYTES, CPU, NumpyRuntime, arra
 
 from . import lib
 
-__all__ = ["CpuCRuntime", "RUNTIME", "aligned_empty", "new_tensor", "half_path", "vector_math_path", "ALIGNMENT"]
+__all__ = ["CpuCRuntime", "RUNTIME", "aligned_empty", "new_tensor", "fresh", "half_path", "vector_math_path",
+           "ALIGNMENT"]
 
 ALIGNMENT = 64
 CACHE_MIN_BYTES = 1 << 16  # fresh buffers this large cost page faults on first touch (a*b+c ran at 1/3 the
@@ -164,3 +166,8 @@ def new_tensor(shape: tuple, dtype, nbytes: int, key: int, strides: tuple | None
     strides = contiguous_strides(shape) if strides is None else strides
     return Tensor._make(Storage(buf, nbytes, CPU, RUNTIME, key), shape, strides, 0, dtype), buf
 
+
+def fresh(shape: tuple, dtype, key: int, strides: tuple | None = None):
+    """A fresh dense output tensor as the kernels make them (what a captured step's direct C calls write into:
+    ``core.backends.api.note_c_call``'s ``make``)."""
+    return new_tensor(shape, dtype, math.prod(shape) * dtype.itemsize, key, strides)[0]

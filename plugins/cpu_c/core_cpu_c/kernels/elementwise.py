@@ -10,15 +10,17 @@ reference kernel it replaces (``ctx.reference(op)``), so results never depend on
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
-from core.backends.api import Kernel, coalesce, contiguous_strides, is_contiguous
+
+from core.backends.api import Kernel, Ptr, coalesce, contiguous_strides, is_contiguous, note_c_call, planning
 
 from ..context import Family
 from ..layout import MISSING, check_bounds, operand, remember
 from ..movement import writable
 from ..renderer import BOOL_OUTPUT, COMPARISONS, DTYPES, FUSED_OUT, HALF, KERNEL_OPS, OP_DTYPES, kernel_name
-from ..runtime import new_tensor
+from ..runtime import fresh, new_tensor
 
 __all__ = ["kernels", "min_numel", "composite", "DERIVATIVES"]
 
@@ -66,12 +68,31 @@ def _elementwise(ctx, entry, shape: tuple, strides: tuple, n: int, out_dtype, op
                 for o in operands:
                     meta.append(o.offset)
                     buffers.append(fb(o.buffer))
-                return out, strided(n, rank, ctx.longs(meta), *buffers)
+                longs = ctx.longs(meta)
+                result = strided(n, rank, longs, *buffers)
+                if not result and planning():
+                    _note(ctx, strided, [n, rank, longs, buf, *[o.buffer for o in operands]], 3, into, shape,
+                          out_dtype, strides)
+                return out, result
             break
     args = [n, fb(buf), out_offset]
     for o in operands:
         args += [fb(o.buffer), o.offset]
-    return out, contig(*args)
+    result = contig(*args)
+    if not result and planning():
+        args[1::2] = [buf, *[o.buffer for o in operands]]
+        _note(ctx, contig, args, 1, into, shape, out_dtype, strides)
+    return out, result
+
+
+def _note(ctx, fn, args: list, first: int, into, shape: tuple, out_dtype, strides: tuple) -> None:
+    """Note ``fn(*args)`` for a capture (``core.backends.api.note_c_call``): ``args[first::2]`` (contiguous loop) or
+    ``args[first:]`` (strided) are the buffers, made pointers on each replay; a fresh output is made alike."""
+    buffers = range(first, len(args), 2) if first == 1 else range(first, len(args))
+    for i in buffers:
+        args[i] = Ptr(args[i])
+    make = None if into is not None else partial(fresh, shape, out_dtype, ctx.key, strides)
+    note_c_call(fn, tuple(args), ctx.from_buffer, make)
 
 
 _LAYOUTS: dict = {}  # (shape, output strides, operands' strides) -> (rank, (sizes, then strides)) or None

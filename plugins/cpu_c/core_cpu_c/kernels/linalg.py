@@ -18,15 +18,16 @@ float32 in C, multiplied by ``sgemm`` and the product rounded once (csrc/blas.c)
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 from core import dtypes
-from core.backends.api import Kernel, coalesce
+from core.backends.api import Kernel, Ptr, coalesce, note_c_call, planning
 
 from ..layout import check_bounds, first_element, remember
 from ..lib import load_onednn
 from ..renderer import DTYPES, HALF
-from ..runtime import array, new_tensor
+from ..runtime import array, fresh, new_tensor
 
 __all__ = ["kernels", "min_numel", "gemm_path", "gemm_library", "GEMM_CALLS", "ACTIVATION_CODES"]
 
@@ -159,8 +160,13 @@ def _problem(ffi, key: tuple):
     return problem
 
 
+def _c_part(ffi, buffer, offsets, size: int):
+    """The pointer argument :func:`_c_operand` makes, as a capture's note takes it (``core.backends.api.Ptr``)."""
+    return Ptr(buffer, offsets * size if offsets.__class__ is int else 0)
+
+
 def _onednn_product(dtype, n: int, m: int, k: int, a: tuple, b: tuple, bias, out_buf, activation: int = 0,
-                    residual=None) -> bool:
+                    residual=None, make=None) -> bool:
     """``out = act(A @ B (+ bias) (+ residual))`` on oneDNN's matmul (operands as :func:`_operand` gives them,
     ``bias`` a dense 1-D tensor or None, ``residual`` a tensor laid out as ``out`` or None, ``act`` the activation of
     code ``activation``: :data:`ACTIVATION_CODES`, 0 none); False (nothing written) where oneDNN is not loaded or
@@ -171,17 +177,26 @@ def _onednn_product(dtype, n: int, m: int, k: int, a: tuple, b: tuple, bias, out
         return False
     ffi, lib = dnnl
     fb = ffi.from_buffer
-    (a_buf, a_offs, ta, lda), (b_buf, b_offs, tb, ldb) = a, b
+    (a_buf, a_offsets, ta, lda), (b_buf, b_offsets, tb, ldb) = a, b
     size = dtype.itemsize
     problem = _problem(ffi, (n, m, k, ta, lda, tb, ldb, code, int(bias is not None), activation,
                              int(residual is not None)))
-    a_ptr, a_offs, count = _c_operand(ffi, a_buf, a_offs, size)
-    b_ptr, b_offs, _ = _c_operand(ffi, b_buf, b_offs, size)
+    a_ptr, a_offs, count = _c_operand(ffi, a_buf, a_offsets, size)
+    b_ptr, b_offs, _ = _c_operand(ffi, b_buf, b_offsets, size)
     if lib.ccc_dnnl_matmul(problem, count, a_ptr, a_offs, b_ptr, b_offs, first_element(ffi, bias),
                            first_element(ffi, residual), fb(out_buf)):
         return False
     GEMM_CALLS["float32" if code == 0 else "half"] += 1
+    if make is not None:  # a capture plans: the replay calls oneDNN itself
+        note_c_call(lib.ccc_dnnl_matmul, (problem, count, _c_part(ffi, a_buf, a_offsets, size), a_offs,
+                                          _c_part(ffi, b_buf, b_offsets, size), b_offs, _first(ffi, bias),
+                                          _first(ffi, residual), Ptr(out_buf)), fb, make)
     return True
+
+
+def _first(ffi, t):
+    """A capture's note of :func:`first_element`'s pointer: NULL stays a constant."""
+    return ffi.NULL if t is None else Ptr(t._storage.data, t._offset * t.dtype.itemsize)
 
 
 def _matmul(ctx, base):
@@ -205,17 +220,23 @@ def _matmul(ctx, base):
             buf[:] = 0
             return out
         left, right = _operand("batched_matmul", a, n, k), _operand("batched_matmul", b, k, m)
+        make = partial(fresh, shape, d, ctx.key) if planning() else None
         if d is not float32 or gemm_library() == "onednn":
-            if _onednn_product(d, n, m, k, left, right, None, buf):
+            if _onednn_product(d, n, m, k, left, right, None, buf, make=make):
                 return out
         else:
             GEMM_CALLS["openblas"] += 1
-        (a_buf, a_offs, ta, lda), (b_buf, b_offs, tb, ldb) = left, right
-        a_ptr, a_offs, count = _c_operand(ctx.ffi, a_buf, a_offs, d.itemsize)
-        b_ptr, b_offs, _ = _c_operand(ctx.ffi, b_buf, b_offs, d.itemsize)
+        (a_buf, a_offsets, ta, lda), (b_buf, b_offsets, tb, ldb) = left, right
+        a_ptr, a_offs, count = _c_operand(ctx.ffi, a_buf, a_offsets, d.itemsize)
+        b_ptr, b_offs, _ = _c_operand(ctx.ffi, b_buf, b_offsets, d.itemsize)
         if fn(count, n, m, k, a_ptr, a_offs, ta, lda, b_ptr, b_offs, tb, ldb, ctx.from_buffer(buf), 0):
             raise MemoryError(f"batched_matmul: cannot allocate the float32 copies of {d.name} operands "
                               f"({n}x{k} and {k}x{m})")
+        if make is not None:
+            size = d.itemsize
+            note_c_call(fn, (count, n, m, k, _c_part(ctx.ffi, a_buf, a_offsets, size), a_offs, ta, lda,
+                             _c_part(ctx.ffi, b_buf, b_offsets, size), b_offs, tb, ldb, Ptr(buf), 0),
+                        ctx.from_buffer, make)
         return out
 
     return kernel
@@ -278,13 +299,18 @@ def _fused_linear(ctx, input, weight, bias, code: int, residual):
             return NotImplemented
         check_bounds("linear", residual)
     out, buf = new_tensor(shape, d, n * m * d.itemsize, ctx.key)
+    make = partial(fresh, shape, d, ctx.key) if planning() else None
     if blas:  # operands checked above: pointers to their first elements (a and b start where input and weight do)
         ffi = ctx.ffi
         ctx.lib.ccc_linear_float32(n, m, k, first_element(ffi, input), a[2], a[3], first_element(ffi, weight), b[2],
                                    b[3], first_element(ffi, bias), first_element(ffi, residual), code,
                                    ffi.from_buffer(buf))
         GEMM_CALLS["openblas"] += 1
-    elif not _onednn_product(d, n, m, k, a, b, bias, buf, code, residual):
+        if make is not None:
+            note_c_call(ctx.lib.ccc_linear_float32, (n, m, k, _first(ffi, input), a[2], a[3], _first(ffi, weight),
+                                                     b[2], b[3], _first(ffi, bias), _first(ffi, residual), code,
+                                                     Ptr(buf)), ffi.from_buffer, make)
+    elif not _onednn_product(d, n, m, k, a, b, bias, buf, code, residual, make):
         return NotImplemented
     GEMM_CALLS["linear"] += 1
     return out

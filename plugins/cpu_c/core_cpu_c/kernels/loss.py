@@ -10,6 +10,7 @@ gradients are given the input's shapes back. C checks the targets before it read
 from __future__ import annotations
 
 from core import dtypes as dt
+from core.backends.api import Ptr, planning
 
 from ..context import FLOATS, Family
 
@@ -38,6 +39,11 @@ def _rows(input):
     return input.movedim(1, -1).reshape(-1, input.shape[1]).contiguous()
 
 
+def _at(t, ffi=None):
+    """The pointer to ``t``'s first element as a capture's note takes it; NULL (of ``ffi``) for None."""
+    return ffi.NULL if t is None else Ptr(t._storage.data, t._offset * t.dtype.itemsize)
+
+
 class _Loss(Family):
     ops = OPS
 
@@ -54,10 +60,15 @@ class _Loss(Family):
             return self.base[op](input, target, weight, reduction, ignore_index)
         x, t, w = _rows(input), target.contiguous().reshape(-1), self.contiguous(weight)
         rows, classes = x.shape
-        out, buf = self.empty(tuple(target.shape) if reduction == "none" else (), x.dtype)
-        status = self.c[op, x.dtype.name](rows, classes, self.pointer(op, x), self.pointer(op, t),
-                                          self.pointer(op, w), int(ignore_index), _REDUCTIONS[reduction], buf)
+        shape = tuple(target.shape) if reduction == "none" else ()
+        out, buf = self.empty(shape, x.dtype)
+        fn = self.c[op, x.dtype.name]
+        status = fn(rows, classes, self.pointer(op, x), self.pointer(op, t), self.pointer(op, w), int(ignore_index),
+                    _REDUCTIONS[reduction], buf)
         self._check(op, status, t)
+        if planning():  # a capture: the replay calls C itself (a bad target there: this kernel raises)
+            self.note(fn, (rows, classes, _at(x), _at(t), _at(w, self.ffi), int(ignore_index),
+                           _REDUCTIONS[reduction], Ptr(out._storage.data)), shape, x.dtype)
         return out
 
     def cross_entropy_loss_backward(self, grad, input, target, weight, reduction, ignore_index):
@@ -71,11 +82,15 @@ class _Loss(Family):
         g, x, t, w = grad.contiguous(), _rows(input), target.contiguous().reshape(-1), self.contiguous(weight)
         rows, classes = x.shape
         out, buf = self.empty(tuple(x.shape), x.dtype)
-        status = self.c[op, x.dtype.name](rows, classes, self.pointer(op, g), int(per_row), self.pointer(op, x),
-                                          self.pointer(op, t), self.pointer(op, w), int(ignore_index),
-                                          _REDUCTIONS[reduction], buf)
+        fn = self.c[op, x.dtype.name]
+        status = fn(rows, classes, self.pointer(op, g), int(per_row), self.pointer(op, x), self.pointer(op, t),
+                    self.pointer(op, w), int(ignore_index), _REDUCTIONS[reduction], buf)
         self._check(op, status, t)
         if input.dim() == 2:
+            if planning():  # a capture: the replay calls C itself
+                self.note(fn, (rows, classes, _at(g), int(per_row), _at(x), _at(t), _at(w, self.ffi),
+                               int(ignore_index), _REDUCTIONS[reduction], Ptr(out._storage.data)), tuple(x.shape),
+                          x.dtype)
             return out
         # rows back to (N, d..., C), then the class dim back to 1: the gradient has the input's shape (a
         # channels-last layout, as the rows were computed)

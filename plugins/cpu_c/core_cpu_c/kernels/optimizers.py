@@ -4,13 +4,18 @@ parameter over dense tensors of one shape whose storages are distinct (strided s
 
 from __future__ import annotations
 
-from core.backends.api import contiguous_strides
+from core.backends.api import Ptr, contiguous_strides, note_c_call, planning
 
 from ..context import FLOATS, Family
 
 __all__ = ["kernels", "OPS"]
 
 OPS = ("sgd_update_", "adam_update_")
+
+
+def _at(t):
+    """The pointer to ``t``'s first element, as a capture's note takes it."""
+    return Ptr(t._storage.data, t._offset * t.dtype.itemsize)
 
 
 def _dense_and_distinct(tensors) -> bool:
@@ -43,12 +48,16 @@ class _Optimizers(Family):
             return self.base["sgd_update_"](param, grad, momentum_buffer, lr, momentum, dampening, weight_decay,
                                             nesterov)
         buf = self.ffi.NULL if momentum_buffer is None or momentum == 0 else self._pointer(momentum_buffer)
-        self.c["sgd_update_", param.dtype.name](param.numel(), self._pointer(param), self._pointer(grad), buf,
-                                                float(lr), float(momentum), float(dampening), float(weight_decay),
-                                                bool(nesterov))
+        fn = self.c["sgd_update_", param.dtype.name]
+        numbers = (float(lr), float(momentum), float(dampening), float(weight_decay), bool(nesterov))
+        fn(param.numel(), self._pointer(param), self._pointer(grad), buf, *numbers)
         param._storage.version += 1
         if buf != self.ffi.NULL:
             momentum_buffer._storage.version += 1
+        if planning():  # a capture: the replay calls C itself
+            state = (param,) if buf == self.ffi.NULL else (param, momentum_buffer)
+            note_c_call(fn, (param.numel(), _at(param), _at(grad), self.ffi.NULL if len(state) == 1 else
+                             _at(momentum_buffer), *numbers), self.ffi.from_buffer, None, state)
         return param
 
     def adam_update_(self, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps,

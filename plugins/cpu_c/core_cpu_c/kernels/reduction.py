@@ -15,12 +15,13 @@ size against ``ctx.min_numel`` itself.
 from __future__ import annotations
 
 import math
+from functools import partial
 
-from core.backends.api import coalesce
+from core.backends.api import Ptr, coalesce, note_c_call, planning
 
 from ..layout import check_bounds, remember
 from ..renderer import HALF
-from ..runtime import new_tensor
+from ..runtime import fresh, new_tensor
 
 __all__ = ["kernels", "OPS"]
 
@@ -109,11 +110,18 @@ def _reduction(ctx, op: str, base):
             buf.view(odt.numpy)[:] = _IDENTITY[op]
             return out
         if by_rows:
-            row(nout, rshape[0], ctx.from_buffer(input._storage.data), input._offset, meta[4 + nk],
-                ctx.from_buffer(buf))
+            fn, args = row, [nout, rshape[0], input._storage.data, input._offset, meta[4 + nk], buf]
         else:
-            general[d.name](ctx.longs(meta), ctx.from_buffer(input._storage.data),
-                            ctx.from_buffer(buf))
+            fn, args = general[d.name], [ctx.longs(meta), input._storage.data, buf]
+        pointers = (2, 5) if by_rows else (1, 2)
+        fb = ctx.from_buffer
+        for i in pointers:
+            args[i] = fb(args[i])
+        fn(*args)
+        if planning():  # a capture: the replay calls C itself
+            for i, array in zip(pointers, (input._storage.data, buf)):
+                args[i] = Ptr(array)
+            note_c_call(fn, tuple(args), fb, partial(fresh, spec.shape, odt, ctx.key))
         return out
 
     kernel.c_functions = {"rows": rows, "strided": general}  # {table: {key: C function}}, for tests to count
