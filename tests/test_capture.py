@@ -397,3 +397,28 @@ def test_direct_call_that_fails_on_replay_data_runs_the_kernel(force_c):
     bad[1] = 9
     with pytest.raises(IndexError, match="Target 9 is out of bounds"):
         compiled(xs[3], bad)
+
+
+def test_replay_calls_convolution_and_pooling_directly_with_eager_results(force_c):
+    """A LeNet-like step: oneDNN's convolution forward and the pooling loops replay as their C calls; the
+    convolution's backward (two oneDNN calls) through its kernel."""
+    def net():
+        core.manual_seed(0)
+        return nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                             nn.Linear(4 * 4 * 4, 3))
+    rng = np.random.default_rng(0)
+    xs = [core.tensor(rng.standard_normal((5, 1, 8, 8)).astype(np.float32)) for _ in range(5)]
+    ys = [core.tensor(rng.integers(0, 3, 5)) for _ in range(5)]
+    models = [net(), net()]
+    steps = [_trainer(m, core.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)) for m in models]
+    compiled = core.compile(steps[1], mode="reduce-overhead")
+    for x, y in zip(xs, ys):
+        assert_close(compiled(x, y).detach(), steps[0](x, y).detach(), rtol=1e-5, atol=1e-6)
+    ops = _direct_ops(compiled)
+    from core_cpu_c.lib import load_onednn
+
+    if load_onednn() is not None:  # without oneDNN, cpu_c's own convolution is not noted
+        assert all(ops["convolution"]) and not any(ops["convolution_backward"])
+    assert all(ops["max_pool"]) and all(ops["max_pool_backward"])
+    for p1, p2 in zip(models[0].parameters(), models[1].parameters()):
+        assert_close(p2.detach(), p1.detach(), rtol=1e-5, atol=1e-6)

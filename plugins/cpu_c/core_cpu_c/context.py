@@ -87,10 +87,10 @@ class Family:
         """{op: the bound method of that name} for :attr:`ops`."""
         return {op: getattr(self, op) for op in self.ops}
 
-    def note(self, fn, parts: tuple, shape: tuple, dtype) -> None:
-        """Note C call ``fn(*parts)`` whose fresh dense output of ``shape`` and ``dtype`` is the kernel's result,
-        for a capture that plans (``core.backends.api.note_c_call``)."""
-        note_c_call(fn, parts, self.ffi.from_buffer, partial(fresh, shape, dtype, self.ctx.key))
+    def note(self, fn, parts: tuple, shape: tuple, dtype, ffi=None) -> None:
+        """Note C call ``fn(*parts)`` (a function of ``ffi``, default the extension's) whose fresh dense output of
+        ``shape`` and ``dtype`` is the kernel's result, for a capture that plans (``core.backends.api.note_c_call``)."""
+        note_c_call(fn, parts, (ffi or self.ffi).from_buffer, partial(fresh, shape, dtype, self.ctx.key))
 
     def outputs(self, output_mask, shapes, dtype) -> tuple:
         """(tensors, C buffers) of a backward's results: (None, NULL) where ``output_mask`` is False."""

@@ -11,6 +11,7 @@ from operator import mul as _mul
 from typing import NamedTuple
 
 import numpy as np
+from core.backends.api import Ptr
 
 __all__ = ["Operand", "operand", "pointer", "LayoutError", "remember", "MISSING"]
 
@@ -63,6 +64,12 @@ def pointer(ffi, op: str, t):
 def first_element(ffi, t):
     """A C pointer to the first element of tensor ``t`` (its bounds already checked), NULL for None."""
     return ffi.NULL if t is None else ffi.from_buffer(t._storage.data) + t._offset * t.dtype.itemsize
+
+
+def noted(ffi, t):
+    """:func:`first_element` as a capture's note of a C call takes it (``core.backends.api.Ptr``: made again from
+    each replay's tensor); NULL for None."""
+    return ffi.NULL if t is None else Ptr(t._storage.data, t._offset * t.dtype.itemsize)
 
 
 _tuple_new = tuple.__new__  # an Operand without NamedTuple's Python-level __new__ frame

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import math
 
+from core.backends.api import planning
+
 from ..context import FLOATS, Family
+from ..layout import noted
 from ..lib import load
 from .linalg import ACTIVATION_CODES
 
@@ -110,15 +113,19 @@ class _Convolution(Family):
         super().__init__(ctx)
         self.dnnl = load_onednn()  # (ffi, lib) or None
 
-    def _dnnl(self, kind: str, problem, *tensors) -> bool:
+    def _dnnl(self, kind: str, problem, *tensors, out=None) -> bool:
         """Run oneDNN's ``kind`` primitive over the dense ``tensors`` of the problem's dtype (NULL for None, in the C
-        call's order); False when oneDNN declines the problem (nothing was written)."""
+        call's order); False when oneDNN declines the problem (nothing was written). ``out``: the call's one fresh
+        output (the last tensor), for a capture that plans to replay the call directly."""
         ffi, lib = self.dnnl
         pointers = [ffi.NULL if t is None else ffi.cast("void*", self.pointer(f"convolution ({kind})", t))
                     for t in tensors]
-        if getattr(lib, f"ccc_dnnl_conv_{kind}")(problem, *pointers):
+        fn = getattr(lib, f"ccc_dnnl_conv_{kind}")
+        if fn(problem, *pointers):
             return False
         ONEDNN_CALLS[kind] += 1
+        if out is not None and planning():  # the problem struct is this call's own: the replay may keep it
+            self.note(fn, (problem, *[noted(ffi, t) for t in tensors]), out._shape, out.dtype, ffi)
         return True
 
     def _dnnl_forward(self, input, weight, bias, stride, padding, dilation, groups, activation: int = 0,
@@ -140,7 +147,7 @@ class _Convolution(Family):
         found[0].has_residual = int(residual is not None)
         x, w, b = input.contiguous(), weight.contiguous(), self.contiguous(bias)
         out, _ = self.empty(shape, x.dtype)
-        return out if self._dnnl("forward", found[0], x, w, b, residual, out) else None
+        return out if self._dnnl("forward", found[0], x, w, b, residual, out, out=out) else None
 
     def _dnnl_backward(self, grad_output, input, weight, stride, padding, dilation, groups, output_mask):
         """oneDNN's (grad_input, grad_weight, grad_bias), or None when it does not take the problem."""

@@ -24,7 +24,7 @@ import numpy as np
 from core import dtypes
 from core.backends.api import Kernel, Ptr, coalesce, note_c_call, planning
 
-from ..layout import check_bounds, first_element, remember
+from ..layout import check_bounds, first_element, noted, remember
 from ..lib import load_onednn
 from ..renderer import DTYPES, HALF
 from ..runtime import array, fresh, new_tensor
@@ -189,14 +189,9 @@ def _onednn_product(dtype, n: int, m: int, k: int, a: tuple, b: tuple, bias, out
     GEMM_CALLS["float32" if code == 0 else "half"] += 1
     if make is not None:  # a capture plans: the replay calls oneDNN itself
         note_c_call(lib.ccc_dnnl_matmul, (problem, count, _c_part(ffi, a_buf, a_offsets, size), a_offs,
-                                          _c_part(ffi, b_buf, b_offsets, size), b_offs, _first(ffi, bias),
-                                          _first(ffi, residual), Ptr(out_buf)), fb, make)
+                                          _c_part(ffi, b_buf, b_offsets, size), b_offs, noted(ffi, bias),
+                                          noted(ffi, residual), Ptr(out_buf)), fb, make)
     return True
-
-
-def _first(ffi, t):
-    """A capture's note of :func:`first_element`'s pointer: NULL stays a constant."""
-    return ffi.NULL if t is None else Ptr(t._storage.data, t._offset * t.dtype.itemsize)
 
 
 def _matmul(ctx, base):
@@ -307,8 +302,8 @@ def _fused_linear(ctx, input, weight, bias, code: int, residual):
                                    ffi.from_buffer(buf))
         GEMM_CALLS["openblas"] += 1
         if make is not None:
-            note_c_call(ctx.lib.ccc_linear_float32, (n, m, k, _first(ffi, input), a[2], a[3], _first(ffi, weight),
-                                                     b[2], b[3], _first(ffi, bias), _first(ffi, residual), code,
+            note_c_call(ctx.lib.ccc_linear_float32, (n, m, k, noted(ffi, input), a[2], a[3], noted(ffi, weight),
+                                                     b[2], b[3], noted(ffi, bias), noted(ffi, residual), code,
                                                      Ptr(buf)), ffi.from_buffer, make)
     elif not _onednn_product(d, n, m, k, a, b, bias, buf, code, residual, make):
         return NotImplemented

@@ -13,6 +13,7 @@ from core import dtypes as dt
 from core.backends.api import Ptr, planning
 
 from ..context import FLOATS, Family
+from ..layout import noted
 
 __all__ = ["kernels", "OPS"]
 
@@ -39,11 +40,6 @@ def _rows(input):
     return input.movedim(1, -1).reshape(-1, input.shape[1]).contiguous()
 
 
-def _at(t, ffi=None):
-    """The pointer to ``t``'s first element as a capture's note takes it; NULL (of ``ffi``) for None."""
-    return ffi.NULL if t is None else Ptr(t._storage.data, t._offset * t.dtype.itemsize)
-
-
 class _Loss(Family):
     ops = OPS
 
@@ -67,7 +63,7 @@ class _Loss(Family):
                     _REDUCTIONS[reduction], buf)
         self._check(op, status, t)
         if planning():  # a capture: the replay calls C itself (a bad target there: this kernel raises)
-            self.note(fn, (rows, classes, _at(x), _at(t), _at(w, self.ffi), int(ignore_index),
+            self.note(fn, (rows, classes, noted(self.ffi, x), noted(self.ffi, t), noted(self.ffi, w), int(ignore_index),
                            _REDUCTIONS[reduction], Ptr(out._storage.data)), shape, x.dtype)
         return out
 
@@ -88,7 +84,8 @@ class _Loss(Family):
         self._check(op, status, t)
         if input.dim() == 2:
             if planning():  # a capture: the replay calls C itself
-                self.note(fn, (rows, classes, _at(g), int(per_row), _at(x), _at(t), _at(w, self.ffi),
+                ffi = self.ffi
+                self.note(fn, (rows, classes, noted(ffi, g), int(per_row), noted(ffi, x), noted(ffi, t), noted(ffi, w),
                                int(ignore_index), _REDUCTIONS[reduction], Ptr(out._storage.data)), tuple(x.shape),
                           x.dtype)
             return out

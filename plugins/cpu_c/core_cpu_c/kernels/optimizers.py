@@ -4,18 +4,14 @@ parameter over dense tensors of one shape whose storages are distinct (strided s
 
 from __future__ import annotations
 
-from core.backends.api import Ptr, contiguous_strides, note_c_call, planning
+from core.backends.api import contiguous_strides, note_c_call, planning
 
 from ..context import FLOATS, Family
+from ..layout import noted
 
 __all__ = ["kernels", "OPS"]
 
 OPS = ("sgd_update_", "adam_update_")
-
-
-def _at(t):
-    """The pointer to ``t``'s first element, as a capture's note takes it."""
-    return Ptr(t._storage.data, t._offset * t.dtype.itemsize)
 
 
 def _dense_and_distinct(tensors) -> bool:
@@ -56,8 +52,10 @@ class _Optimizers(Family):
             momentum_buffer._storage.version += 1
         if planning():  # a capture: the replay calls C itself
             state = (param,) if buf == self.ffi.NULL else (param, momentum_buffer)
-            note_c_call(fn, (param.numel(), _at(param), _at(grad), self.ffi.NULL if len(state) == 1 else
-                             _at(momentum_buffer), *numbers), self.ffi.from_buffer, None, state)
+            ffi = self.ffi
+            note_c_call(fn, (param.numel(), noted(ffi, param), noted(ffi, grad),
+                             noted(ffi, momentum_buffer if len(state) == 2 else None), *numbers), ffi.from_buffer,
+                        None, state)
         return param
 
     def adam_update_(self, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps,

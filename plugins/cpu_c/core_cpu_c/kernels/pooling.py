@@ -7,7 +7,10 @@ bit)."""
 
 from __future__ import annotations
 
+from core.backends.api import planning
+
 from ..context import Family
+from ..layout import noted
 from .conv import as_2d, same_float_dtype
 
 __all__ = ["kernels", "OPS"]
@@ -61,7 +64,10 @@ class _Pooling(Family):
             return self.base["max_pool"](input, kernel_size, stride, padding, dilation, ceil_mode)
         x = input.contiguous()
         out, buf = self.empty(x._shape[:2] + found[1], x.dtype)
-        self.check_scratch("max_pool", self.c["max_pool", x.dtype.name](found[0], self.pointer("max_pool", x), buf))
+        fn = self.c["max_pool", x.dtype.name]
+        self.check_scratch("max_pool", fn(found[0], self.pointer("max_pool", x), buf))
+        if planning():  # a capture: the replay calls C itself
+            self.note(fn, (found[0], noted(self.ffi, x), noted(self.ffi, out)), out._shape, x.dtype)
         return out
 
     def max_pool_backward(self, grad_output, input, kernel_size, stride, padding, dilation, ceil_mode):
@@ -76,7 +82,10 @@ class _Pooling(Family):
             return self.base[op](grad_output, input, *args)
         g, x = grad_output.contiguous(), input.contiguous()
         out, buf = self.empty(x._shape, x.dtype)
-        self.check_scratch(op, self.c[op, x.dtype.name](found[0], self.pointer(op, g), self.pointer(op, x), buf))
+        fn = self.c[op, x.dtype.name]
+        self.check_scratch(op, fn(found[0], self.pointer(op, g), self.pointer(op, x), buf))
+        if planning():  # a capture: the replay calls C itself
+            self.note(fn, (found[0], noted(self.ffi, g), noted(self.ffi, x), noted(self.ffi, out)), out._shape, x.dtype)
         return out
 
     def avg_pool(self, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
