@@ -322,6 +322,14 @@ def test_item_passed_to_an_op_is_read_again_on_replay():
 
 
 # -- direct C calls: a replay calls the C function a cpu_c kernel noted, not the kernel's Python ------------------
+@pytest.fixture
+def cpu_c(force_c):
+    """cpu_c serving ``cpu`` with its C kernels at every size (skips where another backend serves it)."""
+    from cpu_c_support import load_cpu_c
+
+    load_cpu_c(require_selected=True)
+
+
 def _direct_ops(compiled) -> dict:
     """{op name: [replayed directly?, ...]} over the one tape of ``compiled``."""
     (entry,) = [e for e in compiled.entries.values() if getattr(e, "tape", None) is not None]
@@ -333,7 +341,7 @@ def _direct_ops(compiled) -> dict:
 
 @pytest.mark.parametrize("make_opt", [lambda p: core.optim.SGD(p, lr=0.1, momentum=0.9),
                                       lambda p: core.optim.Adam(p, lr=0.01)], ids=["sgd", "adam"])
-def test_replay_calls_cpu_c_functions_directly_with_eager_results(force_c, make_opt):
+def test_replay_calls_cpu_c_functions_directly_with_eager_results(cpu_c, make_opt):
     """Linear, the activation's loop and its backward, the loss, the GEMMs of the backward, the bias gradients'
     sums, SGD's update and the views between them replay as their C calls (pointers from each replay's tensors);
     parameters, losses and version counters stay eager's."""
@@ -351,7 +359,7 @@ def test_replay_calls_cpu_c_functions_directly_with_eager_results(force_c, make_
         assert p2._version == p1._version
 
 
-def test_kernel_that_copies_an_argument_replays_through_its_python(force_c):
+def test_kernel_that_copies_an_argument_replays_through_its_python(cpu_c):
     """cross-entropy copies a strided target before its C call: that call reads memory the recorded call's tensors
     do not own, so the replay runs the kernel (and its copy of this replay's target)."""
     model = _mlp("cpu")
@@ -380,7 +388,7 @@ def test_kernel_that_copies_an_argument_replays_through_its_python(force_c):
     assert not any(ops["cross_entropy_loss"]) and all(ops["linear"])
 
 
-def test_direct_call_that_fails_on_replay_data_runs_the_kernel(force_c):
+def test_direct_call_that_fails_on_replay_data_runs_the_kernel(cpu_c):
     """A target out of range on a replay: the loss's C call reports it, and the kernel's Python raises as eager."""
     model = _mlp("cpu")
 
@@ -399,7 +407,7 @@ def test_direct_call_that_fails_on_replay_data_runs_the_kernel(force_c):
         compiled(xs[3], bad)
 
 
-def test_replay_calls_convolution_and_pooling_directly_with_eager_results(force_c):
+def test_replay_calls_convolution_and_pooling_directly_with_eager_results(cpu_c):
     """A LeNet-like step: oneDNN's convolution forward and the pooling loops replay as their C calls; the
     convolution's backward (two oneDNN calls) through its kernel."""
     def net():
@@ -421,4 +429,20 @@ def test_replay_calls_convolution_and_pooling_directly_with_eager_results(force_
         assert all(ops["convolution"]) and not any(ops["convolution_backward"])
     assert all(ops["max_pool"]) and all(ops["max_pool_backward"])
     for p1, p2 in zip(models[0].parameters(), models[1].parameters()):
+        assert_close(p2.detach(), p1.detach(), rtol=1e-5, atol=1e-6)
+
+
+def test_direct_calls_check_the_layout_of_what_they_read(cpu_c):
+    """Guards fix the inputs' shapes, not their strides or offsets: a replay given a slice at another offset, or a
+    transposed view of the same shape, computes on it (the calls that read it run their kernels) as eager does."""
+    m1, s1, m2, s2 = _pair("cpu", lambda p: core.optim.SGD(p, lr=0.1, momentum=0.9))
+    rng = np.random.default_rng(1)
+    block = core.tensor(rng.standard_normal((6, 8, 10)).astype(np.float32))
+    flipped = core.tensor(rng.standard_normal((10, 8)).astype(np.float32)).t()  # (8, 10), strides (1, 8)
+    ys = _data("cpu")[1]
+    inputs = [block[0], block[1], block[2], flipped, block[4], block[5] * 1, flipped]
+    for x, y in zip(inputs, ys + ys[:1]):
+        assert_close(s2(x, y).detach(), s1(x, y).detach(), rtol=1e-5, atol=1e-6)
+    assert _replays(s2) == 1 and any(_direct_ops(s2)["linear"])
+    for p1, p2 in zip(m1.parameters(), m2.parameters()):
         assert_close(p2.detach(), p1.detach(), rtol=1e-5, atol=1e-6)

@@ -409,15 +409,19 @@ def _plan(op, notes: list, args: tuple, kwargs: dict, arg_t: tuple, kw_t: dict, 
     * a view (a new tensor over its first argument's storage, no C call, nothing written): ``partial(_view, its
       geometry)``;
     * the one C call the kernel noted (:func:`note_c_call`): ``partial(_direct, (C function, constant arguments,
-      (argument index, where its tensor is, byte offset) per pointer, from_buffer, make, where the bumped tensors
-      are))``, where the note describes the whole call."""
+      (argument index, where its tensor is, byte offset, that tensor's recorded geometry) per pointer into an
+      argument, (argument index, byte offset) per pointer into the output, from_buffer, make, where the bumped
+      tensors are))``, where the note describes the whole call.
+
+    Both check on each replay that the tensors they read are laid out as recorded (guards fix the inputs' shapes,
+    not their strides and offsets); where one is not, the kernel runs."""
     if any(_reads_host_number(t) for t in arg_t) or any(_reads_host_number(t) for t in kw_t.values()):
         return None
     if not notes:
         first = args[0] if args else None
         if single and op is not None and not op.writes and hasattr(first, "_storage") \
                 and out._storage is first._storage and out.dtype is first.dtype:
-            return partial(_view, out._shape, out._stride, out._offset)
+            return partial(_view, _geometry(first), (out._shape, out._stride, out._offset))
         return None
     if len(notes) != 1:
         return None
@@ -432,21 +436,29 @@ def _plan(op, notes: list, args: tuple, kwargs: dict, arg_t: tuple, kw_t: dict, 
     def where(array):
         return next((loc for loc, t in tensors if t._storage.data is array), None)
 
-    constants, pointers = list(parts), []
+    constants, pointers, made = list(parts), [], []
     for index, part in enumerate(parts):
         if part.__class__ is Ptr:
             loc = where(part.array)
             if loc is None:  # memory the call's own tensors do not own (a copy the kernel made): not replayable
                 return None
             constants[index] = None
-            pointers.append((index, loc, part.offset))
+            if loc[0] == "o":
+                made.append((index, part.offset))
+            else:  # the call's layout arithmetic is constant only while its tensors keep their geometry
+                t = args[loc[1]] if loc[0] == "a" else kwargs[loc[1]]
+                pointers.append((index, loc, part.offset, _geometry(t)))
     bumped = []
     for t in bumps:
         loc = next((loc for loc, u in tensors if u is t), None)
         if loc is None:
             return None
         bumped.append(loc)
-    return partial(_direct, (fn, tuple(constants), tuple(pointers), from_buffer, make, tuple(bumped)))
+    return partial(_direct, (fn, tuple(constants), tuple(pointers), tuple(made), from_buffer, make, tuple(bumped)))
+
+
+def _geometry(t) -> tuple:
+    return t._shape, t._stride, t._offset
 
 
 def same_signature(a: "Recording", b: "Recording") -> str | None:
@@ -502,21 +514,32 @@ def _build(template, slots):
     return template[1](_build(p, slots) for p in template[2])
 
 
-def _view(shape: tuple, stride: tuple, offset: int, args, kwargs, op):
-    """A recorded view op's output on replay: the same geometry over this replay's first argument."""
-    return args[0]._alias(shape, stride, offset)
+def _view(base: tuple, geometry: tuple, args, kwargs, op):
+    """A recorded view op's output on replay: the same geometry over this replay's first argument (NotImplemented,
+    for the kernel to decide, when that argument is laid out otherwise than when recorded)."""
+    first = args[0]
+    if (first._shape, first._stride, first._offset) != base:
+        return NotImplemented
+    return first._alias(*geometry)
 
 
 def _direct(plan, args, kwargs, op):
-    """Run one recorded call as its noted C call (see :func:`_plan`); its output (NotImplemented: the C call
-    declined, nothing was written)."""
-    fn, constants, pointers, from_buffer, make, bumped = plan
-    out = None if make is None else make()
+    """Run one recorded call as its noted C call (see :func:`_plan`); its output (NotImplemented, nothing written:
+    a tensor of the call is laid out otherwise than when recorded, or the C call declined)."""
+    fn, constants, pointers, made, from_buffer, make, bumped = plan
     cargs = list(constants)
-    for index, (kind, key), offset in pointers:
-        t = args[key] if kind == "a" else kwargs[key] if kind == "k" else out
+    for index, (kind, key), offset, geometry in pointers:
+        t = args[key] if kind == "a" else kwargs[key]
+        if (t._shape, t._stride, t._offset) != geometry:  # an input sliced or strided otherwise: its kernel decides
+            return NotImplemented
         p = from_buffer(t._storage.data)
         cargs[index] = p + offset if offset else p
+    out = None
+    if make is not None:
+        out = make()
+        p = from_buffer(out._storage.data)
+        for index, offset in made:
+            cargs[index] = p + offset if offset else p
     if fn(*cargs):
         if make is None:
             raise RuntimeError(f"{op.name if op is not None else 'a recorded call'}: the replayed in-place C call "
@@ -598,7 +621,7 @@ class Tape:
                 out = kernel(*args, **kwargs)
             else:
                 out = plan(args, kwargs, op)
-                if out is NotImplemented:  # the C call declined this replay's data: the kernel decides
+                if out is NotImplemented:  # other geometry, or the C call declined this replay's data: the kernel
                     out = kernel(*args, **kwargs)
             if out is NotImplemented:
                 out = op._declined(below, args, kwargs)
