@@ -13,7 +13,6 @@ import math
 from functools import partial
 
 import numpy as np
-
 from core.backends.api import Kernel, Ptr, coalesce, contiguous_strides, is_contiguous, note_c_call, planning
 
 from ..context import Family
