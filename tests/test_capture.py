@@ -446,3 +446,32 @@ def test_direct_calls_check_the_layout_of_what_they_read(cpu_c):
     assert _replays(s2) == 1 and any(_direct_ops(s2)["linear"])
     for p1, p2 in zip(m1.parameters(), m2.parameters()):
         assert_close(p2.detach(), p1.detach(), rtol=1e-5, atol=1e-6)
+
+
+def test_kernel_that_calls_ops_replays_through_its_python(cpu_c):
+    """A kernel that calls other ops (here relu, whose C call notes itself) and does more work after them: the one
+    note does not describe the whole call, so the replay runs the kernel."""
+    from core import library
+    from core.dispatch import TensorSpec
+
+    name = "capturetest::relu_plus_one"
+    if name not in core.dispatch.OPERATORS:
+        library.define(name, meta=lambda x: TensorSpec(x.shape, x.dtype, x.device))
+
+        @library.impl(name, "cpu")
+        def relu_plus_one(spec, x):
+            y = core.relu(x)
+            y.numpy()[...] += 1  # NumPy's write into the output: no op, no note
+            return y
+
+    op = core.dispatch.get_operator(name)
+
+    def f(x):
+        with core.no_grad():
+            return op(x) * 2
+
+    compiled = core.compile(f, mode="reduce-overhead")
+    xs = _data("cpu")[0]
+    for x in xs[:4]:
+        assert_close(compiled(x), (x.relu() + 1) * 2)
+    assert not any(_direct_ops(compiled)[name])

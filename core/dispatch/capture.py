@@ -166,7 +166,8 @@ def note_c_call(fn, parts: tuple, from_buffer, make=None, bumps: tuple = ()) -> 
     laid out as the one this call wrote (None: the kernel returned one of its arguments, written in place).
     ``bumps`` are tensors whose version counter the kernel moved. A replay whose C call returns a true value runs
     the kernel's Python instead (a fresh output) or raises (in place). Kernels note only where the call succeeded
-    and nothing else (a NumPy fallback, a copy of an argument) touched memory."""
+    and nothing else (a NumPy fallback, a copy of an argument) touched memory; a kernel call that also ran other
+    ops (views aside) replays through its Python whatever it noted."""
     plans = tls.plans
     if plans is not None:
         plans.append((fn, parts, from_buffer, make, bumps))
@@ -194,26 +195,34 @@ def _capture_kernel(op, below, *args, **kwargs):
     rec = tls.recording
     if rec is None:
         return op.redispatch(below, *args, **kwargs)
-    excluded = tls.exclude & _MASK
-    tls.exclude |= _MASK  # the ops a kernel calls are part of it, not entries of their own
-    top = rec.depth == 0
-    if top:
-        tls.plans = []  # the C calls the kernel (and the kernels it calls) note
-        written = _versions(op, args)
+    if rec.depth:  # an op a recorded kernel calls: part of that kernel's call, not an entry of its own
+        out = op.redispatch(below, *args, **kwargs)
+        notes = tls.plans
+        if notes is not None and not _is_view(op, args, out):
+            notes.append(None)  # work a C call's note does not describe: the kernel's call replays through it
+        return out
+    tls.plans = []  # the C calls the kernel (and the kernels it calls) note
+    written = _versions(op, args)
     rec.depth += 1
     try:
         out = op.redispatch(below, *args, **kwargs)
     finally:
         rec.depth -= 1
-        tls.exclude = (tls.exclude & ~_MASK) | excluded
-        notes = tls.plans
-        if top:
-            tls.plans = None
-    if top:
-        # a kernel that moved the version counters of what it wrote moves them again on replay; for the others
-        # the replay moves them, as the op's own front does in eager mode (after the kernel returns)
-        rec.add(op, below, args, kwargs, out, notes, written is not None and written != _versions(op, args))
+        notes, tls.plans = tls.plans, None
+    # a kernel that moved the version counters of what it wrote moves them again on replay; for the others the
+    # replay moves them, as the op's own front does in eager mode (after the kernel returns)
+    rec.add(op, below, args, kwargs, out, notes, written is not None and written != _versions(op, args))
     return out
+
+
+def _is_view(op, args: tuple, out) -> bool:
+    """Whether a call of ``op`` made only views of its first argument (new tensors over its storage, nothing
+    written)."""
+    first = args[0] if args else None
+    if op.writes or not hasattr(first, "_storage"):
+        return False
+    outs = out if out.__class__ in (tuple, list) else (out,)
+    return all(hasattr(t, "_storage") and t._storage is first._storage and t is not first for t in outs)
 
 
 def _versions(op, args: tuple):
@@ -418,12 +427,10 @@ def _plan(op, notes: list, args: tuple, kwargs: dict, arg_t: tuple, kw_t: dict, 
     if any(_reads_host_number(t) for t in arg_t) or any(_reads_host_number(t) for t in kw_t.values()):
         return None
     if not notes:
-        first = args[0] if args else None
-        if single and op is not None and not op.writes and hasattr(first, "_storage") \
-                and out._storage is first._storage and out.dtype is first.dtype:
-            return partial(_view, _geometry(first), (out._shape, out._stride, out._offset))
+        if single and op is not None and _is_view(op, args, out) and out.dtype is args[0].dtype:
+            return partial(_view, _geometry(args[0]), (out._shape, out._stride, out._offset))
         return None
-    if len(notes) != 1:
+    if len(notes) != 1 or notes[0] is None:  # several calls, or other work (an op the kernel called)
         return None
     fn, parts, from_buffer, make, bumps = notes[0]
     if (make is None) == single:  # a fresh output needs make(); an in-place call has none
