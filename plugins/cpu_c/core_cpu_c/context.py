@@ -3,14 +3,13 @@ and the size under which NumPy's kernels run instead of C."""
 
 from __future__ import annotations
 
-import math
 from functools import partial
 
 import core
 from core.backends.api import get_operator, note_c_call
 
 from .layout import pointer
-from .runtime import fresh, new_tensor
+from .runtime import fresh
 
 __all__ = ["Context", "Family", "FLOATS"]
 
@@ -42,8 +41,8 @@ class Context:
 
     def empty(self, shape: tuple, dtype):
         """A fresh contiguous output tensor and a cffi buffer over its bytes."""
-        out, buf = new_tensor(shape, dtype, math.prod(shape) * dtype.itemsize, self.key)
-        return out, self.ffi.from_buffer(buf)
+        out = fresh(shape, dtype, self.key)
+        return out, self.ffi.from_buffer(out._storage.data)
 
     def pointer(self, op: str, t):
         """NULL for None, else a pointer to ``t``'s first element once its view is checked against its storage."""

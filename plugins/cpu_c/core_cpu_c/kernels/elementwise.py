@@ -70,7 +70,7 @@ def _elementwise(ctx, entry, shape: tuple, strides: tuple, n: int, out_dtype, op
                 longs = ctx.longs(meta)
                 result = strided(n, rank, longs, *buffers)
                 if not result and planning():
-                    _note(ctx, strided, [n, rank, longs, buf, *[o.buffer for o in operands]], 3, into, shape,
+                    _note(ctx, strided, (n, rank, longs, Ptr(buf), *[Ptr(o.buffer) for o in operands]), into, shape,
                           out_dtype, strides)
                 return out, result
             break
@@ -79,19 +79,18 @@ def _elementwise(ctx, entry, shape: tuple, strides: tuple, n: int, out_dtype, op
         args += [fb(o.buffer), o.offset]
     result = contig(*args)
     if not result and planning():
-        args[1::2] = [buf, *[o.buffer for o in operands]]
-        _note(ctx, contig, args, 1, into, shape, out_dtype, strides)
+        parts = [n, Ptr(buf), out_offset]
+        for o in operands:
+            parts += [Ptr(o.buffer), o.offset]
+        _note(ctx, contig, tuple(parts), into, shape, out_dtype, strides)
     return out, result
 
 
-def _note(ctx, fn, args: list, first: int, into, shape: tuple, out_dtype, strides: tuple) -> None:
-    """Note ``fn(*args)`` for a capture (``core.backends.api.note_c_call``): ``args[first::2]`` (contiguous loop) or
-    ``args[first:]`` (strided) are the buffers, made pointers on each replay; a fresh output is made alike."""
-    buffers = range(first, len(args), 2) if first == 1 else range(first, len(args))
-    for i in buffers:
-        args[i] = Ptr(args[i])
+def _note(ctx, fn, parts: tuple, into, shape: tuple, out_dtype, strides: tuple) -> None:
+    """Note ``fn(*parts)`` for a capture (``core.backends.api.note_c_call``): written ``into`` a tensor, or into a
+    fresh output made alike on each replay."""
     make = None if into is not None else partial(fresh, shape, out_dtype, ctx.key, strides)
-    note_c_call(fn, tuple(args), ctx.from_buffer, make)
+    note_c_call(fn, parts, ctx.from_buffer, make)
 
 
 _LAYOUTS: dict = {}  # (shape, output strides, operands' strides) -> (rank, (sizes, then strides)) or None

@@ -10,7 +10,7 @@ gradients are given the input's shapes back. C checks the targets before it read
 from __future__ import annotations
 
 from core import dtypes as dt
-from core.backends.api import Ptr, planning
+from core.backends.api import planning
 
 from ..context import FLOATS, Family
 from ..layout import noted
@@ -64,7 +64,7 @@ class _Loss(Family):
         self._check(op, status, t)
         if planning():  # a capture: the replay calls C itself (a bad target there: this kernel raises)
             self.note(fn, (rows, classes, noted(self.ffi, x), noted(self.ffi, t), noted(self.ffi, w), int(ignore_index),
-                           _REDUCTIONS[reduction], Ptr(out._storage.data)), shape, x.dtype)
+                           _REDUCTIONS[reduction], noted(self.ffi, out)), shape, x.dtype)
         return out
 
     def cross_entropy_loss_backward(self, grad, input, target, weight, reduction, ignore_index):
@@ -86,7 +86,7 @@ class _Loss(Family):
             if planning():  # a capture: the replay calls C itself
                 ffi = self.ffi
                 self.note(fn, (rows, classes, noted(ffi, g), int(per_row), noted(ffi, x), noted(ffi, t), noted(ffi, w),
-                               int(ignore_index), _REDUCTIONS[reduction], Ptr(out._storage.data)), tuple(x.shape),
+                               int(ignore_index), _REDUCTIONS[reduction], noted(ffi, out)), tuple(x.shape),
                           x.dtype)
             return out
         # rows back to (N, d..., C), then the class dim back to 1: the gradient has the input's shape (a
